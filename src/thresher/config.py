@@ -1,0 +1,175 @@
+"""One typed configuration object, with defaults that follow the Context-1 report.
+
+Sections are frozen dataclasses. ``Config.load(path)`` reads a TOML or JSON file
+whose tables mirror the sections; ``config.override({"budget.total": 16384})``
+returns a copy with dotted keys replaced (the CLI and API use it).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from thresher.errors import ConfigError
+
+__all__ = [
+    "ChunkingConfig",
+    "RetrievalConfig",
+    "GrepConfig",
+    "BudgetConfig",
+    "EpisodeConfig",
+    "Config",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingConfig:
+    """How documents are cut into chunks.
+
+    max_tokens: upper bound per chunk, counted with ``tokenizer``.
+    tokenizer: ``o200k_base`` (gpt-oss / Context-1) or ``cl100k_base``.
+    """
+
+    max_tokens: int = 512
+    tokenizer: str = "o200k_base"
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    """Hybrid retrieval.
+
+    rrf_k: the constant of reciprocal rank fusion, score = Σ 1/(rrf_k + rank).
+    candidates: how many fused candidates ``hybrid_search`` returns by default.
+    per_retriever: how many results each of BM25 and dense contributes before fusion.
+    embedder: ``minilm-int8`` (default, onnxruntime) or a registered embedder name.
+    """
+
+    rrf_k: int = 60
+    candidates: int = 50
+    per_retriever: int = 100
+    embedder: str = "minilm-int8"
+
+
+@dataclass(frozen=True, slots=True)
+class GrepConfig:
+    """Bounds on ``grep_corpus``: a hostile pattern cannot hang the process."""
+
+    limit: int = 5
+    max_pattern_chars: int = 256
+    max_repeat: int = 1000
+    timeout_s: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetConfig:
+    """Token budget of an episode (what the policy is sent).
+
+    total: the context budget in tokens.
+    soft_fraction: above this share of ``total`` the policy is told to prune or conclude.
+    hard_fraction: above this share every tool but prune, recall and the final
+        answer is refused.
+    per_call_tokens: the most tokens one ``search_corpus``/``grep_corpus`` result may add.
+    reply_reserve: tokens always kept free for the policy's next reply.
+    """
+
+    total: int = 32_768
+    soft_fraction: float = 0.5
+    hard_fraction: float = 0.85
+    per_call_tokens: int = 4_096
+    reply_reserve: int = 1_024
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeConfig:
+    """Caps that end an episode with a typed exit reason."""
+
+    max_turns: int = 24
+    max_calls_per_turn: int = 8
+    max_calls: int = 96
+    wall_time_s: float = 300.0
+    tool_timeout_s: float = 30.0
+    search_results: int = 10
+    max_final_documents: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Every setting, grouped by concern."""
+
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    grep: GrepConfig = field(default_factory=GrepConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Config:
+        """Read a ``.toml`` or ``.json`` file whose tables name the sections.
+
+        Raises ``ConfigError`` for an unreadable file, an unknown section or key,
+        or a value of the wrong type.
+        """
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from exc
+        try:
+            data = tomllib.loads(raw.decode()) if p.suffix == ".toml" else json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {p} is not valid {p.suffix[1:] or 'JSON'}: {exc}") from exc
+        flat: dict[str, Any] = {}
+        for section, values in data.items():
+            if not isinstance(values, dict):
+                raise ConfigError(f"{p}: '{section}' must be a table of settings")
+            for key, value in values.items():
+                flat[f"{section}.{key}"] = value
+        return cls().override(flat)
+
+    def override(self, values: dict[str, Any]) -> Config:
+        """A copy with dotted keys (``"budget.total"``) replaced; values are type-checked."""
+        config = self
+        for dotted, value in values.items():
+            section_name, _, key = dotted.partition(".")
+            section = getattr(config, section_name, None)
+            if not is_dataclass(section) or not key:
+                raise ConfigError(
+                    f"unknown config section in '{dotted}'; sections: "
+                    + ", ".join(f.name for f in fields(self))
+                )
+            known = {f.name: f for f in fields(section)}
+            if key not in known:
+                raise ConfigError(
+                    f"unknown setting '{dotted}'; {section_name} has: " + ", ".join(known)
+                )
+            current = getattr(section, key)
+            value = _coerce(dotted, value, type(current))
+            config = replace(config, **{section_name: replace(section, **{key: value})})
+        return config
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Nested plain dict (for traces and reports)."""
+        return {f.name: {g.name: getattr(getattr(self, f.name), g.name) for g in fields(getattr(self, f.name))} for f in fields(self)}
+
+
+def _coerce(name: str, value: Any, kind: type) -> Any:
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in {"true", "false", "1", "0"}:
+            return value.lower() in {"true", "1"}
+    elif kind in (int, float):
+        try:
+            out = kind(value)
+        except (TypeError, ValueError):
+            pass
+        else:
+            if out < 0:
+                raise ConfigError(f"setting '{name}' must not be negative, got {value!r}")
+            return out
+    elif kind is str and isinstance(value, str):
+        return value
+    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {value!r}")

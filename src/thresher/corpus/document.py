@@ -1,0 +1,73 @@
+"""The two records everything else passes around: a source document and its chunks.
+
+Plain frozen dataclasses with ``to_dict``/``from_dict`` for serialization; how a
+chunk is shown to a model is decided elsewhere (``harness``/``policies``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["Document", "Chunk"]
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One source document before chunking.
+
+    Attributes:
+        doc_id: stable id (same input, same id, on any machine).
+        title: human title (file stem, record title, paragraph title).
+        text: sanitized text.
+        source: where it came from (relative path, ``file.jsonl:LINE``, dataset name).
+        metadata: free-form JSON-safe extras carried onto every chunk.
+        sanitized: counts of what sanitization removed, by kind.
+    """
+
+    doc_id: str
+    title: str
+    text: str
+    source: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    sanitized: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable unit of a document.
+
+    Attributes:
+        chunk_id: stable id, ``{doc_id}#{position}``.
+        doc_id: the document this chunk belongs to.
+        position: 0-based order of the chunk within its document.
+        title: the document's title.
+        text: the chunk's text.
+        start, end: character offsets of ``text`` in the document text.
+        content_hash: sha256 (hex, 16 chars) of ``text``: equal text, equal hash.
+        source: the document's source.
+        ingested_at: ISO-8601 UTC time of ingestion ('' before ingestion).
+        metadata: the document's metadata.
+    """
+
+    chunk_id: str
+    doc_id: str
+    position: int
+    title: str
+    text: str
+    start: int
+    end: int
+    content_hash: str
+    source: str = ""
+    ingested_at: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict of every field."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        """Inverse of :meth:`to_dict` (unknown keys are ignored)."""
+        names = cls.__dataclass_fields__.keys()
+        return cls(**{k: v for k, v in data.items() if k in names})

@@ -1,0 +1,77 @@
+"""Typed errors. Every message says what went wrong and what to do next.
+
+The CLI turns any :class:`ThresherError` into one line on stderr and a
+non-zero exit code; library callers can catch the specific subclass.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ThresherError",
+    "InputError",
+    "IndexNotFoundError",
+    "IndexVersionError",
+    "PatternRejectedError",
+    "UnknownIdError",
+    "BackendUnavailableError",
+    "ModelMissingError",
+    "ConfigError",
+]
+
+
+class ThresherError(Exception):
+    """Base class of every error thresher raises on purpose."""
+
+    exit_code: int = 1
+
+
+class InputError(ThresherError):
+    """Input that cannot be ingested or used: names the file, line or value."""
+
+    exit_code = 2
+
+
+class ConfigError(ThresherError):
+    """A configuration value is invalid."""
+
+    exit_code = 2
+
+
+class IndexNotFoundError(ThresherError):
+    """No index at the given location."""
+
+    exit_code = 3
+
+
+class IndexVersionError(ThresherError):
+    """The index was written by a newer (or incompatible) thresher."""
+
+    exit_code = 3
+
+
+class PatternRejectedError(ThresherError):
+    """A grep pattern that is invalid, too large, or uses a refused construct."""
+
+    exit_code = 2
+
+
+class UnknownIdError(ThresherError):
+    """A chunk or document id that the index does not hold."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, ids: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.ids = list(ids or [])
+
+
+class BackendUnavailableError(ThresherError):
+    """A store backend (for example a Chroma server) cannot be reached."""
+
+    exit_code = 5
+
+
+class ModelMissingError(ThresherError):
+    """Model files that must come from a registry package are not installed."""
+
+    exit_code = 6

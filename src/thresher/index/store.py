@@ -1,0 +1,152 @@
+"""The one protocol every index backend implements.
+
+Nothing above this module knows which backend it talks to: the embedded
+default (chromadb ``PersistentClient`` plus a BM25 side index in one folder)
+and a Chroma server (``HttpClient``) expose the same methods with the same
+contracts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from thresher.corpus.document import Chunk
+
+__all__ = ["Hit", "IngestReport", "StoreStats", "Store"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved chunk with the evidence of how it was found.
+
+    Attributes:
+        chunk: the chunk.
+        score: the score the result list is ordered by (RRF for hybrid).
+        method: which retriever produced the list.
+        bm25_rank, dense_rank: 1-based rank in each retriever's list, None if absent.
+        bm25_score, dense_score: raw scores (BM25; cosine similarity), None if absent.
+    """
+
+    chunk: Chunk
+    score: float
+    method: Literal["hybrid", "bm25", "dense", "grep", "get"]
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
+    bm25_score: float | None = None
+    dense_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (the chunk nested)."""
+        return {
+            "chunk": self.chunk.to_dict(),
+            "score": self.score,
+            "method": self.method,
+            "bm25_rank": self.bm25_rank,
+            "dense_rank": self.dense_rank,
+            "bm25_score": self.bm25_score,
+            "dense_score": self.dense_score,
+        }
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """What one ingestion run changed."""
+
+    documents_seen: int = 0
+    documents_added: int = 0
+    documents_updated: int = 0
+    documents_deleted: int = 0
+    documents_unchanged: int = 0
+    chunks_added: int = 0
+    chunks_deleted: int = 0
+    sanitized: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """A summary of what an index holds."""
+
+    backend: str
+    location: str
+    documents: int
+    chunks: int
+    embedder: str
+    dimension: int
+    format_version: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Read and write access to an indexed corpus.
+
+    Every search excludes the chunk ids in ``exclude`` *before* cutting to
+    ``k``, so a caller that excludes what it has seen still gets ``k`` fresh
+    results when the corpus has them. Ties are broken by chunk id, so results
+    are deterministic.
+    """
+
+    def hybrid_search(
+        self, query: str, k: int = 50, exclude: Collection[str] = ()
+    ) -> list[Hit]:
+        """BM25 and dense retrieval run concurrently, fused by RRF (k=60).
+
+        Returns at most ``k`` hits ordered by fused score, each carrying its
+        BM25 and dense ranks and scores. Raises ``InputError`` on an empty query.
+        """
+        ...
+
+    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """Lexical retrieval alone (BM25 scores, highest first)."""
+        ...
+
+    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """Dense retrieval alone (cosine similarity, highest first)."""
+        ...
+
+    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> list[Hit]:
+        """Chunks whose text matches the regular expression, in corpus order.
+
+        The pattern is checked first (size, refused constructs) and the run is
+        bounded in time. Raises ``PatternRejectedError`` naming the problem.
+        """
+        ...
+
+    def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked.
+
+        Raises ``UnknownIdError`` listing every id the index does not hold.
+        """
+        ...
+
+    def read_document(self, doc_id: str) -> list[Chunk]:
+        """Every chunk of one document in position order.
+
+        Raises ``UnknownIdError`` when the document is not in the index.
+        """
+        ...
+
+    def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
+        """(BM25 score, dense cosine) of ``query`` against each given chunk, in order.
+
+        Lets rerankers and policies score arbitrary chunks against a new
+        subquery without another search.
+        """
+        ...
+
+    def stats(self) -> StoreStats:
+        """What the index holds."""
+        ...
+
+    def close(self) -> None:
+        """Release clients and files. Idempotent."""
+        ...

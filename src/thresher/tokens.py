@@ -1,0 +1,65 @@
+"""Token counting, offline.
+
+``bpe-openai`` ships OpenAI's vocabularies inside the package, so counting
+needs no download. ``o200k_base`` is the vocabulary of gpt-oss and therefore of
+Context-1; ``cl100k_base`` is available for older models.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+from thresher.errors import ConfigError
+
+__all__ = ["TokenCounter", "BpeTokenCounter", "get_counter"]
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way the policy's model will see them."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text``."""
+        ...
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """The longest prefix of ``text`` with at most ``max_tokens`` tokens."""
+        ...
+
+
+class BpeTokenCounter:
+    """Exact BPE counts from a vocabulary bundled with ``bpe-openai``."""
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        import bpe_openai
+
+        try:
+            self._enc = bpe_openai.get_encoding(encoding)
+        except Exception as exc:  # the library raises its own error types
+            raise ConfigError(
+                f"unknown tokenizer '{encoding}'; use one of "
+                + ", ".join(bpe_openai.list_encoding_names())
+            ) from exc
+        self.name = encoding
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._enc.encode_ordinary(text))
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        if max_tokens <= 0:
+            return ""
+        ids = self._enc.encode_ordinary(text)
+        if len(ids) <= max_tokens:
+            return text
+        return self._enc.decode(ids[:max_tokens])
+
+
+@lru_cache(maxsize=4)
+def get_counter(encoding: str = "o200k_base") -> BpeTokenCounter:
+    """A shared counter per vocabulary (loading one takes ~100 ms)."""
+    return BpeTokenCounter(encoding)
