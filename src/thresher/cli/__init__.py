@@ -1,1 +1,1 @@
-"""cli."""
+"""Command-line interface (thin; imports lazily)."""

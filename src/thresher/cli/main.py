@@ -1,0 +1,72 @@
+"""The ``thresher`` command: a thin shell over the library.
+
+Each subcommand lives in its own module under ``thresher.cli`` exposing
+``add_arguments(parser)`` and ``run(args) -> int``; modules are imported only
+when their subcommand runs, so ``thresher --help`` stays fast. Any
+``ThresherError`` becomes one line on stderr and its exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main", "COMMANDS"]
+
+#: subcommand -> (module under thresher.cli, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("demo_cmd", "build the demo corpus and index, then run a multi-hop search"),
+    "index": ("index_cmd", "ingest files, folders or datasets into an index"),
+    "search": ("search_cmd", "run a search episode for a question"),
+    "grep": ("grep_cmd", "regular-expression search over an index"),
+    "read": ("read_cmd", "print a document (or chunks) by id"),
+    "stats": ("stats_cmd", "summarize an index"),
+    "trace": ("trace_cmd", "inspect an episode trace (show, replay)"),
+    "synth": ("synth_cmd", "synthesize fictional corpora and multi-hop tasks"),
+}
+
+
+def _build_parser(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, str | None]:
+    parser = argparse.ArgumentParser(
+        prog="thresher",
+        description="A harness for self-editing search agents.",
+    )
+    from thresher import __version__
+
+    parser.add_argument("--version", action="version", version=f"thresher {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == chosen:  # only the chosen subcommand's module is imported
+            importlib.import_module(f"thresher.cli.{module}").add_arguments(p)
+    return parser, chosen if chosen in COMMANDS else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit code."""
+    from thresher.errors import ThresherError
+
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser, chosen = _build_parser(args_list)
+    args = parser.parse_args(args_list)
+    if chosen is None:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(f"thresher.cli.{COMMANDS[chosen][0]}")
+    try:
+        return int(module.run(args) or 0)
+    except ThresherError as exc:
+        print(f"thresher {chosen}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"thresher {chosen}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
