@@ -1,0 +1,172 @@
+"""Cut a document into chunks of at most ``max_tokens`` tokens.
+
+The text is split at paragraph boundaries (blank lines) where possible; a
+paragraph too long for one chunk is split into sentences, a sentence too long
+into words, and only a single word longer than the limit is hard-cut. The
+pieces are then packed greedily, in order, into chunks. Every chunk is a
+stripped slice of the document text: ``doc.text[chunk.start:chunk.end] ==
+chunk.text``, so chunks together cover every non-whitespace character of the
+document exactly once, in order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from thresher.corpus.document import Chunk, Document
+from thresher.corpus.ids import chunk_id, content_hash
+from thresher.errors import ConfigError
+from thresher.tokens import TokenCounter
+
+__all__ = ["chunk_document", "MIN_MAX_TOKENS"]
+
+# One code point is at most 4 UTF-8 bytes, so at most 4 tokens of a byte-level BPE.
+MIN_MAX_TOKENS = 4
+
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|\n")
+_WORD = re.compile(r"\S+")
+_NON_SPACE = re.compile(r"\S")
+
+Span = tuple[int, int]
+
+
+def _strip_span(text: str, start: int, end: int) -> Span | None:
+    """``(start, end)`` narrowed to exclude leading/trailing whitespace; None if blank."""
+    first = _NON_SPACE.search(text, start, end)
+    if first is None:
+        return None
+    s = first.start()
+    e = end
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return (s, e)
+
+
+def _split(text: str, start: int, end: int, sep: re.Pattern[str]) -> list[Span]:
+    """Stripped, non-blank spans of ``text[start:end]`` between matches of ``sep``."""
+    spans: list[Span] = []
+    pos = start
+    for m in sep.finditer(text, start, end):
+        span = _strip_span(text, pos, m.start())
+        if span is not None:
+            spans.append(span)
+        pos = m.end()
+    span = _strip_span(text, pos, end)
+    if span is not None:
+        spans.append(span)
+    return spans
+
+
+def _hard_cut(
+    text: str, start: int, end: int, max_tokens: int, counter: TokenCounter
+) -> list[Span]:
+    """Cut one word ``text[start:end]`` into consecutive spans of at most ``max_tokens``."""
+    spans: list[Span] = []
+    pos = start
+    while pos < end:
+        if counter.count(text[pos:end]) <= max_tokens:
+            spans.append((pos, end))
+            break
+        lo, hi = pos + 1, end - 1  # the longest fitting prefix end lies in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if counter.count(text[pos:mid]) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        spans.append((pos, lo))
+        pos = lo
+    return spans
+
+
+def _pieces(text: str, max_tokens: int, counter: TokenCounter) -> list[tuple[int, int, int]]:
+    """Spans ``(start, end, tokens)`` each within ``max_tokens``, coarsest level first."""
+    out: list[tuple[int, int, int]] = []
+    levels = (_SENTENCE_BREAK, _WORD)
+
+    def visit(start: int, end: int, level: int) -> None:
+        n = counter.count(text[start:end])
+        if n <= max_tokens:
+            out.append((start, end, n))
+        elif level < len(levels):
+            sep = levels[level]
+            spans = (
+                [(m.start(), m.end()) for m in sep.finditer(text, start, end)]
+                if sep is _WORD
+                else _split(text, start, end, sep)
+            )
+            for s, e in spans:
+                visit(s, e, level + 1)
+        else:
+            for s, e in _hard_cut(text, start, end, max_tokens, counter):
+                out.append((s, e, counter.count(text[s:e])))
+
+    for s, e in _split(text, 0, len(text), _PARAGRAPH_BREAK):
+        visit(s, e, 0)
+    return out
+
+
+def _pack(
+    text: str, pieces: list[tuple[int, int, int]], max_tokens: int, counter: TokenCounter
+) -> list[Span]:
+    """Greedily pack consecutive pieces into spans whose text has at most ``max_tokens``.
+
+    Each piece is counted once; a group is grown while the sum of piece counts plus
+    one token per join stays within the limit, and the group's real count is then
+    checked (dropping trailing pieces in the rare case BPE merges across a join).
+    """
+    spans: list[Span] = []
+    i = 0
+    while i < len(pieces):
+        j = i + 1
+        estimate = pieces[i][2]
+        while j < len(pieces) and estimate + 1 + pieces[j][2] <= max_tokens:
+            estimate += 1 + pieces[j][2]
+            j += 1
+        while j - i > 1 and counter.count(text[pieces[i][0] : pieces[j - 1][1]]) > max_tokens:
+            j -= 1
+        spans.append((pieces[i][0], pieces[j - 1][1]))
+        i = j
+    return spans
+
+
+def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> list[Chunk]:
+    """Cut ``doc`` into chunks of at most ``max_tokens`` tokens each.
+
+    Args:
+        doc: the (sanitized) document.
+        max_tokens: the most tokens one chunk's text may have, counted by ``counter``.
+        counter: the token counter (``thresher.tokens.get_counter()``).
+
+    Returns:
+        The chunks in document order (none for a blank document). Chunk ``i`` has id
+        ``{doc_id}#{i}``, text ``doc.text[start:end]`` (stripped), its content hash,
+        ``ingested_at=""`` and the document's title, source and metadata.
+
+    Raises:
+        ConfigError: ``max_tokens`` is below ``MIN_MAX_TOKENS`` (4), the least that
+            always fits one character.
+    """
+    if max_tokens < MIN_MAX_TOKENS:
+        raise ConfigError(
+            f"chunking max_tokens is {max_tokens}; set it to at least {MIN_MAX_TOKENS}"
+        )
+    text = doc.text
+    spans = _pack(text, _pieces(text, max_tokens, counter), max_tokens, counter)
+    return [
+        Chunk(
+            chunk_id=chunk_id(doc.doc_id, position),
+            doc_id=doc.doc_id,
+            position=position,
+            title=doc.title,
+            text=text[start:end],
+            start=start,
+            end=end,
+            content_hash=content_hash(text[start:end]),
+            source=doc.source,
+            ingested_at="",
+            metadata=dict(doc.metadata),
+        )
+        for position, (start, end) in enumerate(spans)
+    ]
