@@ -120,7 +120,9 @@ class Config:
         try:
             data = tomllib.loads(raw.decode()) if p.suffix == ".toml" else json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"config file {p} is not valid {p.suffix[1:] or 'JSON'}: {exc}") from exc
+            raise ConfigError(
+                f"config file {p} is not valid {p.suffix[1:] or 'JSON'}: {exc}"
+            ) from exc
         flat: dict[str, Any] = {}
         for section, values in data.items():
             if not isinstance(values, dict):
@@ -152,7 +154,13 @@ class Config:
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Nested plain dict (for traces and reports)."""
-        return {f.name: {g.name: getattr(getattr(self, f.name), g.name) for g in fields(getattr(self, f.name))} for f in fields(self)}
+        return {
+            f.name: {
+                g.name: getattr(getattr(self, f.name), g.name)
+                for g in fields(getattr(self, f.name))
+            }
+            for f in fields(self)
+        }
 
 
 def _coerce(name: str, value: Any, kind: type) -> Any:
