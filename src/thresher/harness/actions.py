@@ -1,0 +1,170 @@
+"""What a policy proposes: tool calls, or a final answer.
+
+A :class:`Proposal` is the only thing a policy hands back to the harness. It
+never mutates state; the harness validates it and applies (or refuses) it.
+Everything here is a plain dataclass with ``to_dict``/``from_dict`` so the
+trace can carry proposals verbatim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "TOOL_NAMES",
+    "RETRIEVAL_TOOLS",
+    "ToolCall",
+    "RankedDocument",
+    "FinalAnswer",
+    "Proposal",
+    "call",
+    "answer",
+]
+
+#: the tool allow-list, names as in the Context-1 report (+ recall_chunks)
+TOOL_NAMES: tuple[str, ...] = (
+    "search_corpus",
+    "grep_corpus",
+    "read_document",
+    "prune_chunks",
+    "recall_chunks",
+)
+#: tools that add new corpus text; refused past the hard cutoff
+RETRIEVAL_TOOLS: frozenset[str] = frozenset({"search_corpus", "grep_corpus", "read_document"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool invocation.
+
+    Attributes:
+        name: a name from :data:`TOOL_NAMES` (others are refused).
+        arguments: JSON-safe keyword arguments (``{"query": "..."}``).
+        call_id: the policy's id for the call ('' lets the harness assign one).
+    """
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    call_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": dict(self.arguments), "call_id": self.call_id}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(
+            str(data["name"]), dict(data.get("arguments") or {}), str(data.get("call_id", ""))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RankedDocument:
+    """One entry of a final answer, best first.
+
+    ``doc_id`` may name a document or a chunk (the harness maps chunk ids to
+    their document); ``chunk_ids`` optionally names the supporting chunks.
+    """
+
+    doc_id: str
+    justification: str = ""
+    chunk_ids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "justification": self.justification,
+            "chunk_ids": list(self.chunk_ids),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RankedDocument:
+        return cls(
+            str(data["doc_id"]),
+            str(data.get("justification", "")),
+            tuple(str(c) for c in data.get("chunk_ids") or ()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FinalAnswer:
+    """A ranked list of supporting documents, best first."""
+
+    documents: tuple[RankedDocument, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"documents": [d.to_dict() for d in self.documents]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FinalAnswer:
+        return cls(tuple(RankedDocument.from_dict(d) for d in data.get("documents") or ()))
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A policy's reply for one turn: tool calls *or* a final answer.
+
+    Attributes:
+        tool_calls: calls to run concurrently this turn.
+        final: the final answer (ends the episode).
+        text: free text the policy wrote (reasoning, or an unparsed final answer).
+        usage: token usage an LLM endpoint reported for this reply
+            (``prompt_tokens``, ``completion_tokens``), reconciled in the trace.
+        hop: the policy's own hop counter (recorded in lineage), if it keeps one.
+        parents: chunk ids the calls were derived from (lineage parent links).
+
+    A proposal with both tool calls and a final answer, or neither, is refused.
+    When neither is set but ``text`` holds a parsable final answer, the harness
+    reads the final answer from ``text``.
+    """
+
+    tool_calls: tuple[ToolCall, ...] = ()
+    final: FinalAnswer | None = None
+    text: str = ""
+    usage: dict[str, int] | None = None
+    hop: int | None = None
+    parents: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "final": self.final.to_dict() if self.final is not None else None,
+            "text": self.text,
+            "usage": dict(self.usage) if self.usage is not None else None,
+            "hop": self.hop,
+            "parents": list(self.parents),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Proposal:
+        final = data.get("final")
+        return cls(
+            tuple(ToolCall.from_dict(c) for c in data.get("tool_calls") or ()),
+            FinalAnswer.from_dict(final) if final is not None else None,
+            str(data.get("text", "")),
+            dict(data["usage"]) if data.get("usage") is not None else None,
+            data.get("hop"),
+            tuple(str(p) for p in data.get("parents") or ()),
+        )
+
+
+def call(name: str, call_id: str = "", /, **arguments: Any) -> ToolCall:
+    """Shorthand: ``call("search_corpus", query="x")`` -> a :class:`ToolCall`."""
+    return ToolCall(name, dict(arguments), call_id)
+
+
+def answer(*documents: str | tuple[str, str] | RankedDocument, text: str = "") -> Proposal:
+    """Shorthand for a final-answer proposal.
+
+    Each document is a doc/chunk id, a ``(id, justification)`` pair, or a
+    :class:`RankedDocument`; order is rank order.
+    """
+    docs: list[RankedDocument] = []
+    for d in documents:
+        if isinstance(d, RankedDocument):
+            docs.append(d)
+        elif isinstance(d, tuple):
+            docs.append(RankedDocument(d[0], d[1]))
+        else:
+            docs.append(RankedDocument(d))
+    return Proposal(final=FinalAnswer(tuple(docs)), text=text)

@@ -1,0 +1,293 @@
+"""The trace: an append-only, versioned record of everything an episode did.
+
+Every event is a small frozen dataclass whose fields are JSON-safe (plain
+dicts, lists, strings, numbers), so ``from_dict(to_dict(e)) == e`` exactly and
+a trace written as JSONL replays to the same state as the live run. The
+schema is documented in ``docs/trace-schema.md``; bump
+:data:`TRACE_SCHEMA_VERSION` on any incompatible change.
+
+State is event-sourced: the episode loop builds an event, appends it here,
+and applies it to the state with the same function replay uses
+(:meth:`thresher.harness.state.EpisodeState.apply`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from thresher.errors import InputError
+
+__all__ = [
+    "TRACE_SCHEMA_VERSION",
+    "TraceEvent",
+    "EpisodeStart",
+    "QueryState",
+    "ProposalEvent",
+    "Refusal",
+    "ToolResult",
+    "UsageReport",
+    "FinalEvent",
+    "EpisodeEnd",
+    "EVENT_TYPES",
+    "Trace",
+    "event_from_dict",
+    "read_jsonl",
+    "write_jsonl",
+]
+
+TRACE_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceEvent:
+    """Fields every event carries.
+
+    seq: 0-based position in the trace. turn: the turn it belongs to (0-based).
+    t: seconds since the episode started (informational; replay ignores it).
+    """
+
+    type: ClassVar[str] = "event"
+    seq: int = 0
+    turn: int = 0
+    t: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"v": version, "type": ..., **fields}``, JSON-safe."""
+        return {"v": TRACE_SCHEMA_VERSION, "type": self.type, **asdict(self)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeStart(TraceEvent):
+    """The episode's inputs: question, policy, prompt, tools, config."""
+
+    type: ClassVar[str] = "episode_start"
+    question: str = ""
+    policy: str = ""
+    system_prompt: str = ""
+    tool_schemas: list[dict[str, Any]] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    tokenizer: str = ""
+    started_at: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueryState(TraceEvent):
+    """What the policy is about to be sent at the start of a turn.
+
+    used = counted + correction; counted is the harness's exact count of the
+    rendered messages, correction the endpoint-reported excess (reconciliation).
+    notices: the lines of this turn's notice message (usage line first).
+    """
+
+    type: ClassVar[str] = "query_state"
+    used: int = 0
+    counted: int = 0
+    correction: int = 0
+    budget: int = 0
+    soft: bool = False
+    hard: bool = False
+    notices: list[str] = field(default_factory=list)
+    active: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    current_query: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProposalEvent(TraceEvent):
+    """What the policy returned: a normalized proposal, or the garbage it sent."""
+
+    type: ClassVar[str] = "proposal"
+    proposal: dict[str, Any] | None = None
+    valid: bool = True
+    raw: str = ""
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refusal(TraceEvent):
+    """A refused proposal or a dropped final-answer id, with a reason code."""
+
+    type: ClassVar[str] = "refusal"
+    call_id: str | None = None
+    code: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult(TraceEvent):
+    """The applied outcome of one tool call (status ok, error or refused).
+
+    shown: chunk ids rendered in the tool message, in order.
+    new_chunks: full chunk dicts entering the retrieval cache for the first time.
+    lineage: lineage record dicts added by this call.
+    duplicates: ``[chunk_id, shown_id]`` pairs: cached but not shown (same text).
+    pruned / recalled / reactivated: context changes of prune, recall, read.
+    rejected: per-id refusals ``{"id", "code", "message"}`` (prune, recall).
+    """
+
+    type: ClassVar[str] = "tool_result"
+    call_id: str = ""
+    tool: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"
+    code: str = ""
+    header: str = ""
+    footer: str = ""
+    shown: list[str] = field(default_factory=list)
+    new_chunks: list[dict[str, Any]] = field(default_factory=list)
+    lineage: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: list[list[str]] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    recalled: list[str] = field(default_factory=list)
+    reactivated: list[str] = field(default_factory=list)
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    query: str = ""
+    tokens: int = 0
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageReport(TraceEvent):
+    """Endpoint-reported usage next to the harness's own count (reconciliation)."""
+
+    type: ClassVar[str] = "usage"
+    counted: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    correction: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalEvent(TraceEvent):
+    """The accepted final answer, resolved to known documents (rank order)."""
+
+    type: ClassVar[str] = "final"
+    documents: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeEnd(TraceEvent):
+    """Why and how the episode ended."""
+
+    type: ClassVar[str] = "episode_end"
+    exit_reason: str = ""
+    partial: bool = False
+    message: str = ""
+    turns: int = 0
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+EVENT_TYPES: dict[str, type[TraceEvent]] = {
+    cls.type: cls
+    for cls in (
+        EpisodeStart,
+        QueryState,
+        ProposalEvent,
+        Refusal,
+        ToolResult,
+        UsageReport,
+        FinalEvent,
+        EpisodeEnd,
+    )
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> TraceEvent:
+    """Inverse of :meth:`TraceEvent.to_dict`.
+
+    Raises ``InputError`` for an unknown type or a newer schema version.
+    """
+    version = data.get("v", TRACE_SCHEMA_VERSION)
+    if not isinstance(version, int) or version > TRACE_SCHEMA_VERSION:
+        raise InputError(
+            f"trace event schema v{version} is newer than this thresher "
+            f"(v{TRACE_SCHEMA_VERSION}); upgrade thresher to read it"
+        )
+    kind = data.get("type")
+    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise InputError(
+            f"unknown trace event type {kind!r}; known: {', '.join(sorted(EVENT_TYPES))}"
+        )
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class Trace:
+    """Append-only sequence of events; ``append`` assigns ``seq``."""
+
+    def __init__(self, events: Iterable[TraceEvent] = ()) -> None:
+        self._events: list[TraceEvent] = []
+        for event in events:
+            self.append(event)
+
+    def append(self, event: TraceEvent) -> TraceEvent:
+        """Add ``event`` with the next sequence number; returns the stored event."""
+        stored = replace(event, seq=len(self._events))
+        self._events.append(stored)
+        return stored
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __iter__(self) -> Iterator[TraceEvent]:
+        return iter(self._events)
+
+    def __getitem__(self, index: int) -> TraceEvent:
+        return self._events[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trace) and self._events == other._events
+
+    def events(self) -> list[TraceEvent]:
+        """A copy of the events, in order."""
+        return list(self._events)
+
+    def to_jsonl(self) -> str:
+        """One JSON object per line."""
+        return "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in self._events)
+
+
+def write_jsonl(events: Iterable[TraceEvent], path: str | Path) -> Path:
+    """Write ``events`` to ``path`` as JSONL (parents created); returns the path."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for e in events:
+            fh.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
+    return p
+
+
+def read_jsonl(path: str | Path) -> list[TraceEvent]:
+    """Read a JSONL trace.
+
+    Raises ``InputError`` naming the file and line of anything unreadable.
+    """
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read trace file {p}: {exc.strerror}") from exc
+    events: list[TraceEvent] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{p}:{n}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(data, dict):
+            raise InputError(f"{p}:{n}: a trace line must be a JSON object")
+        try:
+            events.append(event_from_dict(data))
+        except InputError as exc:
+            raise InputError(f"{p}:{n}: {exc}") from exc
+        except TypeError as exc:
+            raise InputError(f"{p}:{n}: malformed event ({exc})") from exc
+    return events

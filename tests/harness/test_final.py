@@ -1,0 +1,97 @@
+"""Final-answer parsing (both written forms) and resolution against the episode."""
+
+from __future__ import annotations
+
+from thresher.corpus.document import Chunk
+from thresher.corpus.ids import content_hash
+from thresher.harness.actions import FinalAnswer, RankedDocument
+from thresher.harness.final import parse_final, resolve_final
+from thresher.harness.state import ActiveContext, RetrievalCache
+
+
+def _chunk(doc: str, pos: int, text: str = "") -> Chunk:
+    text = text or f"text of {doc} {pos}"
+    return Chunk(f"{doc}#{pos}", doc, pos, doc.upper(), text, 0, len(text), content_hash(text))
+
+
+def test_report_form_with_prose_around():
+    text = (
+        "I found these.\n"
+        '<Document id="d1"><Justification>Names the founder.</Justification></Document>\n'
+        "<Document id='d2'><Justification>Gives the year.\nTwo sentences.</Justification>"
+        "</Document> done"
+    )
+    final = parse_final(text)
+    assert final is not None
+    assert [d.doc_id for d in final.documents] == ["d1", "d2"]
+    assert final.documents[1].justification == "Gives the year. Two sentences."
+
+
+def test_report_form_tolerates_missing_closing_tags_and_unquoted_ids():
+    text = "<document ID=d1><justification>First\n<Document id=“d2”>Second without tags"
+    final = parse_final(text)
+    assert final is not None
+    assert [(d.doc_id, d.justification) for d in final.documents] == [
+        ("d1", "First"),
+        ("d2", "Second without tags"),
+    ]
+
+
+def test_json_form_in_a_fence_with_id_alias():
+    text = 'Answer:\n```json\n{"documents": [{"id": "d3", "justification": "x"}, {"doc_id": "d1"}]}\n```'
+    final = parse_final(text)
+    assert final is not None
+    assert [d.doc_id for d in final.documents] == ["d3", "d1"]
+
+
+def test_json_embedded_in_prose_and_bare_list():
+    final = parse_final('ok so {"documents": [{"doc_id": "a", "reason": "r"}]} thanks')
+    assert final is not None and final.documents[0] == RankedDocument("a", "r")
+    final = parse_final('[{"doc_id": "b"}]')
+    assert final is not None and final.documents[0].doc_id == "b"
+
+
+def test_no_answer_is_none_and_empty_list_is_empty_answer():
+    assert parse_final("I need to search more.") is None
+    assert parse_final("") is None
+    assert parse_final('{"documents": []}') == FinalAnswer(())
+
+
+def test_resolve_maps_chunks_to_docs_merges_and_drops_unknown():
+    cache = RetrievalCache()
+    for c in (_chunk("d1", 0), _chunk("d1", 1), _chunk("d2", 0)):
+        cache.add(c)
+    ctx = ActiveContext()
+    ctx.add("d1#1", 0, "c")
+    final = FinalAnswer(
+        (
+            RankedDocument("d2#0", "chunk id names d2"),
+            RankedDocument("nope", "unknown"),
+            RankedDocument("d1", "doc id"),
+            RankedDocument("d2", "repeat merges"),
+            RankedDocument("d1", "", ("d1#0", "zz#9")),
+        )
+    )
+    docs, dropped = resolve_final(final, cache, ctx, max_documents=10)
+    assert [d["doc_id"] for d in docs] == ["d2", "d1"]
+    assert docs[0]["chunk_ids"] == ["d2#0"]
+    assert docs[0]["justification"] == "chunk id names d2"
+    assert docs[1]["chunk_ids"] == ["d1#0"]  # named chunk beats the active-context default
+    assert {(d.id, d.code) for d in dropped} == {("nope", "unknown_id"), ("zz#9", "unknown_chunk")}
+
+
+def test_resolve_defaults_to_active_chunks_and_caps_documents():
+    cache = RetrievalCache()
+    for c in (_chunk("d1", 0), _chunk("d1", 1), _chunk("d2", 0), _chunk("d3", 0)):
+        cache.add(c)
+    ctx = ActiveContext()
+    ctx.add("d1#1", 0, "c")
+    docs, dropped = resolve_final(
+        FinalAnswer((RankedDocument("d1"), RankedDocument("d2"), RankedDocument("d3"))),
+        cache,
+        ctx,
+        max_documents=2,
+    )
+    assert docs[0]["chunk_ids"] == ["d1#1"]
+    assert [d["rank"] for d in docs] == [1, 2]
+    assert [(d.id, d.code) for d in dropped] == [("d3", "too_many_documents")]
