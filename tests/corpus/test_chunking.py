@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from thresher.corpus.chunking import chunk_document
@@ -27,6 +27,8 @@ def _doc(text: str) -> Document:
 
 @settings(max_examples=150, deadline=None)
 @given(text=texts, max_tokens=st.integers(min_value=4, max_value=60))
+@example(text="0:0:0:\x950:\x81?) the ", max_tokens=13)  # closing bracket after "?"
+@example(text="word " * 300, max_tokens=4)
 def test_chunk_invariants(text: str, max_tokens: int) -> None:
     doc = _doc(text)
     chunks = chunk_document(doc, max_tokens, COUNTER)

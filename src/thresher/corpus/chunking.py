@@ -24,7 +24,9 @@ __all__ = ["chunk_document", "MIN_MAX_TOKENS"]
 MIN_MAX_TOKENS = 4
 
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+|\n")
+# Whitespace after sentence-final punctuation (optionally one closing quote or bracket,
+# which stays with its sentence), or a single newline.
+_SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?。！？])|(?<=[.!?。！？][\"'”’)\]]))\s+|\n")
 _WORD = re.compile(r"\S+")
 _NON_SPACE = re.compile(r"\S")
 

@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["paragraph_doc_id", "file_doc_id", "chunk_id", "content_hash", "normalize_whitespace"]
+__all__ = [
+    "paragraph_doc_id",
+    "file_doc_id",
+    "chunk_id",
+    "content_hash",
+    "normalize_whitespace",
+    "join_sentences",
+]
 
 _WS = re.compile(r"\s+")
 
@@ -20,6 +28,23 @@ _WS = re.compile(r"\s+")
 def normalize_whitespace(text: str) -> str:
     """``text`` with every whitespace run collapsed to one space, stripped."""
     return _WS.sub(" ", text).strip()
+
+
+def join_sentences(sentences: Sequence[str]) -> str:
+    """A paragraph's text from its sentence list, stripped.
+
+    HotpotQA sentences carry their own leading spaces (``["A.", " B."]``), 2Wiki
+    sentences do not (``["A.", "B."]``): sentences are concatenated, with one space
+    added only where neither side already has whitespace. Use this wherever a
+    paragraph given as sentences must map to :func:`paragraph_doc_id`.
+    """
+    parts: list[str] = []
+    for sentence in sentences:
+        if parts and sentence and not parts[-1][-1:].isspace() and not sentence[0].isspace():
+            parts.append(" ")
+        if sentence:
+            parts.append(sentence)
+    return "".join(parts).strip()
 
 
 def paragraph_doc_id(title: str, text: str) -> str:

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from thresher.corpus.html import html_to_text
+
+PAGE = """<!doctype html><html><head><title>The  Page</title>
+<style>p { color: red }</style><script>alert("SCRIPT")</script><meta charset="utf-8"></head>
+<body><noscript>NOSCRIPT</noscript><template>TEMPLATE</template>
+<h1>Main heading</h1>
+<p>First   paragraph
+spans lines.<p>Second paragraph<br>with a break.</p>
+<div hidden>HIDDEN-ATTR <p>nested HIDDEN</p></div>
+<span aria-hidden="true">HIDDEN-ARIA</span>
+<span style="display: none">HIDDEN-DISPLAY</span>
+<div style="color:red; visibility:hidden">HIDDEN-VISIBILITY</div>
+<p style="font-size:0px">HIDDEN-FONT</p>
+<span style="font-size:0.8em">small but visible</span>
+<ul><li>one<li>two</ul>
+<!-- COMMENT -->
+<p>Tom &amp; Jerry</p>
+</body></html>"""
+
+
+def test_hidden_and_non_content_elements_are_dropped() -> None:
+    text, title, counts = html_to_text(PAGE)
+    for gone in ("HIDDEN", "SCRIPT", "NOSCRIPT", "TEMPLATE", "COMMENT", "color: red", "The Page"):
+        assert gone not in text
+    assert counts == {"hidden_html": 5}
+    assert title == "The Page"
+    assert "small but visible" in text and "Tom & Jerry" in text
+
+
+def test_blocks_become_paragraphs_and_whitespace_collapses() -> None:
+    text, _, _ = html_to_text(PAGE)
+    paragraphs = text.split("\n\n")
+    assert paragraphs[0] == "Main heading"
+    assert paragraphs[1] == "First paragraph spans lines."
+    assert paragraphs[2] == "Second paragraph\nwith a break."
+    assert "one\ntwo" in text
+    assert "\n\n\n" not in text
+
+
+def test_title_falls_back_to_first_visible_h1() -> None:
+    _, title, _ = html_to_text("<h1 hidden>Secret</h1><h1>Shown <b>title</b></h1><p>x</p>")
+    assert title == "Shown title"
+    assert html_to_text("<p>no heading</p>")[1] is None
+
+
+def test_implicitly_closed_hidden_paragraph_does_not_hide_the_next() -> None:
+    text, _, counts = html_to_text("<p hidden>secret<p>visible")
+    assert text == "visible" and counts == {"hidden_html": 1}
+
+
+def test_pre_keeps_whitespace_and_table_cells_are_separated() -> None:
+    text, _, _ = html_to_text("<p>p</p><pre>  a\n    b</pre><table><tr><td>x<td>y<tr><td>z</table>")
+    assert "  a\n    b" in text
+    assert "x y\nz" in text
