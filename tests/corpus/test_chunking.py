@@ -4,7 +4,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from thresher.corpus.chunking import chunk_document
+from thresher.corpus.chunking import MAX_CHUNK_CHARS, chunk_document
 from thresher.corpus.document import Document
 from thresher.errors import ConfigError
 from thresher.tokens import get_counter
@@ -80,6 +80,13 @@ def test_long_word_is_hard_cut() -> None:
     assert len(chunks) > 1
     assert "".join(c.text for c in chunks) == word
     assert all(COUNTER.count(c.text) <= 8 for c in chunks)
+
+
+def test_very_long_unbroken_text_is_cut_within_char_and_token_bounds() -> None:
+    text = "ab1" * 20_000  # one 60k-character "word"
+    chunks = chunk_document(_doc(text), 100_000, COUNTER)
+    assert "".join(c.text for c in chunks) == text
+    assert all(len(c.text) <= MAX_CHUNK_CHARS for c in chunks)
 
 
 def test_max_tokens_too_small_is_config_error() -> None:

@@ -18,10 +18,13 @@ from thresher.corpus.ids import chunk_id, content_hash
 from thresher.errors import ConfigError
 from thresher.tokens import TokenCounter
 
-__all__ = ["chunk_document", "MIN_MAX_TOKENS"]
+__all__ = ["chunk_document", "MIN_MAX_TOKENS", "MAX_CHUNK_CHARS"]
 
 # One code point is at most 4 UTF-8 bytes, so at most 4 tokens of a byte-level BPE.
 MIN_MAX_TOKENS = 4
+# No span longer than this is ever counted or emitted: the BPE library refuses
+# inputs of 1M characters or 200k tokens, and no chunk needs to be this long.
+MAX_CHUNK_CHARS = 40_000
 
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 # Whitespace after sentence-final punctuation (optionally one closing quote or bracket,
@@ -63,20 +66,33 @@ def _split(text: str, start: int, end: int, sep: re.Pattern[str]) -> list[Span]:
 def _hard_cut(
     text: str, start: int, end: int, max_tokens: int, counter: TokenCounter
 ) -> list[Span]:
-    """Cut one word ``text[start:end]`` into consecutive spans of at most ``max_tokens``."""
+    """Cut one word ``text[start:end]`` into consecutive spans of at most ``max_tokens``.
+
+    Each cut is the longest prefix that fits, found by galloping then bisecting,
+    so the cost stays proportional to the cut, not to the rest of the word.
+    """
     spans: list[Span] = []
     pos = start
     while pos < end:
-        if counter.count(text[pos:end]) <= max_tokens:
-            spans.append((pos, end))
-            break
-        lo, hi = pos + 1, end - 1  # the longest fitting prefix end lies in [lo, hi]
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if counter.count(text[pos:mid]) <= max_tokens:
-                lo = mid
-            else:
-                hi = mid - 1
+        lo = pos + 1  # one code point always fits (max_tokens >= MIN_MAX_TOKENS)
+        width = min(4 * max_tokens, MAX_CHUNK_CHARS)
+        hi = min(end, pos + width)
+        while True:
+            fits = counter.count(text[pos:hi]) <= max_tokens
+            if not fits or hi == end or width >= MAX_CHUNK_CHARS:
+                break
+            lo, width = hi, min(width * 2, MAX_CHUNK_CHARS)
+            hi = min(end, pos + width)
+        if fits:
+            lo = hi
+        else:  # text[pos:lo] fits, text[pos:hi] does not
+            hi -= 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if counter.count(text[pos:mid]) <= max_tokens:
+                    lo = mid
+                else:
+                    hi = mid - 1
         spans.append((pos, lo))
         pos = lo
     return spans
@@ -88,7 +104,7 @@ def _pieces(text: str, max_tokens: int, counter: TokenCounter) -> list[tuple[int
     levels = (_SENTENCE_BREAK, _WORD)
 
     def visit(start: int, end: int, level: int) -> None:
-        n = counter.count(text[start:end])
+        n = counter.count(text[start:end]) if end - start <= MAX_CHUNK_CHARS else max_tokens + 1
         if n <= max_tokens:
             out.append((start, end, n))
         elif level < len(levels):
@@ -114,7 +130,7 @@ def _pack(
 ) -> list[Span]:
     """Greedily pack consecutive pieces into spans whose text has at most ``max_tokens``.
 
-    Each piece is counted once; a group is grown while the sum of piece counts plus
+    Each piece is counted once; a group (never longer than ``MAX_CHUNK_CHARS``) is grown while the sum of piece counts plus
     one token per join stays within the limit, and the group's real count is then
     checked (dropping trailing pieces in the rare case BPE merges across a join).
     """
@@ -123,7 +139,11 @@ def _pack(
     while i < len(pieces):
         j = i + 1
         estimate = pieces[i][2]
-        while j < len(pieces) and estimate + 1 + pieces[j][2] <= max_tokens:
+        while (
+            j < len(pieces)
+            and estimate + 1 + pieces[j][2] <= max_tokens
+            and pieces[j][1] - pieces[i][0] <= MAX_CHUNK_CHARS
+        ):
             estimate += 1 + pieces[j][2]
             j += 1
         while j - i > 1 and counter.count(text[pieces[i][0] : pieces[j - 1][1]]) > max_tokens:
@@ -142,7 +162,8 @@ def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> lis
         counter: the token counter (``thresher.tokens.get_counter()``).
 
     Returns:
-        The chunks in document order (none for a blank document). Chunk ``i`` has id
+        The chunks in document order (none for a blank document), each also at most
+        ``MAX_CHUNK_CHARS`` characters long. Chunk ``i`` has id
         ``{doc_id}#{i}``, text ``doc.text[start:end]`` (stripped), its content hash,
         ``ingested_at=""`` and the document's title, source and metadata.
 
