@@ -1,0 +1,247 @@
+"""Evaluation tasks from dataset files: one reader, the format detected from content.
+
+Formats (JSONL, or a JSON array; the file name does not matter):
+
+- ``hotpotqa``: Hugging Face schema (``context{title[], sentences[][]}``,
+  ``supporting_facts{title[], sent_id[]}``) or the original JSON
+  (``context [[title, sents]]``, ``supporting_facts [[title, sent_id]]``);
+- ``musique``: ``paragraphs[{idx, title, paragraph_text, is_supporting}]``,
+  ``question_decomposition``, ``answer_aliases``;
+- ``2wikimultihopqa``: original schema (``_id``, ``context``, ``supporting_facts``,
+  ``evidences``); records without context are skipped and counted;
+- ``query``: ``{query_id, query, answer, document_ids}``, ids or
+  ``{fact, chunk_ids, is_final_answer}`` objects;
+- ``thresher``: :meth:`Task.to_dict` records, as :func:`write_tasks` writes them.
+
+Relevance judgments in TREC qrels form (``qid 0 docid rel``) are read by
+:func:`load_qrels`. How gold ids and hops are derived for each format is
+described in :mod:`thresher.eval.task_formats`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thresher.corpus.datasets import detect_format
+from thresher.errors import InputError
+from thresher.eval import task_formats as tf
+from thresher.eval.task import Task
+from thresher.eval.trec import read_qrels
+
+__all__ = [
+    "Task",
+    "TaskFile",
+    "TASK_FORMATS",
+    "detect_task_format",
+    "read_tasks",
+    "load_tasks",
+    "write_tasks",
+    "load_qrels",
+    "tasks_to_qrels",
+]
+
+_log = logging.getLogger(__name__)
+
+_CONVERTERS: dict[str, Callable[[dict[str, Any], str], Task]] = {
+    "hotpotqa": tf.hotpotqa_task,
+    "musique": tf.musique_task,
+    "2wikimultihopqa": tf.twowiki_task,
+    "query": tf.query_task,
+    "thresher": tf.thresher_task,
+}
+TASK_FORMATS = tuple(_CONVERTERS)
+
+
+@dataclass(slots=True)
+class TaskFile:
+    """What :func:`read_tasks` found in one file.
+
+    Attributes:
+        path: the file read.
+        format: one of :data:`TASK_FORMATS`.
+        tasks: the tasks, in file order.
+        records: question records read (tasks plus skipped).
+        skipped: counts of records that gave no task, by reason (``no_context``,
+            ``gold_not_in_context``, ``unanswerable``, ``no_supporting``, ``no_gold``).
+    """
+
+    path: Path
+    format: str
+    tasks: list[Task] = field(default_factory=list)
+    records: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def detect_task_format(record: Any) -> str | None:
+    """The task format of one parsed record, or None if it is not a task record."""
+    if isinstance(record, dict):
+        if {"task_id", "question", "gold_doc_ids"} <= record.keys():
+            return "thresher"
+        if "query_id" in record and "query" in record:
+            return "query"
+    fmt = detect_format(record)
+    return fmt if fmt in _CONVERTERS else None
+
+
+def _decode(path: Path) -> str:
+    if not path.is_file():
+        raise InputError(f"{path}: no such task file; check the path")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}; check that it is readable") from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: invalid UTF-8 at byte offset {exc.start}; re-save the file as UTF-8"
+        ) from exc
+
+
+def _not_json_hint(path: Path, first_line: str) -> str:
+    fields = first_line.split()
+    if len(fields) == 4 and fields[3].lstrip("-").isdigit():
+        return (
+            f"{path}: looks like a TREC qrels file; read it with load_qrels(), "
+            "tasks need a JSON/JSONL file with questions"
+        )
+    if len(fields) == 6 and fields[1] == "Q0":
+        return f"{path}: looks like a TREC run file, not tasks; read it with trec.read_run()"
+    return f"{path}:1: not JSON; expected a JSONL file or a JSON array of task records"
+
+
+def _records(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    """``(location, parsed record)``: ``file:LINE`` for JSONL, ``file[i]`` for an array."""
+    stripped = text.lstrip()
+    if not stripped:
+        return
+    if stripped[0] not in "[{":
+        raise InputError(_not_json_hint(path, stripped.splitlines()[0]))
+    if stripped[0] == "[":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                "fix the file"
+            ) from exc
+        for i, record in enumerate(value):
+            yield f"{path}[{i}]", record
+        return
+    lines = text.splitlines()
+    try:
+        json.loads(lines[0])
+    except json.JSONDecodeError:  # one object spread over several lines
+        try:
+            yield f"{path}", json.loads(text)
+            return
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                "fix the file"
+            ) from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"{path}:{number}", json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                "fix or remove the line"
+            ) from exc
+
+
+def read_tasks(path: str | Path) -> TaskFile:
+    """Read every task of a file, with counts of the records that gave none.
+
+    The format is detected from the first record; every record must have it.
+
+    Args:
+        path: a JSONL file or a JSON array file (see the module docstring).
+
+    Returns:
+        A :class:`TaskFile`.
+
+    Raises:
+        InputError: a missing or unreadable file, bad JSON, an unknown format, a
+            record that does not fit the detected format, or a repeated task id;
+            the message names the file and line (JSONL) or element index (array).
+    """
+    p = Path(path)
+    result: TaskFile | None = None
+    first_seen: dict[str, str] = {}
+    for where, record in _records(p, _decode(p)):
+        if result is None:
+            fmt = detect_task_format(record)
+            if fmt is None:
+                hint = (
+                    "it is a corpus of passages; index it instead"
+                    if detect_format(record) == "paragraph_corpus"
+                    else f"expected one of {', '.join(TASK_FORMATS)}"
+                )
+                raise InputError(f"{where}: not a task record ({hint})")
+            result = TaskFile(path=p, format=fmt)
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: expected a JSON object, found {type(record).__name__}")
+        result.records += 1
+        try:
+            task = _CONVERTERS[result.format](record, where)
+        except tf.SkipRecord as skip:
+            result.skipped[skip.reason] = result.skipped.get(skip.reason, 0) + 1
+            continue
+        if task.task_id in first_seen:
+            raise InputError(
+                f"{where}: task id {task.task_id!r} repeats {first_seen[task.task_id]}; "
+                "task ids must be unique within a file"
+            )
+        first_seen[task.task_id] = where
+        result.tasks.append(task)
+    if result is None:
+        raise InputError(f"{p}: no records; the task file is empty")
+    return result
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """The tasks of a file (see :func:`read_tasks`); skipped records are logged.
+
+    Raises:
+        InputError: as :func:`read_tasks`.
+    """
+    result = read_tasks(path)
+    if result.skipped:
+        _log.warning("%s: skipped %s of %d records", path, result.skipped, result.records)
+    return result.tasks
+
+
+def write_tasks(path: str | Path, tasks: Iterable[Task]) -> Path:
+    """Write tasks as JSONL (one :meth:`Task.to_dict` per line); :func:`load_tasks` reads it.
+
+    Returns:
+        The path written (parent folders are created).
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as fh:
+        for task in tasks:
+            fh.write(json.dumps(task.to_dict(), ensure_ascii=False) + "\n")
+    return out
+
+
+def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """Read TREC qrels (``qid 0 docid rel``) into ``{qid: {doc_id: rel}}``.
+
+    Raises:
+        InputError: a missing file or a malformed line (naming file and line).
+    """
+    return read_qrels(path)
+
+
+def tasks_to_qrels(tasks: Iterable[Task]) -> dict[str, dict[str, int]]:
+    """``{task_id: {gold_doc_id: 1}}``, for TREC tools and :func:`trec.write_qrels`."""
+    return {t.task_id: dict.fromkeys(t.gold_doc_ids, 1) for t in tasks}
