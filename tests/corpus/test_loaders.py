@@ -243,16 +243,25 @@ def test_invalid_utf8_in_jsonl_names_line_and_offset(tmp_path: Path) -> None:
         list(iter_documents([f]))
 
 
-def test_unreadable_file(tmp_path: Path) -> None:
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     f = write(tmp_path / "locked.txt", "x")
     f.chmod(0)
     try:
-        if os.access(f, os.R_OK):
-            pytest.skip("running as a user who can read any file (root)")
-        with pytest.raises(InputError, match=r"cannot read .*locked\.txt"):
+        if os.access(f, os.R_OK):  # root reads anything: simulate the refusal instead
+
+            def refuse(self: Path) -> bytes:
+                raise PermissionError(13, "Permission denied")
+
+            monkeypatch.setattr(Path, "read_bytes", refuse)
+        with pytest.raises(InputError, match=r"cannot read .*locked\.txt: Permission denied"):
             list(iter_documents([f]))
     finally:
         f.chmod(0o644)
+
+
+def test_no_paths() -> None:
+    with pytest.raises(InputError, match="no input paths"):
+        iter_documents([])
 
 
 @pytest.mark.parametrize(
