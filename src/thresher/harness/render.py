@@ -1,0 +1,171 @@
+"""Render the transcript the policy will be sent next, and count its tokens exactly.
+
+The transcript is a list of chat messages (OpenAI shape)::
+
+    system     the policy's system prompt
+    user       the question
+    per turn:  user       notices (usage line first; soft/hard notices; refusals)
+               assistant  the turn's text and tool calls
+               tool       one message per call: header, chunk blocks, footer
+
+Retrieved text is data: each chunk is a delimited block
+``<chunk id="…" doc="…" title="…">…</chunk>`` whose text and attributes are
+escaped (``&``, ``<``, ``>``, ``"``), so retrieved text cannot close the
+delimiter or forge another chunk. A chunk is shown in full only at its
+placement in the active context (where it last entered); everywhere else, and
+after a prune, it is the one-line stub ``[pruned chunk <id>]``.
+
+Token count = Σ over messages of (``MESSAGE_OVERHEAD`` + tokens of the content
++ for each tool call ``TOOL_CALL_OVERHEAD`` + tokens of name and arguments)
++ tokens of the tool schemas (JSON) if the policy declares any. Counting is per
+message, hence additive; an endpoint's own chat template differs by a roughly
+constant amount, which the episode reconciles from reported usage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from thresher.corpus.document import Chunk
+from thresher.harness.state import EpisodeState, ToolOutcome
+from thresher.tokens import TokenCounter
+
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "TOOL_CALL_OVERHEAD",
+    "escape_text",
+    "escape_attr",
+    "chunk_block",
+    "stub",
+    "tool_content",
+    "assistant_message",
+    "render_messages",
+    "TranscriptCounter",
+]
+
+MESSAGE_OVERHEAD = 4
+TOOL_CALL_OVERHEAD = 3
+
+
+def escape_text(text: str) -> str:
+    """``&``, ``<`` and ``>`` as entities: retrieved text cannot form a tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_attr(text: str) -> str:
+    """Text safe inside a double-quoted attribute (also one line)."""
+    return escape_text(text).replace('"', "&quot;").replace("\n", " ")
+
+
+def chunk_block(chunk: Chunk) -> str:
+    """The delimited DATA block of one chunk."""
+    return (
+        f'<chunk id="{escape_attr(chunk.chunk_id)}" doc="{escape_attr(chunk.doc_id)}" '
+        f'title="{escape_attr(chunk.title)}">{escape_text(chunk.text)}</chunk>'
+    )
+
+
+def stub(chunk_id: str) -> str:
+    """The one line that stands in for a chunk not shown in full here."""
+    return f"[pruned chunk {chunk_id}]"
+
+
+def tool_content(header: str, blocks: Sequence[str], footer: str) -> str:
+    """A tool message: header line, one block per line, footer (empty parts skipped)."""
+    return "\n".join(part for part in (header, *blocks, footer) if part)
+
+
+def _outcome_content(state: EpisodeState, turn: int, outcome: ToolOutcome) -> str:
+    blocks: list[str] = []
+    for chunk_id in outcome.chunk_ids:
+        chunk = state.cache.get(chunk_id)
+        if chunk is not None and state.context.placement(chunk_id) == (turn, outcome.call_id):
+            blocks.append(chunk_block(chunk))
+        else:
+            blocks.append(stub(chunk_id))
+    return tool_content(outcome.header, blocks, outcome.footer)
+
+
+def assistant_message(text: str, tool_calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """An assistant message with tool calls (``{"name", "arguments", "call_id"}`` dicts)."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": c["call_id"],
+                "type": "function",
+                "function": {
+                    "name": c["name"],
+                    "arguments": json.dumps(c["arguments"], ensure_ascii=False, sort_keys=True),
+                },
+            }
+            for c in tool_calls
+        ]
+    return message
+
+
+def render_messages(state: EpisodeState) -> list[dict[str, Any]]:
+    """The chat messages the policy is sent, rendered from the state alone."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": state.system_prompt},
+        {"role": "user", "content": state.question},
+    ]
+    for record in state.turns:
+        if record.notices:
+            messages.append({"role": "user", "content": "\n".join(record.notices)})
+        if record.assistant is not None:
+            messages.append(
+                assistant_message(record.assistant["text"], record.assistant["tool_calls"])
+            )
+        for outcome in record.outcomes:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": outcome.call_id,
+                    "name": outcome.tool,
+                    "content": _outcome_content(state, record.turn, outcome),
+                }
+            )
+    return messages
+
+
+class TranscriptCounter:
+    """Exact token counts of messages, memoized per content string."""
+
+    def __init__(self, counter: TokenCounter, memo_size: int = 8192) -> None:
+        self.counter = counter
+        self._memo: dict[str, int] = {}
+        self._memo_size = memo_size
+
+    def text(self, text: str) -> int:
+        """Tokens in ``text`` (memoized)."""
+        n = self._memo.get(text)
+        if n is None:
+            if len(self._memo) >= self._memo_size:
+                self._memo.clear()
+            n = self._memo[text] = self.counter.count(text)
+        return n
+
+    def message(self, message: dict[str, Any]) -> int:
+        """Tokens of one message, overheads included."""
+        n = MESSAGE_OVERHEAD + self.text(message.get("content") or "")
+        for call in message.get("tool_calls") or ():
+            fn = call["function"]
+            n += TOOL_CALL_OVERHEAD + self.text(fn["name"]) + self.text(fn["arguments"])
+        return n
+
+    def messages(self, messages: Sequence[dict[str, Any]]) -> int:
+        """Tokens of a message list."""
+        return sum(self.message(m) for m in messages)
+
+    def tools(self, schemas: Sequence[dict[str, Any]]) -> int:
+        """Tokens of the declared tool schemas (0 when none)."""
+        if not schemas:
+            return 0
+        return self.text(json.dumps(list(schemas), ensure_ascii=False, sort_keys=True))
+
+    def transcript(self, state: EpisodeState) -> int:
+        """Tokens of everything the state renders, tool schemas included."""
+        return self.messages(render_messages(state)) + self.tools(state.tool_schemas)

@@ -1,0 +1,97 @@
+"""Check what a policy returned before anything is applied (pure).
+
+A valid proposal has tool calls *or* a final answer. Free text holding a
+parsable final answer counts as a final answer. Call ids are made unique
+within the turn (``t{turn}c{i}`` for missing or repeated ones), because the
+transcript links each tool message to its call by id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
+from thresher.harness.final import parse_final
+
+__all__ = ["ProposalCheck", "check_proposal"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalCheck:
+    """Outcome of :func:`check_proposal`: a normalized proposal, or a refusal code and message."""
+
+    proposal: Proposal | None
+    code: str = ""
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.code
+
+
+def _refuse(code: str, message: str, proposal: Proposal | None = None) -> ProposalCheck:
+    return ProposalCheck(proposal, code, message)
+
+
+def check_proposal(value: Any, turn: int) -> ProposalCheck:
+    """Validate and normalize a policy's return value.
+
+    Args:
+        value: whatever ``policy.propose`` returned.
+        turn: the current turn (for generated call ids).
+
+    Returns:
+        A :class:`ProposalCheck`; codes: ``not_a_proposal``, ``malformed``,
+        ``both_calls_and_final``, ``empty_proposal``.
+    """
+    if not isinstance(value, Proposal):
+        return _refuse("not_a_proposal", f"expected a Proposal, got {type(value).__name__}")
+    calls = value.tool_calls
+    if not isinstance(calls, list | tuple) or not all(isinstance(c, ToolCall) for c in calls):
+        return _refuse("malformed", "tool_calls must be a list of ToolCall")
+    if not all(isinstance(c.name, str) and isinstance(c.call_id, str) for c in calls):
+        return _refuse("malformed", "every tool call needs a string name and call_id")
+    if not all(isinstance(c.arguments, dict) for c in calls):
+        return _refuse("malformed", "tool call arguments must be JSON objects (dicts)")
+    final = value.final
+    if final is not None and (
+        not isinstance(final, FinalAnswer)
+        or not isinstance(final.documents, list | tuple)
+        or not all(
+            isinstance(d, RankedDocument) and isinstance(d.doc_id, str) for d in final.documents
+        )
+    ):
+        return _refuse("malformed", "final must be a FinalAnswer of RankedDocument entries")
+    if value.hop is not None and (not isinstance(value.hop, int) or isinstance(value.hop, bool)):
+        return _refuse("malformed", "hop must be an int or None")
+    if not isinstance(value.text, str):
+        return _refuse("malformed", "text must be a string")
+    if calls and final is not None:
+        return _refuse(
+            "both_calls_and_final",
+            "a reply has tool calls or a final answer, not both; send them in separate turns",
+            value,
+        )
+    if not calls and final is None:
+        final = parse_final(value.text)
+        if final is None:
+            return _refuse(
+                "empty_proposal",
+                "the reply has neither tool calls nor a final answer; call a tool or answer "
+                'with <Document id="..."><Justification>...</Justification></Document>',
+                value,
+            )
+    ids: set[str] = set()
+    normalized: list[ToolCall] = []
+    for i, c in enumerate(calls):
+        call_id = c.call_id if c.call_id and c.call_id not in ids else f"t{turn}c{i}"
+        while call_id in ids:
+            call_id += "_"
+        ids.add(call_id)
+        normalized.append(replace(c, call_id=call_id))
+    parents = tuple(str(p) for p in (value.parents or ()))
+    usage = dict(value.usage) if isinstance(value.usage, dict) else None
+    return ProposalCheck(
+        replace(value, tool_calls=tuple(normalized), final=final, parents=parents, usage=usage)
+    )
