@@ -93,7 +93,8 @@ def _fit(
     estimate (sum of block counts) is then checked on the exact message text,
     dropping the last kept block while the message is over ``cap``.
     """
-    budget = cap - MESSAGE_OVERHEAD - ctx.counter.text(header_of(0) + footer_of([], 0)) - 16
+    budget = cap - MESSAGE_OVERHEAD - ctx.counter.text(header_of(0) + footer_of([], len(blocks)))
+    budget -= 16
     keep: list[int] = []
     used = 0
     for i, block in enumerate(blocks):
@@ -205,9 +206,14 @@ def _reject(chunk_id: str, code: str, message: str) -> dict[str, str]:
 
 
 def _rejected_text(rejected: list[dict[str, str]], verb: str) -> str:
+    """``Not pruned: a, b (already pruned); c (unknown id: never retrieved).``"""
     if not rejected:
         return ""
-    return f"Not {verb}: " + "; ".join(f"{r['id']} ({r['message']})" for r in rejected) + "."
+    groups: dict[str, list[str]] = {}
+    for r in rejected:
+        groups.setdefault(r["message"], []).append(r["id"])
+    parts = [f"{', '.join(ids)} ({message})" for message, ids in groups.items()]
+    return f"Not {verb}: " + "; ".join(parts) + "."
 
 
 def prune_result(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
