@@ -1,0 +1,208 @@
+"""The BM25 side index: lexical scores over every chunk, held in memory.
+
+Backend-agnostic: it knows chunk ids and texts, nothing about chromadb. Built
+in one go with ``bm25s`` (which has no incremental add: ingestion rebuilds it,
+which takes about a second per 100k chunks) and saved next to the dense index.
+
+Analyzer (documented so that queries and documents are cut alike): lowercase,
+split on Unicode word characters (``\\w+``), drop the English stopwords of
+``bm25s`` (Lucene's list), then stem with the Snowball English stemmer
+(PyStemmer). Scores are Lucene's BM25 (k1=1.5, b=0.75); each distinct query
+term counts once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from thresher.errors import IndexVersionError, ModelMissingError, UnknownIdError
+
+__all__ = ["Analyzer", "Bm25Index"]
+
+_FORMAT = 1
+_WORD = re.compile(r"\w+")
+
+
+class Analyzer:
+    """Text to index terms: lowercase, ``\\w+`` words, no stopwords, optional stemming."""
+
+    def __init__(self, stemmer: str | None = "english") -> None:
+        from bm25s.stopwords import STOPWORDS_EN
+
+        self.stemmer = stemmer
+        self._stopwords = frozenset(STOPWORDS_EN)
+        self._local = threading.local()  # PyStemmer objects are not thread-safe
+        if stemmer is not None:
+            self._stem_words(["check"])  # fail early if the stemmer is missing
+
+    def _stem_words(self, words: list[str]) -> list[str]:
+        stem = getattr(self._local, "stem", None)
+        if stem is None:
+            try:
+                import Stemmer
+            except ImportError as exc:
+                raise ModelMissingError(
+                    "the BM25 index stems English words with PyStemmer, which is not "
+                    "installed; run `pip install PyStemmer` (or `make setup`)"
+                ) from exc
+            stem = self._local.stem = Stemmer.Stemmer(self.stemmer).stemWords
+        return stem(words)
+
+    def terms(self, text: str) -> list[str]:
+        """The index terms of ``text``, in order (repeats kept)."""
+        words = [w for w in _WORD.findall(text.lower()) if w not in self._stopwords]
+        if self.stemmer is None or not words:
+            return words
+        return self._stem_words(words)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "lowercase": True,
+            "token_pattern": _WORD.pattern,
+            "stopwords": "bm25s-en",
+            "stemmer": self.stemmer,
+        }
+
+
+class Bm25Index:
+    """BM25 scores of a query against every chunk, ids in corpus order.
+
+    Build with :meth:`build`, persist with :meth:`save` / :meth:`load`.
+    """
+
+    def __init__(self, ids: Sequence[str], model: object | None, analyzer: Analyzer) -> None:
+        self._ids = list(ids)
+        self._ids_array = np.asarray(self._ids, dtype=object)
+        self._position = {cid: i for i, cid in enumerate(self._ids)}
+        if len(self._position) != len(self._ids):
+            raise ValueError("Bm25Index: chunk ids must be unique")
+        self._model = model
+        self.analyzer = analyzer
+
+    @classmethod
+    def build(
+        cls, ids: Sequence[str], texts: Iterable[str], stemmer: str | None = "english"
+    ) -> Bm25Index:
+        """Index ``texts`` (one per id, same order; the order is the corpus order).
+
+        Args:
+            ids: unique chunk ids.
+            texts: the text indexed for each id.
+            stemmer: a Snowball stemmer name, or None for no stemming.
+
+        Returns:
+            The index (empty when ``ids`` is empty).
+        """
+        import bm25s
+
+        analyzer = Analyzer(stemmer)
+        corpus = [analyzer.terms(t) for t in texts]
+        if len(corpus) != len(ids):
+            raise ValueError(f"Bm25Index.build: {len(ids)} ids but {len(corpus)} texts")
+        model = None
+        if corpus:
+            model = bm25s.BM25()
+            model.index(corpus, show_progress=False)
+        return cls(ids, model, analyzer)
+
+    @property
+    def ids(self) -> list[str]:
+        """Chunk ids in corpus order."""
+        return list(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self._position
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of ``query`` against every chunk (float32, corpus order)."""
+        if self._model is None:
+            return np.zeros(0, dtype=np.float32)
+        vocab = self._model.vocab_dict  # type: ignore[attr-defined]
+        term_ids = sorted({vocab[t] for t in self.analyzer.terms(query) if t in vocab})
+        if not term_ids:
+            return np.zeros(len(self._ids), dtype=np.float32)
+        return np.asarray(self._model.get_scores_from_ids(term_ids), dtype=np.float32)  # type: ignore[attr-defined]
+
+    def search(self, query: str, k: int, exclude: Collection[str] = ()) -> list[tuple[str, float]]:
+        """The ``k`` best chunks for ``query``, excluded ids removed before the cut.
+
+        Returns:
+            ``(chunk_id, score)`` pairs, highest score first, ties by chunk id;
+            chunks that share no term with the query (score 0) never appear.
+        """
+        if k <= 0 or not self._ids:
+            return []
+        scores = self.scores(query)
+        if exclude:
+            drop = [self._position[c] for c in exclude if c in self._position]
+            if drop:
+                scores = scores.copy()
+                scores[drop] = 0.0
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            top = np.argpartition(-scores[candidates], k - 1)[:k]
+            kth = scores[candidates[top]].min()
+            candidates = candidates[scores[candidates] >= kth]  # keep every tie at the cut
+        ordered = sorted(candidates.tolist(), key=lambda i: (-scores[i], self._ids[i]))[:k]
+        return [(self._ids[i], float(scores[i])) for i in ordered]
+
+    def scores_for(self, query: str, chunk_ids: Sequence[str]) -> list[float]:
+        """BM25 score of ``query`` against each given chunk, in order.
+
+        Raises:
+            UnknownIdError: listing the ids the index does not hold.
+        """
+        missing = [c for c in chunk_ids if c not in self._position]
+        if missing:
+            raise UnknownIdError(
+                f"unknown chunk ids: {', '.join(missing[:10])}"
+                + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""),
+                missing,
+            )
+        if not chunk_ids:
+            return []
+        scores = self.scores(query)
+        return [float(scores[self._position[c]]) for c in chunk_ids]
+
+    def save(self, directory: str | Path) -> None:
+        """Write the index into ``directory`` (created if needed)."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        meta = {"format": _FORMAT, "analyzer": self.analyzer.to_dict(), "count": len(self._ids)}
+        (out / "ids.json").write_text(json.dumps(self._ids), encoding="utf-8")
+        if self._model is not None:
+            self._model.save(str(out / "bm25s"), show_progress=False)  # type: ignore[attr-defined]
+        (out / "bm25.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Bm25Index:
+        """Read an index written by :meth:`save`.
+
+        Raises:
+            IndexVersionError: the folder was written in a newer format.
+            ModelMissingError: the index stems words and PyStemmer is missing.
+        """
+        import bm25s
+
+        src = Path(directory)
+        meta = json.loads((src / "bm25.json").read_text(encoding="utf-8"))
+        if meta.get("format", 0) > _FORMAT:
+            raise IndexVersionError(
+                f"BM25 index in {src} has format {meta['format']} (this thresher reads "
+                f"{_FORMAT}); upgrade thresher"
+            )
+        analyzer = Analyzer(meta["analyzer"].get("stemmer"))
+        ids = json.loads((src / "ids.json").read_text(encoding="utf-8"))
+        model = None
+        if ids:
+            model = bm25s.BM25.load(str(src / "bm25s"), show_progress=False, verbosity=0)
+        return cls(ids, model, analyzer)
