@@ -9,7 +9,6 @@ path relative to the root the user named.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,12 +21,10 @@ __all__ = [
     "join_sentences",
 ]
 
-_WS = re.compile(r"\s+")
-
 
 def normalize_whitespace(text: str) -> str:
     """``text`` with every whitespace run collapsed to one space, stripped."""
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())  # str.split() splits on exactly the characters of re's \s
 
 
 def join_sentences(sentences: Sequence[str]) -> str:

@@ -49,6 +49,21 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 
+# Cheap substring pre-checks (on the lower-cased text): a pattern is only searched
+# when one of its anchors occurs, which keeps flagging fast on ordinary prose.
+_ANCHORS: dict[str, tuple[str, ...]] = {
+    "ignore_previous_instructions": ("ignore", "disregard", "forget", "override"),
+    "disregard_the_above": ("above",),
+    "you_are_now": ("now",),
+    "system_prompt": ("prompt",),
+    "new_instructions": ("instruction",),
+    "chat_template_token": ("<|",),
+    "role_tag": ("<|", "system>", "assistant>"),
+    "inst_tag": ("inst]", "<<sys", "sys>>"),
+    "instruction_header": ("##",),
+}
+
+
 def sanitize_text(text: str) -> tuple[str, dict[str, int]]:
     """Remove invisible and reordering characters from ``text`` and NFC-normalize it.
 
@@ -91,7 +106,12 @@ def flag_injection(text: str) -> list[str]:
         The matching names from :data:`INJECTION_PATTERNS`, in that dict's order.
     """
     probe = text if text.isascii() else unicodedata.normalize("NFKC", text)
-    return [name for name, pattern in INJECTION_PATTERNS.items() if pattern.search(probe)]
+    lowered = probe.lower()
+    return [
+        name
+        for name, pattern in INJECTION_PATTERNS.items()
+        if any(anchor in lowered for anchor in _ANCHORS[name]) and pattern.search(probe)
+    ]
 
 
 def merge_counts(*parts: dict[str, int]) -> dict[str, int]:
