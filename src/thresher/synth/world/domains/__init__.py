@@ -1,0 +1,1 @@
+"""One renderer per domain: encyclopedia pages, annual filings, patents, email threads."""
