@@ -48,15 +48,43 @@ class BpeTokenCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._enc.encode_ordinary(text))
+        return sum(len(self._enc.encode_ordinary(piece)) for piece in _pieces(text))
 
     def truncate(self, text: str, max_tokens: int) -> str:
         if max_tokens <= 0:
             return ""
-        ids = self._enc.encode_ordinary(text)
-        if len(ids) <= max_tokens:
-            return text
-        return self._enc.decode(ids[:max_tokens])
+        kept: list[str] = []
+        left = max_tokens
+        for piece in _pieces(text):
+            ids = self._enc.encode_ordinary(piece)
+            if len(ids) <= left:
+                kept.append(piece)
+                left -= len(ids)
+                continue
+            kept.append(self._enc.decode(ids[:left]))
+            break
+        return "".join(kept)
+
+
+#: the BPE library refuses inputs of 1M characters or more; longer text is
+#: counted in pieces cut at whitespace, which changes a count by at most a
+#: token per cut.
+_PIECE_CHARS = 100_000
+
+
+def _pieces(text: str) -> list[str]:
+    if len(text) <= _PIECE_CHARS:
+        return [text]
+    out: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + _PIECE_CHARS, len(text))
+        if end < len(text):
+            cut = text.rfind(" ", start + _PIECE_CHARS // 2, end)
+            end = cut if cut > start else end
+        out.append(text[start:end])
+        start = end
+    return out
 
 
 @lru_cache(maxsize=4)
