@@ -112,3 +112,25 @@ def test_world_json_lists_every_document(small_world: WrittenWorld) -> None:
     assert listed == small_world.manifest.documents
     entities = small_world.world["entities"]
     assert {"towns", "companies", "people", "patents", "products", "events"} <= set(entities)
+
+
+def test_facts_are_functional(medium_world: WrittenWorld) -> None:
+    """One answer per question: every (relation, subject) has a single object."""
+    objects: dict[tuple[str, str], set[str]] = {}
+    for f in medium_world.world["facts"]:
+        objects.setdefault((f["relation"], f["subject"]), set()).add(f["object"])
+    assert all(len(v) == 1 for v in objects.values())
+    twinned = [
+        t
+        for f in medium_world.world["facts"]
+        if f["relation"] == "twin"
+        for t in (f["subject"], f["object"])
+    ]
+    assert len(twinned) == len(set(twinned))  # a town has at most one twin
+
+
+def test_answer_aliases(world: WrittenWorld) -> None:
+    for c in world.chains:
+        assert c["answer_aliases"][0] == c["answer"]
+        if c["answer"].endswith(" Province"):
+            assert c["answer"].removesuffix(" Province") in c["answer_aliases"]

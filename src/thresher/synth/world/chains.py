@@ -69,6 +69,7 @@ class Chain:
     anchor: str
     hops: list[Hop]
     distractors: list[str] = field(default_factory=list)
+    answer_aliases: list[str] = field(default_factory=list)
 
     @property
     def pattern(self) -> tuple[str, ...]:
@@ -84,6 +85,7 @@ class Chain:
             "id": self.id,
             "question": self.question,
             "answer": self.answer,
+            "answer_aliases": list(self.answer_aliases),
             "n_hops": len(self.hops),
             "anchor": self.anchor,
             "hops": hops,
@@ -240,7 +242,23 @@ def _make_chain(world: World, path: list[tuple[str, list[Fact]]], rng: random.Ra
     for h in hops[:-1]:
         x = RELATIONS[h.relation].np.format(x=x)  # type: ignore[union-attr]
     question = RELATIONS[hops[-1].relation].question.format(x=x)
-    return Chain("", question, hops[-1].object, hops[0].subject, hops)
+    answer = hops[-1].object
+    return Chain(
+        "", question, answer, hops[0].subject, hops, [], _aliases(world, hops[-1].object_id, answer)
+    )
+
+
+def _aliases(world: World, entity_id: str | None, answer: str) -> list[str]:
+    """Other ways to write ``answer``: without ``Province``/``River``, with ``the``/``patent``."""
+    kind = _kind(world, entity_id) if entity_id else "year"
+    out = [answer]
+    if kind in ("region", "river"):
+        out.append(answer.rsplit(" ", 1)[0])
+    if kind in ("river", "product", "event"):
+        out.append(f"the {answer}")
+    if kind == "patent":
+        out.append(f"patent {answer}")
+    return out
 
 
 #: Patterns the demo question is taken from, best first.

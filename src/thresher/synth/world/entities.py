@@ -239,9 +239,11 @@ def _places(w: World, names: NameFactory, rng: random.Random, scale: int) -> Non
                 landmark=names.landmark(rng.choice(LANDMARK_KINDS)),
             ),
         )
-    for t in w.towns:
-        if rng.random() < 0.4:
-            t.twin = rng.choice([o for o in w.towns if o.id != t.id]).id
+    order = list(w.towns)  # twinning pairs towns; only the first of a pair states it
+    rng.shuffle(order)
+    for a, b in zip(order[0::2], order[1::2], strict=False):
+        if rng.random() < 0.7:
+            a.twin = b.id
     for i in range(max(3, scale // 8)):
         town = rng.choice(w.towns).id
         w.add(
@@ -341,17 +343,19 @@ def _patents_products_events(w: World, names: NameFactory, rng: random.Random) -
             w.add("products", prod)
 
 
-def build_world(seed: int, scale: int) -> World:
+def build_world(seed: int, scale: int, variant: int = 0) -> World:
     """Draw a whole world from ``seed``.
 
     Args:
         seed: the seed; equal seeds and scales give equal worlds.
         scale: the number of (non-look-alike) companies; everything else scales with it.
 
+        variant: draws another world for the same seed and scale (0 is the first).
+
     Returns:
         The :class:`World`.
     """
-    rng = random.Random(f"thresher-world:{seed}:{scale}")
+    rng = random.Random(f"thresher-world:{seed}:{scale}" + (f":{variant}" if variant else ""))
     names = NameFactory(rng)
     country = names.country()
     w = World(country=country, patent_office_code=country[:2].upper())

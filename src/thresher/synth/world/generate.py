@@ -12,7 +12,18 @@
     DIR/.world/chains.jsonl            the planted chains, one JSON object per line
 
 Document paths are relative POSIX paths, i.e. the doc ids ``thresher index DIR``
-gives them. Equal seed and size give byte-identical files.
+gives them (the loader skips ``.world/``; ``README.txt`` is ingested as one more
+document and names no entity). Equal seed and size give byte-identical files.
+
+``chains.jsonl`` records: ``id``, ``question``, ``answer``, ``answer_aliases``,
+``n_hops`` (2-4), ``anchor`` (the entity the question names), ``gold_docs`` (one
+per hop, distinct), ``distractors`` (near-miss document paths) and ``hops``: per
+hop ``doc``, ``fact`` (the sentence, verbatim in the document's visible text),
+``bridge`` (the entity named in this and the next hop's document; None on the
+last hop), ``relation``, ``subject``/``object`` (names), ``subject_id``/``object_id``
+and ``alt_docs`` (other documents stating the same fact). ``world.json`` holds
+``entities`` (by kind), ``documents`` (path, domain, kind, about, title, group,
+hidden text) and ``facts`` (relation, subject id, object id or year, doc, sentence).
 """
 
 from __future__ import annotations
@@ -46,10 +57,16 @@ __all__ = [
     "resolve_size",
 ]
 
-#: Named sizes -> (companies, planted chains to select).
-SIZES: dict[str, tuple[int, int]] = {"small": (7, 20), "medium": (60, 200), "large": (190, 700)}
+#: Named sizes -> (companies, planted chains to select, fewest documents, most documents).
+SIZES: dict[str, tuple[int, int, int, int]] = {
+    "small": (7, 20, 60, 100),
+    "medium": (60, 200, 500, 700),
+    "large": (190, 700, 1750, 2400),
+}
 #: Documents per company, measured; used to turn a document count into a scale.
 DOCS_PER_COMPANY = 10.0
+#: How many variants of a world are drawn, at most, to land in the size's document range.
+MAX_VARIANTS = 25
 WORLD_FORMAT = 1
 META_DIR = ".world"
 _OUTPUTS = ("web", "filings", "patents", "email", META_DIR, "README.txt")
@@ -86,15 +103,18 @@ class WorldManifest:
     chains: list[Chain] = field(default_factory=list)
 
 
-def resolve_size(size: str | int) -> tuple[str, int, int]:
-    """``(label, companies, chain target)`` for a size name or a document count.
+def resolve_size(size: str | int) -> tuple[str, int, int, tuple[int, int]]:
+    """``(label, companies, chain target, (fewest, most documents))`` for a size.
+
+    Args:
+        size: ``small``, ``medium``, ``large`` or a document count (at least 20).
 
     Raises:
         InputError: an unknown name or a count below 20.
     """
     if isinstance(size, str) and size in SIZES:
-        companies, chains = SIZES[size]
-        return size, companies, chains
+        companies, chains, lo, hi = SIZES[size]
+        return size, companies, chains, (lo, hi)
     try:
         n = int(size)
     except ValueError:
@@ -104,7 +124,18 @@ def resolve_size(size: str | int) -> tuple[str, int, int]:
     if n < 20:
         raise InputError(f"a world needs at least 20 documents, got {n}; ask for more")
     companies = max(3, round(n / DOCS_PER_COMPANY))
-    return f"{n} documents", companies, max(10, n // 3)
+    return f"{n} documents", companies, max(10, n // 3), (int(n * 0.8), int(n * 1.2))
+
+
+def _render(seed: int, companies: int, variant: int) -> tuple[World, list[RenderedDoc]]:
+    world = build_world(seed, companies, variant)
+    key = f"thresher-world:{seed}:{companies}:{variant}"
+    docs = render_web(world, random.Random(f"{key}:web"))
+    docs += render_filings(world, random.Random(f"{key}:filings"))
+    docs += render_patents(world, random.Random(f"{key}:patents"))
+    docs += render_email(world, random.Random(f"{key}:email"))
+    docs.sort(key=lambda d: d.path)
+    return world, docs
 
 
 def build_world_docs(seed: int, size: str | int = "small") -> BuiltWorld:
@@ -120,22 +151,22 @@ def build_world_docs(seed: int, size: str | int = "small") -> BuiltWorld:
     Raises:
         InputError: an unknown size.
     """
-    label, companies, target = resolve_size(size)
-    world = build_world(seed, companies)
-
-    def rng(stage: str) -> random.Random:
-        return random.Random(f"thresher-world:{seed}:{companies}:{stage}")
-
-    docs = render_web(world, rng("web"))
-    docs += render_filings(world, rng("filings"))
-    docs += render_patents(world, rng("patents"))
-    docs += render_email(world, rng("email"))
-    docs.sort(key=lambda d: d.path)
+    label, companies, target, (lo, hi) = resolve_size(size)
+    best: tuple[int, World, list[RenderedDoc]] | None = None
+    for variant in range(MAX_VARIANTS):  # the first variant whose size is in range
+        world, docs = _render(seed, companies, variant)
+        miss = max(lo - len(docs), len(docs) - hi, 0)
+        if best is None or miss < best[0]:
+            best = (miss, world, docs)
+        if miss == 0:
+            break
+    _, world, docs = best  # type: ignore[misc]
     facts = [f for d in docs for f in d.facts]
     index = MentionIndex(world, docs)
     paths = find_chains(world, facts, index)
-    chains = select_chains(world, paths, target, rng("chains"))
-    attach_distractors(world, chains, docs, index, rng("distractors"))
+    rng = random.Random(f"thresher-world:{seed}:{companies}:chains")
+    chains = select_chains(world, paths, target, rng)
+    attach_distractors(world, chains, docs, index, rng)
     return BuiltWorld(seed, label, world, docs, chains)
 
 
