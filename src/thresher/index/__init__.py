@@ -1,1 +1,57 @@
-"""index."""
+"""The index: the Store protocol, the embedded backend, ingestion, and the parts
+every backend shares (BM25 side index, RRF fusion, grep guard, embedders).
+
+Names are imported lazily, so ``import thresher.index`` does not load chromadb.
+Ingestion is ``thresher.index.ingest.ingest`` (not re-exported here: the name
+would clash with its own module once that is imported).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "Store",
+    "Hit",
+    "IngestReport",
+    "StoreStats",
+    "EmbeddedStore",
+    "open_store",
+    "Bm25Index",
+    "rrf",
+    "check_pattern",
+    "Embedder",
+    "MiniLMEmbedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "get_embedder",
+]
+
+_WHERE = {
+    "Store": "store",
+    "Hit": "store",
+    "IngestReport": "store",
+    "StoreStats": "store",
+    "EmbeddedStore": "embedded",
+    "open_store": "open",
+    "Bm25Index": "bm25",
+    "rrf": "fusion",
+    "check_pattern": "grep",
+    "Embedder": "embedder",
+    "MiniLMEmbedder": "embedder",
+    "OpenAIEmbedder": "embedder",
+    "SentenceTransformerEmbedder": "embedder",
+    "get_embedder": "embedder",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'thresher.index' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"thresher.index.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

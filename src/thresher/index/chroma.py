@@ -1,0 +1,224 @@
+"""The ``Store`` protocol over one chromadb collection plus a BM25 side index.
+
+Backend-agnostic over chromadb clients: the embedded store (a
+``PersistentClient`` on a local folder) and a Chroma server store (an
+``HttpClient``) subclass :class:`CollectionStore` and only say where the
+collection, the BM25 index and the corpus order come from (:meth:`_view`).
+
+Dense similarity is ``1 - distance`` of a collection in cosine space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thresher.config import Config
+from thresher.corpus.document import Chunk
+from thresher.errors import InputError, UnknownIdError
+from thresher.index.bm25 import Bm25Index
+from thresher.index.embedder import Embedder, QueryEmbeddingCache
+from thresher.index.fusion import rrf
+from thresher.index.grep import grep_ids
+from thresher.index.records import chunk_from_record
+from thresher.index.store import Hit
+
+__all__ = ["IndexView", "CollectionStore", "open_client"]
+
+_GET_BATCH = 5000
+
+
+def open_client(path: str | Path) -> Any:
+    """A chromadb ``PersistentClient`` on ``path`` (telemetry off)."""
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+
+
+@dataclass(frozen=True, slots=True)
+class IndexView:
+    """One consistent state of an index: the collection, BM25 and the corpus order."""
+
+    collection: Any
+    bm25: Bm25Index
+    order: dict[str, int]
+
+    @classmethod
+    def of(cls, collection: Any, bm25: Bm25Index) -> IndexView:
+        return cls(collection, bm25, {cid: i for i, cid in enumerate(bm25.ids)})
+
+
+def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
+    shown = ", ".join(ids[:10]) + (f" (+{len(ids) - 10} more)" if len(ids) > 10 else "")
+    return UnknownIdError(f"unknown {kind}: {shown}", list(ids))
+
+
+def _check_query(query: str, k: int | None = None) -> None:
+    if not query or not query.strip():
+        raise InputError("empty query; give at least one word to search for")
+    if k is not None and k <= 0:
+        raise InputError(f"k must be a positive number of results, got {k}")
+
+
+class CollectionStore:
+    """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
+
+    Subclasses implement :meth:`_view`, :meth:`stats` and call :meth:`close`.
+    Safe to call from several threads.
+    """
+
+    def __init__(self, config: Config, embedder: Embedder) -> None:
+        self.config = config
+        self.embedder = embedder
+        self._queries = QueryEmbeddingCache(embedder)
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thresher-dense")
+
+    def _view(self) -> IndexView:
+        raise NotImplementedError
+
+    # -- searches ---------------------------------------------------------------------------
+
+    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``."""
+        _check_query(query, k)
+        view = self._view()
+        excluded = set(exclude)
+        depth = max(self.config.retrieval.per_retriever, k)
+        dense_future = self._pool.submit(self._dense, view, query, depth, excluded)
+        lexical = view.bm25.search(query, depth, excluded)
+        dense = dense_future.result()
+        fused = rrf([[c for c, _ in lexical], [c for c, _ in dense]], self.config.retrieval.rrf_k)
+        fused = fused[:k]
+        chunks = self._chunks(view, [c for c, _ in fused])
+        bm25_at = {c: (rank, s) for rank, (c, s) in enumerate(lexical, start=1)}
+        dense_at = {c: (rank, s) for rank, (c, s) in enumerate(dense, start=1)}
+        hits = []
+        for (cid, score), chunk in zip(fused, chunks, strict=True):
+            b_rank, b_score = bm25_at.get(cid, (None, None))
+            d_rank, d_score = dense_at.get(cid, (None, None))
+            hits.append(Hit(chunk, score, "hybrid", b_rank, d_rank, b_score, d_score))
+        return hits
+
+    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """Lexical retrieval alone (BM25 scores, highest first, ties by chunk id)."""
+        _check_query(query, k)
+        view = self._view()
+        found = view.bm25.search(query, k, set(exclude))
+        chunks = self._chunks(view, [c for c, _ in found])
+        return [
+            Hit(chunk, s, "bm25", bm25_rank=r, bm25_score=s)
+            for r, ((_, s), chunk) in enumerate(zip(found, chunks, strict=True), start=1)
+        ]
+
+    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """Dense retrieval alone (cosine similarity, highest first, ties by chunk id)."""
+        _check_query(query, k)
+        view = self._view()
+        found = self._dense(view, query, k, set(exclude))
+        chunks = self._chunks(view, [c for c, _ in found])
+        return [
+            Hit(chunk, s, "dense", dense_rank=r, dense_score=s)
+            for r, ((_, s), chunk) in enumerate(zip(found, chunks, strict=True), start=1)
+        ]
+
+    def _dense(
+        self, view: IndexView, query: str, depth: int, exclude: set[str]
+    ) -> list[tuple[str, float]]:
+        """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut."""
+        total = len(view.bm25)
+        n = min(total, depth + sum(1 for c in exclude if c in view.order))
+        if n <= 0:
+            return []
+        vector = self._queries.embed_query(query)
+        found = view.collection.query(query_embeddings=[vector], n_results=n, include=["distances"])
+        pairs = [
+            (cid, 1.0 - float(dist))
+            for cid, dist in zip(found["ids"][0], found["distances"][0], strict=True)
+            if cid not in exclude
+        ]
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return pairs[:depth]
+
+    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> list[Hit]:
+        """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
+
+        Runs on chromadb's ``$regex`` (Rust engine, linear time). Raises
+        ``PatternRejectedError`` naming a refused construct or a timeout.
+        """
+        view = self._view()
+
+        def matching(rust_pattern: str) -> list[str]:
+            found = view.collection.get(where_document={"$regex": rust_pattern}, include=[])
+            return list(found["ids"])
+
+        ids = grep_ids(matching, pattern, self.config.grep, view.order, limit, exclude)
+        return [Hit(c, 1.0, "grep") for c in self._chunks(view, ids)]
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked; ``UnknownIdError`` lists misses."""
+        return self._chunks(self._view(), list(chunk_ids))
+
+    def read_document(self, doc_id: str) -> list[Chunk]:
+        """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none."""
+        view = self._view()
+        found = view.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
+        chunks = [
+            chunk_from_record(cid, text, meta)
+            for cid, text, meta in zip(
+                found["ids"], found["documents"], found["metadatas"], strict=True
+            )
+        ]
+        if not chunks:
+            raise _unknown("document id", [doc_id])
+        return sorted(chunks, key=lambda c: c.position)
+
+    def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
+        """(BM25 score, cosine similarity) of ``query`` against each chunk, in order."""
+        _check_query(query)
+        if not chunk_ids:
+            return []
+        view = self._view()
+        lexical = view.bm25.scores_for(query, chunk_ids)  # raises UnknownIdError
+        vectors = self._embeddings(view, list(dict.fromkeys(chunk_ids)))
+        q = self._queries.embed_query(query)
+        return [(b, float(vectors[c] @ q)) for b, c in zip(lexical, chunk_ids, strict=True)]
+
+    def _chunks(self, view: IndexView, ids: list[str]) -> list[Chunk]:
+        """Chunks for ``ids`` (order kept, repeats allowed); ``UnknownIdError`` on misses."""
+        unique = list(dict.fromkeys(ids))
+        by_id: dict[str, Chunk] = {}
+        for start in range(0, len(unique), _GET_BATCH):
+            found = view.collection.get(
+                ids=unique[start : start + _GET_BATCH], include=["documents", "metadatas"]
+            )
+            for cid, text, meta in zip(
+                found["ids"], found["documents"], found["metadatas"], strict=True
+            ):
+                by_id[cid] = chunk_from_record(cid, text, meta)
+        missing = [c for c in unique if c not in by_id]
+        if missing:
+            raise _unknown("chunk ids", missing)
+        return [by_id[c] for c in ids]
+
+    def _embeddings(self, view: IndexView, ids: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), _GET_BATCH):
+            found = view.collection.get(ids=ids[start : start + _GET_BATCH], include=["embeddings"])
+            for cid, vector in zip(found["ids"], found["embeddings"], strict=True):
+                out[cid] = np.asarray(vector, dtype=np.float32)
+        missing = [c for c in ids if c not in out]
+        if missing:
+            raise _unknown("chunk ids", missing)
+        return out
+
+    def _shutdown(self) -> None:
+        """Stop the worker threads (subclasses call this from ``close``)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,141 @@
+"""The embedded store: one local index folder, no services.
+
+Opens the generation that ``INDEX_DIR/CURRENT`` names (see
+:mod:`thresher.index.layout`): a chromadb ``PersistentClient`` folder and the
+BM25 side index. Before each call it checks ``CURRENT`` and, when an ingest
+has committed a new generation since, switches to it, so a long-running
+process always answers from the latest complete index.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import BackendUnavailableError, ConfigError
+from thresher.index import layout
+from thresher.index.bm25 import Bm25Index
+from thresher.index.chroma import CollectionStore, IndexView, open_client
+from thresher.index.embedder import Embedder, get_embedder
+from thresher.index.store import StoreStats
+
+__all__ = ["EmbeddedStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Generation:
+    path: Path
+    manifest: layout.Manifest
+    client: Any
+    view: IndexView
+
+
+class EmbeddedStore(CollectionStore):
+    """The ``Store`` protocol over a local index folder built by :func:`ingest`.
+
+    Args:
+        index_dir: the index folder.
+        config: retrieval and grep settings (defaults: ``Config()``).
+        embedder: the query embedder; defaults to the one the index was built
+            with (its name is in the manifest).
+
+    Raises:
+        IndexNotFoundError: no index in ``index_dir``.
+        IndexVersionError: the index was written by a newer thresher.
+        ConfigError: ``embedder`` is not the one the index was built with.
+    """
+
+    backend = "embedded"
+
+    def __init__(
+        self, index_dir: str | Path, config: Config | None = None, embedder: Embedder | None = None
+    ) -> None:
+        self.index_dir = Path(index_dir)
+        path = layout.current_generation(self.index_dir)
+        manifest = layout.read_manifest(path)
+        emb = embedder or get_embedder(manifest.embedder)
+        super().__init__(config or Config(), emb)
+        self._lock = threading.Lock()
+        self._retired: list[Any] = []
+        self._closed = False
+        self._generation = self._open(path, manifest)
+
+    def _open(self, path: Path, manifest: layout.Manifest) -> _Generation:
+        if manifest.embedder != self.embedder.name or manifest.dimension != self.embedder.dimension:
+            raise ConfigError(
+                f"index at {self.index_dir} was built with embedder {manifest.embedder} "
+                f"({manifest.dimension} dims), not {self.embedder.name} "
+                f"({self.embedder.dimension} dims); open it with the embedder it was built with"
+            )
+        bm25 = Bm25Index.load(path / "bm25")
+        client = open_client(path / "chroma")
+        try:
+            collection = client.get_collection(layout.COLLECTION)
+        except Exception:
+            client.close()
+            raise
+        return _Generation(path, manifest, client, IndexView.of(collection, bm25))
+
+    def _view(self) -> IndexView:
+        return self._current().view
+
+    def _current(self) -> _Generation:
+        """The live generation, reopened if an ingest committed a newer one."""
+        if self._closed:
+            raise BackendUnavailableError(f"the store on {self.index_dir} is closed; open it again")
+        generation = self._generation
+        try:
+            name = (self.index_dir / layout.CURRENT).read_text(encoding="utf-8").strip()
+        except OSError:
+            return generation
+        if name == generation.path.name:
+            return generation
+        with self._lock:
+            if self._generation.path.name != name:
+                path = layout.current_generation(self.index_dir)
+                fresh = self._open(path, layout.read_manifest(path))
+                self._retired.append(self._generation.client)
+                self._generation = fresh
+            return self._generation
+
+    def stats(self) -> StoreStats:
+        """Counts, embedder and format of the live generation."""
+        generation = self._current()
+        m = generation.manifest
+        return StoreStats(
+            backend=self.backend,
+            location=str(self.index_dir),
+            documents=len(m.documents),
+            chunks=m.chunk_count,
+            embedder=m.embedder,
+            dimension=m.dimension,
+            format_version=m.format_version,
+            extra={
+                "generation": generation.path.name,
+                "thresher_version": m.thresher_version,
+                "chunking": dict(m.chunking),
+                "sanitized": dict(m.sanitized),
+                "created_at": m.created_at,
+                "updated_at": m.updated_at,
+            },
+        )
+
+    def close(self) -> None:
+        """Release the chromadb clients and worker threads. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._shutdown()
+            for client in [*self._retired, self._generation.client]:
+                client.close()
+            self._retired.clear()
+
+    def __enter__(self) -> EmbeddedStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,301 @@
+"""Build or update an embedded index from documents: incremental and atomic.
+
+The documents given are the whole corpus. Each document's hash (title, text,
+source, metadata) is compared with the manifest of the live generation:
+new documents are added, changed ones re-chunked and replaced, absent ones
+deleted, unchanged ones left alone (never re-embedded). Running twice on the
+same input changes nothing and writes nothing.
+
+Changes go to a copy of the live generation, which becomes live only once it
+is complete and fsynced (see :mod:`thresher.index.layout`): a process killed at
+any point leaves the previous index readable and whole.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thresher import __version__
+from thresher.config import Config
+from thresher.corpus.chunking import chunk_document
+from thresher.corpus.document import Chunk, Document
+from thresher.errors import ConfigError, IndexNotFoundError, InputError
+from thresher.index import layout
+from thresher.index.bm25 import Bm25Index
+from thresher.index.chroma import open_client
+from thresher.index.embedder import Embedder, get_embedder
+from thresher.index.records import chunk_metadata, indexed_text
+from thresher.index.store import IngestReport
+from thresher.tokens import get_counter
+
+__all__ = ["ingest", "document_hash"]
+
+_EMBED_BATCH = 256
+
+
+def document_hash(doc: Document) -> str:
+    """sha256 (32 hex digits) of a document's title, text, source and metadata."""
+    payload = json.dumps(
+        [doc.title, doc.text, doc.source, doc.metadata],
+        sort_keys=True, ensure_ascii=False, default=str,
+    )  # fmt: skip
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ingest(
+    documents: Iterable[Document],
+    index_dir: str | Path,
+    config: Config | None = None,
+    embedder: Embedder | None = None,
+    progress: bool = True,
+) -> IngestReport:
+    """Make the index at ``index_dir`` hold exactly ``documents``.
+
+    Args:
+        documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
+        index_dir: the index folder (created if missing).
+        config: chunking and embedder settings (defaults: ``Config()``).
+        embedder: overrides ``config.retrieval.embedder``.
+        progress: show a progress bar while embedding (only on a terminal).
+
+    Returns:
+        What changed, with sanitization counts summed over the documents seen.
+
+    Raises:
+        InputError: a doc_id repeats with different content.
+        ConfigError: the index was built with another embedder.
+        IndexVersionError: the index was written by a newer thresher.
+    """
+    started = time.perf_counter()
+    config = config or Config()
+    root = Path(index_dir)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create index folder {root}: {exc.strerror}") from exc
+    with layout.ingest_lock(root):
+        report = _ingest_locked(documents, root, config, embedder, progress)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _ingest_locked(
+    documents: Iterable[Document],
+    root: Path,
+    config: Config,
+    embedder: Embedder | None,
+    progress: bool,
+) -> IngestReport:
+    try:
+        old_gen: Path | None = layout.current_generation(root)
+    except IndexNotFoundError:
+        old_gen = None
+    old = layout.read_manifest(old_gen) if old_gen else None
+    emb = embedder or get_embedder(config.retrieval.embedder)
+    if old is not None and (old.embedder != emb.name or old.dimension != emb.dimension):
+        raise ConfigError(
+            f"index at {root} was built with embedder {old.embedder} ({old.dimension} dims) "
+            f"but this run uses {emb.name} ({emb.dimension} dims); use the same embedder "
+            "or build into a new index folder"
+        )
+    layout.remove_stale_generations(root, keep=old_gen)
+
+    report = IngestReport()
+    plan: dict[str, tuple[Document, str]] = {}
+    for doc in documents:
+        digest = document_hash(doc)
+        if doc.doc_id in plan:
+            if plan[doc.doc_id][1] != digest:
+                raise InputError(
+                    f"document id {doc.doc_id!r} appears twice with different content "
+                    f"({plan[doc.doc_id][0].source} and {doc.source}); ids must be unique"
+                )
+            continue
+        plan[doc.doc_id] = (doc, digest)
+        for kind, count in doc.sanitized.items():
+            report.sanitized[kind] = report.sanitized.get(kind, 0) + count
+    report.documents_seen = len(plan)
+
+    chunking = {"max_tokens": config.chunking.max_tokens, "tokenizer": config.chunking.tokenizer}
+    known = old.documents if old else {}
+    rechunk_all = old is not None and old.chunking != chunking
+    changed = [d for d in plan if d not in known or rechunk_all or known[d].content_hash != plan[d][1]]  # fmt: skip
+    deleted = [d for d in known if d not in plan]
+    report.documents_added = sum(1 for d in changed if d not in known)
+    report.documents_updated = len(changed) - report.documents_added
+    report.documents_deleted = len(deleted)
+    report.documents_unchanged = len(plan) - len(changed)
+    if old is not None and not changed and not deleted:
+        return report
+
+    generation = layout.new_generation(root)
+    try:
+        manifest = _build_generation(
+            generation, old_gen, old, plan, changed, deleted, chunking, config, emb, progress,
+            report,
+        )  # fmt: skip
+        layout.write_manifest(generation, manifest)
+        layout.commit_generation(root, generation)
+    except BaseException:
+        shutil.rmtree(generation, ignore_errors=True)
+        raise
+    layout.remove_stale_generations(root, keep=generation)
+    return report
+
+
+def _build_generation(
+    generation: Path,
+    old_gen: Path | None,
+    old: layout.Manifest | None,
+    plan: dict[str, tuple[Document, str]],
+    changed: list[str],
+    deleted: list[str],
+    chunking: dict[str, Any],
+    config: Config,
+    emb: Embedder,
+    progress: bool,
+    report: IngestReport,
+) -> layout.Manifest:
+    """Write the new generation's chromadb and BM25 folders; return its manifest."""
+    if old_gen is not None:
+        shutil.copytree(old_gen / "chroma", generation / "chroma")
+    client = open_client(generation / "chroma")
+    try:
+        collection = client.get_or_create_collection(
+            layout.COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
+        )
+        batch = client.get_max_batch_size()
+        known = old.documents if old else {}
+        stale = [c for d in changed + deleted if d in known for c in known[d].chunk_ids]
+        reusable = _old_embeddings(collection, stale, batch)
+        for start in range(0, len(stale), batch):
+            collection.delete(ids=stale[start : start + batch])
+        report.chunks_deleted = len(stale)
+
+        now = _now()
+        counter = get_counter(config.chunking.tokenizer)
+        entries: dict[str, layout.DocEntry] = {}
+        fresh: list[Chunk] = []
+        for doc_id in changed:
+            doc, digest = plan[doc_id]
+            chunks = [
+                dataclasses.replace(c, ingested_at=now)
+                for c in chunk_document(doc, config.chunking.max_tokens, counter)
+            ]
+            fresh.extend(chunks)
+            entries[doc_id] = layout.DocEntry(
+                digest, [c.chunk_id for c in chunks], now, dict(doc.sanitized)
+            )
+        _add_chunks(collection, fresh, reusable, emb, batch, progress)
+        report.chunks_added = len(fresh)
+
+        documents = {d: entries[d] if d in entries else known[d] for d in plan}
+        manifest = layout.Manifest(
+            format_version=layout.FORMAT_VERSION,
+            thresher_version=__version__,
+            embedder=emb.name,
+            dimension=emb.dimension,
+            chunking=chunking,
+            documents=documents,
+            sanitized=_sum_sanitized(documents.values()),
+            created_at=old.created_at if old else now,
+            updated_at=now,
+        )
+        ids = manifest.chunk_ids()
+        texts = _indexed_texts(collection, ids, batch)
+    finally:
+        client.close()
+    Bm25Index.build(ids, texts).save(generation / "bm25")
+    return manifest
+
+
+def _old_embeddings(collection: Any, ids: Sequence[str], batch: int) -> dict[str, np.ndarray]:
+    """Embeddings of chunks about to be replaced, keyed by the hash of their indexed text."""
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(ids), batch):
+        got = collection.get(
+            ids=list(ids[start : start + batch]), include=["embeddings", "documents", "metadatas"]
+        )
+        for vector, text, meta in zip(
+            got["embeddings"], got["documents"], got["metadatas"], strict=True
+        ):
+            out[_text_key(indexed_text(str(meta.get("title", "")), text or ""))] = np.asarray(
+                vector, dtype=np.float32
+            )
+    return out
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _add_chunks(
+    collection: Any,
+    chunks: list[Chunk],
+    reusable: dict[str, np.ndarray],
+    emb: Embedder,
+    batch: int,
+    progress: bool,
+) -> None:
+    """Embed (unless an identical text's vector can be reused) and add ``chunks``."""
+    from tqdm import tqdm
+
+    step = min(_EMBED_BATCH, batch)
+    show = progress and sys.stderr.isatty()
+    with tqdm(total=len(chunks), unit="chunk", desc="indexing", disable=not show) as bar:
+        for start in range(0, len(chunks), step):
+            part = chunks[start : start + step]
+            texts = [indexed_text(c.title, c.text) for c in part]
+            keys = [_text_key(t) for t in texts]
+            missing = [i for i, k in enumerate(keys) if k not in reusable]
+            vectors = np.zeros((len(part), emb.dimension), dtype=np.float32)
+            if missing:
+                vectors[missing] = emb.embed([texts[i] for i in missing])
+            for i, key in enumerate(keys):
+                if key in reusable:
+                    vectors[i] = reusable[key]
+            collection.add(
+                ids=[c.chunk_id for c in part],
+                documents=[c.text for c in part],
+                metadatas=[chunk_metadata(c) for c in part],
+                embeddings=vectors,
+            )
+            bar.update(len(part))
+
+
+def _indexed_texts(collection: Any, ids: list[str], batch: int) -> list[str]:
+    """The indexed text (title and text) of every chunk, in the order of ``ids``."""
+    texts: dict[str, str] = {}
+    for start in range(0, len(ids), batch):
+        got = collection.get(ids=ids[start : start + batch], include=["documents", "metadatas"])
+        for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+            texts[cid] = indexed_text(str(meta.get("title", "")), text or "")
+    missing = [c for c in ids if c not in texts]
+    if missing:
+        raise IndexNotFoundError(
+            f"index copy lost {len(missing)} chunks (first: {missing[0]}); rebuild the index"
+        )
+    return [texts[c] for c in ids]
+
+
+def _sum_sanitized(entries: Iterable[layout.DocEntry]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for entry in entries:
+        for kind, count in entry.sanitized.items():
+            total[kind] = total.get(kind, 0) + count
+    return total

@@ -1,0 +1,249 @@
+"""The embedded index folder on disk: generations, ``CURRENT`` and the manifest.
+
+::
+
+    INDEX_DIR/
+      CURRENT            one line: the name of the live generation ("gen-000003")
+      ingest.lock        held (flock) by the one ingest allowed at a time
+      gen-000003/
+        manifest.json    format, versions, embedder, chunking, documents (corpus order)
+        chroma/          chromadb PersistentClient folder, collection "chunks"
+        bm25/            the BM25 side index (Bm25Index.save)
+
+Readers open what ``CURRENT`` names and never write. An ingest copies the live
+generation to a new folder, changes the copy, fsyncs it and then replaces
+``CURRENT`` atomically (write a temporary file, ``os.replace``), so a process
+killed at any point leaves the last committed generation live and complete.
+Folders that ``CURRENT`` does not name are leftovers, removed by the next ingest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thresher.errors import IndexNotFoundError, IndexVersionError, InputError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "COLLECTION",
+    "DocEntry",
+    "Manifest",
+    "current_generation",
+    "read_manifest",
+    "write_manifest",
+    "new_generation",
+    "commit_generation",
+    "remove_stale_generations",
+    "ingest_lock",
+    "fsync_tree",
+]
+
+#: Bumped when a change to the folder makes older thresher unable to read it.
+FORMAT_VERSION = 1
+#: The chromadb collection holding the chunks.
+COLLECTION = "chunks"
+CURRENT = "CURRENT"
+MANIFEST = "manifest.json"
+_GENERATION = re.compile(r"gen-(\d{6})")
+
+
+@dataclass(slots=True)
+class DocEntry:
+    """What the index holds for one document."""
+
+    content_hash: str
+    chunk_ids: list[str]
+    ingested_at: str
+    sanitized: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Manifest:
+    """The description of one generation (``manifest.json``).
+
+    ``documents`` is ordered: its order (then chunk position) is the corpus order.
+    """
+
+    format_version: int
+    thresher_version: str
+    embedder: str
+    dimension: int
+    chunking: dict[str, Any]
+    documents: dict[str, DocEntry] = field(default_factory=dict)
+    sanitized: dict[str, int] = field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+
+    @property
+    def chunk_count(self) -> int:
+        return sum(len(d.chunk_ids) for d in self.documents.values())
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id in corpus order."""
+        return [cid for d in self.documents.values() for cid in d.chunk_ids]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format_version": self.format_version,
+            "thresher_version": self.thresher_version,
+            "embedder": {"name": self.embedder, "dimension": self.dimension},
+            "chunking": self.chunking,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "counts": {"documents": len(self.documents), "chunks": self.chunk_count},
+            "sanitized": self.sanitized,
+            "documents": [
+                {"doc_id": doc_id, "content_hash": d.content_hash, "chunk_ids": d.chunk_ids,
+                 "ingested_at": d.ingested_at, "sanitized": d.sanitized}
+                for doc_id, d in self.documents.items()
+            ],
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Manifest:
+        return cls(
+            format_version=int(data["format_version"]),
+            thresher_version=str(data.get("thresher_version", "?")),
+            embedder=str(data["embedder"]["name"]),
+            dimension=int(data["embedder"]["dimension"]),
+            chunking=dict(data.get("chunking", {})),
+            documents={
+                d["doc_id"]: DocEntry(
+                    d["content_hash"], list(d["chunk_ids"]), d.get("ingested_at", ""),
+                    dict(d.get("sanitized", {})),
+                )
+                for d in data.get("documents", [])
+            },
+            sanitized=dict(data.get("sanitized", {})),
+            created_at=str(data.get("created_at", "")),
+            updated_at=str(data.get("updated_at", "")),
+        )  # fmt: skip
+
+
+def current_generation(index_dir: Path) -> Path:
+    """The live generation folder of ``index_dir``.
+
+    Raises:
+        IndexNotFoundError: no committed index there.
+    """
+    pointer = index_dir / CURRENT
+    try:
+        name = pointer.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        name = ""
+    except OSError as exc:
+        raise IndexNotFoundError(f"cannot read {pointer}: {exc.strerror}") from exc
+    generation = index_dir / name
+    if not _GENERATION.fullmatch(name) or not (generation / MANIFEST).is_file():
+        raise IndexNotFoundError(
+            f"no index at {index_dir}; build one with `thresher index PATH --index {index_dir}`"
+        )
+    return generation
+
+
+def read_manifest(generation: Path) -> Manifest:
+    """Read and version-check ``generation/manifest.json``.
+
+    Raises:
+        IndexVersionError: written in a newer format than this thresher reads.
+        IndexNotFoundError: the manifest is unreadable.
+    """
+    path = generation / MANIFEST
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        version = int(data["format_version"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexNotFoundError(f"index manifest {path} is unreadable: {exc}") from exc
+    if version > FORMAT_VERSION:
+        raise IndexVersionError(
+            f"index at {generation.parent} was written by thresher "
+            f"{data.get('thresher_version', '?')} (format {version}); this thresher reads "
+            f"format {FORMAT_VERSION}: upgrade thresher"
+        )
+    return Manifest.from_dict(data)
+
+
+def write_manifest(generation: Path, manifest: Manifest) -> None:
+    """Write ``manifest.json`` into ``generation`` and fsync it."""
+    path = generation / MANIFEST
+    with path.open("w", encoding="utf-8") as fh:
+        json.dump(manifest.to_dict(), fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def new_generation(index_dir: Path) -> Path:
+    """A new, empty generation folder numbered after every existing one."""
+    numbers = [int(m.group(1)) for p in index_dir.iterdir() if (m := _GENERATION.fullmatch(p.name))]
+    generation = index_dir / f"gen-{max(numbers, default=0) + 1:06d}"
+    generation.mkdir()
+    return generation
+
+
+def commit_generation(index_dir: Path, generation: Path) -> None:
+    """Make ``generation`` the live one: fsync it, then replace ``CURRENT`` atomically."""
+    fsync_tree(generation)
+    temp = index_dir / f"{CURRENT}.tmp"
+    with temp.open("w", encoding="utf-8") as fh:
+        fh.write(generation.name + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(temp, index_dir / CURRENT)
+    _fsync_dir(index_dir)
+
+
+def remove_stale_generations(index_dir: Path, keep: Path | None) -> list[str]:
+    """Delete every generation folder except ``keep``; returns the names removed."""
+    removed = []
+    for path in sorted(index_dir.iterdir()):
+        if _GENERATION.fullmatch(path.name) and path.is_dir() and path != keep:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+    with contextlib.suppress(FileNotFoundError):
+        (index_dir / f"{CURRENT}.tmp").unlink()
+    return removed
+
+
+@contextlib.contextmanager
+def ingest_lock(index_dir: Path) -> Iterator[None]:
+    """Hold the index's writer lock (blocks while another ingest runs)."""
+    try:
+        fh = (index_dir / "ingest.lock").open("a+")
+    except OSError as exc:
+        raise InputError(f"cannot lock index folder {index_dir}: {exc.strerror}") from exc
+    with fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def fsync_tree(root: Path) -> None:
+    """fsync every file and folder under ``root`` (and ``root`` itself)."""
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(folder))
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
