@@ -21,6 +21,7 @@ __all__ = [
     "GrepConfig",
     "BudgetConfig",
     "EpisodeConfig",
+    "LLMConfig",
     "Config",
 ]
 
@@ -96,6 +97,35 @@ class EpisodeConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class LLMConfig:
+    """The LLM policy's OpenAI-compatible endpoint (see ``docs/serving.md``).
+
+    base_url: e.g. ``http://localhost:8000/v1``; empty: ``THRESHER_LLM_BASE_URL``,
+        then ``OPENAI_BASE_URL``, then ``http://localhost:8000/v1``.
+    model: the served model name; empty: ``THRESHER_LLM_MODEL``, then the
+        endpoint's first ``/v1/models`` entry.
+    api_key_env: the environment variable holding the key (never the key itself;
+        ``OPENAI_API_KEY`` is the fallback, then a placeholder for keyless servers).
+    temperature, max_tokens: sampling settings sent with every request.
+    timeout_s: per-request timeout. max_retries, backoff_s: retries on 429, 5xx,
+        timeouts and dropped connections, with exponential backoff and jitter.
+    max_malformed: refused replies per episode before it ends with ``policy_error``.
+    reasoning_effort: ``low``/``medium``/``high`` for gpt-oss models; empty: not sent.
+    """
+
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "THRESHER_LLM_API_KEY"
+    temperature: float = 1.0
+    max_tokens: int = 4_096
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    max_malformed: int = 6
+    reasoning_effort: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every setting, grouped by concern."""
 
@@ -104,6 +134,7 @@ class Config:
     grep: GrepConfig = field(default_factory=GrepConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
 
     @classmethod
     def load(cls, path: str | Path) -> Config:
