@@ -83,13 +83,21 @@ def test_no_single_document_links_entities_two_hops_apart(world: WrittenWorld) -
 
 
 def test_distractors(world: WrittenWorld) -> None:
+    """Near misses: same kind of document and a shared topic as a hop's, no answer, no bridge."""
+    meta = {d["path"]: d for d in world.world["documents"]}
     with_distractors = 0
     for c in world.chains:
-        gold_domains = {g.split("/")[0] for g in c["gold_docs"]}
+        gold = [meta[g] for g in c["gold_docs"]]
+        names = [c["anchor"]] + [h["object"] for h in c["hops"]]
         for path in c["distractors"]:
             assert path not in c["gold_docs"]
-            assert not _has(world.docs[path].text, c["answer"])
-            assert path.split("/")[0] in gold_domains  # the same kind of document
+            assert not any(_has(world.docs[path].text, n) for n in names)
+            d = meta[path]
+            assert any(
+                (d["domain"], d["kind"]) == (g["domain"], g["kind"])
+                and set(d["groups"]) & set(g["groups"])
+                for g in gold
+            ), (c["id"], path)
         with_distractors += bool(c["distractors"])
     assert with_distractors >= 0.8 * len(world.chains)
 

@@ -1,10 +1,11 @@
 """Near-miss documents for a chain: same surface topic, different entity, no answer.
 
 For each hop document the candidates are documents of the same domain and kind
-that share its topic key (a patent claiming the same process, a filing of a
-company in the same industry, a page about a town in the same province, a
-biography of someone in the same industry). Look-alike companies (same name
-stem, same industry) come first. A distractor never names the chain's answer or
+that share a topic key with it (a patent claiming the same process or in the same
+industry, a filing of a company in the same industry or headquartered in the same
+town, a page about a town in the same province or on the same river, a biography
+of someone in the same industry or born in the same town), those sharing more
+keys first. Look-alike companies (same name stem, same industry) come before all. A distractor never names the chain's answer or
 any entity of the chain, and is never one of the chain's documents.
 """
 
@@ -52,7 +53,8 @@ def attach_distractors(
     by_path = {d.path: d for d in docs}
     by_key: dict[tuple[str, str, str], list[str]] = {}
     for d in docs:
-        by_key.setdefault((d.domain, d.kind, d.group), []).append(d.path)
+        for g in d.groups:
+            by_key.setdefault((d.domain, d.kind, g), []).append(d.path)
     lookalikes = _lookalike_paths(world, docs)
     for chain in chains:
         gold = {h.doc for h in chain.hops}
@@ -69,8 +71,13 @@ def attach_distractors(
         for hop in chain.hops:
             d = by_path[hop.doc]
             first = sorted(lookalikes.get(d.path, set()))
-            rest = sorted(by_key.get((d.domain, d.kind, d.group), []))
+            shared: dict[str, int] = {}
+            for g in d.groups:
+                for path in by_key.get((d.domain, d.kind, g), []):
+                    shared[path] = shared.get(path, 0) + 1
+            rest = sorted(shared)
             rng.shuffle(rest)
+            rest.sort(key=lambda path: -shared[path])  # most shared topics first (stable)
             taken = 0
             for path in first + rest:
                 if taken >= per_hop:

@@ -22,7 +22,7 @@ hop ``doc``, ``fact`` (the sentence, verbatim in the document's visible text),
 ``bridge`` (the entity named in this and the next hop's document; None on the
 last hop), ``relation``, ``subject``/``object`` (names), ``subject_id``/``object_id``
 and ``alt_docs`` (other documents stating the same fact). ``world.json`` holds
-``entities`` (by kind), ``documents`` (path, domain, kind, about, title, group,
+``entities`` (by kind), ``documents`` (path, domain, kind, about, title, groups,
 hidden text) and ``facts`` (relation, subject id, object id or year, doc, sentence).
 """
 
@@ -224,7 +224,7 @@ def _world_json(built: BuiltWorld) -> dict[str, Any]:
                 "kind": d.kind,
                 "about": d.about,
                 "title": d.title,
-                "group": d.group,
+                "groups": list(d.groups),
                 "hidden": d.hidden,
             }
             for d in built.docs

@@ -30,7 +30,8 @@ class RenderedDoc:
         content: the file content.
         visible: the text a reader sees (for HTML: without scripts, styles, hidden elements).
         facts: the fact sentences the visible text states.
-        group: a topic key shared by look-alike documents (an industry, a province...).
+        groups: topic keys shared by look-alike documents (``industry:battery``,
+            ``town:<id>``, ``process:<...>``, ``region:<id>``...).
         hidden: text present in the file but hidden from readers (HTML only).
     """
 
@@ -42,7 +43,7 @@ class RenderedDoc:
     content: str
     visible: str
     facts: list[Fact] = field(default_factory=list)
-    group: str = ""
+    groups: tuple[str, ...] = ()
     hidden: list[str] = field(default_factory=list)
 
 

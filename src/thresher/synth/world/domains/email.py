@@ -39,7 +39,7 @@ class _Thread:
 
     subject: str
     kind: str
-    group: str
+    group: str  # industry:<key>
     fw: FactWriter
     messages: list[_Message] = field(default_factory=list)
 
@@ -120,7 +120,9 @@ def _product_threads(w: World, prod: Product, rng: random.Random) -> list[_Threa
     threads: list[_Thread] = []
     if prod.launch_event and rng.random() < 0.8:
         fw = FactWriter(w, "", "email", rng)
-        th = _Thread(f"Launch plans for the {prod.name}", "launch", maker.industry, fw)
+        th = _Thread(
+            f"Launch plans for the {prod.name}", "launch", f"industry:{maker.industry}", fw
+        )
         opening = [fw.fact("launch_event", prod.id, prod.launch_event)]
         if rng.random() < 0.3:
             opening.append(fw.fact("venue", prod.launch_event, w.by_id[prod.launch_event].town))
@@ -132,7 +134,7 @@ def _product_threads(w: World, prod: Product, rng: random.Random) -> list[_Threa
         threads.append(th)
     if prod.patent and rng.random() < 0.7:
         fw = FactWriter(w, "", "email", rng)
-        th = _Thread(f"{prod.name} test results", "tech", maker.industry, fw)
+        th = _Thread(f"{prod.name} test results", "tech", f"industry:{maker.industry}", fw)
         people = rng.sample(staff, min(len(staff), 2))
         if rng.random() < 0.3:  # loop in an inventor, wherever they work now
             inventor = w.by_id[prod.patent].inventors[0]
@@ -151,7 +153,7 @@ def _intro_thread(w: World, p: Person, rng: random.Random) -> _Thread:
     ind = w.industry(company.industry)
     slots = {"term": rng.choice(ind.terms), "term2": rng.choice(ind.terms)}
     fw = FactWriter(w, "", "email", rng)
-    th = _Thread(f"Welcome {p.name}", "intro", company.industry, fw)
+    th = _Thread(f"Welcome {p.name}", "intro", f"industry:{company.industry}", fw)
     sender = p.manager or company.ceo
     team = [x for x in _staff(w, company.id) if x not in (sender, p.id)]
     body = [fw.fact("employer", p.id, company.id, role=p.role)]
@@ -169,7 +171,9 @@ def _visit_thread(w: World, rng: random.Random) -> _Thread:
     town = w.by_id[w.by_id[b.employer].hq].name
     ind = w.industry(w.by_id[b.employer].industry)
     slots = {"town": town, "term": rng.choice(ind.terms)}
-    th = _Thread(f"Site visit in {town}", "visit", ind.key, FactWriter(w, "", "email", rng))
+    th = _Thread(
+        f"Site visit in {town}", "visit", f"industry:{ind.key}", FactWriter(w, "", "email", rng)
+    )
     th.messages.append(_Message(a.id, [b.id], fill(rng, "email_visit", 3, **slots)))
     _reply_chain(th, [a.id, b.id], rng, "email_visit", slots)
     return th
@@ -199,6 +203,8 @@ def render_email(world: World, rng: random.Random) -> list[RenderedDoc]:
         content = _write(world, th, rng)
         facts = [replace(f, doc=path) for f in th.fw.facts]
         docs.append(
-            RenderedDoc(path, "email", th.kind, None, th.subject, content, content, facts, th.group)
+            RenderedDoc(
+                path, "email", th.kind, None, th.subject, content, content, facts, (th.group,)
+            )
         )
     return docs

@@ -148,7 +148,7 @@ def render_filings(world: World, rng: random.Random) -> list[RenderedDoc]:
                 content,
                 content,
                 fw.facts,
-                c.industry,
+                (f"industry:{c.industry}", f"town:{c.hq}"),
             )
         )
     return docs

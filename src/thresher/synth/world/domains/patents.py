@@ -119,7 +119,15 @@ def render_patents(world: World, rng: random.Random) -> list[RenderedDoc]:
         title = f"{pat.number}: {pat.title}"
         docs.append(
             RenderedDoc(
-                path, "patents", "patent", pat.id, title, content, content, fw.facts, pat.process
+                path,
+                "patents",
+                "patent",
+                pat.id,
+                title,
+                content,
+                content,
+                fw.facts,
+                (f"process:{pat.process}", f"industry:{pat.industry}"),
             )
         )
     return docs

@@ -234,27 +234,32 @@ def render_web(world: World, rng: random.Random) -> list[RenderedDoc]:
         The pages, in a fixed order (towns, universities, people, products, events).
     """
     site = f"The {world.country} Open Encyclopedia"
-    jobs: list[tuple[str, Any, Any, str]] = []
-    jobs += [("town", t, _town, t.region) for t in world.towns]
-    jobs += [("university", u, _university, "university") for u in world.universities]
+    by = world.by_id
+    jobs: list[tuple[str, Any, Any, tuple[str, ...]]] = []
+    jobs += [("town", t, _town, (f"region:{t.region}", f"river:{t.river}")) for t in world.towns]
+    jobs += [("university", u, _university, ("university",)) for u in world.universities]
     jobs += [
-        ("person", p, _person, world.by_id[p.employer].industry) for p in world.people if p.has_bio
+        ("person", p, _person, (f"industry:{by[p.employer].industry}", f"town:{p.birthplace}"))
+        for p in world.people
+        if p.has_bio
     ]
     jobs += [
-        ("product", p, _product, world.by_id[p.maker].industry)
+        ("product", p, _product, (f"industry:{by[p.maker].industry}",))
         for p in world.products
         if rng.random() < 0.5
     ]
-    jobs += [("event", e, _event, e.industry) for e in world.events]
+    jobs += [
+        ("event", e, _event, (f"industry:{e.industry}", f"town:{e.town}")) for e in world.events
+    ]
     docs: list[RenderedDoc] = []
-    for kind, entity, render, group in jobs:
+    for kind, entity, render, groups in jobs:
         title = display(world, entity.id).removeprefix("the ")
         path = f"web/{slugify(title)}.html"
         fw = FactWriter(world, path, "web", rng)
         content, visible, hidden = _page(site, title, render(world, entity, fw, rng), rng)
         docs.append(
             RenderedDoc(
-                path, "web", kind, entity.id, title, content, visible, fw.facts, group, hidden
+                path, "web", kind, entity.id, title, content, visible, fw.facts, groups, hidden
             )
         )
     return docs
