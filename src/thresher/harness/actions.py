@@ -18,6 +18,7 @@ __all__ = [
     "RankedDocument",
     "FinalAnswer",
     "Proposal",
+    "MalformedReply",
     "call",
     "answer",
 ]
@@ -146,6 +147,22 @@ class Proposal:
             data.get("hop"),
             tuple(str(p) for p in data.get("parents") or ()),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedReply:
+    """A reply a policy could not turn into a :class:`Proposal` (say, an LLM's broken tool call).
+
+    The harness refuses it like an invalid proposal: a refusal with ``code`` is
+    recorded, and ``message`` (what was wrong and how to fix it) is shown to the
+    policy at the next turn. ``raw`` keeps the reply as received, ``usage`` the
+    endpoint's report for it; both go to the trace.
+    """
+
+    code: str
+    message: str
+    raw: str = ""
+    usage: dict[str, int] | None = None
 
 
 def call(name: str, call_id: str = "", /, **arguments: Any) -> ToolCall:

@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
+from thresher.harness.actions import (
+    FinalAnswer,
+    MalformedReply,
+    Proposal,
+    RankedDocument,
+    ToolCall,
+)
 from thresher.harness.final import parse_final
 
 __all__ = ["ProposalCheck", "check_proposal"]
@@ -43,8 +49,10 @@ def check_proposal(value: Any, turn: int) -> ProposalCheck:
 
     Returns:
         A :class:`ProposalCheck`; codes: ``not_a_proposal``, ``malformed``,
-        ``both_calls_and_final``, ``empty_proposal``.
+        ``both_calls_and_final``, ``empty_proposal``, or a :class:`MalformedReply`'s own.
     """
+    if isinstance(value, MalformedReply):
+        return _refuse(value.code or "malformed_reply", value.message or "unreadable reply")
     if not isinstance(value, Proposal):
         return _refuse("not_a_proposal", f"expected a Proposal, got {type(value).__name__}")
     calls = value.tool_calls
