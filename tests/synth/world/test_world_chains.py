@@ -41,6 +41,8 @@ def test_fact_sentences_are_verbatim_in_the_cited_visible_text(world: WrittenWor
             assert h["doc"] in world.docs, h["doc"]  # the path is the ingester's doc id
             text = world.docs[h["doc"]].text
             assert h["fact"] in text, (c["id"], h["doc"])
+            holders = [d for d, doc in world.docs.items() if h["fact"] in doc.text]
+            assert holders == [h["doc"]], (c["id"], holders)  # in exactly the cited document
             assert _has(h["fact"], h["subject"]) and _has(h["fact"], h["object"])
             for alt in h["alt_docs"]:
                 assert _has(world.docs[alt].text, h["subject"])

@@ -26,7 +26,7 @@ from thresher.synth.world.domains.base import RenderedDoc, display
 from thresher.synth.world.entities import World
 from thresher.synth.world.relations import RELATIONS, Fact
 
-__all__ = ["Hop", "Chain", "MentionIndex", "find_chains", "select_chains"]
+__all__ = ["Hop", "Chain", "Step", "MentionIndex", "find_chains", "select_chains"]
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
@@ -94,6 +94,27 @@ class Chain:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A candidate hop: the facts a chain may cite for it, and every document stating it.
+
+    ``cite`` holds only facts whose sentence occurs in a single document, so a cited
+    sentence is found verbatim in exactly the document that cites it.
+    """
+
+    relation: str
+    cite: tuple[Fact, ...]
+    docs: tuple[str, ...]
+
+    @property
+    def subject(self) -> str:
+        return self.cite[0].subject
+
+    @property
+    def object(self) -> str:
+        return self.cite[0].object
+
+
 class MentionIndex:
     """Which documents name which entities (exact full names in visible text).
 
@@ -150,8 +171,8 @@ def _cooccur(index: MentionIndex, a: str, b: str, b_is_entity: bool) -> bool:
 
 def find_chains(
     world: World, facts: list[Fact], index: MentionIndex, max_hops: int = 4
-) -> list[list[tuple[str, list[Fact]]]]:
-    """Every verified relation path of 2..``max_hops`` hops, as ``(relation, facts)`` lists.
+) -> list[list[Step]]:
+    """Every verified relation path of 2..``max_hops`` hops, as lists of :class:`Step`.
 
     Args:
         world: the world.
@@ -160,29 +181,37 @@ def find_chains(
         max_hops: the longest chain.
 
     Returns:
-        Paths in a deterministic order; each hop lists every fact stating it (one per
+        Paths in a deterministic order; each step lists the facts it may cite (one per
         document), so a caller can pick distinct documents.
     """
-    stated: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+    docs_saying: dict[str, set[str]] = defaultdict(set)
     for f in facts:
-        stated[(f.relation, f.subject)].append(f)
+        docs_saying[f.sentence].add(f.doc)
+    grouped: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+    for f in facts:
+        grouped[(f.relation, f.subject)].append(f)
+    stated: dict[tuple[str, str], Step] = {}
+    for key, options in grouped.items():
+        cite = tuple(f for f in options if len(docs_saying[f.sentence]) == 1)
+        if cite:
+            stated[key] = Step(key[0], cite, tuple(sorted({f.doc for f in options})))
     by_kind: dict[str, list[str]] = defaultdict(list)
     for rel in sorted(RELATIONS):
         by_kind[RELATIONS[rel].subject].append(rel)
-    out: list[list[tuple[str, list[Fact]]]] = []
+    out: list[list[Step]] = []
 
-    def extend(path: list[str], hops: list[tuple[str, list[Fact]]]) -> None:
+    def extend(path: list[str], hops: list[Step]) -> None:
         here = path[-1]
         for rel in by_kind[_kind(world, here)]:
-            options = stated.get((rel, here))
-            if not options:
+            step = stated.get((rel, here))
+            if step is None:
                 continue
             spec = RELATIONS[rel]
-            obj = options[0].object
+            obj = step.object
             is_entity = spec.object != "year"
             if obj in path or any(_cooccur(index, e, obj, is_entity) for e in path[:-1]):
                 continue
-            new_hops = [*hops, (rel, options)]
+            new_hops = [*hops, step]
             if len(new_hops) >= 2 and _distinct_docs_possible(new_hops):
                 out.append(new_hops)
             if spec.np is not None and len(new_hops) < max_hops:
@@ -193,11 +222,11 @@ def find_chains(
     return out
 
 
-def _distinct_docs_possible(hops: list[tuple[str, list[Fact]]]) -> bool:
-    return _assign_docs([opts for _, opts in hops], None) is not None
+def _distinct_docs_possible(hops: list[Step]) -> bool:
+    return _assign_docs([s.cite for s in hops], None) is not None
 
 
-def _assign_docs(options: list[list[Fact]], rng: random.Random | None) -> list[Fact] | None:
+def _assign_docs(options: list[tuple[Fact, ...]], rng: random.Random | None) -> list[Fact] | None:
     """One fact per hop with pairwise distinct documents (backtracking), or None."""
     chosen: list[Fact] = []
 
@@ -218,17 +247,17 @@ def _assign_docs(options: list[list[Fact]], rng: random.Random | None) -> list[F
     return chosen if go(0) else None
 
 
-def _make_chain(world: World, path: list[tuple[str, list[Fact]]], rng: random.Random) -> Chain:
-    picked = _assign_docs([opts for _, opts in path], rng)
+def _make_chain(world: World, path: list[Step], rng: random.Random) -> Chain:
+    picked = _assign_docs([s.cite for s in path], rng)
     assert picked is not None  # checked when the path was found
     hops = []
-    for (rel, opts), f in zip(path, picked, strict=True):
-        is_entity = RELATIONS[rel].object != "year"
+    for step, f in zip(path, picked, strict=True):
+        is_entity = RELATIONS[step.relation].object != "year"
         obj_name = world.name(f.object) if is_entity else f.object
-        alts = tuple(sorted({o.doc for o in opts} - {f.doc}))
+        alts = tuple(d for d in step.docs if d != f.doc)
         hops.append(
             Hop(
-                rel,
+                step.relation,
                 f.subject,
                 f.object if is_entity else None,
                 world.name(f.subject),
@@ -271,7 +300,7 @@ _DEMO_PATTERNS = (
 
 
 def select_chains(
-    world: World, paths: list[list[tuple[str, list[Fact]]]], target: int, rng: random.Random
+    world: World, paths: list[list[Step]], target: int, rng: random.Random
 ) -> list[Chain]:
     """Up to ``target`` chains, spread over hop counts, relation patterns and answers.
 
@@ -282,9 +311,9 @@ def select_chains(
     pattern, preferably "in which town is the company that employs the lead
     inventor of patent X headquartered?". Ids are ``chain-NNNN`` in the returned order.
     """
-    by_len: dict[int, dict[tuple[str, ...], list[list[tuple[str, list[Fact]]]]]] = defaultdict(dict)
+    by_len: dict[int, dict[tuple[str, ...], list[list[Step]]]] = defaultdict(dict)
     for p in paths:
-        by_len[len(p)].setdefault(tuple(r for r, _ in p), []).append(p)
+        by_len[len(p)].setdefault(tuple(s.relation for s in p), []).append(p)
     quotas = {3: round(target * 0.4), 4: round(target * 0.3)}
     quotas[2] = target - quotas[3] - quotas[4]
     used_anchor: set[str] = set()
@@ -306,8 +335,8 @@ def select_chains(
                 queue = patterns[pat]
                 while queue:
                     path = queue.pop()
-                    anchor = path[0][1][0].subject
-                    answer = path[-1][1][0].object
+                    anchor = path[0].subject
+                    answer = path[-1].object
                     if anchor in used_anchor or answers[answer] >= per_answer:
                         continue
                     used_anchor.add(anchor)
@@ -323,8 +352,8 @@ def select_chains(
         queue = by_len.get(len(pattern), {}).pop(pattern, [])
         if queue:
             path = queue.pop(rng.randrange(len(queue)))
-            used_anchor.add(path[0][1][0].subject)
-            answers[path[-1][1][0].object] += 1
+            used_anchor.add(path[0].subject)
+            answers[path[-1].object] += 1
             picked.append(_make_chain(world, path, rng))
             quotas[len(pattern)] -= 1
             if queue:
