@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from thresher.config import Config
 from thresher.corpus.document import Document
+
+from .helpers import CountingEmbedder
 
 # (doc_id, title, text). Short, made up, on distinct topics so that the right
 # document is obvious; a few carry strings for grep (dates, codes, unicode).
@@ -250,9 +251,8 @@ def documents() -> list[Document]:
 @pytest.fixture(scope="session")
 def minilm():
     """The real MiniLM int8 embedder (skips when its registry packages are missing)."""
-    from thresher.index.embedder import MiniLMEmbedder
-
     from thresher.errors import ModelMissingError
+    from thresher.index.embedder import MiniLMEmbedder
 
     try:
         embedder = MiniLMEmbedder()
@@ -260,20 +260,6 @@ def minilm():
     except ModelMissingError as exc:
         pytest.skip(str(exc))
     return embedder
-
-
-class CountingEmbedder:
-    """The real embedder, counting the texts it is asked to embed."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dimension = inner.dimension
-        self.texts: list[str] = []
-
-    def embed(self, texts) -> np.ndarray:
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
 
 
 @pytest.fixture

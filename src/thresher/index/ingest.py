@@ -113,6 +113,7 @@ def _ingest_locked(
             f"but this run uses {emb.name} ({emb.dimension} dims); use the same embedder "
             "or build into a new index folder"
         )
+    name = layout.next_generation_name(root)  # taken before leftovers go: never reused
     layout.remove_stale_generations(root, keep=old_gen)
 
     report = IngestReport()
@@ -143,7 +144,7 @@ def _ingest_locked(
     if old is not None and not changed and not deleted:
         return report
 
-    generation = layout.new_generation(root)
+    generation = layout.new_generation(root, name)
     try:
         manifest = _build_generation(
             generation, old_gen, old, plan, changed, deleted, chunking, config, emb, progress,

@@ -40,6 +40,7 @@ __all__ = [
     "current_generation",
     "read_manifest",
     "write_manifest",
+    "next_generation_name",
     "new_generation",
     "commit_generation",
     "remove_stale_generations",
@@ -182,10 +183,15 @@ def write_manifest(generation: Path, manifest: Manifest) -> None:
         os.fsync(fh.fileno())
 
 
-def new_generation(index_dir: Path) -> Path:
-    """A new, empty generation folder numbered after every existing one."""
+def next_generation_name(index_dir: Path) -> str:
+    """The name after every generation folder present (numbers are never reused)."""
     numbers = [int(m.group(1)) for p in index_dir.iterdir() if (m := _GENERATION.fullmatch(p.name))]
-    generation = index_dir / f"gen-{max(numbers, default=0) + 1:06d}"
+    return f"gen-{max(numbers, default=0) + 1:06d}"
+
+
+def new_generation(index_dir: Path, name: str | None = None) -> Path:
+    """Create the empty generation folder ``name`` (default: :func:`next_generation_name`)."""
+    generation = index_dir / (name or next_generation_name(index_dir))
     generation.mkdir()
     return generation
 
