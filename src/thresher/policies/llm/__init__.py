@@ -1,0 +1,35 @@
+"""The LLM policy: chat completions with tools over an OpenAI-compatible endpoint.
+
+Serve ``chromadb/context-1`` or ``openai/gpt-oss-20b`` with vLLM or Ollama
+(``docs/serving.md``), then ``thresher search "..." --policy llm``.
+"""
+
+from __future__ import annotations
+
+from thresher.policies.llm.client import (
+    ChatClient,
+    EndpointRequestError,
+    EndpointSettings,
+    EndpointUnavailableError,
+)
+from thresher.policies.llm.policy import (
+    CONTEXT1_MODEL,
+    LLMPolicy,
+    MalformedReplyLimitError,
+    context1_policy,
+)
+from thresher.policies.llm.prompt import SYSTEM_PROMPT
+from thresher.policies.llm.schemas import tool_schemas
+
+__all__ = [
+    "LLMPolicy",
+    "context1_policy",
+    "CONTEXT1_MODEL",
+    "ChatClient",
+    "EndpointSettings",
+    "EndpointUnavailableError",
+    "EndpointRequestError",
+    "MalformedReplyLimitError",
+    "SYSTEM_PROMPT",
+    "tool_schemas",
+]

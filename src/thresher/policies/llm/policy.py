@@ -1,0 +1,153 @@
+"""LLMPolicy: chat completions with tools over an OpenAI-compatible endpoint.
+
+Each turn the policy sends exactly the harness's rendered transcript
+(``observation.messages``) with the five tool schemas, and turns the reply
+into a :class:`~thresher.harness.actions.Proposal`, or into a
+:class:`~thresher.harness.actions.MalformedReply` that the harness refuses
+and explains to the model at the next turn. The policy keeps no episode
+state: what it needs (earlier searches, refused replies so far) is read from
+the transcript, so one instance can serve concurrent episodes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import ThresherError
+from thresher.harness.actions import MalformedReply, Proposal
+from thresher.harness.observation import Observation
+from thresher.policies.llm.client import ChatClient, EndpointSettings
+from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
+from thresher.policies.llm.prompt import SYSTEM_PROMPT
+from thresher.policies.llm.schemas import tool_schemas
+from thresher.tokens import get_counter
+
+__all__ = ["LLMPolicy", "MalformedReplyLimitError", "context1_policy", "CONTEXT1_MODEL"]
+
+#: the Hugging Face name of Chroma's Context-1 weights (the default model of ``context-1``)
+CONTEXT1_MODEL = "chromadb/context-1"
+
+
+class MalformedReplyLimitError(ThresherError):
+    """The model's replies were refused ``llm.max_malformed`` times in one episode."""
+
+
+class LLMPolicy:
+    """A tool-calling LLM as the policy.
+
+    Args:
+        config: settings; ``config.llm`` names the endpoint (see ``docs/serving.md``),
+            ``config.chunking.tokenizer`` counts reply length.
+        system_prompt: replaces :data:`~thresher.policies.llm.prompt.SYSTEM_PROMPT`.
+        client: a ready :class:`ChatClient` (default: one built from the settings).
+        env: environment for the settings fallbacks (default ``os.environ``).
+        sleep: the wait between retries (default ``time.sleep``; tests record it).
+        **llm: overrides of ``config.llm`` fields (``model="gpt-oss-20b"``, ...).
+
+    Raises:
+        ConfigError: an unknown or ill-typed ``llm`` override.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        system_prompt: str | None = None,
+        client: ChatClient | None = None,
+        env: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] | None = None,
+        **llm: Any,
+    ) -> None:
+        cfg = config or Config()
+        if llm:
+            cfg = cfg.override({f"llm.{k}": v for k, v in llm.items()})
+        self.config = cfg
+        self.settings = client.settings if client else EndpointSettings.resolve(cfg.llm, env)
+        self.system_prompt = SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self.client = client or ChatClient(self.settings, sleep=sleep or time.sleep)
+        self._count = get_counter(cfg.chunking.tokenizer).count
+        self._lock = threading.Lock()
+        self._stats: Counter[str] = Counter()
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The five tools as JSON Schemas (sent with every request, counted by the harness)."""
+        return tool_schemas()
+
+    def request_params(self) -> dict[str, Any]:
+        """The request fields sent besides model, messages and tools."""
+        llm = self.config.llm
+        params: dict[str, Any] = {
+            "temperature": llm.temperature,
+            "max_tokens": llm.max_tokens,
+            "tool_choice": "auto",
+            "parallel_tool_calls": True,
+        }
+        if llm.reasoning_effort:
+            params["reasoning_effort"] = llm.reasoning_effort
+        return params
+
+    def stats(self) -> dict[str, int]:
+        """Counters over this instance's life: ``requests``, ``retries``, ``malformed:<code>``."""
+        with self._lock:
+            return dict(self._stats)
+
+    def propose(self, observation: Observation) -> Proposal | MalformedReply:
+        """Ask the model for this turn's tool calls or final answer.
+
+        Returns:
+            A Proposal (with the endpoint's usage, plus ``retries`` when any), or a
+            MalformedReply the harness refuses with its code and corrective message.
+
+        Raises:
+            MalformedReplyLimitError: ``llm.max_malformed`` replies were already refused.
+            EndpointUnavailableError: the endpoint stayed unreachable through the retries.
+            EndpointRequestError: the endpoint rejected the request (4xx).
+        """
+        messages = list(observation.messages)
+        limit = self.config.llm.max_malformed
+        refused = refused_replies(messages)
+        if refused >= limit:
+            raise MalformedReplyLimitError(
+                f"{refused} replies were refused this episode (llm.max_malformed={limit}); "
+                "the model is not following the tool format: check the server's tool-call "
+                "parser (docs/serving.md) or raise llm.max_malformed"
+            )
+        response = self.client.complete(messages, self.tool_schemas(), self.request_params())
+        reply = parse_completion(
+            response.body,
+            searched=searched_queries(messages),
+            max_content_tokens=self.config.llm.max_tokens,
+            count_tokens=self._count,
+        )
+        usage = dict(reply.usage or {})
+        if response.retries:
+            usage["retries"] = len(response.retries)
+        with self._lock:
+            self._stats["requests"] += response.attempts
+            self._stats["retries"] += len(response.retries)
+            if isinstance(reply, MalformedReply):
+                self._stats[f"malformed:{reply.code}"] += 1
+        return replace(reply, usage=usage or None)
+
+
+def context1_policy(config: Config | None = None, **options: Any) -> LLMPolicy:
+    """An :class:`LLMPolicy` whose model defaults to ``chromadb/context-1``.
+
+    The model named by ``config.llm.model``, a ``model=`` option or
+    ``THRESHER_LLM_MODEL`` still wins.
+    """
+    cfg = config or Config()
+    env = options.get("env")
+    env_model = (os.environ if env is None else env).get("THRESHER_LLM_MODEL")
+    if not cfg.llm.model and "model" not in options and not env_model:
+        options["model"] = CONTEXT1_MODEL
+    return LLMPolicy(cfg, **options)

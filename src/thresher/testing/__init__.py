@@ -1,0 +1,1 @@
+"""Test tools that ship with the package (a replay server for OpenAI-compatible clients)."""

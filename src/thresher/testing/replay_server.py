@@ -1,0 +1,329 @@
+"""A replay server: an OpenAI-compatible HTTP endpoint that plays back a scripted list of replies.
+
+It is not a model. It serves ``POST /v1/chat/completions`` by returning the
+next scripted entry, whatever was asked, and ``GET /v1/models`` with one
+model name; it records every request it receives (headers and JSON body) to a
+JSONL log so tests can check exactly what a client sent. It runs as its own
+process (stdlib ``http.server``) on 127.0.0.1 at a free port, so clients talk
+to it over real HTTP.
+
+A script is a JSON file ``{"model": "replay", "replies": [entry, ...]}``; each
+entry is one of:
+
+* ``{"message": {...}, "finish_reason": "stop", "usage": {...}}``: a chat
+  completion around that assistant message (see :func:`reply`);
+* ``{"completion": {...}}``: a whole response body, served verbatim;
+* ``{"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}``: an HTTP error;
+* ``{"raw": "text", "status": 200}``: a body that is not JSON;
+* ``{"drop": true}``: the connection is closed without any response;
+
+and any entry may add ``"delay_s": 2.0`` to answer late (a client timeout).
+Once the replies run out, every chat request gets HTTP 410 ``replay script
+exhausted``.
+
+This module uses the standard library only, so the server process starts in
+milliseconds: ``python replay_server.py --script S --log L`` prints
+``READY <port>`` when it listens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+__all__ = [
+    "ReplayServer",
+    "reply",
+    "tool_call",
+    "http_error",
+    "dropped",
+    "garbage",
+    "delayed",
+    "main",
+]
+
+
+# -- script builders (pure) -------------------------------------------------------------
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str = "") -> dict[str, Any]:
+    """One assistant tool call; ``arguments`` as an object (encoded) or a raw string (sent as is)."""
+    encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": encoded}}
+    if call_id:
+        call["id"] = call_id
+    return call
+
+
+def reply(
+    *calls: dict[str, Any],
+    content: str | None = None,
+    finish_reason: str | None = None,
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """A scripted chat completion: tool calls and/or content (ids ``call_<n>`` filled in)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.get("id") or f"call_{i}", **{k: v for k, v in c.items() if k != "id"}}
+            for i, c in enumerate(calls)
+        ]
+    entry: dict[str, Any] = {
+        "message": message,
+        "finish_reason": finish_reason or ("tool_calls" if calls else "stop"),
+    }
+    if usage is not None:
+        entry["usage"] = usage
+    return entry
+
+
+def http_error(
+    status: int, *, retry_after: str | None = None, message: str = "scripted error"
+) -> dict[str, Any]:
+    """A scripted HTTP error with an OpenAI-style error body."""
+    entry: dict[str, Any] = {"status": status, "body": {"error": {"message": message}}}
+    if retry_after is not None:
+        entry["headers"] = {"Retry-After": retry_after}
+    return entry
+
+
+def dropped() -> dict[str, Any]:
+    """A request whose connection is closed without a response."""
+    return {"drop": True}
+
+
+def garbage(text: str = "<html>bad gateway</html>") -> dict[str, Any]:
+    """A 200 response whose body is not JSON."""
+    return {"raw": text, "status": 200}
+
+
+def delayed(entry: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """``entry`` answered after ``seconds`` (past a client's timeout, it is a timeout)."""
+    return {**entry, "delay_s": seconds}
+
+
+# -- the server process -----------------------------------------------------------------
+def _completion(entry: dict[str, Any], n: int, model: str) -> dict[str, Any]:
+    if "completion" in entry:
+        return entry["completion"]
+    body: dict[str, Any] = {
+        "id": f"replay-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": entry["message"],
+                "finish_reason": entry.get("finish_reason", "stop"),
+            }
+        ],
+    }
+    if "usage" in entry:
+        body["usage"] = entry["usage"]
+    return body
+
+
+def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPRequestHandler]:
+    replies: list[dict[str, Any]] = list(script.get("replies") or [])
+    model = str(script.get("model") or "replay")
+    lock = threading.Lock()
+    counter = {"next": 0, "seen": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            return
+
+        def _record(self, body: Any, entry_index: int | None) -> None:
+            with lock:
+                record = {
+                    "n": counter["seen"],
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "body": body,
+                    "entry": entry_index,
+                }
+                counter["seen"] += 1
+                with log_path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+        def _send(self, status: int, body: bytes, ctype: str, headers: dict[str, str]) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
+                self.close_connection = True
+
+        def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+            self._send(status, json.dumps(data).encode(), "application/json", headers or {})
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            self._record(None, None)
+            if self.path.rstrip("/").endswith("/models"):
+                data = [{"id": model, "object": "model", "owned_by": "replay-server"}]
+                self._json(200, {"object": "list", "data": data})
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+        def do_POST(self) -> None:  # noqa: N802 - stdlib name
+            length = int(self.headers.get("Content-Length") or 0)
+            text = self.rfile.read(length).decode("utf-8", "replace")
+            try:
+                body: Any = json.loads(text)
+            except ValueError:
+                body = text
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._record(body, None)
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            with lock:
+                index = counter["next"]
+                counter["next"] += 1
+            self._record(body, index if index < len(replies) else None)
+            if index >= len(replies):
+                message = f"replay script exhausted after {len(replies)} replies"
+                self._json(410, {"error": {"message": message, "type": "replay_exhausted"}})
+                return
+            entry = replies[index]
+            if entry.get("delay_s"):
+                time.sleep(float(entry["delay_s"]))
+            if entry.get("drop"):
+                self.close_connection = True
+                return
+            headers = {str(k): str(v) for k, v in (entry.get("headers") or {}).items()}
+            status = int(entry.get("status", 200))
+            if "raw" in entry:
+                self._send(status, str(entry["raw"]).encode(), "text/plain", headers)
+            elif status != 200:
+                self._json(status, entry.get("body") or {"error": {"message": "error"}}, headers)
+            else:
+                self._json(200, _completion(entry, index, model), headers)
+
+    return Handler
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the replay server until killed; prints ``READY <port>`` once listening."""
+    parser = argparse.ArgumentParser(description="replay scripted chat completions over HTTP")
+    parser.add_argument("--script", required=True, help="the script JSON file")
+    parser.add_argument("--log", required=True, help="append received requests here (JSONL)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0: a free port")
+    args = parser.parse_args(argv)
+    script = json.loads(Path(args.script).read_text(encoding="utf-8"))
+    server = ThreadingHTTPServer((args.host, args.port), _make_handler(script, Path(args.log)))
+    server.daemon_threads = True
+    print(f"READY {server.server_address[1]}", flush=True)
+    server.serve_forever()
+    return 0
+
+
+# -- the parent side --------------------------------------------------------------------
+class ReplayServer:
+    """Start a replay server process and read what it received.
+
+    Args:
+        replies: the scripted entries, in order (see the module docstring).
+        workdir: where the script and request log are written.
+        model: the model name ``/v1/models`` lists.
+
+    Use as a context manager; ``base_url`` is ``http://127.0.0.1:<port>/v1``.
+    """
+
+    def __init__(
+        self, replies: Sequence[dict[str, Any]], workdir: str | Path, *, model: str = "replay"
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.script_path = self.workdir / "replay-script.json"
+        self.log_path = self.workdir / "replay-requests.jsonl"
+        self.replies = [dict(r) for r in replies]
+        self.model = model
+        self.port = 0
+        self._proc: subprocess.Popen[str] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self, timeout_s: float = 20.0) -> ReplayServer:
+        """Spawn the process and wait until it listens. Raises ``RuntimeError`` if it does not."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        script = {"model": self.model, "replies": self.replies}
+        self.script_path.write_text(json.dumps(script), encoding="utf-8")
+        self.log_path.write_text("", encoding="utf-8")
+        cmd = [sys.executable, os.path.abspath(__file__)]
+        cmd += ["--script", str(self.script_path), "--log", str(self.log_path)]
+        self._proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert self._proc.stdout is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._proc.stdout, selectors.EVENT_READ)
+            line = self._proc.stdout.readline() if sel.select(timeout_s) else ""
+        if not line.startswith("READY "):
+            self.stop()
+            raise RuntimeError(f"replay server did not start (got {line!r}); see {self.workdir}")
+        self.port = int(line.split()[1])
+        return self
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request received so far, in arrival order."""
+        if not self.log_path.exists():
+            return []
+        lines = self.log_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """The JSON bodies of the chat completion requests, in arrival order."""
+        return [
+            r["body"]
+            for r in self.requests()
+            if r["method"] == "POST" and r["path"].rstrip("/").endswith("/chat/completions")
+        ]
+
+    def stop(self) -> None:
+        """Terminate the server process (idempotent)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def __enter__(self) -> ReplayServer:
+        return self.start() if self._proc is None else self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The replay server: a real HTTP process that plays back scripted replies and logs requests."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from thresher.testing.replay_server import (
+    ReplayServer,
+    delayed,
+    dropped,
+    garbage,
+    http_error,
+    reply,
+    tool_call,
+)
+
+
+def post(url: str, data: dict, timeout: float = 5.0) -> tuple[int, dict, str]:
+    request = urllib.request.Request(
+        url, json.dumps(data).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
+
+
+def test_plays_back_in_order_and_records_requests(tmp_path):
+    script = [
+        reply(tool_call("search_corpus", {"query": "q"}), usage={"prompt_tokens": 7}),
+        http_error(429, retry_after="3"),
+        garbage("not json"),
+    ]
+    with ReplayServer(script, tmp_path, model="replay-x") as server:
+        url = server.base_url + "/chat/completions"
+        with urllib.request.urlopen(server.base_url + "/models", timeout=5) as r:
+            assert json.loads(r.read())["data"][0]["id"] == "replay-x"
+        status, _, text = post(url, {"messages": [{"role": "user", "content": "one"}]})
+        completion = json.loads(text)
+        assert status == 200 and completion["usage"] == {"prompt_tokens": 7}
+        call = completion["choices"][0]["message"]["tool_calls"][0]
+        assert call["id"] == "call_0" and json.loads(call["function"]["arguments"]) == {
+            "query": "q"
+        }
+        assert completion["choices"][0]["finish_reason"] == "tool_calls"
+        status, headers, _ = post(url, {"messages": [{"role": "user", "content": "two"}]})
+        assert status == 429 and headers["Retry-After"] == "3"
+        assert post(url, {"n": 3})[2] == "not json"
+        status, _, text = post(url, {"n": 4})
+        assert status == 410 and "exhausted after 3 replies" in text
+        bodies = server.chat_requests()
+        assert [b.get("messages", [{}])[0].get("content") for b in bodies[:2]] == ["one", "two"]
+        assert [r["entry"] for r in server.requests()] == [None, 0, 1, 2, None]
+    assert server._proc is None  # stopped on exit
+
+
+def test_drop_and_delay(tmp_path):
+    with ReplayServer(
+        [dropped(), delayed(reply(content="late"), 1.0), reply(content="ok")], tmp_path
+    ) as s:
+        url = s.base_url + "/chat/completions"
+        with pytest.raises((urllib.error.URLError, ConnectionError)):
+            post(url, {})
+        with pytest.raises(TimeoutError):
+            post(url, {}, timeout=0.2)
+        status, _, text = post(url, {})
+        assert status == 200 and json.loads(text)["choices"][0]["message"]["content"] == "ok"
