@@ -8,6 +8,8 @@ tries to close the chunk delimiter, and distractors.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from thresher.config import Config
@@ -104,19 +106,19 @@ def config() -> Config:
 
 
 @pytest.fixture(scope="session")
-def store(tmp_path_factory: pytest.TempPathFactory):
-    """The real embedded store over the test corpus."""
-    try:
-        from thresher.index.embedded import EmbeddedStore
-    except ImportError:  # TEMPORARY until index/embedded.py lands
-        from ._memstore import MemoryStore
-
-        yield MemoryStore(corpus(), test_config())
-        return
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test corpus ingested into a real index folder (once per session)."""
     from thresher.index.ingest import ingest
 
-    index_dir = tmp_path_factory.mktemp("harness-index")
-    ingest(corpus(), index_dir, test_config())
+    path = tmp_path_factory.mktemp("harness-index")
+    ingest(corpus(), path, test_config(), progress=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def store(index_dir: Path):
+    """The real embedded store over the test corpus."""
+    from thresher.index.embedded import EmbeddedStore
 
     s = EmbeddedStore(index_dir, test_config())
     yield s

@@ -111,7 +111,7 @@ def test_soft_notice_then_hard_cutoff_refuses_all_but_prune_recall_and_final(sto
             turn(call("search_corpus", query="market town wool tin salt rope cider")),
             turn(call("search_corpus", query="History of Tessaly river Vennor")),
             at_cutoff,
-            answer("glassworks"),
+            lambda obs: answer(obs.active[0].chunk_id),
         ],
     )
     assert any(o.usage.soft and not o.usage.hard for o in policy.observations)

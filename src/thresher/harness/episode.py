@@ -17,14 +17,14 @@ Each turn:
 4. *Record*: every step is a trace event applied through
    :meth:`EpisodeState.apply`, the same transition replay uses.
 
-Daemon threads rather than a ``ThreadPoolExecutor``: a call that times out
-cannot be killed, and an executor joins its workers at interpreter exit, so
-one hung store call would hang the process.
+Calls run on reusable daemon threads (:mod:`thresher.harness.workers`), not
+a ``ThreadPoolExecutor``: a call that times out cannot be killed, and an
+executor joins its workers at interpreter exit, so one hung store call would
+hang the process.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -32,21 +32,19 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from thresher.config import Config
-from thresher.harness.actions import RETRIEVAL_TOOLS, TOOL_NAMES, Proposal, ToolCall
+from thresher.harness.actions import (
+    MalformedReply,
+)
 from thresher.harness.budget import (
-    HARD_REFUSAL,
     UsageState,
     notices_for,
     settle_usage,
-    tool_room,
 )
-from thresher.harness.final import resolve_final
-from thresher.harness.observation import build_observation
+from thresher.harness.calls import CallRunner
+from thresher.harness.observation import Observation, build_observation
 from thresher.harness.render import (
-    MESSAGE_OVERHEAD,
     TranscriptCounter,
     render_messages,
-    tool_content,
 )
 from thresher.harness.result import (
     ExitReason,
@@ -56,7 +54,7 @@ from thresher.harness.result import (
     partial_ranking,
 )
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import Fetched, Reranker, check_arguments, fetch
+from thresher.harness.tools import Reranker
 from thresher.harness.trace import (
     EpisodeEnd,
     EpisodeStart,
@@ -64,58 +62,23 @@ from thresher.harness.trace import (
     ProposalEvent,
     QueryState,
     Refusal,
-    ToolResult,
     TraceEvent,
     UsageReport,
 )
-from thresher.harness.transitions import (
-    CallContext,
-    prune_result,
-    recall_result,
-    refused_result,
-    retrieval_result,
-)
-from thresher.harness.validate import check_proposal
+from thresher.harness.validate import check_final, check_proposal
+from thresher.harness.workers import submit
 from thresher.index.store import Store
 from thresher.tokens import TokenCounter, get_counter
 
 if TYPE_CHECKING:
     from thresher.policies.base import Policy
 
-__all__ = ["run_episode", "MAX_REFUSED_PROPOSALS", "MAX_HARD_REFUSALS", "CALL_RESERVE"]
+__all__ = ["run_episode", "MAX_REFUSED_PROPOSALS", "MAX_HARD_REFUSALS"]
 
 #: refused proposals in a row before the episode ends with policy_error
 MAX_REFUSED_PROPOSALS = 3
 #: turns in a row whose calls were all refused by the hard cutoff before it ends with budget
 MAX_HARD_REFUSALS = 3
-#: tokens kept per not-yet-applied call of the turn (its header or error line)
-CALL_RESERVE = 64
-
-
-class _Job:
-    """Run ``fn`` on a daemon thread; ``result(timeout)`` raises TimeoutError if unfinished."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self._fn = fn
-        self._done = threading.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-        threading.Thread(target=self._run, name="thresher-job", daemon=True).start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._fn()
-        except BaseException as exc:  # handed to the caller of result()
-            self._error = exc
-        finally:
-            self._done.set()
-
-    def result(self, timeout: float) -> Any:
-        if not self._done.wait(max(timeout, 0.0)):
-            raise TimeoutError
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 class _Episode:
@@ -145,7 +108,10 @@ class _Episode:
         self.completion_tokens = 0
         # the largest notice message a turn after tool calls can get (no proposal refusals)
         worst = notices_for(int("9" * len(str(config.budget.total))), config.budget)
-        self.notice_reserve = self.tc.message({"content": "\n".join(worst)}) + 4
+        reserve = self.tc.message({"content": "\n".join(worst)}) + 4
+        self.calls = CallRunner(
+            self.state, store, config, self.tc, self.reranker, self.emit, self.elapsed, reserve
+        )
 
     # -- recording -------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -226,40 +192,21 @@ class _Episode:
                     f"the next prompt needs {usage.used} tokens, over the budget of {usage.budget}",
                 )
             self.emit(self.query_state(turn, usage, notices))
-            messages = render_messages(self.state)
+            messages = render_messages(self.state, self.tc.render_memo)
             observation = build_observation(self.state, messages, usage, notices, hop=self.hop)
             if self.on_turn is not None:
                 self.on_turn(self.state)
-            start = time.perf_counter()
-            try:
-                job = _Job(lambda obs=observation: self.policy.propose(obs))
-                value = job.result(cfg.episode.wall_time_s - self.elapsed())
-            except TimeoutError:
-                self.emit(ProposalEvent(turn=turn, valid=False, raw="(no reply before wall time)"))
-                self.emit(Refusal(turn=turn, code="timeout", message="policy did not reply"))
-                return self.finish(ExitReason.TIMEOUT, "the policy did not reply in time")
-            except Exception as exc:  # a policy bug ends the episode, never the process
-                message = f"{type(exc).__name__}: {exc}"
-                self.emit(ProposalEvent(turn=turn, valid=False, raw=message[:2000]))
-                self.emit(Refusal(turn=turn, code="policy_exception", message=message[:2000]))
-                return self.finish(ExitReason.POLICY_ERROR, message)
-            elapsed = round(time.perf_counter() - start, 6)
-            check = check_proposal(value, turn)
+            asked = self.ask(turn, observation)
+            if isinstance(asked, Result):
+                return asked
+            value, elapsed = asked
+            check, docs, dropped = check_final(
+                check_proposal(value, turn),
+                self.state.cache,
+                self.state.context,
+                cfg.episode.max_final_documents,
+            )
             proposal = check.proposal
-            if check.ok and proposal is not None and proposal.final is not None:
-                docs, dropped = resolve_final(
-                    proposal.final,
-                    self.state.cache,
-                    self.state.context,
-                    cfg.episode.max_final_documents,
-                )
-                if proposal.final.documents and not docs:
-                    check = replace(
-                        check,
-                        code="no_known_documents",
-                        message="the final answer names no document retrieved in this episode: "
-                        + ", ".join(d.doc_id for d in proposal.final.documents[:5]),
-                    )
             if not check.ok:
                 self.emit(
                     ProposalEvent(
@@ -271,6 +218,8 @@ class _Episode:
                     )
                 )
                 self.emit(Refusal(turn=turn, code=check.code, message=check.message))
+                if isinstance(value, MalformedReply):
+                    self.reconcile(turn, usage, value.usage)
                 refused_streak += 1
                 extra = [f"[Refused: {check.message}]"]
                 if refused_streak >= MAX_REFUSED_PROPOSALS:
@@ -284,19 +233,15 @@ class _Episode:
             self.emit(
                 ProposalEvent(turn=turn, proposal=proposal.to_dict(), valid=True, elapsed_s=elapsed)
             )
-            self.reconcile(turn, usage, proposal)
+            self.reconcile(turn, usage, proposal.usage)
             if proposal.hop is not None:
                 self.hop = proposal.hop
             if proposal.final is not None:
                 for d in dropped:
-                    self.emit(
-                        Refusal(
-                            turn=turn, call_id=None, code=d.code, message=f"{d.id}: {d.message}"
-                        )
-                    )
+                    self.emit(Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}"))
                 self.emit(FinalEvent(turn=turn, documents=docs))
                 return self.finish(ExitReason.ANSWERED)
-            outcome = self.run_calls(turn, usage, proposal)
+            outcome = self.calls.run(turn, usage, proposal)
             if outcome == "max_calls":
                 return self.finish(ExitReason.MAX_CALLS, f"{cfg.episode.max_calls} tool calls")
             hard_streak = hard_streak + 1 if outcome == "hard_refused" else 0
@@ -305,6 +250,23 @@ class _Episode:
                     ExitReason.BUDGET,
                     f"past the hard limit, {hard_streak} turns of refused retrieval calls",
                 )
+
+    def ask(self, turn: int, observation: Observation) -> tuple[Any, float] | Result:
+        """The policy's reply and its time, or the Result ending the episode."""
+        start = time.perf_counter()
+        try:
+            job = submit(lambda: self.policy.propose(observation))
+            value = job.result(self.config.episode.wall_time_s - self.elapsed())
+        except TimeoutError:
+            self.emit(ProposalEvent(turn=turn, valid=False, raw="(no reply before wall time)"))
+            self.emit(Refusal(turn=turn, code="timeout", message="policy did not reply"))
+            return self.finish(ExitReason.TIMEOUT, "the policy did not reply in time")
+        except Exception as exc:  # a policy bug ends the episode, never the process
+            message = f"{type(exc).__name__}: {exc}"
+            self.emit(ProposalEvent(turn=turn, valid=False, raw=message[:2000]))
+            self.emit(Refusal(turn=turn, code="policy_exception", message=message[:2000]))
+            return self.finish(ExitReason.POLICY_ERROR, message)
+        return value, round(time.perf_counter() - start, 6)
 
     def settle(self, extra: list[str]) -> tuple[UsageState, list[str]]:
         base = self.tc.transcript(self.state)
@@ -331,8 +293,9 @@ class _Episode:
             current_query=self.state.current_query,
         )
 
-    def reconcile(self, turn: int, usage: UsageState, proposal: Proposal) -> None:
-        reported = proposal.usage or {}
+    def reconcile(self, turn: int, usage: UsageState, reported: dict[str, int] | None) -> None:
+        """Record endpoint-reported usage; its excess over our count corrects later counts."""
+        reported = reported or {}
         prompt = reported.get("prompt_tokens")
         completion = reported.get("completion_tokens")
         if not isinstance(prompt, int) and not isinstance(completion, int):
@@ -350,115 +313,6 @@ class _Episode:
                 completion_tokens=completion,
                 correction=correction,
             )
-        )
-
-    def run_calls(self, turn: int, usage: UsageState, proposal: Proposal) -> str:
-        """Check, run concurrently, apply in order. Returns 'max_calls', 'hard_refused' or ''."""
-        cfg = self.config
-        state = self.state
-        plan: list[tuple[ToolCall, str, str]] = []  # (call, refusal code, message)
-        accepted = 0
-        query = state.current_query
-        jobs: dict[int, _Job] = {}
-        hit_cap = False
-        for i, call in enumerate(proposal.tool_calls):
-            code, message = "", ""
-            if call.name not in TOOL_NAMES:
-                code, message = (
-                    "unknown_tool",
-                    f"unknown tool '{call.name}'; use one of " + ", ".join(TOOL_NAMES),
-                )
-            elif i >= cfg.episode.max_calls_per_turn:
-                code, message = (
-                    "max_calls_per_turn",
-                    f"at most {cfg.episode.max_calls_per_turn} calls per turn",
-                )
-            elif state.calls_made() + accepted >= cfg.episode.max_calls:
-                code, message = (
-                    "max_calls",
-                    f"the episode's {cfg.episode.max_calls} tool calls are used",
-                )
-                hit_cap = True
-            elif usage.hard and call.name in RETRIEVAL_TOOLS:
-                code = "hard_cutoff"
-                message = HARD_REFUSAL.format(used=usage.used, budget=usage.budget)
-            else:
-                args, why = check_arguments(call.name, call.arguments)
-                if why:
-                    code, message = "bad_arguments", f"bad arguments for {call.name}: {why}"
-                else:
-                    call = replace(call, arguments=args)
-                    accepted += 1
-            plan.append((call, code, message))
-            if not code and call.name in RETRIEVAL_TOOLS:
-                jobs[i] = self.start_fetch(call, query)
-                if call.name == "search_corpus":
-                    query = call.arguments["query"]
-        deadline = time.perf_counter() + min(
-            cfg.episode.tool_timeout_s, max(cfg.episode.wall_time_s - self.elapsed(), 0.0)
-        )
-        for i, (call, code, message) in enumerate(plan):
-            if code:
-                self.emit_result(refused_result(call, turn, code, message))
-                continue
-            ctx = self.call_context(turn, proposal, len(plan) - i - 1)
-            if call.name == "prune_chunks":
-                self.emit_result(prune_result(call, state, turn))
-            elif call.name == "recall_chunks":
-                self.emit(recall_result(call, state, ctx))
-            else:
-                try:
-                    fetched = jobs[i].result(deadline - time.perf_counter())
-                except TimeoutError:
-                    limit = cfg.episode.tool_timeout_s
-                    fetched = Fetched(error_code="timeout", error=f"timed out after {limit}s")
-                event = retrieval_result(call, fetched, state, ctx)
-                if event.shown:
-                    self.emit(event)
-                else:
-                    self.emit_result(event)
-        if hit_cap:
-            return "max_calls"
-        codes = [code for _, code, _ in plan]
-        if codes and all(c == "hard_cutoff" for c in codes):
-            return "hard_refused"
-        return ""
-
-    def emit_result(self, event: ToolResult) -> None:
-        """Record a result that shows no chunks, with its message's token count."""
-        content = tool_content(event.header, [], event.footer)
-        self.emit(replace(event, tokens=MESSAGE_OVERHEAD + self.tc.text(content)))
-
-    def start_fetch(self, call: ToolCall, query: str) -> _Job:
-        state = self.state
-        seen = frozenset(state.cache.ids())
-        in_context = frozenset(state.context.ids())
-        return _Job(
-            lambda: fetch(
-                call.name,
-                call.arguments,
-                self.store,
-                self.config,
-                seen=seen,
-                in_context=in_context,
-                current_query=query,
-                reranker=self.reranker,
-            )
-        )
-
-    def call_context(self, turn: int, proposal: Proposal, remaining_calls: int) -> CallContext:
-        reserve = self.notice_reserve + CALL_RESERVE * remaining_calls
-        room = tool_room(
-            self.tc.transcript(self.state), self.state.correction, self.config.budget, reserve
-        )
-        return CallContext(
-            turn=turn,
-            hop=proposal.hop,
-            parents=tuple(proposal.parents),
-            room=room,
-            per_call=self.config.budget.per_call_tokens,
-            search_results=self.config.episode.search_results,
-            counter=self.tc,
         )
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from thresher.corpus.document import Chunk
@@ -61,9 +62,14 @@ def escape_attr(text: str) -> str:
 
 def chunk_block(chunk: Chunk) -> str:
     """The delimited DATA block of one chunk."""
+    return _block(chunk.chunk_id, chunk.doc_id, chunk.title, chunk.text)
+
+
+@lru_cache(maxsize=4096)
+def _block(chunk_id: str, doc_id: str, title: str, text: str) -> str:
     return (
-        f'<chunk id="{escape_attr(chunk.chunk_id)}" doc="{escape_attr(chunk.doc_id)}" '
-        f'title="{escape_attr(chunk.title)}">{escape_text(chunk.text)}</chunk>'
+        f'<chunk id="{escape_attr(chunk_id)}" doc="{escape_attr(doc_id)}" '
+        f'title="{escape_attr(title)}">{escape_text(text)}</chunk>'
     )
 
 
@@ -77,15 +83,22 @@ def tool_content(header: str, blocks: Sequence[str], footer: str) -> str:
     return "\n".join(part for part in (header, *blocks, footer) if part)
 
 
-def _outcome_content(state: EpisodeState, turn: int, outcome: ToolOutcome) -> str:
+def _outcome_content(
+    state: EpisodeState, turn: int, outcome: ToolOutcome, memo: dict[Any, str] | None
+) -> str:
+    where = (turn, outcome.call_id)
+    full = tuple(state.context.placement(cid) == where for cid in outcome.chunk_ids)
+    key = (where, full)
+    if memo is not None and key in memo:
+        return memo[key]
     blocks: list[str] = []
-    for chunk_id in outcome.chunk_ids:
+    for chunk_id, shown in zip(outcome.chunk_ids, full, strict=True):
         chunk = state.cache.get(chunk_id)
-        if chunk is not None and state.context.placement(chunk_id) == (turn, outcome.call_id):
-            blocks.append(chunk_block(chunk))
-        else:
-            blocks.append(stub(chunk_id))
-    return tool_content(outcome.header, blocks, outcome.footer)
+        blocks.append(chunk_block(chunk) if shown and chunk is not None else stub(chunk_id))
+    content = tool_content(outcome.header, blocks, outcome.footer)
+    if memo is not None:
+        memo[key] = content
+    return content
 
 
 def assistant_message(text: str, tool_calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -106,8 +119,14 @@ def assistant_message(text: str, tool_calls: Sequence[dict[str, Any]]) -> dict[s
     return message
 
 
-def render_messages(state: EpisodeState) -> list[dict[str, Any]]:
-    """The chat messages the policy is sent, rendered from the state alone."""
+def render_messages(
+    state: EpisodeState, memo: dict[Any, str] | None = None
+) -> list[dict[str, Any]]:
+    """The chat messages the policy is sent, rendered from the state alone.
+
+    ``memo`` (optional, one per episode) keeps rendered tool messages between
+    calls; it only speeds rendering up and never changes the result.
+    """
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": state.system_prompt},
         {"role": "user", "content": state.question},
@@ -125,7 +144,7 @@ def render_messages(state: EpisodeState) -> list[dict[str, Any]]:
                     "role": "tool",
                     "tool_call_id": outcome.call_id,
                     "name": outcome.tool,
-                    "content": _outcome_content(state, record.turn, outcome),
+                    "content": _outcome_content(state, record.turn, outcome, memo),
                 }
             )
     return messages
@@ -138,6 +157,8 @@ class TranscriptCounter:
         self.counter = counter
         self._memo: dict[str, int] = {}
         self._memo_size = memo_size
+        #: rendered tool messages, for :func:`render_messages`
+        self.render_memo: dict[Any, str] = {}
 
     def text(self, text: str) -> int:
         """Tokens in ``text`` (memoized)."""
@@ -168,4 +189,6 @@ class TranscriptCounter:
 
     def transcript(self, state: EpisodeState) -> int:
         """Tokens of everything the state renders, tool schemas included."""
-        return self.messages(render_messages(state)) + self.tools(state.tool_schemas)
+        return self.messages(render_messages(state, self.render_memo)) + self.tools(
+            state.tool_schemas
+        )

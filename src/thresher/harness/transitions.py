@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from thresher.corpus.document import Chunk
 from thresher.harness.actions import ToolCall
 from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, chunk_block, tool_content
 from thresher.harness.state import EpisodeState, LineageRecord
@@ -66,6 +67,16 @@ def _error(call: ToolCall, ctx: CallContext, code: str, message: str, elapsed: f
     )
 
 
+_CHUNK_FIELDS = tuple(Chunk.__dataclass_fields__)
+
+
+def _chunk_dict(chunk: Chunk) -> dict[str, Any]:
+    """``chunk.to_dict()`` without ``asdict``'s deep copy (metadata copied one level)."""
+    data = {name: getattr(chunk, name) for name in _CHUNK_FIELDS}
+    data["metadata"] = dict(chunk.metadata)
+    return data
+
+
 def _lineage(
     hit: Hit, call: ToolCall, ctx: CallContext, query: str, rank: int, dup: str | None
 ) -> dict[str, Any]:
@@ -90,11 +101,18 @@ def _fit(
     """Which blocks fit in ``cap`` tokens: ``(kept indices, content, tokens)``.
 
     Blocks are tried in order; one that does not fit is skipped whole. The
-    estimate (sum of block counts) is then checked on the exact message text,
-    dropping the last kept block while the message is over ``cap``.
+    estimate (sum of block counts, the longest footer) is then checked on the
+    exact message text, dropping the last kept block while it is over ``cap``;
+    if nothing is left, each block alone is tried exactly, so a block that fits
+    on its own is never refused.
     """
+
+    def exact(keep: list[int]) -> tuple[str, int]:
+        kept = [blocks[i] for i in keep]
+        content = tool_content(header_of(len(kept)), kept, footer_of(keep, len(blocks)))
+        return content, MESSAGE_OVERHEAD + ctx.counter.text(content)
+
     budget = cap - MESSAGE_OVERHEAD - ctx.counter.text(header_of(0) + footer_of([], len(blocks)))
-    budget -= 16
     keep: list[int] = []
     used = 0
     for i, block in enumerate(blocks):
@@ -102,13 +120,17 @@ def _fit(
         if used + n <= budget:
             keep.append(i)
             used += n
-    while True:
-        kept = [blocks[i] for i in keep]
-        content = tool_content(header_of(len(kept)), kept, footer_of(keep, len(blocks)))
-        tokens = MESSAGE_OVERHEAD + ctx.counter.text(content)
-        if tokens <= cap or not keep:
+    while keep:
+        content, tokens = exact(keep)
+        if tokens <= cap:
             return keep, content, tokens
         keep.pop()
+    for i in range(len(blocks)):
+        content, tokens = exact([i])
+        if tokens <= cap:
+            return [i], content, tokens
+    content, tokens = exact([])
+    return [], content, tokens
 
 
 def retrieval_result(
@@ -171,7 +193,9 @@ def retrieval_result(
     keep, _content, tokens = _fit(ctx, cap, blocks, header_of, footer_of)
     kept = len(keep)
     if fresh and kept == 0:
-        smallest = min(MESSAGE_OVERHEAD + ctx.counter.text(b) for b in blocks)
+        smallest = min(
+            MESSAGE_OVERHEAD + ctx.counter.text(tool_content(header_of(1), [b], "")) for b in blocks
+        )
         return _error(
             call,
             ctx,
@@ -182,8 +206,8 @@ def retrieval_result(
             fetched.elapsed_s,
         )
     shown = [fresh[i] for i in keep]
-    new_chunks = [h.chunk.to_dict() for _, h in shown if h.chunk.chunk_id not in state.cache]
-    new_chunks += [h.chunk.to_dict() for _, h, _ in dups]
+    new_chunks = [_chunk_dict(h.chunk) for _, h in shown if h.chunk.chunk_id not in state.cache]
+    new_chunks += [_chunk_dict(h.chunk) for _, h, _ in dups]
     lineage = [_lineage(h, call, ctx, query, r, None) for r, h in shown]
     lineage += [_lineage(h, call, ctx, query, r, first) for r, h, first in dups]
     return ToolResult(

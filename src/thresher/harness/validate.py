@@ -11,16 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from thresher.config import EpisodeConfig
 from thresher.harness.actions import (
+    RETRIEVAL_TOOLS,
+    TOOL_NAMES,
     FinalAnswer,
     MalformedReply,
     Proposal,
     RankedDocument,
     ToolCall,
 )
-from thresher.harness.final import parse_final
+from thresher.harness.budget import HARD_REFUSAL, UsageState
+from thresher.harness.final import DroppedId, parse_final, resolve_final
+from thresher.harness.state import ActiveContext, RetrievalCache
+from thresher.harness.tools import check_arguments
 
-__all__ = ["ProposalCheck", "check_proposal"]
+__all__ = ["ProposalCheck", "check_proposal", "check_final", "PlannedCall", "plan_calls"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +109,79 @@ def check_proposal(value: Any, turn: int) -> ProposalCheck:
     return ProposalCheck(
         replace(value, tool_calls=tuple(normalized), final=final, parents=parents, usage=usage)
     )
+
+
+def check_final(
+    check: ProposalCheck, cache: RetrievalCache, context: ActiveContext, max_documents: int
+) -> tuple[ProposalCheck, list[dict[str, Any]], list[DroppedId]]:
+    """Resolve a checked proposal's final answer against the episode.
+
+    Returns ``(check, documents, dropped)``; the check becomes a refusal
+    (``no_known_documents``) when the answer names documents but none was seen.
+    A proposal without a final answer passes through with no documents.
+    """
+    proposal = check.proposal
+    if not check.ok or proposal is None or proposal.final is None:
+        return check, [], []
+    docs, dropped = resolve_final(proposal.final, cache, context, max_documents)
+    if proposal.final.documents and not docs:
+        named = ", ".join(d.doc_id for d in proposal.final.documents[:5])
+        message = f"the final answer names no document retrieved in this episode: {named}"
+        return replace(check, code="no_known_documents", message=message), [], dropped
+    return check, docs, dropped
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCall:
+    """A tool call with normalized arguments, or the reason it is refused (``code``)."""
+
+    call: ToolCall
+    code: str = ""
+    message: str = ""
+
+
+def plan_calls(
+    calls: tuple[ToolCall, ...], calls_made: int, caps: EpisodeConfig, usage: UsageState
+) -> tuple[list[PlannedCall], bool]:
+    """Decide which calls of a turn run; the rest are refused with a reason.
+
+    Checks, in order: the tool allow-list, calls per turn, calls per episode,
+    the hard cutoff (retrieval tools only), the arguments.
+
+    Args:
+        calls: the turn's calls (ids already normalized).
+        calls_made: calls executed earlier in the episode.
+        caps: the episode caps.
+        usage: the usage the policy saw this turn (hard flag).
+
+    Returns:
+        ``(plan, hit_cap)``: one PlannedCall per call in order; ``hit_cap`` when a
+        call was refused because the episode's call cap is used up.
+    """
+    plan: list[PlannedCall] = []
+    accepted = 0
+    hit_cap = False
+    for i, call in enumerate(calls):
+        if call.name not in TOOL_NAMES:
+            why = f"unknown tool '{call.name}'; use one of " + ", ".join(TOOL_NAMES)
+            plan.append(PlannedCall(call, "unknown_tool", why))
+        elif i >= caps.max_calls_per_turn:
+            why = f"at most {caps.max_calls_per_turn} calls per turn"
+            plan.append(PlannedCall(call, "max_calls_per_turn", why))
+        elif calls_made + accepted >= caps.max_calls:
+            hit_cap = True
+            why = f"the episode's {caps.max_calls} tool calls are used"
+            plan.append(PlannedCall(call, "max_calls", why))
+        elif usage.hard and call.name in RETRIEVAL_TOOLS:
+            why = HARD_REFUSAL.format(used=usage.used, budget=usage.budget)
+            plan.append(PlannedCall(call, "hard_cutoff", why))
+        else:
+            args, why = check_arguments(call.name, call.arguments)
+            if why:
+                plan.append(
+                    PlannedCall(call, "bad_arguments", f"bad arguments for {call.name}: {why}")
+                )
+            else:
+                accepted += 1
+                plan.append(PlannedCall(replace(call, arguments=args)))
+    return plan, hit_cap

@@ -1,0 +1,84 @@
+"""The library entry point: ``thresher.search(question, index=..., policy=..., config=...)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from thresher.config import Config
+
+if TYPE_CHECKING:
+    from thresher.harness.result import Result
+    from thresher.harness.tools import Reranker
+    from thresher.harness.trace import TraceEvent
+    from thresher.index.store import Store
+    from thresher.policies.base import Policy
+
+__all__ = ["search", "resolve_config"]
+
+
+def resolve_config(config: Config | str | Path | Mapping[str, Any] | None) -> Config:
+    """A Config from a Config, a ``.toml``/``.json`` path, dotted overrides, or None (defaults).
+
+    Raises ``ConfigError`` for an unreadable file or an unknown/ill-typed setting.
+    """
+    if config is None:
+        return Config()
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, str | Path):
+        return Config.load(config)
+    return Config().override(dict(config))
+
+
+def search(
+    question: str,
+    index: str | Path | Store,
+    policy: str | Policy = "single-shot",
+    config: Config | str | Path | Mapping[str, Any] | None = None,
+    *,
+    policy_options: Mapping[str, Any] | None = None,
+    trace: str | Path | None = None,
+    reranker: Reranker | None = None,
+    on_event: Callable[[TraceEvent], None] | None = None,
+) -> Result:
+    """Run one search episode and return its ranked documents.
+
+    Args:
+        question: the question (empty: a Result with exit reason ``invalid_input``).
+        index: an index folder, a Chroma server URL, or an open Store (left open).
+        policy: a Policy object, or a registered name (``thresher.policies.policy_names()``).
+        config: a Config, a config file path, ``{"budget.total": 16384, ...}``, or None.
+        policy_options: keyword arguments for a policy built by name.
+        trace: write the episode's trace to this JSONL file.
+        reranker: reorders search candidates (``(query, hits) -> hits``).
+        on_event: called with each trace event as it happens (live views).
+
+    Returns:
+        A :class:`~thresher.harness.result.Result` (never None; partial on caps).
+
+    Raises:
+        IndexNotFoundError: no index at ``index``.
+        ConfigError: a bad config value or an unknown policy name.
+    """
+    from thresher.harness.episode import run_episode
+    from thresher.harness.trace import write_jsonl
+    from thresher.policies import get_policy
+
+    cfg = resolve_config(config)
+    chosen = get_policy(policy, **dict(policy_options or {})) if isinstance(policy, str) else policy
+    if hasattr(index, "hybrid_search"):
+        store, owned = index, False
+    else:
+        from thresher.index.open import open_store
+
+        store, owned = open_store(str(index), cfg), True
+    try:
+        result = run_episode(question, store, chosen, cfg, reranker=reranker, on_event=on_event)
+    finally:
+        if owned:
+            store.close()
+    if trace is not None:
+        write_jsonl(result.trace, trace)
+    return result

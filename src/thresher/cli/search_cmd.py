@@ -1,0 +1,68 @@
+"""``thresher search "question" --index DIR``: run a full episode with a live view.
+
+The live view (one line per event: turns, tool calls with arguments, results,
+prunes, refusals, usage) goes to stderr; the ranked documents with their
+justifications go to stdout (``--json``: the Result as JSON). Exit code 0 when
+the episode produced a result (answered, or partial on a cap), 1 on a policy
+or internal error, 2 on invalid input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from thresher.cli._common import add_config_args, add_index_arg, load_config, print_json, shorten
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("question", help="the question to find supporting documents for")
+    add_index_arg(parser)
+    parser.add_argument("--policy", default="single-shot", help="policy name (default single-shot)")
+    parser.add_argument("--budget", type=int, metavar="N", help="token budget (default 32768)")
+    parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
+    parser.add_argument("--quiet", action="store_true", help="no live view on stderr")
+    add_config_args(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from thresher.api import search
+    from thresher.cli.trace_cmd import format_event
+    from thresher.harness.result import ExitReason
+
+    config = load_config(args, {"budget.total": args.budget})
+
+    def live(event: object) -> None:
+        for line in format_event(event):
+            print(line, file=sys.stderr, flush=True)
+
+    result = search(
+        args.question,
+        index=args.index,
+        policy=args.policy,
+        config=config,
+        trace=args.trace,
+        on_event=None if args.quiet else live,
+    )
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        if not result.documents:
+            print("(no documents)")
+        for doc in result.documents:
+            print(f"{doc.rank}. {doc.doc_id}  {doc.title}")
+            if doc.justification:
+                print(f"   {doc.justification}")
+            print(f"   {shorten(doc.text, 200)}")
+        if result.partial:
+            print(f"(partial result: {result.exit_reason.value} {result.message})".rstrip())
+    if args.trace and not args.quiet:
+        print(f"trace written to {args.trace}", file=sys.stderr)
+    if result.exit_reason is ExitReason.INVALID_INPUT:
+        print(f"thresher search: error: {result.message}", file=sys.stderr)
+        return 2
+    if result.exit_reason in (ExitReason.POLICY_ERROR, ExitReason.ERROR):
+        return 1
+    return 0

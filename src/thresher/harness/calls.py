@@ -1,0 +1,152 @@
+"""Run one turn's tool calls: plan, fetch concurrently, apply in call order.
+
+Retrieval calls are submitted to daemon workers together (a turn costs about
+its slowest call), each with the turn's deadline; their results are turned
+into events and applied strictly in call order, each cut to the room the
+calls before it left. Prune and recall need no I/O.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from thresher.config import Config
+from thresher.harness.actions import RETRIEVAL_TOOLS, Proposal, ToolCall
+from thresher.harness.budget import UsageState, tool_room
+from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
+from thresher.harness.state import EpisodeState
+from thresher.harness.tools import Fetched, Reranker, fetch
+from thresher.harness.trace import ToolResult, TraceEvent
+from thresher.harness.transitions import (
+    CallContext,
+    prune_result,
+    recall_result,
+    refused_result,
+    retrieval_result,
+)
+from thresher.harness.validate import plan_calls
+from thresher.harness.workers import Job, submit
+from thresher.index.store import Store
+
+__all__ = ["CALL_RESERVE", "CallRunner"]
+
+#: tokens kept per not-yet-applied call of the turn (its header or error line)
+CALL_RESERVE = 64
+
+
+class CallRunner:
+    """Executes a proposal's tool calls against one episode's state.
+
+    Args:
+        state: the episode state (read; changed only through ``emit``).
+        store: the index.
+        config: the episode's settings.
+        counter: the episode's transcript counter.
+        reranker: optional reorder of search candidates.
+        emit: records an event and applies it to ``state``.
+        elapsed: seconds since the episode started.
+        notice_reserve: tokens kept for the next turn's notice message.
+    """
+
+    def __init__(
+        self,
+        state: EpisodeState,
+        store: Store,
+        config: Config,
+        counter: TranscriptCounter,
+        reranker: Reranker | None,
+        emit: Callable[[TraceEvent], TraceEvent],
+        elapsed: Callable[[], float],
+        notice_reserve: int,
+    ) -> None:
+        self.state = state
+        self.store = store
+        self.config = config
+        self.tc = counter
+        self.reranker = reranker
+        self.emit = emit
+        self.elapsed = elapsed
+        self.notice_reserve = notice_reserve
+
+    def run(self, turn: int, usage: UsageState, proposal: Proposal) -> str:
+        """Check, run concurrently, apply in order. Returns 'max_calls', 'hard_refused' or ''."""
+        cfg = self.config
+        state = self.state
+        plan, hit_cap = plan_calls(proposal.tool_calls, state.calls_made(), cfg.episode, usage)
+        query = state.current_query
+        jobs: dict[int, Job] = {}
+        for i, planned in enumerate(plan):
+            call = planned.call
+            if not planned.code and call.name in RETRIEVAL_TOOLS:
+                jobs[i] = self.start_fetch(call, query)
+                if call.name == "search_corpus":
+                    query = call.arguments["query"]
+        deadline = time.perf_counter() + min(
+            cfg.episode.tool_timeout_s, max(cfg.episode.wall_time_s - self.elapsed(), 0.0)
+        )
+        for i, planned in enumerate(plan):
+            call = planned.call
+            if planned.code:
+                self.emit_result(refused_result(call, turn, planned.code, planned.message))
+                continue
+            ctx = self.call_context(turn, proposal, len(plan) - i - 1)
+            if call.name == "prune_chunks":
+                self.emit_result(prune_result(call, state, turn))
+            elif call.name == "recall_chunks":
+                self.emit(recall_result(call, state, ctx))
+            else:
+                try:
+                    fetched = jobs[i].result(deadline - time.perf_counter())
+                except TimeoutError:
+                    limit = cfg.episode.tool_timeout_s
+                    fetched = Fetched(error_code="timeout", error=f"timed out after {limit}s")
+                event = retrieval_result(call, fetched, state, ctx)
+                if event.shown:
+                    self.emit(event)
+                else:
+                    self.emit_result(event)
+        if hit_cap:
+            return "max_calls"
+        codes = [p.code for p in plan]
+        if codes and all(c == "hard_cutoff" for c in codes):
+            return "hard_refused"
+        return ""
+
+    def emit_result(self, event: ToolResult) -> None:
+        """Record a result that shows no chunks, with its message's token count."""
+        content = tool_content(event.header, [], event.footer)
+        self.emit(replace(event, tokens=MESSAGE_OVERHEAD + self.tc.text(content)))
+
+    def start_fetch(self, call: ToolCall, query: str) -> Job:
+        state = self.state
+        seen = frozenset(state.cache.ids())
+        in_context = frozenset(state.context.ids())
+        return submit(
+            lambda: fetch(
+                call.name,
+                call.arguments,
+                self.store,
+                self.config,
+                seen=seen,
+                in_context=in_context,
+                current_query=query,
+                reranker=self.reranker,
+            )
+        )
+
+    def call_context(self, turn: int, proposal: Proposal, remaining_calls: int) -> CallContext:
+        reserve = self.notice_reserve + CALL_RESERVE * remaining_calls
+        room = tool_room(
+            self.tc.transcript(self.state), self.state.correction, self.config.budget, reserve
+        )
+        return CallContext(
+            turn=turn,
+            hop=proposal.hop,
+            parents=tuple(proposal.parents),
+            room=room,
+            per_call=self.config.budget.per_call_tokens,
+            search_results=self.config.episode.search_results,
+            counter=self.tc,
+        )

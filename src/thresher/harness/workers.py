@@ -1,0 +1,76 @@
+"""Run work on reusable daemon threads, waiting with a timeout.
+
+Why not ``concurrent.futures.ThreadPoolExecutor``: a call that times out
+cannot be killed, and an executor joins its (non-daemon) workers at
+interpreter exit, so one hung store or policy call would hang the process.
+Here workers are daemon threads, reused while idle (starting a thread costs
+about a millisecond under load), and a new one is started whenever none is
+idle, so a hung call only ever occupies its own thread.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Job", "submit"]
+
+
+class Job:
+    """A submitted call; ``result(timeout)`` returns its value or re-raises its error."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+        self._done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._value = self.fn()
+        except BaseException as exc:  # handed to whoever calls result()
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self, timeout: float) -> Any:
+        """The call's value. Raises ``TimeoutError`` if it has not finished in time."""
+        if not self._done.wait(max(timeout, 0.0)):
+            raise TimeoutError
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+_queue: queue.SimpleQueue[Job] = queue.SimpleQueue()
+_lock = threading.Lock()
+#: workers waiting for a job that no submitted job has claimed yet
+_idle = 0
+
+
+def _worker() -> None:
+    global _idle
+    while True:
+        _queue.get().run()
+        with _lock:
+            _idle += 1
+
+
+def submit(fn: Callable[[], Any]) -> Job:
+    """Run ``fn`` on a daemon worker thread; returns its :class:`Job`.
+
+    Each job claims an idle worker or starts a new one, so jobs submitted
+    together always run concurrently.
+    """
+    global _idle
+    job = Job(fn)
+    with _lock:
+        start = _idle == 0
+        if not start:
+            _idle -= 1
+    if start:
+        threading.Thread(target=_worker, name="thresher-worker", daemon=True).start()
+    _queue.put(job)
+    return job

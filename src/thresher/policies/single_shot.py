@@ -1,0 +1,65 @@
+"""SingleShotPolicy: one hybrid search on the question, then answer (a baseline).
+
+The simplest policy the paired protocol compares against, and the CLI's
+default until a learned or LLM policy is configured: turn 0 searches the
+question as is; turn 1 answers with the documents of the active context,
+ranked by their best retrieval rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
+from thresher.harness.observation import Observation
+from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
+
+__all__ = ["SingleShotPolicy", "rank_active_documents"]
+
+
+def rank_active_documents(observation: Observation, limit: int) -> list[RankedDocument]:
+    """Documents in view, best first: by (rank in the call that found a chunk, turn, order).
+
+    Each document is justified by how it was found.
+    """
+    best: dict[str, tuple[int, int, int]] = {}
+    chunks: dict[str, list[str]] = {}
+    for order, active in enumerate(observation.active):
+        lin = active.lineage
+        key = (lin.rank, lin.turn, order) if lin is not None else (10**9, 10**9, order)
+        doc = active.chunk.doc_id
+        chunks.setdefault(doc, []).append(active.chunk_id)
+        best[doc] = min(best.get(doc, key), key)
+    ranked = sorted(best, key=lambda d: best[d])[:limit]
+    return [
+        RankedDocument(
+            doc,
+            f"Ranked {best[doc][0]} by hybrid search for the question.",
+            tuple(chunks[doc]),
+        )
+        for doc in ranked
+    ]
+
+
+class SingleShotPolicy:
+    """Search once with the question, then return the top documents.
+
+    Args:
+        top_k: how many documents to return (default 10).
+    """
+
+    name = "single-shot"
+    system_prompt = DEFAULT_SYSTEM_PROMPT
+
+    def __init__(self, top_k: int = 10) -> None:
+        self.top_k = top_k
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return []
+
+    def propose(self, observation: Observation) -> Proposal:
+        """Turn 0: ``search_corpus(question)``; afterwards: the final answer."""
+        if observation.turn == 0:
+            call = ToolCall("search_corpus", {"query": observation.question}, "search")
+            return Proposal(tool_calls=(call,), hop=0)
+        return Proposal(final=FinalAnswer(tuple(rank_active_documents(observation, self.top_k))))
