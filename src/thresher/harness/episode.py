@@ -7,9 +7,10 @@ Each turn:
    is over the budget the episode ends (``budget``): nothing over budget is
    ever sent.
 2. *Propose*: the policy gets an :class:`Observation` (bounded by the wall
-   time); an exception ends the episode (``policy_error``), garbage is refused
-   and recorded, and after ``MAX_REFUSED_PROPOSALS`` refusals in a row the
-   episode ends (``policy_error``).
+   time); an exception ends the episode (``policy_error``; a
+   ``BackendUnavailableError``, such as an LLM endpoint that stayed down,
+   ``endpoint_unavailable``), garbage is refused and recorded, and after
+   ``MAX_REFUSED_PROPOSALS`` refusals in a row the episode ends (``policy_error``).
 3. *Apply*: a final answer is resolved and ends the episode (``answered``).
    Tool calls are checked (allow-list, caps, hard cutoff, arguments); the
    retrieval calls run concurrently on daemon threads with a timeout each,
@@ -32,6 +33,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from thresher.config import Config
+from thresher.errors import BackendUnavailableError
 from thresher.harness.actions import (
     MalformedReply,
 )
@@ -261,6 +263,10 @@ class _Episode:
             self.emit(ProposalEvent(turn=turn, valid=False, raw="(no reply before wall time)"))
             self.emit(Refusal(turn=turn, code="timeout", message="policy did not reply"))
             return self.finish(ExitReason.TIMEOUT, "the policy did not reply in time")
+        except BackendUnavailableError as exc:  # the policy's endpoint stayed down: a typed exit
+            self.emit(ProposalEvent(turn=turn, valid=False, raw=str(exc)[:2000]))
+            self.emit(Refusal(turn=turn, code="endpoint_unavailable", message=str(exc)[:2000]))
+            return self.finish(ExitReason.ENDPOINT_UNAVAILABLE, str(exc))
         except Exception as exc:  # a policy bug ends the episode, never the process
             message = f"{type(exc).__name__}: {exc}"
             self.emit(ProposalEvent(turn=turn, valid=False, raw=message[:2000]))

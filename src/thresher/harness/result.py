@@ -33,6 +33,7 @@ class ExitReason(StrEnum):
     BUDGET = "budget"
     TIMEOUT = "timeout"
     POLICY_ERROR = "policy_error"
+    ENDPOINT_UNAVAILABLE = "endpoint_unavailable"  # the policy's backend (LLM endpoint) stayed down
     INVALID_INPUT = "invalid_input"
     ERROR = "error"
 
