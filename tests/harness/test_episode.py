@@ -337,3 +337,30 @@ def test_final_with_ranked_document_objects_and_max_documents(store, config):
     )
     assert r.doc_ids == ["town-00"]
     assert [e.code for e in events(r, Refusal)] == ["too_many_documents"]
+
+
+class Faceless:
+    name = "faceless"
+
+    @property
+    def system_prompt(self):
+        raise RuntimeError("no prompt")
+
+    def tool_schemas(self):
+        return []
+
+    def propose(self, observation):
+        return answer()
+
+
+def test_a_policy_that_cannot_describe_itself_is_policy_error(store, config):
+    r = run_episode(Q, store, Faceless(), config)
+    assert r.exit_reason is ExitReason.POLICY_ERROR and "no prompt" in r.message
+
+
+def test_episode_end_records_the_documents_of_partial_results(store, config):
+    capped = config.override({"episode.max_turns": 1})
+    r, _ = run(store, capped, [turn(call("grep_corpus", pattern="Marrowick"))])
+    end = r.trace[-1]
+    assert isinstance(end, EpisodeEnd) and end.partial
+    assert [d["doc_id"] for d in end.documents] == r.doc_ids and r.doc_ids

@@ -147,6 +147,7 @@ class _Episode:
                 tool_calls=dict(state.tool_calls),
                 usage=usage.to_dict(),
                 wall_s=round(wall, 6),
+                documents=list(resolved),
             )
         )
         return Result(
@@ -165,18 +166,26 @@ class _Episode:
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> Result:
         cfg = self.config
-        schemas = list(self.policy.tool_schemas() or [])
+        broken = ""
+        try:
+            schemas = list(self.policy.tool_schemas() or [])
+            system_prompt = str(self.policy.system_prompt)
+        except Exception as exc:  # a policy that cannot even describe itself
+            schemas, system_prompt = [], ""
+            broken = f"{type(exc).__name__}: {exc}"
         self.emit(
             EpisodeStart(
                 question=self.question,
                 policy=str(getattr(self.policy, "name", type(self.policy).__name__)),
-                system_prompt=str(self.policy.system_prompt),
+                system_prompt=system_prompt,
                 tool_schemas=schemas,
                 config=cfg.to_dict(),
                 tokenizer=self.tc.counter.name,
                 started_at=datetime.now(UTC).isoformat(timespec="seconds"),
             )
         )
+        if broken:
+            return self.finish(ExitReason.POLICY_ERROR, broken)
         if not self.question.strip():
             return self.finish(ExitReason.INVALID_INPUT, "the question is empty")
         refused_streak = hard_streak = 0

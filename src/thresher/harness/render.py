@@ -143,7 +143,6 @@ def render_messages(
                 {
                     "role": "tool",
                     "tool_call_id": outcome.call_id,
-                    "name": outcome.tool,
                     "content": _outcome_content(state, record.turn, outcome, memo),
                 }
             )

@@ -171,7 +171,7 @@ class FinalEvent(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class EpisodeEnd(TraceEvent):
-    """Why and how the episode ended."""
+    """Why and how the episode ended, and the documents the Result ranks."""
 
     type: ClassVar[str] = "episode_end"
     exit_reason: str = ""
@@ -181,6 +181,7 @@ class EpisodeEnd(TraceEvent):
     tool_calls: dict[str, int] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
+    documents: list[dict[str, Any]] = field(default_factory=list)
 
 
 EVENT_TYPES: dict[str, type[TraceEvent]] = {
