@@ -1,1 +1,62 @@
-"""harness."""
+"""The harness: state stores, tools, budget, the episode loop, trace and replay.
+
+Main names, imported lazily::
+
+    from thresher.harness import run_episode, Proposal, ToolCall, answer
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "run_episode",
+    "Result",
+    "ResultDocument",
+    "ExitReason",
+    "Proposal",
+    "ToolCall",
+    "FinalAnswer",
+    "RankedDocument",
+    "MalformedReply",
+    "call",
+    "answer",
+    "Observation",
+    "EpisodeState",
+    "read_jsonl",
+    "write_jsonl",
+    "parse_final",
+    "TRACE_SCHEMA_VERSION",
+    "TOOL_SCHEMAS",
+]
+
+_WHERE = {
+    "run_episode": "episode",
+    "Result": "result",
+    "ResultDocument": "result",
+    "ExitReason": "result",
+    "Proposal": "actions",
+    "ToolCall": "actions",
+    "FinalAnswer": "actions",
+    "RankedDocument": "actions",
+    "MalformedReply": "actions",
+    "call": "actions",
+    "answer": "actions",
+    "Observation": "observation",
+    "EpisodeState": "state",
+    "read_jsonl": "trace",
+    "write_jsonl": "trace",
+    "parse_final": "final",
+    "TRACE_SCHEMA_VERSION": "trace",
+    "TOOL_SCHEMAS": "schemas",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'thresher.harness' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f"thresher.harness.{module}"), name)
+    globals()[name] = value
+    return value
