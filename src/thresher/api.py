@@ -67,7 +67,11 @@ def search(
     from thresher.policies import get_policy
 
     cfg = resolve_config(config)
-    chosen = get_policy(policy, **dict(policy_options or {})) if isinstance(policy, str) else policy
+    chosen = (
+        get_policy(policy, **_policy_options(policy, cfg, policy_options))
+        if isinstance(policy, str)
+        else policy
+    )
     if hasattr(index, "hybrid_search"):
         store, owned = index, False
     else:
@@ -82,3 +86,25 @@ def search(
     if trace is not None:
         write_jsonl(result.trace, trace)
     return result
+
+
+def _policy_options(name: str, config: Config, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options``, plus ``config=config`` when the named policy's factory takes a ``config``."""
+    import importlib
+    import inspect
+
+    from thresher.policies import POLICIES
+
+    out = dict(options or {})
+    target = POLICIES.get(name)
+    if target is None or "config" in out:
+        return out
+    module, _, attr = target.partition(":")
+    factory = getattr(importlib.import_module(module), attr)
+    try:
+        takes_config = "config" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C factory without a signature
+        takes_config = False
+    if takes_config:
+        out["config"] = config
+    return out

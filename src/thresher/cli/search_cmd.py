@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if result.exit_reason is ExitReason.INVALID_INPUT:
         print(f"thresher search: error: {result.message}", file=sys.stderr)
         return 2
-    if result.exit_reason in (ExitReason.POLICY_ERROR, ExitReason.ERROR):
+    failed = (ExitReason.POLICY_ERROR, ExitReason.ENDPOINT_UNAVAILABLE, ExitReason.ERROR)
+    if result.exit_reason in failed:
         return 1
     return 0
