@@ -10,6 +10,8 @@ Dense similarity is ``1 - distance`` of a collection in cosine space.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from thresher.index.grep import grep_ids
 from thresher.index.records import chunk_from_record
 from thresher.index.store import Hit
 
-__all__ = ["IndexView", "CollectionStore", "open_client"]
+__all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client"]
 
 _GET_BATCH = 5000
 
@@ -41,17 +43,43 @@ def open_client(path: str | Path) -> Any:
     return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
 
 
+class ChunkCache:
+    """A thread-safe LRU of chunks read from one index state (chunks never change there)."""
+
+    def __init__(self, maxsize: int = 20_000) -> None:
+        self.maxsize = maxsize
+        self._items: OrderedDict[str, Chunk] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def lookup(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        with self._lock:
+            found = {c: self._items[c] for c in ids if c in self._items}
+            for c in found:
+                self._items.move_to_end(c)
+            return found
+
+    def store(self, chunks: Collection[Chunk]) -> None:
+        with self._lock:
+            for chunk in chunks:
+                self._items[chunk.chunk_id] = chunk
+                self._items.move_to_end(chunk.chunk_id)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+
+
 @dataclass(frozen=True, slots=True)
 class IndexView:
-    """One consistent state of an index: the collection, BM25 and the corpus order."""
+    """One consistent state of an index: the collection, BM25, the corpus order and a
+    cache of the chunks read from it."""
 
     collection: Any
     bm25: Bm25Index
     order: dict[str, int]
+    cache: ChunkCache
 
     @classmethod
     def of(cls, collection: Any, bm25: Bm25Index) -> IndexView:
-        return cls(collection, bm25, {cid: i for i, cid in enumerate(bm25.ids)})
+        return cls(collection, bm25, {cid: i for i, cid in enumerate(bm25.ids)}, ChunkCache())
 
 
 def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
@@ -194,15 +222,19 @@ class CollectionStore:
     def _chunks(self, view: IndexView, ids: list[str]) -> list[Chunk]:
         """Chunks for ``ids`` (order kept, repeats allowed); ``UnknownIdError`` on misses."""
         unique = list(dict.fromkeys(ids))
-        by_id: dict[str, Chunk] = {}
-        for start in range(0, len(unique), _GET_BATCH):
+        by_id = view.cache.lookup(unique)
+        wanted = [c for c in unique if c not in by_id]
+        read: list[Chunk] = []
+        for start in range(0, len(wanted), _GET_BATCH):
             found = view.collection.get(
-                ids=unique[start : start + _GET_BATCH], include=["documents", "metadatas"]
+                ids=wanted[start : start + _GET_BATCH], include=["documents", "metadatas"]
             )
             for cid, text, meta in zip(
                 found["ids"], found["documents"], found["metadatas"], strict=True
             ):
-                by_id[cid] = chunk_from_record(cid, text, meta)
+                read.append(chunk_from_record(cid, text, meta))
+        view.cache.store(read)
+        by_id.update((c.chunk_id, c) for c in read)
         missing = [c for c in unique if c not in by_id]
         if missing:
             raise _unknown("chunk ids", missing)
