@@ -252,10 +252,10 @@ def documents() -> list[Document]:
 def minilm():
     """The real MiniLM int8 embedder (skips when its registry packages are missing)."""
     from thresher.errors import ModelMissingError
-    from thresher.index.embedder import MiniLMEmbedder
+    from thresher.index.embedder import get_embedder
 
     try:
-        embedder = MiniLMEmbedder()
+        embedder = get_embedder("minilm-int8")
         embedder.embed(["warm up"])
     except ModelMissingError as exc:
         pytest.skip(str(exc))

@@ -218,7 +218,8 @@ def _build_generation(
             updated_at=now,
         )
         ids = manifest.chunk_ids()
-        texts = _indexed_texts(collection, ids, batch)
+        known_texts = {c.chunk_id: indexed_text(c.title, c.text) for c in fresh}
+        texts = _indexed_texts(collection, ids, known_texts, batch)
     finally:
         client.close()
     Bm25Index.build(ids, texts).save(generation / "bm25")
@@ -279,11 +280,15 @@ def _add_chunks(
             bar.update(len(part))
 
 
-def _indexed_texts(collection: Any, ids: list[str], batch: int) -> list[str]:
-    """The indexed text (title and text) of every chunk, in the order of ``ids``."""
-    texts: dict[str, str] = {}
-    for start in range(0, len(ids), batch):
-        got = collection.get(ids=ids[start : start + batch], include=["documents", "metadatas"])
+def _indexed_texts(collection: Any, ids: list[str], texts: dict[str, str], batch: int) -> list[str]:
+    """The indexed text (title and text) of every chunk, in the order of ``ids``.
+
+    ``texts`` holds those already known (the chunks just added); the rest are read
+    back from the collection.
+    """
+    stored = [c for c in ids if c not in texts]
+    for start in range(0, len(stored), batch):
+        got = collection.get(ids=stored[start : start + batch], include=["documents", "metadatas"])
         for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
             texts[cid] = indexed_text(str(meta.get("title", "")), text or "")
     missing = [c for c in ids if c not in texts]
