@@ -47,7 +47,7 @@ def test_other_seed_other_world(tmp_path: Path, small_world: WrittenWorld) -> No
 
 def test_layout(small_world: WrittenWorld) -> None:
     root = small_world.root
-    assert (root / "README.txt").read_text().startswith("A FICTIONAL WORLD")
+    assert (root / ".world" / "README.txt").read_text().startswith("A FICTIONAL WORLD")
     assert (root / ".world" / "world.json").is_file()
     assert (root / ".world" / "chains.jsonl").is_file()
     suffix = {"web": ".html", "filings": ".md", "patents": ".txt", "email": ".txt"}
@@ -57,8 +57,8 @@ def test_layout(small_world: WrittenWorld) -> None:
         domain = path.split("/")[0]
         assert path.endswith(suffix[domain]) and (root / path).is_file()
     assert {p.split("/")[0] for p in docs} == set(suffix)
-    # what the ingester reads: every document plus README.txt, never .world/
-    assert set(small_world.docs) == set(docs) | {"README.txt"}
+    # what the ingester reads: every document, never .world/
+    assert set(small_world.docs) == set(docs)
 
 
 def test_small_size(small_world: WrittenWorld) -> None:
@@ -76,7 +76,7 @@ def test_medium_size(medium_world: WrittenWorld) -> None:
 def test_document_count_size(tmp_path: Path) -> None:
     manifest = generate_world(5, 150, tmp_path / "w")
     assert 100 <= manifest.counts["documents"] <= 220
-    assert "--documents 150" in (tmp_path / "w" / "README.txt").read_text()
+    assert "--documents 150" in (tmp_path / "w" / ".world" / "README.txt").read_text()
 
 
 @pytest.mark.parametrize("bad", ["huge", "12", 5])
@@ -112,4 +112,4 @@ def test_regenerating_replaces_an_earlier_world(tmp_path: Path) -> None:
     generate_world(1, "small", out)
     assert not (out / "web" / "stale.html").exists()
     assert (out / "mine.txt").read_text() == "kept"
-    assert "seed 1" in (out / "README.txt").read_text()
+    assert "seed 1" in (out / ".world" / "README.txt").read_text()

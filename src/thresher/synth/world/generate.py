@@ -3,17 +3,16 @@
 :func:`build_world_docs` is the pure core (seed in, documents and chains out);
 :func:`generate_world` writes them to a folder::
 
-    DIR/README.txt                     what this is (fictional; how it was made)
     DIR/web/<slug>.html                encyclopedia pages (some with hidden injections)
     DIR/filings/<company>-annual-report-<year>.md
     DIR/patents/<number>.txt
     DIR/email/thread-NNNNN.txt
     DIR/.world/world.json              entities, facts, documents (not ingested: hidden dir)
     DIR/.world/chains.jsonl            the planted chains, one JSON object per line
+    DIR/.world/README.txt              what this is (fictional; how it was made)
 
 Document paths are relative POSIX paths, i.e. the doc ids ``thresher index DIR``
-gives them (the loader skips ``.world/``; ``README.txt`` is ingested as one more
-document and names no entity). Equal seed and size give byte-identical files.
+gives them (the loader skips ``.world/``, so only the documents are ingested). Equal seed and size give byte-identical files.
 
 ``chains.jsonl`` records: ``id``, ``question``, ``answer``, ``answer_aliases``,
 ``n_hops`` (2-4), ``anchor`` (the entity the question names), ``gold_docs`` (one
@@ -69,6 +68,7 @@ DOCS_PER_COMPANY = 10.0
 MAX_VARIANTS = 25
 WORLD_FORMAT = 1
 META_DIR = ".world"
+#: what a regeneration replaces (a root README.txt is from the first layout)
 _OUTPUTS = ("web", "filings", "patents", "email", META_DIR, "README.txt")
 
 
@@ -288,7 +288,7 @@ def generate_world(seed: int, size: str | int, out_dir: str | Path) -> WorldMani
     _prepare(out)
     for d in built.docs:
         _write(out / d.path, d.content)
-    _write(out / "README.txt", _readme(built))
+    _write(out / META_DIR / "README.txt", _readme(built))
     _write(out / META_DIR / "world.json", json.dumps(_world_json(built), indent=1) + "\n")
     lines = [json.dumps(c.to_dict()) for c in built.chains]
     _write(out / META_DIR / "chains.jsonl", "".join(line + "\n" for line in lines))
