@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
+from thresher.harness.actions import (
+    FinalAnswer,
+    MalformedReply,
+    Proposal,
+    RankedDocument,
+    ToolCall,
+)
 from thresher.harness.observation import ActiveChunk, Observation
 
 __all__ = [
@@ -19,6 +25,7 @@ __all__ = [
     "Observation",
     "ActiveChunk",
     "Proposal",
+    "MalformedReply",
     "ToolCall",
     "FinalAnswer",
     "RankedDocument",
@@ -52,6 +59,10 @@ class Policy(Protocol):
         """The tool schemas the policy sends its model (counted in the budget); may be empty."""
         ...
 
-    def propose(self, observation: Observation) -> Proposal:
-        """The next proposal. May raise; the harness then ends with ``policy_error``."""
+    def propose(self, observation: Observation) -> Proposal | MalformedReply:
+        """The next proposal, or a ``MalformedReply`` the harness refuses with its message.
+
+        May raise; the harness then ends with ``policy_error`` (``endpoint_unavailable``
+        for a ``BackendUnavailableError``).
+        """
         ...
