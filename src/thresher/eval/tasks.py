@@ -11,7 +11,14 @@ Formats (JSONL, or a JSON array; the file name does not matter):
   ``evidences``); records without context are skipped and counted;
 - ``query``: ``{query_id, query, answer, document_ids}``, ids or
   ``{fact, chunk_ids, is_final_answer}`` objects;
-- ``thresher``: :meth:`Task.to_dict` records, as :func:`write_tasks` writes them.
+- ``thresher``: :meth:`Task.to_dict` records, as :func:`write_tasks` writes them;
+- ``browsecomp``: decrypted BrowseComp-Plus queries (``query_id``, ``query``,
+  ``answer``, ``evidence_docs``/``gold_docs``), see :mod:`thresher.eval.browsecomp`;
+- ``world_chains``: a generated world's ``.world/chains.jsonl``, see
+  :mod:`thresher.eval.synth_tasks`.
+
+More formats (the synthesis pipeline's tasks JSONL) plug in with
+:func:`register_task_format`; detectors registered there are tried first.
 
 Relevance judgments in TREC qrels form (``qid 0 docid rel``) are read by
 :func:`load_qrels`. How gold ids and hops are derived for each format is
@@ -29,6 +36,8 @@ from typing import Any
 
 from thresher.corpus.datasets import detect_format
 from thresher.errors import InputError
+from thresher.eval import browsecomp as bc
+from thresher.eval import synth_tasks as st
 from thresher.eval import task_formats as tf
 from thresher.eval.task import Task
 from thresher.eval.trec import read_qrels
@@ -38,6 +47,7 @@ __all__ = [
     "TaskFile",
     "TASK_FORMATS",
     "detect_task_format",
+    "register_task_format",
     "read_tasks",
     "load_tasks",
     "write_tasks",
@@ -53,8 +63,35 @@ _CONVERTERS: dict[str, Callable[[dict[str, Any], str], Task]] = {
     "2wikimultihopqa": tf.twowiki_task,
     "query": tf.query_task,
     "thresher": tf.thresher_task,
+    "browsecomp": bc.browsecomp_task,
+    "world_chains": st.world_chain_task,
 }
+#: (format name, detector) pairs tried before the built-in rules, in order.
+_DETECTORS: list[tuple[str, Callable[[Any], bool]]] = [
+    ("browsecomp", bc.is_browsecomp_query),
+    ("world_chains", st.is_world_chain),
+]
 TASK_FORMATS = tuple(_CONVERTERS)
+
+
+def register_task_format(
+    name: str,
+    detect: Callable[[Any], bool],
+    convert: Callable[[dict[str, Any], str], Task],
+) -> None:
+    """Teach :func:`read_tasks` a new record format.
+
+    Args:
+        name: the format's name (reported in :attr:`TaskFile.format`).
+        detect: ``record -> bool``: whether a parsed first record has this format.
+        convert: ``(record, where) -> Task``; raise ``InputError`` naming ``where``
+            for a bad record, ``task_formats.SkipRecord(reason)`` to skip one.
+    """
+    global TASK_FORMATS
+    _CONVERTERS[name] = convert
+    _DETECTORS[:] = [(n, d) for n, d in _DETECTORS if n != name]
+    _DETECTORS.insert(0, (name, detect))
+    TASK_FORMATS = tuple(_CONVERTERS)
 
 
 @dataclass(slots=True)
@@ -79,6 +116,9 @@ class TaskFile:
 
 def detect_task_format(record: Any) -> str | None:
     """The task format of one parsed record, or None if it is not a task record."""
+    for name, detect in _DETECTORS:
+        if detect(record):
+            return name
     if isinstance(record, dict):
         if {"task_id", "question", "gold_doc_ids"} <= record.keys():
             return "thresher"
