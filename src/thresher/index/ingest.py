@@ -68,7 +68,8 @@ def ingest(
 
     Args:
         documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
-        index_dir: the index folder (created if missing).
+        index_dir: the index folder (created if missing), or ``http(s)://host:port[/collection]``
+            for a Chroma server (see :func:`thresher.index.server_ingest.ingest_server`).
         config: chunking and embedder settings (defaults: ``Config()``).
         embedder: overrides ``config.retrieval.embedder``.
         progress: show a progress bar while embedding (only on a terminal).
@@ -81,6 +82,10 @@ def ingest(
         ConfigError: the index was built with another embedder.
         IndexVersionError: the index was written by a newer thresher.
     """
+    if str(index_dir).startswith(("http://", "https://")):  # a Chroma server
+        from thresher.index.server_ingest import ingest_server
+
+        return ingest_server(documents, str(index_dir), config, embedder, progress)
     started = time.perf_counter()
     config = config or Config()
     root = Path(index_dir)

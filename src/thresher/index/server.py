@@ -1,0 +1,342 @@
+"""The Chroma server store: the ``Store`` protocol over ``chromadb.HttpClient``.
+
+Talks to a Chroma server (``chroma run``, or Chroma's distributed deployment)
+holding an index written by :func:`thresher.index.server_ingest.ingest_server`
+(layout in :mod:`thresher.index.server_layout`). Dense search, grep (``$regex``,
+server-side, behind the same guard as the embedded store) and reads go to the
+server; the BM25 side index is built from the collection (every id and text,
+read in pages) and cached in a local folder keyed by the collection's version
+marker and chunk count, so it is rebuilt only when the index changed.
+
+Hybrid search: at open, a capability probe runs a tiny server-side
+``collection.search(Search().rank(Rrf([Knn(...)])))``. ``chroma run`` answers
+"Search operation is not implemented for local executor"; then (and whenever
+the collection has no sparse BM25 index) hybrid search is fused client-side:
+the BM25 side index and the server's dense query, fused by :func:`rrf`, exactly
+as the embedded store does. When the server runs ``search`` and the collection
+carries a sparse BM25 index, fusion runs on the server (Chroma's own BM25 over
+the chunk text, ``Rrf`` with the same k); those hits carry no per-retriever
+ranks. ``stats().extra["fusion"]`` says which path is used and why.
+
+A long-running store re-reads the header at most every ``refresh_s`` seconds
+and switches to the new state once an ingest has finished (never mid-run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import (
+    BackendUnavailableError,
+    ConfigError,
+    IndexNotFoundError,
+    InputError,
+)
+from thresher.index import server_layout as sl
+from thresher.index.bm25 import Bm25Index
+from thresher.index.chroma import CollectionStore, IndexView
+from thresher.index.embedder import Embedder, get_embedder
+from thresher.index.records import indexed_text
+from thresher.index.store import Hit, StoreStats
+
+__all__ = ["ServerStore", "open_server_store", "default_cache_dir"]
+
+_CACHE_FORMAT = 1
+#: Rank given to a record one retriever did not return (server-side RRF): ~no contribution.
+_ABSENT_RANK = 1e9
+#: Extra results fetched from server-side search so that ties at the cut are ordered by id.
+_TIE_SLACK = 10
+
+
+def default_cache_dir(location: sl.ServerLocation) -> Path:
+    """``$XDG_CACHE_HOME/thresher/server-bm25/<host>_<port>_<collection>`` (``~/.cache``)."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return (
+        root / "thresher" / "server-bm25" / f"{location.host}_{location.port}_{location.collection}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    fingerprint: str
+    header: sl.ServerHeader
+    view: IndexView
+
+
+def open_server_store(location: str, config: Config | None = None) -> ServerStore:
+    """Open the server index at ``http(s)://host:port[/collection]`` (see :class:`ServerStore`)."""
+    return ServerStore(location, config=config)
+
+
+class ServerStore(CollectionStore):
+    """The ``Store`` protocol over one collection on a Chroma server.
+
+    Args:
+        url_or_host: ``http(s)://host:port[/collection]``, or a host name.
+        port: the port when ``url_or_host`` is a host (default 8000).
+        collection: the collection, unless the URL names one.
+        config: retrieval and grep settings (defaults: ``Config()``).
+        embedder: the query embedder; defaults to the one the index was built with.
+        cache_dir: the folder of the local BM25 side index (default
+            :func:`default_cache_dir`).
+        refresh_s: how often (seconds) to look for a newer index state.
+
+    Raises:
+        BackendUnavailableError: no server answers there (says how to start one).
+        IndexNotFoundError: the server has no thresher index in that collection.
+        IndexVersionError: the index was written by a newer thresher.
+        ConfigError: ``embedder`` is not the one the index was built with.
+    """
+
+    backend = "server"
+
+    def __init__(
+        self,
+        url_or_host: str,
+        port: int | None = None,
+        collection: str = sl.DEFAULT_COLLECTION,
+        config: Config | None = None,
+        embedder: Embedder | None = None,
+        cache_dir: str | Path | None = None,
+        refresh_s: float = 2.0,
+    ) -> None:
+        if url_or_host.startswith(("http://", "https://")):
+            self.location = sl.parse_location(url_or_host, collection)
+        else:
+            self.location = sl.ServerLocation(url_or_host, port or sl.DEFAULT_PORT, collection)
+        self.url = self.location.url
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir(self.location)
+        self.refresh_s = refresh_s
+        self._client = sl.connect(self.location)
+        try:
+            raw, header = self._header()
+            if header is None:
+                raise IndexNotFoundError(
+                    f"collection {self.location.collection!r} at {self.url} holds no thresher "
+                    f"index; build one with `thresher index PATH --index {self.url}`"
+                )
+            emb = embedder or get_embedder(header.embedder)
+            if header.embedder != emb.name or header.dimension != emb.dimension:
+                raise ConfigError(
+                    f"index at {self.url} was built with embedder {header.embedder} "
+                    f"({header.dimension} dims), not {emb.name} ({emb.dimension} dims); "
+                    "open it with the embedder it was built with"
+                )
+            super().__init__(config or Config(), emb)
+            self._lock = threading.Lock()
+            self._closed = False
+            self._state = self._load(raw, header)
+            self._checked = time.monotonic()
+            self.fusion, self.fusion_reason = self._probe(self._state)
+        except BaseException:
+            self._client.close()
+            raise
+
+    # -- the index state ----------------------------------------------------------------------
+
+    def _header(self) -> tuple[Any, sl.ServerHeader | None]:
+        """The chunk collection (guarded) and its header."""
+        from chromadb.errors import NotFoundError
+
+        try:
+            raw = self._client.get_collection(self.location.collection, embedding_function=None)
+        except NotFoundError as exc:
+            raise IndexNotFoundError(
+                f"no collection {self.location.collection!r} at {self.url}; build it with "
+                f"`thresher index PATH --index {self.url}`"
+            ) from exc
+        except sl.transport_errors() as exc:
+            raise sl.unavailable(self.location, exc) from exc
+        return sl.Guarded(raw, self.location), sl.ServerHeader.from_metadata(raw.metadata, self.url)
+
+    def _fingerprint(self, collection: sl.Guarded, header: sl.ServerHeader) -> str:
+        count = collection.count()
+        return f"{collection.inner.id}:{header.version}:{count}:{header.state}"
+
+    def _load(self, collection: sl.Guarded, header: sl.ServerHeader) -> _State:
+        """The view for the collection's current state: BM25 from the cache or rebuilt."""
+        fingerprint = self._fingerprint(collection, header)
+        folder = self.cache_dir / hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+        bm25: Bm25Index | None = None
+        if (folder / "fingerprint.json").is_file():
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                stamp = json.loads((folder / "fingerprint.json").read_text(encoding="utf-8"))
+                if stamp["fingerprint"] == fingerprint and stamp["format"] == _CACHE_FORMAT:
+                    bm25 = Bm25Index.load(folder / "bm25")
+        if bm25 is None:
+            bm25 = self._build_bm25(collection)
+            self._save(folder, fingerprint, bm25)
+        return _State(fingerprint, header, IndexView.of(collection, bm25))
+
+    def _build_bm25(self, collection: sl.Guarded) -> Bm25Index:
+        """BM25 over every chunk on the server, in corpus order (manifest order, position)."""
+        entries = self._entries()
+        order = {doc_id: o for doc_id, (_, o) in entries.items()}
+        tail = len(order)
+        rows: list[tuple[int, str, int, str, str]] = []
+        for got in sl.pages(collection, ["documents", "metadatas"]):
+            for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                doc_id = str(meta["doc_id"])
+                rows.append((order.get(doc_id, tail), doc_id, int(meta["position"]), cid,
+                             indexed_text(str(meta.get("title", "")), text or "")))  # fmt: skip
+        rows.sort(key=lambda r: r[:3])
+        return Bm25Index.build([r[3] for r in rows], [r[4] for r in rows])
+
+    def _entries(self) -> dict[str, tuple[Any, int]]:
+        from chromadb.errors import NotFoundError
+
+        name = sl.manifest_name(self.location.collection)
+        try:
+            manifest = self._client.get_collection(name, embedding_function=None)
+        except NotFoundError:
+            return {}
+        except sl.transport_errors() as exc:
+            raise sl.unavailable(self.location, exc) from exc
+        return sl.read_entries(sl.Guarded(manifest, self.location))
+
+    def _save(self, folder: Path, fingerprint: str, bm25: Bm25Index) -> None:
+        """Write the BM25 cache atomically (build aside, rename); drop older states."""
+        temp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+        try:
+            bm25.save(temp / "bm25")
+            stamp = {"format": _CACHE_FORMAT, "fingerprint": fingerprint, "url": self.url}
+            (temp / "fingerprint.json").write_text(json.dumps(stamp), encoding="utf-8")
+            shutil.rmtree(folder, ignore_errors=True)
+            os.replace(temp, folder)
+        except OSError:  # an unwritable cache only costs a rebuild next time
+            shutil.rmtree(temp, ignore_errors=True)
+            return
+        for other in self.cache_dir.iterdir():
+            if other.is_dir() and other.name != folder.name and ".tmp-" not in other.name:
+                shutil.rmtree(other, ignore_errors=True)
+
+    def _view(self) -> IndexView:
+        return self._current().view
+
+    def _current(self) -> _State:
+        """The live state, switched when an ingest has finished since the last look."""
+        if self._closed:
+            raise BackendUnavailableError(f"the store on {self.url} is closed; open it again")
+        if time.monotonic() - self._checked < self.refresh_s:
+            return self._state
+        with self._lock:
+            if time.monotonic() - self._checked >= self.refresh_s:
+                self.refresh()
+            return self._state
+
+    def refresh(self) -> bool:
+        """Look for a newer index state now; returns True when it switched to one.
+
+        A state being written (``state == "writing"``) is never switched to.
+        """
+        collection, header = self._header()
+        self._checked = time.monotonic()
+        if header is None or header.state == "writing":
+            return False
+        if self._fingerprint(collection, header) == self._state.fingerprint:
+            return False
+        self._state = self._load(collection, header)
+        return True
+
+    # -- hybrid search ------------------------------------------------------------------------
+
+    def _probe(self, state: _State) -> tuple[str, str]:
+        """Which fusion path hybrid search takes: ("server" | "client", why)."""
+        from chromadb import Knn, Rrf, Search
+        from chromadb.errors import ChromaError
+
+        unit = [1.0] + [0.0] * (state.header.dimension - 1)
+        probe = Rrf([Knn(query=unit, return_rank=True, limit=1)], k=self.config.retrieval.rrf_k + 1)
+        try:
+            state.view.collection.search(Search().rank(probe).limit(1))
+        except (ChromaError, ValueError, NotImplementedError, AttributeError) as exc:
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return "client", f"server-side search unavailable: {text}"
+        if not state.header.sparse_key:
+            return "client", "the server runs search, but the collection has no sparse BM25 index"
+        return "server", f"server-side Search with Rrf over dense and {state.header.sparse_key!r}"
+
+    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """BM25 and dense fused by RRF (k=60): on the server when it can, else here."""
+        if self.fusion != "server":
+            return super().hybrid_search(query, k, exclude)
+        if not query or not query.strip():
+            raise InputError("empty query; give at least one word to search for")
+        if k <= 0:
+            raise InputError(f"k must be a positive number of results, got {k}")
+        from chromadb import K, Knn, Rrf, Search
+
+        state = self._current()
+        depth = max(self.config.retrieval.per_retriever, k)
+        vector = [float(x) for x in self._queries.embed_query(query)]
+        ranks = [
+            Knn(query=vector, return_rank=True, limit=depth, default=_ABSENT_RANK),
+            Knn(query=query, key=state.header.sparse_key, return_rank=True, limit=depth,
+                default=_ABSENT_RANK),
+        ]  # fmt: skip
+        # Chroma's ranks are 0-based: 1 / (k + 1 + rank0) is our 1 / (k + rank1).
+        search = Search().rank(Rrf(ranks, k=self.config.retrieval.rrf_k + 1))
+        if exclude:
+            search = search.where(K.ID.not_in(sorted(set(exclude))))
+        found = state.view.collection.search(search.limit(k + _TIE_SLACK).select(K.SCORE))
+        pairs = [
+            (cid, -float(s)) for cid, s in zip(found["ids"][0], found["scores"][0], strict=True)
+        ]
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        pairs = pairs[:k]
+        chunks = self._chunks(state.view, [c for c, _ in pairs])
+        return [Hit(chunk, s, "hybrid") for (_, s), chunk in zip(pairs, chunks, strict=True)]
+
+    # -- the rest of the protocol -------------------------------------------------------------
+
+    def stats(self) -> StoreStats:
+        """Counts, embedder and format of the live state; ``extra`` names the fusion path."""
+        state = self._current()
+        h = state.header
+        return StoreStats(
+            backend=self.backend,
+            location=self.url,
+            documents=h.documents,
+            chunks=len(state.view.bm25),
+            embedder=h.embedder,
+            dimension=h.dimension,
+            format_version=h.format_version,
+            extra={
+                "fusion": self.fusion,
+                "fusion_reason": self.fusion_reason,
+                "collection": self.location.collection,
+                "index_version": h.version,
+                "state": h.state,
+                "thresher_version": h.thresher_version,
+                "chunking": dict(h.chunking),
+                "created_at": h.created_at,
+                "updated_at": h.updated_at,
+                "bm25_cache": str(self.cache_dir),
+            },
+        )
+
+    def close(self) -> None:
+        """Release the HTTP client and worker threads. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._shutdown()
+            self._client.close()
+
+    def __enter__(self) -> ServerStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
