@@ -1,0 +1,99 @@
+"""``thresher eval --a CONFIG --b CONFIG TASKS...``: the paired protocol, with a report.
+
+CONFIG: a registered policy name or a TOML/JSON file (``[policy] name = ...`` plus
+any config sections). TASKS: dataset files in any supported format; without
+``--index`` their pooled corpus is indexed once and cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from thresher.cli._common import add_config_args, load_config, print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tasks", nargs="+", metavar="TASKS", help="task files (any format)")
+    parser.add_argument("--a", required=True, metavar="CONFIG", help="policy name or config file")
+    parser.add_argument("--b", required=True, metavar="CONFIG", help="policy name or config file")
+    parser.add_argument(
+        "--index", metavar="DIR|URL", help="index to search (default: the cached pooled index)"
+    )
+    parser.add_argument(
+        "--pool",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="another file whose documents join the pooled corpus (repeatable)",
+    )
+    parser.add_argument(
+        "--corpus",
+        choices=("pooled", "question"),
+        default="pooled",
+        help="pooled (every question's paragraphs, default) or each question's own",
+    )
+    parser.add_argument("--cache-dir", metavar="DIR", help="where pooled indexes are cached")
+    parser.add_argument("--out", default="thresher-eval", metavar="DIR", help="output folder")
+    parser.add_argument("--limit", type=int, metavar="N", help="first N tasks only")
+    parser.add_argument("--workers", type=int, default=1, metavar="N", help="concurrent tasks")
+    parser.add_argument("--rollouts", type=int, default=1, metavar="K", help="episodes per task")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed")
+    parser.add_argument(
+        "--test", choices=("randomization", "bootstrap"), default="randomization",
+        help="paired significance test (default randomization)",
+    )  # fmt: skip
+    parser.add_argument("--resamples", type=int, default=10000, metavar="N")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_config_args(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from thresher.errors import ConfigError, InputError
+    from thresher.eval.corpus import pooled_index, task_corpora
+    from thresher.eval.protocol import compare, load_run_config
+    from thresher.eval.report import summary_dict, summary_markdown, write_report
+    from thresher.eval.tasks import load_tasks
+    from thresher.index.open import open_store
+
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    base = load_config(args)
+    run_a, run_b = load_run_config(args.a, base), load_run_config(args.b, base)
+    tasks = [t for path in args.tasks for t in load_tasks(path)]
+    seen: set[str] = set()
+    for t in tasks:
+        if t.task_id in seen:
+            raise InputError(f"task id {t.task_id!r} appears in two task files; ids must be unique")
+        seen.add(t.task_id)
+    tasks = tasks[: args.limit] if args.limit else tasks
+    progress = not args.no_progress and sys.stderr.isatty()
+    index = args.index or str(
+        pooled_index([*args.tasks, *args.pool], args.cache_dir, base, progress=progress)
+    )
+    corpora = None
+    if args.corpus == "question":
+        corpora = {k: v for path in args.tasks for k, v in task_corpora(path).items()}
+    out = Path(args.out)
+    store = open_store(index, base)
+    try:
+        report = compare(
+            tasks, store, run_a, run_b,
+            rollouts=args.rollouts, workers=args.workers, seed=args.seed, out_dir=out,
+            corpora=corpora, progress=progress, test=args.test, resamples=args.resamples,
+        )  # fmt: skip
+    finally:
+        store.close()
+    report.settings["index"] = index
+    report.settings["task_files"] = [str(p) for p in args.tasks]
+    paths = write_report(report, out)
+    if args.json:
+        print_json(
+            {"summary": summary_dict(report), "files": {k: str(v) for k, v in paths.items()}}
+        )
+        return 0
+    print(summary_markdown(report))
+    print(f"\nreport: {paths['html']}\ntasks: {paths['tasks']}\nsummary: {paths['summary_md']}")
+    return 0

@@ -1,0 +1,354 @@
+"""The corpora a task file is evaluated on: pooled (one index, cached) or per question.
+
+**Pooled** (HippoRAG's protocol): every question's paragraphs go into one corpus,
+so each question is searched among every other question's paragraphs too.
+:func:`pooled_index` builds that index once with :func:`thresher.index.ingest.ingest`
+and caches it under ``CACHE/<key>/``, the key hashing the files' contents, the
+embedder and the chunking settings; a later run with the same inputs reuses it.
+
+**Per question** (the datasets' own setting: a question sees only its own 10-20
+paragraphs): building an index per question costs an embedding pass per task, so
+instead :class:`RestrictedStore` wraps the pooled index and hides every chunk
+outside the task's paragraph set. Hybrid, BM25 and dense search rank the allowed
+chunks exactly (``Store.similarity`` scores each allowed chunk, fused by RRF as
+the stores do); BM25 statistics (IDF, average length) are the pooled corpus's,
+the one difference from a true per-question index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from thresher.config import Config
+from thresher.corpus.datasets import record_paragraphs
+from thresher.corpus.document import Chunk, Document
+from thresher.corpus.ids import paragraph_doc_id
+from thresher.errors import IndexNotFoundError, InputError, UnknownIdError
+from thresher.eval import browsecomp as bc
+from thresher.eval import synth_tasks as st
+from thresher.eval import tasks as tk
+from thresher.eval.task_formats import SkipRecord
+from thresher.index.fusion import rrf
+from thresher.index.store import Hit, Store, StoreStats
+
+__all__ = [
+    "default_cache_dir",
+    "task_documents",
+    "corpus_key",
+    "pooled_index",
+    "task_corpora",
+    "RestrictedStore",
+]
+
+_PARAGRAPH_FORMATS = frozenset({"hotpotqa", "musique", "2wikimultihopqa"})
+_KEY_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$THRESHER_CACHE_DIR/eval-index``, else ``~/.cache/thresher/eval-index``."""
+    base = os.environ.get("THRESHER_CACHE_DIR")
+    root = Path(base) if base else Path.home() / ".cache" / "thresher"
+    return root / "eval-index"
+
+
+def _format_of(path: Path) -> str:
+    for _where, record in tk._records(path, tk._decode(path)):
+        fmt = tk.detect_task_format(record)
+        if fmt is None:
+            from thresher.corpus.datasets import detect_format
+
+            if detect_format(record) == "paragraph_corpus":
+                return "paragraph_corpus"
+            raise InputError(f"{path}: neither tasks nor a corpus of passages")
+        return fmt
+    raise InputError(f"{path}: no records; the file is empty")
+
+
+def _corpus_sources(paths: Sequence[str | Path]) -> list[tuple[str, Path]]:
+    """``(kind, path)`` to read: ``files`` (corpus loader), ``browsecomp``, ``world``."""
+    out: list[tuple[str, Path]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out.append(("files", p))
+            continue
+        fmt = _format_of(p)
+        if fmt in _PARAGRAPH_FORMATS or fmt == "paragraph_corpus":
+            out.append(("files", p))
+        elif fmt == "browsecomp":
+            out.append(("browsecomp", p))
+        elif fmt == "world_chains":
+            out.append(("world", st.world_root(p)))
+        else:
+            raise InputError(
+                f"{p}: {fmt} tasks carry no paragraphs to index; build an index of their "
+                "corpus with 'thresher index' and pass it with --index"
+            )
+    return out
+
+
+def task_documents(paths: Sequence[str | Path]) -> Iterator[Document]:
+    """The pooled corpus of task files (and corpus files), each document once.
+
+    HotpotQA / MuSiQue / 2Wiki files and HippoRAG ``{title, text}`` corpora: their
+    paragraphs (:func:`thresher.corpus.loaders.iter_documents`, deduplicated by
+    content id); a BrowseComp-Plus query file: the documents its records embed;
+    a world's ``.world/chains.jsonl``: the world folder's documents; a folder:
+    its files.
+
+    Raises:
+        InputError: a file with no corpus (``query``/``thresher`` tasks), or any
+            loader error.
+    """
+    from thresher.corpus.loaders import iter_documents
+
+    sources = _corpus_sources(paths)
+    seen: set[str] = set()
+    files = [p for kind, p in sources if kind in ("files", "world")]
+    if files:
+        for doc in iter_documents(files):
+            seen.add(doc.doc_id)
+            yield doc
+    for kind, p in sources:
+        if kind == "browsecomp":
+            for doc in bc.iter_query_documents(p):
+                if doc.doc_id not in seen:
+                    seen.add(doc.doc_id)
+                    yield doc
+
+
+def _hash_tree(h: Any, root: Path) -> None:
+    for f in sorted(q for q in root.rglob("*") if q.is_file()):
+        rel = f.relative_to(root).as_posix()
+        if rel.startswith(".") and not rel.startswith(".world/"):
+            continue
+        h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+
+
+def corpus_key(paths: Sequence[str | Path], config: Config | None = None) -> str:
+    """The cache key of a pooled index: sha256 of contents, embedder and chunking (24 hex).
+
+    Raises:
+        InputError: a path that does not exist.
+    """
+    config = config or Config()
+    h = hashlib.sha256()
+    settings = {
+        "v": _KEY_VERSION,
+        "embedder": config.retrieval.embedder,
+        "chunking": [config.chunking.max_tokens, config.chunking.tokenizer],
+    }
+    h.update(json.dumps(settings, sort_keys=True).encode())
+    for kind, p in _corpus_sources(paths):
+        h.update(kind.encode() + b"\0")
+        if p.is_dir():
+            _hash_tree(h, p)
+        else:
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()[:24]
+
+
+def pooled_index(
+    paths: Sequence[str | Path],
+    cache_dir: str | Path | None = None,
+    config: Config | None = None,
+    *,
+    progress: bool = False,
+) -> Path:
+    """The index of the pooled corpus of ``paths``, built once and cached.
+
+    Args:
+        paths: task files (and corpus files or folders) whose documents form the corpus.
+        cache_dir: where cached indexes live (default :func:`default_cache_dir`).
+        config: chunking and embedder settings.
+        progress: show the embedding progress bar.
+
+    Returns:
+        The index folder ``cache_dir/<corpus_key>``; open it with ``open_store``.
+
+    Raises:
+        InputError: as :func:`task_documents`.
+    """
+    from thresher.index.ingest import ingest
+    from thresher.index.layout import current_generation
+
+    config = config or Config()
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    target = root / corpus_key(paths, config)
+    try:
+        current_generation(target)
+        return target
+    except IndexNotFoundError:
+        pass
+    ingest(task_documents(paths), target, config, progress=progress)
+    (target / "SOURCES.json").write_text(
+        json.dumps([str(Path(p).resolve()) for p in paths], indent=1) + "\n", encoding="utf-8"
+    )
+    return target
+
+
+def task_corpora(path: str | Path) -> dict[str, frozenset[str]]:
+    """Each task's own documents: ``{task_id: doc ids}`` (the per-question corpus).
+
+    HotpotQA / MuSiQue / 2Wiki: the question's context paragraphs; BrowseComp-Plus:
+    its evidence, gold and negative documents.
+
+    Raises:
+        InputError: a format without per-question documents (world chains, ``query``
+            or ``thresher`` tasks), or any reader error.
+    """
+    p = Path(path)
+    out: dict[str, frozenset[str]] = {}
+    fmt: str | None = None
+    for where, record in tk._records(p, tk._decode(p)):
+        fmt = fmt or tk.detect_task_format(record)
+        if fmt == "browsecomp":
+            task = bc.browsecomp_task(record, where)
+            out[task.task_id] = frozenset(
+                task.gold_doc_ids + list(task.metadata.get("negative_doc_ids", []))
+            )
+            continue
+        if fmt not in _PARAGRAPH_FORMATS:
+            raise InputError(
+                f"{p}: {fmt} tasks have no per-question documents; use the pooled corpus"
+            )
+        try:
+            task = tk._CONVERTERS[fmt](record, where)
+        except SkipRecord:
+            continue
+        paragraphs = record_paragraphs(fmt, record) or []
+        out[task.task_id] = frozenset(paragraph_doc_id(t, x) for t, x in paragraphs)
+    return out
+
+
+def _doc_of(chunk_id: str) -> str:
+    return chunk_id.rpartition("#")[0] or chunk_id
+
+
+class RestrictedStore:
+    """A store showing only the chunks of ``doc_ids`` (a per-question corpus view).
+
+    Args:
+        store: the pooled store (left open by :meth:`close`).
+        doc_ids: the documents this view holds; ids the store lacks are ignored.
+        rrf_k, per_retriever: fusion settings, as ``config.retrieval``.
+    """
+
+    def __init__(
+        self, store: Store, doc_ids: Collection[str], rrf_k: int = 60, per_retriever: int = 100
+    ) -> None:
+        self._store = store
+        self._docs = frozenset(doc_ids)
+        self._rrf_k = rrf_k
+        self._per = per_retriever
+        self._chunks: dict[str, Chunk] | None = None
+
+    def _allowed(self) -> dict[str, Chunk]:
+        if self._chunks is None:
+            chunks: dict[str, Chunk] = {}
+            for doc in sorted(self._docs):
+                try:
+                    chunks.update((c.chunk_id, c) for c in self._store.read_document(doc))
+                except UnknownIdError:
+                    continue
+            self._chunks = chunks
+        return self._chunks
+
+    def _scored(self, query: str, exclude: Collection[str]) -> list[tuple[str, float, float]]:
+        if not query.strip():
+            raise InputError("empty query; give search_corpus a non-empty query")
+        excluded = set(exclude)
+        ids = [c for c in self._allowed() if c not in excluded]
+        scores = self._store.similarity(query, ids) if ids else []
+        return [(c, b, d) for c, (b, d) in zip(ids, scores, strict=True)]
+
+    @staticmethod
+    def _order(scored: list[tuple[str, float, float]], col: int) -> list[tuple[str, float]]:
+        pairs = [(s[0], s[col]) for s in scored if col == 2 or s[col] > 0]
+        return sorted(pairs, key=lambda p: (-p[1], p[0]))
+
+    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """BM25 over the allowed chunks (positive scores only, highest first)."""
+        found = self._order(self._scored(query, exclude), 1)[:k]
+        chunks = self._allowed()
+        return [
+            Hit(chunks[c], s, "bm25", bm25_rank=r, bm25_score=s)
+            for r, (c, s) in enumerate(found, 1)
+        ]
+
+    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """Cosine similarity over the allowed chunks, highest first."""
+        found = self._order(self._scored(query, exclude), 2)[:k]
+        chunks = self._allowed()
+        return [
+            Hit(chunks[c], s, "dense", dense_rank=r, dense_score=s)
+            for r, (c, s) in enumerate(found, 1)
+        ]
+
+    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """BM25 and dense over the allowed chunks, fused by RRF (ties by chunk id)."""
+        scored = self._scored(query, exclude)
+        depth = max(self._per, k)
+        lexical = self._order(scored, 1)[:depth]
+        dense = self._order(scored, 2)[:depth]
+        fused = rrf([[c for c, _ in lexical], [c for c, _ in dense]], self._rrf_k)[:k]
+        b_at = {c: (r, s) for r, (c, s) in enumerate(lexical, 1)}
+        d_at = {c: (r, s) for r, (c, s) in enumerate(dense, 1)}
+        chunks = self._allowed()
+        hits = []
+        for cid, score in fused:
+            br, bs = b_at.get(cid, (None, None))
+            dr, ds = d_at.get(cid, (None, None))
+            hits.append(Hit(chunks[cid], score, "hybrid", br, dr, bs, ds))
+        return hits
+
+    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> list[Hit]:
+        """The store's grep, keeping only allowed chunks (corpus order)."""
+        allowed = self._allowed()
+        hits = self._store.grep(pattern, limit=10**9, exclude=exclude)
+        return [h for h in hits if h.chunk.chunk_id in allowed][:limit]
+
+    def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """Allowed chunks by id; ``UnknownIdError`` lists ids outside this corpus."""
+        allowed = self._allowed()
+        missing = [c for c in chunk_ids if c not in allowed]
+        if missing:
+            raise UnknownIdError(
+                f"unknown chunk id(s) in this task's corpus: {', '.join(missing)}", missing
+            )
+        return [allowed[c] for c in chunk_ids]
+
+    def read_document(self, doc_id: str) -> list[Chunk]:
+        """Every chunk of an allowed document; ``UnknownIdError`` otherwise."""
+        chunks = [c for c in self._allowed().values() if c.doc_id == doc_id]
+        if not chunks:
+            raise UnknownIdError(f"unknown document id in this task's corpus: {doc_id}", [doc_id])
+        return sorted(chunks, key=lambda c: c.position)
+
+    def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
+        """The store's scores (ids outside this corpus: ``UnknownIdError``)."""
+        self.get(chunk_ids)
+        return self._store.similarity(query, chunk_ids)
+
+    def stats(self) -> StoreStats:
+        """The store's stats with this view's document and chunk counts."""
+        base = self._store.stats()
+        allowed = self._allowed()
+        return StoreStats(
+            base.backend,
+            base.location,
+            len({_doc_of(c) for c in allowed}),
+            len(allowed),
+            base.embedder,
+            base.dimension,
+            base.format_version,
+            {**base.extra, "restricted": True},
+        )
+
+    def close(self) -> None:
+        """Nothing to release: the wrapped store stays open (its owner closes it)."""

@@ -1,0 +1,352 @@
+"""The paired protocol: the same tasks through two configurations, compared per task.
+
+Each task runs through configuration A and configuration B (``rollouts`` episodes
+each, fused by RRF when more than one), concurrently on ``workers`` threads over
+one shared store. Every episode's trace is scored (:mod:`episode_metrics`) and,
+when it failed, attributed (:mod:`attribution`). Per-task paired differences
+A − B of the headline metrics are tested with a paired randomization (or
+bootstrap) test from :mod:`thresher.eval.stats`.
+
+A configuration is a registered policy name, or a TOML/JSON file::
+
+    label = "local, 16k budget"      # optional (default: the file's stem)
+    [policy]
+    name = "local"                   # a registered policy
+    top_k = 10                       # any other key: a policy option
+    [budget]                         # any Config section: settings for this side
+    total = 16384
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import threading
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import ConfigError
+from thresher.eval.attribution import CAUSES, Attribution, attribute
+from thresher.eval.episode_metrics import EpisodeMetrics
+from thresher.eval.rollouts import fused_metrics
+from thresher.eval.stats import MeanCI, PairedResult, mean_ci, paired_test
+from thresher.eval.task import Task
+from thresher.index.store import Store
+
+__all__ = [
+    "RunConfig",
+    "TaskOutcome",
+    "PairedReport",
+    "PAIRED_METRICS",
+    "metric_value",
+    "load_run_config",
+    "run_config",
+    "compare",
+    "safe_name",
+]
+
+#: metrics tested per task (A − B); ``context_tokens`` is a cost (lower is better)
+PAIRED_METRICS = (
+    "recall@5",
+    "all_gold@5",
+    "output_f1",
+    "trajectory_recall",
+    "answer_found",
+    "context_tokens",
+)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One side of the comparison: a policy, its options and the settings."""
+
+    label: str
+    policy: str
+    config: Config = field(default_factory=Config)
+    policy_options: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "policy": self.policy,
+            "policy_options": dict(self.policy_options),
+            "source": self.source,
+            "config": self.config.to_dict(),
+        }
+
+
+@dataclass(slots=True)
+class TaskOutcome:
+    """One task through one configuration: metrics (fused over rollouts), attribution, traces."""
+
+    task: Task
+    metrics: EpisodeMetrics
+    attribution: Attribution
+    rollouts: list[EpisodeMetrics]
+    trace_paths: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PairedReport:
+    """Everything a paired run produced, in task order (``a[i]`` and ``b[i]`` share a task)."""
+
+    run_a: RunConfig
+    run_b: RunConfig
+    tasks: list[Task]
+    a: list[TaskOutcome]
+    b: list[TaskOutcome]
+    tests: dict[str, PairedResult]
+    means: dict[str, dict[str, MeanCI]]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe form of an id or label."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def load_run_config(spec: str, base: Config | None = None) -> RunConfig:
+    """A :class:`RunConfig` from a policy name or a ``.toml``/``.json`` file.
+
+    Args:
+        spec: a registered policy name, or a config file (module docstring).
+        base: settings both sides start from (``--config``/``--set``).
+
+    Raises:
+        ConfigError: an unknown policy name, an unreadable file, a file without
+            ``[policy] name``, or an unknown setting.
+    """
+    from thresher.policies import policy_names
+
+    base = base or Config()
+    path = Path(spec)
+    if path.suffix.lower() in (".toml", ".json") and path.is_file():
+        try:
+            raw = path.read_bytes().decode("utf-8")
+            data = tomllib.loads(raw) if path.suffix.lower() == ".toml" else json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {path} is not valid {path.suffix[1:]}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a table of sections")
+        policy = dict(data.get("policy") or {})
+        name = policy.pop("name", None)
+        if not isinstance(name, str) or name not in policy_names():
+            raise ConfigError(
+                f"{path}: [policy] name must be one of {', '.join(policy_names())}, got {name!r}"
+            )
+        label = data.get("label", path.stem)
+        flat: dict[str, Any] = {}
+        for section, values in data.items():
+            if section in ("policy", "label"):
+                continue
+            if not isinstance(values, dict):
+                raise ConfigError(f"{path}: '{section}' must be a table of settings")
+            flat.update({f"{section}.{k}": v for k, v in values.items()})
+        return RunConfig(str(label), name, base.override(flat), policy, str(path))
+    if spec not in policy_names():
+        raise ConfigError(
+            f"'{spec}' is neither a config file nor a policy; policies: {', '.join(policy_names())}"
+        )
+    return RunConfig(spec, spec, base, {}, spec)
+
+
+def _factory_params(policy: str) -> set[str]:
+    import importlib
+
+    from thresher.policies import POLICIES
+
+    module, _, attr = POLICIES[policy].partition(":")
+    try:
+        return set(inspect.signature(getattr(importlib.import_module(module), attr)).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def _run_episode(task: Task, store: Store, run: RunConfig, seed: int | None) -> Any:
+    from thresher.harness.episode import run_episode
+    from thresher.policies import get_policy
+
+    params = _factory_params(run.policy)
+    options = dict(run.policy_options)
+    if "config" in params:
+        options.setdefault("config", run.config)
+    if seed is not None and "seed" in params:
+        options.setdefault("seed", seed)
+    return run_episode(task.question, store, get_policy(run.policy, **options), run.config)
+
+
+def _fused_attribution(traces: list[Any], task: Task, fused: EpisodeMetrics) -> Attribution:
+    each = [attribute(t, task) for t in traces]
+    if len(each) == 1:
+        return each[0]
+    if fused.output_recall >= 1.0:
+        return Attribution(False)
+    failed = [a for a in each if a.failed and a.cause]
+    if not failed:
+        return Attribution(True, "context_overload", None, {}, [])
+    counts = Counter(a.cause for a in failed)
+    top = max(counts, key=lambda c: (counts[c], -CAUSES.index(c)))
+    return next(a for a in failed if a.cause == top)
+
+
+def _one_task(
+    task: Task,
+    store: Store,
+    run: RunConfig,
+    side: str,
+    rollouts: int,
+    seed: int,
+    trace_dir: Path | None,
+    tick: Callable[[], None],
+) -> TaskOutcome:
+    from thresher.harness.trace import write_jsonl
+
+    traces = []
+    paths: list[str] = []
+    for r in range(rollouts):
+        result = _run_episode(task, store, run, seed + r if rollouts > 1 else None)
+        traces.append(list(result.trace))
+        if trace_dir is not None:
+            suffix = f".r{r}" if rollouts > 1 else ""
+            rel = Path("traces") / side / f"{safe_name(task.task_id)}{suffix}.jsonl"
+            write_jsonl(result.trace, trace_dir / rel)
+            paths.append(rel.as_posix())
+        tick()
+    fused, each = fused_metrics(traces, task, rrf_k=run.config.retrieval.rrf_k)
+    return TaskOutcome(task, fused, _fused_attribution(traces, task, fused), each, paths)
+
+
+def run_config(
+    tasks: Sequence[Task],
+    store: Store,
+    run: RunConfig,
+    *,
+    side: str = "a",
+    rollouts: int = 1,
+    workers: int = 1,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+    corpora: Mapping[str, frozenset[str]] | None = None,
+    progress: Callable[[], None] | None = None,
+) -> list[TaskOutcome]:
+    """Run every task through one configuration (outcomes in task order).
+
+    Args:
+        tasks: the tasks.
+        store: the index (shared by all workers; not closed here).
+        run: the configuration.
+        side: the trace sub-folder (``traces/<side>/``).
+        rollouts: episodes per task, fused by RRF when more than one; policies
+            whose factory takes ``seed`` get ``seed + r`` for rollout ``r``.
+        workers: tasks run concurrently on this many threads.
+        seed: base seed.
+        out_dir: write each trace under ``out_dir/traces/<side>/``.
+        corpora: ``{task_id: doc ids}``: restrict each task to its own documents.
+        progress: called once per finished episode.
+
+    Raises:
+        ConfigError: ``rollouts`` or ``workers`` below 1, or a policy that cannot be built.
+    """
+    if rollouts < 1 or workers < 1:
+        raise ConfigError(f"rollouts and workers must be >= 1, got {rollouts} and {workers}")
+    trace_dir = Path(out_dir) if out_dir is not None else None
+    tick = progress or (lambda: None)
+
+    def job(task: Task) -> TaskOutcome:
+        view: Store = store
+        if corpora is not None:
+            from thresher.eval.corpus import RestrictedStore
+
+            r = run.config.retrieval
+            view = RestrictedStore(store, corpora.get(task.task_id, ()), r.rrf_k, r.per_retriever)
+        return _one_task(task, view, run, side, rollouts, seed, trace_dir, tick)
+
+    if workers == 1:
+        return [job(t) for t in tasks]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="thresher-eval") as pool:
+        return list(pool.map(job, tasks))
+
+
+def metric_value(metrics: EpisodeMetrics, name: str) -> float:
+    """One of :data:`PAIRED_METRICS` (or ``recall@K`` / ``all_gold@K``) as a number."""
+    if name.startswith("recall@"):
+        return metrics.recall_at[int(name[7:])]
+    if name.startswith("all_gold@"):
+        return metrics.all_gold_at[int(name[9:])]
+    value = getattr(metrics, name)
+    return float(value)
+
+
+def compare(
+    tasks: Sequence[Task],
+    store: Store,
+    run_a: RunConfig,
+    run_b: RunConfig,
+    *,
+    rollouts: int = 1,
+    workers: int = 1,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+    corpora: Mapping[str, frozenset[str]] | None = None,
+    progress: bool = False,
+    test: str = "randomization",
+    resamples: int = 10000,
+) -> PairedReport:
+    """Run the paired protocol and test the per-task differences A − B.
+
+    Args:
+        tasks, store, rollouts, workers, seed, out_dir, corpora: as :func:`run_config`
+            (A and B run one after the other, each on ``workers`` threads).
+        progress: show a tqdm progress bar on stderr.
+        test: ``randomization`` or ``bootstrap`` (see :func:`stats.paired_test`).
+        resamples: resamples of the test and of the confidence intervals.
+
+    Returns:
+        A :class:`PairedReport`.
+
+    Raises:
+        ConfigError: as :func:`run_config`. InputError: no tasks.
+    """
+    from thresher.errors import InputError
+
+    tasks = list(tasks)
+    if not tasks:
+        raise InputError("no tasks to evaluate; check the task file and --limit")
+    bar = None
+    lock = threading.Lock()
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=2 * len(tasks) * rollouts, unit="episode", desc="eval", leave=True)
+
+    def tick() -> None:
+        if bar is not None:
+            with lock:
+                bar.update(1)
+
+    common = dict(rollouts=rollouts, workers=workers, seed=seed, out_dir=out_dir, corpora=corpora)
+    try:
+        a = run_config(tasks, store, run_a, side="a", progress=tick, **common)  # type: ignore[arg-type]
+        b = run_config(tasks, store, run_b, side="b", progress=tick, **common)  # type: ignore[arg-type]
+    finally:
+        if bar is not None:
+            bar.close()
+    tests: dict[str, PairedResult] = {}
+    means: dict[str, dict[str, MeanCI]] = {"a": {}, "b": {}}
+    for name in PAIRED_METRICS:
+        xa = [metric_value(o.metrics, name) for o in a]
+        xb = [metric_value(o.metrics, name) for o in b]
+        tests[name] = paired_test(xa, xb, method=test, n=resamples, seed=seed)  # type: ignore[arg-type]
+        means["a"][name] = mean_ci(xa, n=resamples, seed=seed)
+        means["b"][name] = mean_ci(xb, n=resamples, seed=seed)
+    settings = {"rollouts": rollouts, "workers": workers, "seed": seed, "test": test,
+                "resamples": resamples, "corpus": "question" if corpora is not None else "pooled"}  # fmt: skip
+    return PairedReport(run_a, run_b, tasks, a, b, tests, means, settings)

@@ -1,0 +1,195 @@
+"""Outputs of a paired run: per-task JSONL, TREC runs, a markdown summary, the HTML report.
+
+``DIR/`` after :func:`write_report`::
+
+    tasks.jsonl        one line per task: the task, then per side (``a``, ``b``)
+                       BrowseComp-Plus run fields (query_id, status,
+                       tool_call_counts, retrieved_docids, result) plus ours
+                       (ranking, metrics, attribution, trace files), and ``diff``
+    run_a.trec         TREC run of A's final rankings (same for B); qrels.txt: the gold
+    summary.json       settings, means with 95% CIs, paired tests, attribution counts
+    summary.md         the same as a markdown page
+    report.html        one self-contained page (inline CSS/JS/SVG, no network)
+    traces/a/*.jsonl   every episode's trace (``thresher trace show FILE``)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from thresher.eval.attribution import CAUSE_LABELS, CAUSES
+from thresher.eval.protocol import PAIRED_METRICS, PairedReport, TaskOutcome, metric_value
+from thresher.eval.tasks import tasks_to_qrels
+from thresher.eval.trec import write_qrels, write_run
+
+__all__ = [
+    "side_record",
+    "task_records",
+    "attribution_counts",
+    "attribution_by_hop",
+    "summary_dict",
+    "summary_markdown",
+    "write_report",
+]
+
+
+def side_record(outcome: TaskOutcome) -> dict[str, Any]:
+    """BrowseComp-Plus run fields of one task on one side, plus thresher's own."""
+    m = outcome.metrics
+    return {
+        "query_id": outcome.task.task_id,
+        "status": "completed" if m.exit_reason == "answered" else m.exit_reason,
+        "tool_call_counts": dict(m.tool_calls),
+        "retrieved_docids": list(m.seen_doc_ids),
+        "result": [{"type": "output_text", "output": "\n".join(m.ranked_doc_ids)}],
+        "ranked_docids": list(m.ranked_doc_ids),
+        "metrics": {k: v for k, v in m.to_dict().items() if k not in ("seen_doc_ids",)},
+        "attribution": outcome.attribution.to_dict(),
+        "rollouts": [r.to_dict() for r in outcome.rollouts] if len(outcome.rollouts) > 1 else [],
+        "traces": list(outcome.trace_paths),
+    }
+
+
+def task_records(report: PairedReport) -> list[dict[str, Any]]:
+    """One record per task: the task, both sides, and the paired differences A − B."""
+    out = []
+    for task, a, b in zip(report.tasks, report.a, report.b, strict=True):
+        diff = {n: metric_value(a.metrics, n) - metric_value(b.metrics, n) for n in PAIRED_METRICS}
+        out.append(
+            {
+                "query_id": task.task_id,
+                "question": task.question,
+                "answer": task.answer,
+                "gold_doc_ids": task.gold_doc_ids,
+                "hops": task.hops,
+                "a": side_record(a),
+                "b": side_record(b),
+                "diff": diff,
+            }
+        )
+    return out
+
+
+def attribution_counts(outcomes: list[TaskOutcome]) -> dict[str, int]:
+    """Failures per cause (every cause listed, zeros included) and ``ok``."""
+    counts = Counter(o.attribution.cause if o.attribution.failed else "ok" for o in outcomes)
+    return {c: counts.get(c, 0) for c in (*CAUSES, "ok")}
+
+
+def attribution_by_hop(outcomes: list[TaskOutcome]) -> dict[str, dict[str, int]]:
+    """Failures per hop of the deciding document (``"?"``: no hop order), per cause."""
+    out: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        a = o.attribution
+        if not a.failed or a.cause is None:
+            continue
+        hop = "?" if a.hop is None else str(a.hop)
+        out.setdefault(hop, {c: 0 for c in CAUSES})[a.cause] += 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == "?", kv[0])))
+
+
+def _recoverable(outcomes: list[TaskOutcome]) -> int:
+    return sum(1 for o in outcomes if o.attribution.recoverable)
+
+
+def summary_dict(report: PairedReport) -> dict[str, Any]:
+    """Settings, per-side means with CIs, paired tests and attribution, JSON-safe."""
+    sides = {"a": (report.run_a, report.a), "b": (report.run_b, report.b)}
+    return {
+        "n_tasks": len(report.tasks),
+        "settings": report.settings,
+        "a": report.run_a.to_dict(),
+        "b": report.run_b.to_dict(),
+        "means": {
+            side: {n: ci._asdict() for n, ci in report.means[side].items()} for side in sides
+        },
+        "paired": {n: r._asdict() for n, r in report.tests.items()},
+        "attribution": {side: attribution_counts(o) for side, (_, o) in sides.items()},
+        "attribution_by_hop": {side: attribution_by_hop(o) for side, (_, o) in sides.items()},
+        "prune_recoverable": {side: _recoverable(o) for side, (_, o) in sides.items()},
+    }
+
+
+def _fmt(name: str, value: float) -> str:
+    return f"{value:,.0f}" if name == "context_tokens" else f"{value:.3f}"
+
+
+def summary_markdown(report: PairedReport) -> str:
+    """The summary as a markdown page (tables of means, paired tests, attribution)."""
+    s = summary_dict(report)
+    a, b = report.run_a.label, report.run_b.label
+    lines = [
+        f"# Paired evaluation: A = {a} vs B = {b}",
+        "",
+        f"{s['n_tasks']} tasks; rollouts {report.settings['rollouts']}; corpus "
+        f"{report.settings['corpus']}; {report.settings['test']} test, "
+        f"{report.settings['resamples']} resamples, seed {report.settings['seed']}.",
+        "",
+        f"| metric | A ({a}) | B ({b}) | A − B [95% CI] | p |",
+        "|---|---|---|---|---|",
+    ]
+    for n in PAIRED_METRICS:
+        ma, mb, t = report.means["a"][n], report.means["b"][n], report.tests[n]
+        lines.append(
+            f"| {n} | {_fmt(n, ma.mean)} [{_fmt(n, ma.ci_low)}, {_fmt(n, ma.ci_high)}] "
+            f"| {_fmt(n, mb.mean)} [{_fmt(n, mb.ci_low)}, {_fmt(n, mb.ci_high)}] "
+            f"| {_fmt(n, t.mean_diff)} [{_fmt(n, t.ci_low)}, {_fmt(n, t.ci_high)}] "
+            f"| {t.p_value:.4f} |"
+        )
+    lines += ["", "## Failure attribution (DESIGN §5)", "", "| cause | A | B |", "|---|---|---|"]
+    for c in (*CAUSES, "ok"):
+        label = CAUSE_LABELS.get(c, "no failure")
+        lines.append(f"| {label} | {s['attribution']['a'][c]} | {s['attribution']['b'][c]} |")
+    lines += [
+        "",
+        f"Prune-caused failures recoverable by `recall_chunks` from the cache: "
+        f"A {s['prune_recoverable']['a']}, B {s['prune_recoverable']['b']}.",
+        "",
+        "## Failures by hop of the first missing gold document",
+        "",
+    ]
+    for side, label in (("a", a), ("b", b)):
+        by_hop = s["attribution_by_hop"][side]
+        lines.append(f"**{side.upper()} ({label})**: " + (
+            "; ".join(
+                f"hop {h}: " + ", ".join(f"{CAUSE_LABELS[c]} {n}" for c, n in row.items() if n)
+                for h, row in by_hop.items()
+            ) or "no failures"
+        ))  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(report: PairedReport, out_dir: str | Path) -> dict[str, Path]:
+    """Write every output of a paired run under ``out_dir`` (traces are written by the run).
+
+    Returns:
+        ``{name: path}`` of the files written.
+    """
+    from thresher.eval.protocol import safe_name
+    from thresher.eval.report_html import render_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    records = task_records(report)
+    paths["tasks"] = out / "tasks.jsonl"
+    with paths["tasks"].open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    for side, run, outcomes in (("a", report.run_a, report.a), ("b", report.run_b, report.b)):
+        ranked = {o.task.task_id: o.metrics.ranked_doc_ids for o in outcomes}
+        paths[f"run_{side}"] = write_run(out / f"run_{side}.trec", ranked, safe_name(run.label))
+    paths["qrels"] = write_qrels(out / "qrels.txt", tasks_to_qrels(report.tasks))
+    paths["summary_json"] = out / "summary.json"
+    paths["summary_json"].write_text(
+        json.dumps(summary_dict(report), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    paths["summary_md"] = out / "summary.md"
+    paths["summary_md"].write_text(summary_markdown(report) + "\n", encoding="utf-8")
+    paths["html"] = out / "report.html"
+    paths["html"].write_text(render_html(report, records), encoding="utf-8")
+    return paths

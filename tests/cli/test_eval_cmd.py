@@ -1,0 +1,62 @@
+"""``thresher eval``: the paired protocol from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from thresher.cli.main import main
+
+# two invented questions in the original HotpotQA JSON schema
+_RECORDS = [
+    {"_id": "h1", "question": "Which river runs through the city where Pell Arno was born?",
+     "answer": "Ossa", "type": "bridge", "level": "easy",
+     "supporting_facts": [["Pell Arno", 0], ["Brenmouth", 1]],
+     "context": [["Pell Arno", ["Pell Arno is a sculptor born in Brenmouth."]],
+                 ["Brenmouth", ["Brenmouth is a mill city.", " The river Ossa runs through it."]],
+                 ["Gale Fort", ["Gale Fort guards a mountain pass."]]]},
+    {"_id": "h2", "question": "What does the company founded by Tova Reyes make?",
+     "answer": "bicycles", "type": "bridge", "level": "easy",
+     "supporting_facts": [["Tova Reyes", 0], ["Reyes Works", 0]],
+     "context": [["Tova Reyes", ["Tova Reyes founded Reyes Works in 1971."]],
+                 ["Reyes Works", ["Reyes Works makes bicycles in a brick factory."]],
+                 ["Gale Fort", ["Gale Fort guards a mountain pass."]]]},
+]  # fmt: skip
+
+
+def test_eval_command_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = tmp_path / "tiny.json"
+    tasks.write_text(json.dumps(_RECORDS), encoding="utf-8")
+    (tmp_path / "b.toml").write_text('[policy]\nname = "single-shot"\ntop_k = 1\n')
+    out = tmp_path / "out"
+    argv = ["eval", "--a", "single-shot", "--b", str(tmp_path / "b.toml"), str(tasks),
+            "--out", str(out), "--cache-dir", str(tmp_path / "cache"), "--workers", "2",
+            "--resamples", "500", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["summary"]["n_tasks"] == 2 and result["summary"]["b"]["label"] == "b"
+    assert result["summary"]["means"]["a"]["recall@5"]["mean"] == 1.0  # 5 paragraphs in all
+    for name in ("tasks", "run_a", "run_b", "summary_md", "html"):
+        assert Path(result["files"][name]).is_file()
+    assert len(list((tmp_path / "cache").iterdir())) == 1  # the pooled index, cached
+    # per-question corpus, one task, markdown output; the cached index is reused
+    argv = ["eval", "--a", "single-shot", "--b", "single-shot", str(tasks), "--out", str(out),
+            "--cache-dir", str(tmp_path / "cache"), "--corpus", "question", "--limit", "1",
+            "--resamples", "500"]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "1 tasks; rollouts 1; corpus question" in text and "report:" in text
+    row = json.loads((out / "tasks.jsonl").read_text().splitlines()[0])
+    from thresher.eval.corpus import task_corpora
+
+    assert set(row["a"]["retrieved_docids"]) == task_corpora(tasks)["h1"]  # h1's own only
+
+
+def test_eval_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tasks = tmp_path / "tiny.json"
+    tasks.write_text(json.dumps(_RECORDS), encoding="utf-8")
+    assert main(["eval", "--a", "nope", "--b", "single-shot", str(tasks)]) == 2
+    assert "neither a config file nor a policy" in capsys.readouterr().err
+    assert main(["eval", "--a", "single-shot", "--b", "single-shot", str(tmp_path / "x.json")]) == 2

@@ -1,0 +1,77 @@
+"""Pooled-corpus index (cached by content) and the per-question restriction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from thresher.config import Config
+from thresher.errors import InputError, UnknownIdError
+from thresher.eval.corpus import (
+    RestrictedStore,
+    corpus_key,
+    pooled_index,
+    task_corpora,
+    task_documents,
+)
+from thresher.eval.tasks import load_tasks, write_tasks
+from thresher.index.open import open_store
+
+from .conftest import write_tiny_hotpot
+
+
+def test_pooled_corpus_holds_every_question_paragraph_once(tiny_hotpot) -> None:
+    tasks_file, _, _ = tiny_hotpot
+    docs = list(task_documents([tasks_file]))
+    assert len(docs) == 10  # 12 paragraphs, two repeated across questions
+    ids = {d.doc_id for d in docs}
+    assert all(g in ids for t in load_tasks(tasks_file) for g in t.gold_doc_ids)
+
+
+def test_pooled_index_is_cached_by_content_and_settings(tiny_hotpot, tmp_path: Path) -> None:
+    tasks_file, cache, index = tiny_hotpot
+    assert index.parent == cache and index.name == corpus_key([tasks_file])
+    assert pooled_index([tasks_file], cache) == index  # reused, not rebuilt
+    copy = write_tiny_hotpot(tmp_path / "same.jsonl")
+    assert corpus_key([copy]) == corpus_key([tasks_file])  # content, not the path
+    assert corpus_key([tasks_file], Config().override({"chunking.max_tokens": 128})) != index.name
+    copy.write_text(copy.read_text().replace("glassblower", "potter"))
+    assert corpus_key([copy]) != index.name
+
+
+def test_task_files_without_paragraphs_need_an_index(tmp_path: Path, tiny_hotpot) -> None:
+    own = write_tasks(tmp_path / "own.jsonl", load_tasks(tiny_hotpot[0]))
+    with pytest.raises(InputError, match="--index"):
+        list(task_documents([own]))
+
+
+def test_restricted_store_shows_only_the_task_paragraphs(tiny_hotpot) -> None:
+    tasks_file, _, index = tiny_hotpot
+    corpora = task_corpora(tasks_file)
+    assert sorted(corpora) == ["q1", "q2", "q3"] and all(len(v) == 4 for v in corpora.values())
+    store = open_store(index)
+    try:
+        view = RestrictedStore(store, corpora["q2"])
+        hits = view.hybrid_search("Where did the founder of Quill Press study law?", k=10)
+        assert {h.chunk.doc_id for h in hits} <= corpora["q2"]
+        assert len(hits) == 4  # dense ranks every allowed chunk
+        assert hits[0].chunk.doc_id in set(load_tasks(tasks_file)[1].gold_doc_ids)
+        assert all(h.bm25_rank is None or h.bm25_score > 0 for h in hits)
+        bm25 = view.bm25_search("rowing club Halbeck", k=5)
+        assert bm25 == [] or {h.chunk.doc_id for h in bm25} <= corpora["q2"]
+        excluded = view.hybrid_search("Quill Press", k=10, exclude=[hits[0].chunk.chunk_id])
+        assert hits[0].chunk.chunk_id not in {h.chunk.chunk_id for h in excluded}
+        outside = next(iter(corpora["q3"] - corpora["q2"]))
+        with pytest.raises(UnknownIdError):
+            view.read_document(outside)
+        with pytest.raises(UnknownIdError):
+            view.get([f"{outside}#0"])
+        assert view.grep("rowing") == []  # the Halbeck page belongs to q3 only
+        assert len(view.grep("Halbeck")) == 1  # Dana Mohr's page mentions it
+        assert len(view.grep("poetry")) == 2
+        assert view.stats().documents == 4
+        view.close()
+        assert store.stats().documents == 10  # the wrapped store stays open
+    finally:
+        store.close()

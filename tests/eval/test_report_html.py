@@ -1,0 +1,90 @@
+"""The HTML report renders in headless Chromium without console errors.
+
+Needs Debian's ``chromium`` (the CI installs it: ``apt-get install -y chromium``);
+skips when no Chromium binary is found. A capture script is put first in a copy
+of the page: it records uncaught errors and ``console.error`` calls into a DOM
+attribute, which ``--dump-dom`` then shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+_CAPTURE = (
+    "<script>(function(){var errs=[];function keep(m){errs.push(String(m));"
+    "document.documentElement.setAttribute('data-errors',JSON.stringify(errs));}"
+    "document.documentElement.setAttribute('data-errors','[]');"
+    "window.addEventListener('error',function(e){keep(e.message||'resource error');},true);"
+    "window.addEventListener('unhandledrejection',function(e){keep(e.reason);});"
+    "var ce=console.error;console.error=function(){keep(Array.prototype.join.call(arguments,' '));"
+    "ce.apply(console,arguments);};"
+    "window.addEventListener('load',function(){document.documentElement.setAttribute("
+    "'data-loaded','1');});})();</script>"
+)
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip(
+        "no Chromium binary; install it with: apt-get update && apt-get install -y chromium"
+    )
+
+
+def _render(html_file: Path, tmp_path: Path) -> tuple[str, str]:
+    page = tmp_path / "probe.html"
+    text = html_file.read_text(encoding="utf-8")
+    page.write_text(text.replace("<head>", "<head>" + _CAPTURE, 1), encoding="utf-8")
+    for rel in re.findall(r'href="(traces/[^"]+)"', text):  # links resolve next to the copy
+        target = tmp_path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(html_file.parent / rel, target)
+    cmd = [
+        _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--no-first-run", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr",
+        "--v=0", "--dump-dom", page.as_uri(),
+    ]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, done.stderr
+
+
+def _errors(dom: str) -> list[str]:
+    match = re.search(r"data-errors=\"([^\"]*)\"", dom)
+    assert match, "capture script did not run"
+    return json.loads(match.group(1).replace("&quot;", '"'))
+
+
+def test_report_renders_without_console_errors(world_run, tmp_path: Path) -> None:
+    report, _, paths = world_run
+    dom, stderr = _render(paths["html"], tmp_path)
+    assert 'data-loaded="1"' in dom
+    assert _errors(dom) == []
+    assert "Uncaught" not in stderr
+    assert dom.count("<svg") == 3
+    assert len(re.findall(r"<tr><td>chain-", dom)) == len(report.tasks)
+    assert "http://" not in paths["html"].read_text().replace(
+        'xmlns="http://www.w3.org/2000/svg"', ""
+    )
+
+
+def test_the_probe_sees_a_script_error(tmp_path: Path) -> None:
+    broken = tmp_path / "src" / "broken.html"
+    broken.parent.mkdir()
+    broken.write_text(
+        "<!DOCTYPE html><html><head></head><body><p>x</p>"
+        "<script>console.error('bad thing');undefinedFunction();</script></body></html>"
+    )
+    dom, _ = _render(broken, tmp_path)
+    errors = _errors(dom)
+    assert any("bad thing" in e for e in errors)
+    assert any("undefinedFunction" in e for e in errors)
