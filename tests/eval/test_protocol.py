@@ -95,3 +95,28 @@ def test_run_config_specs(tmp_path: Path) -> None:
     (tmp_path / "z.toml").write_text('[policy]\nname = "single-shot"\n[budget]\nbogus = 1\n')
     with pytest.raises(ConfigError, match="bogus"):
         load_run_config(str(tmp_path / "z.toml"))
+
+
+def test_an_answering_model_is_scored_apart(world_run, tmp_path: Path) -> None:
+    from thresher.eval.protocol import compare
+    from thresher.eval.report import summary_markdown
+    from thresher.index.open import open_store
+
+    report, out, _ = world_run
+
+    def answerer(task, documents) -> str:  # right when the answer document was returned
+        return task.answer if set(task.final_doc_ids) & {d.doc_id for d in documents} else "?"
+
+    store = open_store(out.parent / "index")
+    try:
+        paired = compare(report.tasks, store, report.run_a, report.run_b, answerer=answerer,
+                         resamples=500)  # fmt: skip
+    finally:
+        store.close()
+    assert {"answer_em", "answer_f1"} <= set(paired.tests)
+    for o in paired.a + paired.b:
+        expected = 1.0 if o.prediction == o.task.answer else 0.0
+        assert o.metrics.answer_em == expected
+        if o.prediction == "?":
+            assert o.attribution.cause == "hallucination"  # "?" is in no cached chunk
+    assert "Answer quality" in summary_markdown(paired)

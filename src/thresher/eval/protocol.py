@@ -45,6 +45,8 @@ __all__ = [
     "TaskOutcome",
     "PairedReport",
     "PAIRED_METRICS",
+    "ANSWER_METRICS",
+    "Answerer",
     "metric_value",
     "load_run_config",
     "run_config",
@@ -52,6 +54,10 @@ __all__ = [
     "safe_name",
 ]
 
+#: answer quality (only with an answering model), reported apart from retrieval
+ANSWER_METRICS = ("answer_em", "answer_f1")
+#: an answering model: ``(task, ranked ResultDocuments) -> answer``
+Answerer = Callable[[Task, list[Any]], str]
 #: metrics tested per task (A − B); ``context_tokens`` is a cost (lower is better)
 PAIRED_METRICS = (
     "recall@5",
@@ -92,6 +98,7 @@ class TaskOutcome:
     attribution: Attribution
     rollouts: list[EpisodeMetrics]
     trace_paths: list[str] = field(default_factory=list)
+    prediction: str | None = None
 
 
 @dataclass(slots=True)
@@ -183,11 +190,13 @@ def _run_episode(task: Task, store: Store, run: RunConfig, seed: int | None) -> 
     return run_episode(task.question, store, get_policy(run.policy, **options), run.config)
 
 
-def _fused_attribution(traces: list[Any], task: Task, fused: EpisodeMetrics) -> Attribution:
-    each = [attribute(t, task) for t in traces]
+def _fused_attribution(
+    traces: list[Any], task: Task, fused: EpisodeMetrics, prediction: str | None
+) -> Attribution:
+    each = [attribute(t, task, prediction=prediction) for t in traces]
     if len(each) == 1:
         return each[0]
-    if fused.output_recall >= 1.0:
+    if fused.output_recall >= 1.0 and fused.answer_em in (None, 1.0):
         return Attribution(False)
     failed = [a for a in each if a.failed and a.cause]
     if not failed:
@@ -206,14 +215,18 @@ def _one_task(
     seed: int,
     trace_dir: Path | None,
     tick: Callable[[], None],
+    answerer: Answerer | None = None,
 ) -> TaskOutcome:
     from thresher.harness.trace import write_jsonl
 
     traces = []
     paths: list[str] = []
+    documents: dict[str, Any] = {}
     for r in range(rollouts):
         result = _run_episode(task, store, run, seed + r if rollouts > 1 else None)
         traces.append(list(result.trace))
+        for d in result.documents:
+            documents.setdefault(d.doc_id, d)
         if trace_dir is not None:
             suffix = f".r{r}" if rollouts > 1 else ""
             rel = Path("traces") / side / f"{safe_name(task.task_id)}{suffix}.jsonl"
@@ -221,7 +234,14 @@ def _one_task(
             paths.append(rel.as_posix())
         tick()
     fused, each = fused_metrics(traces, task, rrf_k=run.config.retrieval.rrf_k)
-    return TaskOutcome(task, fused, _fused_attribution(traces, task, fused), each, paths)
+    prediction = None
+    if answerer is not None:
+        prediction = answerer(task, [documents[d] for d in fused.ranked_doc_ids if d in documents])
+        fused, each = fused_metrics(
+            traces, task, rrf_k=run.config.retrieval.rrf_k, prediction=prediction
+        )
+    attribution = _fused_attribution(traces, task, fused, prediction)
+    return TaskOutcome(task, fused, attribution, each, paths, prediction)
 
 
 def run_config(
@@ -236,6 +256,7 @@ def run_config(
     out_dir: str | Path | None = None,
     corpora: Mapping[str, frozenset[str]] | None = None,
     progress: Callable[[], None] | None = None,
+    answerer: Answerer | None = None,
 ) -> list[TaskOutcome]:
     """Run every task through one configuration (outcomes in task order).
 
@@ -251,6 +272,8 @@ def run_config(
         out_dir: write each trace under ``out_dir/traces/<side>/``.
         corpora: ``{task_id: doc ids}``: restrict each task to its own documents.
         progress: called once per finished episode.
+        answerer: an answering model, ``(task, ranked ResultDocuments) -> answer``;
+            its answers are scored by EM/F1 (reported apart from retrieval).
 
     Raises:
         ConfigError: ``rollouts`` or ``workers`` below 1, or a policy that cannot be built.
@@ -267,7 +290,7 @@ def run_config(
 
             r = run.config.retrieval
             view = RestrictedStore(store, corpora.get(task.task_id, ()), r.rrf_k, r.per_retriever)
-        return _one_task(task, view, run, side, rollouts, seed, trace_dir, tick)
+        return _one_task(task, view, run, side, rollouts, seed, trace_dir, tick, answerer)
 
     if workers == 1:
         return [job(t) for t in tasks]
@@ -299,11 +322,13 @@ def compare(
     progress: bool = False,
     test: str = "randomization",
     resamples: int = 10000,
+    answerer: Answerer | None = None,
 ) -> PairedReport:
     """Run the paired protocol and test the per-task differences A − B.
 
     Args:
-        tasks, store, rollouts, workers, seed, out_dir, corpora: as :func:`run_config`
+        tasks, store, rollouts, workers, seed, out_dir, corpora, answerer: as
+            :func:`run_config`
             (A and B run one after the other, each on ``workers`` threads).
         progress: show a tqdm progress bar on stderr.
         test: ``randomization`` or ``bootstrap`` (see :func:`stats.paired_test`).
@@ -332,7 +357,10 @@ def compare(
             with lock:
                 bar.update(1)
 
-    common = dict(rollouts=rollouts, workers=workers, seed=seed, out_dir=out_dir, corpora=corpora)
+    common = dict(
+        rollouts=rollouts, workers=workers, seed=seed, out_dir=out_dir, corpora=corpora,
+        answerer=answerer,
+    )  # fmt: skip
     try:
         a = run_config(tasks, store, run_a, side="a", progress=tick, **common)  # type: ignore[arg-type]
         b = run_config(tasks, store, run_b, side="b", progress=tick, **common)  # type: ignore[arg-type]
@@ -341,12 +369,16 @@ def compare(
             bar.close()
     tests: dict[str, PairedResult] = {}
     means: dict[str, dict[str, MeanCI]] = {"a": {}, "b": {}}
-    for name in PAIRED_METRICS:
+    names = list(PAIRED_METRICS)
+    if answerer is not None:
+        names += list(ANSWER_METRICS)
+    for name in names:
         xa = [metric_value(o.metrics, name) for o in a]
         xb = [metric_value(o.metrics, name) for o in b]
         tests[name] = paired_test(xa, xb, method=test, n=resamples, seed=seed)  # type: ignore[arg-type]
         means["a"][name] = mean_ci(xa, n=resamples, seed=seed)
         means["b"][name] = mean_ci(xb, n=resamples, seed=seed)
-    settings = {"rollouts": rollouts, "workers": workers, "seed": seed, "test": test,
+    seeded = {s: "seed" in _factory_params(r.policy) for s, r in (("a", run_a), ("b", run_b))}
+    settings = {"rollouts_seeded": seeded, "rollouts": rollouts, "workers": workers, "seed": seed, "test": test,
                 "resamples": resamples, "corpus": "question" if corpora is not None else "pooled"}  # fmt: skip
     return PairedReport(run_a, run_b, tasks, a, b, tests, means, settings)

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from thresher.eval.attribution import CAUSE_LABELS, CAUSES
-from thresher.eval.protocol import PAIRED_METRICS, PairedReport, TaskOutcome, metric_value
+from thresher.eval.protocol import (
+    ANSWER_METRICS,
+    PAIRED_METRICS,
+    PairedReport,
+    TaskOutcome,
+    metric_value,
+)
 from thresher.eval.tasks import tasks_to_qrels
 from thresher.eval.trec import write_qrels, write_run
 
@@ -48,6 +54,7 @@ def side_record(outcome: TaskOutcome) -> dict[str, Any]:
         "ranked_docids": list(m.ranked_doc_ids),
         "metrics": {k: v for k, v in m.to_dict().items() if k not in ("seen_doc_ids",)},
         "attribution": outcome.attribution.to_dict(),
+        "prediction": outcome.prediction,
         "rollouts": [r.to_dict() for r in outcome.rollouts] if len(outcome.rollouts) > 1 else [],
         "traces": list(outcome.trace_paths),
     }
@@ -57,7 +64,11 @@ def task_records(report: PairedReport) -> list[dict[str, Any]]:
     """One record per task: the task, both sides, and the paired differences A − B."""
     out = []
     for task, a, b in zip(report.tasks, report.a, report.b, strict=True):
-        diff = {n: metric_value(a.metrics, n) - metric_value(b.metrics, n) for n in PAIRED_METRICS}
+        diff = {
+            n: metric_value(a.metrics, n) - metric_value(b.metrics, n)
+            for n in report.tests
+            if n in PAIRED_METRICS or n in ANSWER_METRICS
+        }
         out.append(
             {
                 "query_id": task.task_id,
@@ -131,7 +142,10 @@ def summary_markdown(report: PairedReport) -> str:
         f"| metric | A ({a}) | B ({b}) | A − B [95% CI] | p |",
         "|---|---|---|---|---|",
     ]
-    for n in PAIRED_METRICS:
+    for n in report.tests:
+        if n in ANSWER_METRICS and lines[-1].startswith("| context_tokens"):
+            lines += ["", "Answer quality (answering model; scored apart from retrieval):", "",
+                      lines[4], lines[5]]  # fmt: skip
         ma, mb, t = report.means["a"][n], report.means["b"][n], report.tests[n]
         lines.append(
             f"| {n} | {_fmt(n, ma.mean)} [{_fmt(n, ma.ci_low)}, {_fmt(n, ma.ci_high)}] "
@@ -139,6 +153,10 @@ def summary_markdown(report: PairedReport) -> str:
             f"| {_fmt(n, t.mean_diff)} [{_fmt(n, t.ci_low)}, {_fmt(n, t.ci_high)}] "
             f"| {t.p_value:.4f} |"
         )
+    unseeded = [k.upper() for k, v in report.settings.get("rollouts_seeded", {}).items() if not v]
+    if report.settings["rollouts"] > 1 and unseeded:
+        lines += ["", f"Note: the policy of {' and '.join(unseeded)} takes no seed; its "
+                  "rollouts are identical unless the policy itself is stochastic."]  # fmt: skip
     lines += ["", "## Failure attribution (DESIGN §5)", "", "| cause | A | B |", "|---|---|---|"]
     for c in (*CAUSES, "ok"):
         label = CAUSE_LABELS.get(c, "no failure")

@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 
 from thresher.eval.attribution import CAUSE_LABELS, CAUSES
-from thresher.eval.protocol import PAIRED_METRICS, PairedReport
+from thresher.eval.protocol import PairedReport
 from thresher.eval.report import attribution_by_hop, attribution_counts
 
 __all__ = ["render_html", "scatter_svg", "bars_svg", "stacked_svg"]
@@ -209,7 +209,7 @@ def _legend() -> str:
 
 def _summary_table(report: PairedReport) -> str:
     rows = []
-    for n in PAIRED_METRICS:
+    for n in report.tests:
         ma, mb, t = report.means["a"][n], report.means["b"][n], report.tests[n]
         fmt = "{:,.0f}" if n == "context_tokens" else "{:.3f}"
         better = -t.mean_diff if n == "context_tokens" else t.mean_diff  # fewer tokens: better
