@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "synth_world_cmd",
         "generate a seeded fictional corpus (web pages, filings, patents, email) with planted chains",
     ),
+    "tasks": ("synth_tasks_cmd", "synthesize verified multi-hop tasks from any index"),
 }
 
 

@@ -17,8 +17,11 @@ Formats (JSONL, or a JSON array; the file name does not matter):
 - ``world_chains``: a generated world's ``.world/chains.jsonl``, see
   :mod:`thresher.eval.synth_tasks`.
 
-More formats (the synthesis pipeline's tasks JSONL) plug in with
-:func:`register_task_format`; detectors registered there are tried first.
+- ``synth``: the synthesis pipeline's tasks JSONL (``"schema": "thresher.synth-task/1"``),
+  read by :mod:`thresher.synth.tasks.schema`.
+
+More formats plug in with :func:`register_task_format`; detectors registered
+there are tried first.
 
 Relevance judgments in TREC qrels form (``qid 0 docid rel``) are read by
 :func:`load_qrels`. How gold ids and hops are derived for each format is
@@ -65,12 +68,24 @@ _CONVERTERS: dict[str, Callable[[dict[str, Any], str], Task]] = {
     "thresher": tf.thresher_task,
     "browsecomp": bc.browsecomp_task,
     "world_chains": st.world_chain_task,
+    "synth": lambda record, where: _synth_task(record, where),
 }
 #: (format name, detector) pairs tried before the built-in rules, in order.
 _DETECTORS: list[tuple[str, Callable[[Any], bool]]] = [
     ("browsecomp", bc.is_browsecomp_query),
     ("world_chains", st.is_world_chain),
+    ("synth", lambda r: isinstance(r, dict) and str(r.get("schema", "")).startswith(_SYNTH)),
 ]
+_SYNTH = "thresher.synth-task/"
+
+
+def _synth_task(record: dict[str, Any], where: str) -> Task:
+    """A synthesis pipeline record (``docs/synth-tasks.md``), read by its own schema module."""
+    from thresher.synth.tasks.schema import eval_task_from_record
+
+    return eval_task_from_record(record, where)
+
+
 TASK_FORMATS = tuple(_CONVERTERS)
 
 

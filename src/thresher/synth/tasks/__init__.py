@@ -1,0 +1,55 @@
+"""Synthetic multi-hop tasks from any indexed corpus: explore, extend, phrase, verify, distract.
+
+``synthesize_tasks(store, n, seed, mode)`` runs the pipeline
+(:mod:`thresher.synth.tasks.pipeline`); the task record and its converters
+are in :mod:`thresher.synth.tasks.schema` (documented in ``docs/synth-tasks.md``).
+Names are imported lazily, so importing this package does not load the index.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "SCHEMA",
+    "Evidence",
+    "SynthTask",
+    "SynthReport",
+    "synthesize_tasks",
+    "read_synth_tasks",
+    "write_synth_tasks",
+    "to_query_record",
+    "from_query_record",
+    "to_eval_task",
+    "to_qrels",
+    "write_qrels",
+    "LLMPhraser",
+]
+
+_WHERE = {
+    "SCHEMA": "schema",
+    "Evidence": "schema",
+    "SynthTask": "schema",
+    "read_synth_tasks": "schema",
+    "write_synth_tasks": "schema",
+    "to_query_record": "schema",
+    "from_query_record": "schema",
+    "to_eval_task": "schema",
+    "to_qrels": "schema",
+    "write_qrels": "schema",
+    "SynthReport": "pipeline",
+    "synthesize_tasks": "pipeline",
+    "LLMPhraser": "phrase",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'thresher.synth.tasks' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"thresher.synth.tasks.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,325 @@
+"""The synthesis pipeline: explore -> extend -> phrase -> verify -> distract, over any store.
+
+:func:`synthesize_tasks` reads the corpus once through the ``Store``
+protocol, then walks seed chunks in a seeded order. Per seed it draws a hop
+count (``hop_weights``), grows a chain of that many hops (falling back to
+fewer), phrases a question, runs the checks of :mod:`thresher.synth.tasks.verify`
+(cheapest first), mines distractors, and keeps the task, or counts the
+rejection under its reason. It stops at ``n`` kept tasks or when the seeds run out.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from thresher.config import Config
+from thresher.errors import InputError
+from thresher.index.store import Store
+from thresher.synth.tasks.distract import mine_distractors
+from thresher.synth.tasks.explore import CorpusView, ExploreConfig, read_corpus
+from thresher.synth.tasks.extend import Chain, build_chain
+from thresher.synth.tasks.phrase import LLMPhraser, PhraseError, Phrasing, clues, phrase_offline
+from thresher.synth.tasks.schema import Evidence, SynthTask
+from thresher.synth.tasks.text import normalize
+from thresher.synth.tasks.verify import (
+    REASONS,
+    answers_agree,
+    single_shot_found,
+    text_checks,
+)
+
+__all__ = ["SynthReport", "synthesize_tasks", "difficulty", "DEFAULT_HOP_WEIGHTS"]
+
+DEFAULT_HOP_WEIGHTS: dict[int, float] = {2: 0.4, 3: 0.35, 4: 0.25}
+
+
+@dataclass
+class SynthReport:
+    """What a synthesis run produced and rejected.
+
+    Attributes:
+        tasks: the kept tasks, in the order found.
+        requested: the ``n`` asked for.
+        candidates: chains that reached phrasing (plus seeds that gave no chain).
+        rejected: candidates rejected, by reason (every reason of ``REASONS``, zeros included).
+        passed: candidates that passed each check.
+        by_hops: kept tasks by hop count.
+        chunks, documents: the corpus size read.
+        single_shot_recall: mean share of evidence chunks that single-shot hybrid
+            top-``k`` returned, over kept tasks.
+        k: the single-shot cut.
+        seconds: wall time (reading the corpus included); read_seconds: reading alone.
+    """
+
+    tasks: list[SynthTask] = field(default_factory=list)
+    requested: int = 0
+    mode: str = "offline"
+    seed: int = 0
+    candidates: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    passed: dict[str, int] = field(default_factory=dict)
+    by_hops: dict[int, int] = field(default_factory=dict)
+    chunks: int = 0
+    documents: int = 0
+    single_shot_recall: float = 0.0
+    k: int = 5
+    seconds: float = 0.0
+    read_seconds: float = 0.0
+
+    @property
+    def kept(self) -> int:
+        return len(self.tasks)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe summary (without the tasks themselves)."""
+        return {
+            "mode": self.mode,
+            "seed": self.seed,
+            "requested": self.requested,
+            "kept": self.kept,
+            "candidates": self.candidates,
+            "rejected": dict(self.rejected),
+            "passed": dict(self.passed),
+            "by_hops": {str(h): n for h, n in sorted(self.by_hops.items())},
+            "chunks": self.chunks,
+            "documents": self.documents,
+            f"single_shot_recall@{self.k}": round(self.single_shot_recall, 4),
+            "seconds": round(self.seconds, 2),
+            "read_seconds": round(self.read_seconds, 2),
+        }
+
+
+def difficulty(hops: int, found: int) -> float:
+    """``0.5 * (hops - 2) / 2 + 0.5 * (1 - found / hops)``: more hops and fewer
+    evidence chunks in single-shot top-k make a task harder (0 easiest, 1 hardest)."""
+    return round(0.5 * (hops - 2) / 2 + 0.5 * (1 - found / hops), 3)
+
+
+def _draw_hops(weights: Mapping[int, float], rng: random.Random) -> int:
+    hops = sorted(weights)
+    return rng.choices(hops, weights=[weights[h] for h in hops])[0]
+
+
+def _chain_for(
+    view: CorpusView, seed_chunk: str, target: int, cfg: ExploreConfig, rng: random.Random
+) -> Chain | None:
+    for n in range(target, 1, -1):
+        chain = build_chain(view, seed_chunk, n, cfg, rng)
+        if chain is not None:
+            return chain
+    return None
+
+
+def synthesize_tasks(
+    store: Store,
+    n: int,
+    seed: int = 0,
+    mode: Literal["offline", "llm"] = "offline",
+    *,
+    hop_weights: Mapping[int, float] | None = None,
+    explore: ExploreConfig | None = None,
+    k: int = 5,
+    n_distractors: int = 8,
+    min_distractors: int = 2,
+    phraser: LLMPhraser | None = None,
+    config: Config | None = None,
+    view: CorpusView | None = None,
+    progress: bool = False,
+) -> SynthReport:
+    """Synthesize up to ``n`` verified multi-hop tasks from the corpus behind ``store``.
+
+    Args:
+        store: any ``Store`` (only its protocol methods are used).
+        n: tasks wanted.
+        seed: seeds the order of seed chunks, hop draws and templates; equal
+            inputs give equal tasks.
+        mode: ``offline`` (template questions) or ``llm`` (questions phrased and
+            checked by a chat model, see :class:`LLMPhraser`).
+        hop_weights: hop count -> weight (default 2: 0.4, 3: 0.35, 4: 0.25).
+        explore: exploration knobs.
+        k: the single-shot cut (a task whose evidence is all in the top ``k`` is rejected).
+        n_distractors, min_distractors: distractors wanted, and the fewest accepted.
+        phraser: the LLM phraser (LLM mode; default: one over ``config.llm``).
+        config: settings for the default phraser.
+        view: an already-read corpus (skips reading the store).
+        progress: show a tqdm bar.
+
+    Returns:
+        A :class:`SynthReport` with the kept tasks and the counts per check.
+
+    Raises:
+        InputError: ``n`` < 1, an unknown mode, or hop weights outside 2..8.
+        EndpointUnavailableError / EndpointRequestError: LLM mode, endpoint down or refusing.
+    """
+    if n < 1:
+        raise InputError(f"n must be at least 1, got {n}")
+    if mode not in ("offline", "llm"):
+        raise InputError(f"mode must be 'offline' or 'llm', got {mode!r}")
+    weights = dict(hop_weights or DEFAULT_HOP_WEIGHTS)
+    if not weights or any(h < 2 or h > 8 for h in weights) or sum(weights.values()) <= 0:
+        raise InputError(f"hop weights must name hop counts 2..8 with positive total: {weights}")
+    if mode == "llm" and phraser is None:
+        from thresher.policies.llm.client import ChatClient, EndpointSettings
+
+        phraser = LLMPhraser(ChatClient(EndpointSettings.resolve((config or Config()).llm)))
+    cfg = explore or ExploreConfig()
+    started = time.perf_counter()
+    if view is None:
+        view = read_corpus(store)
+    report = SynthReport(requested=n, mode=mode, seed=seed, k=k)
+    report.read_seconds = time.perf_counter() - started
+    report.chunks, report.documents = len(view.chunks), view.n_docs
+    rejected: Counter[str] = Counter()
+    passed: Counter[str] = Counter()
+    rng = random.Random(seed)
+    seeds = sorted(view.chunks)
+    rng.shuffle(seeds)
+    seen_keys: set[tuple[str, ...]] = set()
+    recall_sum = 0.0
+    bar = _bar(n, progress)
+    try:
+        for seed_chunk in seeds:
+            if report.kept >= n:
+                break
+            report.candidates += 1
+            task_rng = random.Random(f"{seed}:{seed_chunk}")
+            chain = _chain_for(view, seed_chunk, _draw_hops(weights, task_rng), cfg, task_rng)
+            if chain is None:
+                rejected["no_chain"] += 1
+                continue
+            passed["no_chain"] += 1
+            outcome = _check(
+                store, view, chain, mode, phraser, task_rng, k, n_distractors, min_distractors,
+                seen_keys, passed,
+            )  # fmt: skip
+            if isinstance(outcome, str):
+                rejected[outcome] += 1
+                continue
+            phrasing, found, distractors = outcome
+            task = _task(report.kept, seed, chain, phrasing, found, distractors, mode, k)
+            report.tasks.append(task)
+            report.by_hops[task.hops] = report.by_hops.get(task.hops, 0) + 1
+            recall_sum += found / task.hops
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(rejected=sum(rejected.values()), refresh=False)
+    finally:
+        if bar is not None:
+            bar.close()
+    report.rejected = {r: rejected.get(r, 0) for r in REASONS}
+    report.passed = {r: passed.get(r, 0) for r in REASONS}
+    report.single_shot_recall = recall_sum / report.kept if report.kept else 0.0
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _bar(n: int, progress: bool) -> Any:
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=n, desc="synth tasks", unit="task")
+
+
+def _check(
+    store: Store,
+    view: CorpusView,
+    chain: Chain,
+    mode: str,
+    phraser: LLMPhraser | None,
+    rng: random.Random,
+    k: int,
+    n_distractors: int,
+    min_distractors: int,
+    seen_keys: set[tuple[str, ...]],
+    passed: Counter[str],
+) -> str | tuple[Phrasing, int, list[str]]:
+    """Phrase and verify one chain: the rejection reason, or (phrasing, found, distractors)."""
+    if mode == "llm":
+        assert phraser is not None
+        try:
+            phrasing = phraser.phrase(chain)
+        except PhraseError as exc:
+            return exc.reason
+        passed["llm_unparsable"] += 1
+    else:
+        phrasing = phrase_offline(chain, rng)
+    texts = {h.chunk_id: view.chunks[h.chunk_id].text for h in chain.hops}
+    reason, _share = text_checks(chain, phrasing, texts, require_anchor=mode == "offline")
+    order = ("quote_mismatch", "answer_not_in_final", "answer_in_first_hop",
+             "answer_in_question", "bridge_in_question", "anchor_missing")  # fmt: skip
+    for check in order:
+        if check == reason:
+            return reason
+        passed[check] += 1
+    key = (normalize(chain.answer), *chain.chunk_ids)
+    if key in seen_keys:
+        return "duplicate"
+    passed["duplicate"] += 1
+    evidence_ids = chain.chunk_ids
+    found, _top = single_shot_found(store, phrasing.question, evidence_ids, k)
+    if found == len(evidence_ids):
+        return "single_shot_solvable"
+    passed["single_shot_solvable"] += 1
+    if mode == "llm":
+        assert phraser is not None
+        predicted = phraser.answer(phrasing.question, list(texts.values()))
+        if not answers_agree(predicted, chain.answer):
+            return "llm_answer_mismatch"
+        passed["llm_answer_mismatch"] += 1
+    forbidden = [chain.answer, *chain.bridges]
+    distractors = mine_distractors(
+        store,
+        clues(chain),
+        evidence_ids,
+        [h.doc_id for h in chain.hops],
+        forbidden,
+        n=n_distractors,
+    )
+    if len(distractors) < min_distractors:
+        return "too_few_distractors"
+    passed["too_few_distractors"] += 1
+    seen_keys.add(key)
+    return phrasing, found, distractors
+
+
+def _task(
+    index: int,
+    seed: int,
+    chain: Chain,
+    phrasing: Phrasing,
+    found: int,
+    distractors: list[str],
+    mode: str,
+    k: int,
+) -> SynthTask:
+    hops = len(chain.hops)
+    evidence = tuple(
+        Evidence(i + 1, (h.chunk_id,), h.doc_id, h.sentence, h.out if i < hops - 1 else None)
+        for i, h in enumerate(chain.hops)
+    )
+    aliases = (chain.answer.replace(",", ""),) if chain.answer_kind == "number" else ()
+    aliases = tuple(a for a in aliases if a != chain.answer)
+    return SynthTask(
+        task_id=f"synth-{seed}-{index:05d}",
+        question=phrasing.question,
+        answer=chain.answer,
+        evidence=evidence,
+        final_chunk_id=chain.hops[-1].chunk_id,
+        answer_aliases=aliases,
+        distractor_ids=tuple(distractors),
+        difficulty=difficulty(hops, found),
+        anchor=chain.anchor,
+        mode=mode,
+        seed=seed,
+        checks={
+            f"single_shot_found@{k}": found,
+            "quotes": len(phrasing.quotes),
+            "answer_kind": chain.answer_kind,
+        },
+    )
