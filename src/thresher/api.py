@@ -35,7 +35,7 @@ def resolve_config(config: Config | str | Path | Mapping[str, Any] | None) -> Co
 def search(
     question: str,
     index: str | Path | Store,
-    policy: str | Policy = "single-shot",
+    policy: str | Policy = "local",
     config: Config | str | Path | Mapping[str, Any] | None = None,
     *,
     policy_options: Mapping[str, Any] | None = None,
@@ -72,6 +72,9 @@ def search(
         if isinstance(policy, str)
         else policy
     )
+    mode = getattr(chosen, "retrieval_mode", None)  # a single-retriever baseline
+    if isinstance(mode, str) and mode != cfg.retrieval.mode:
+        cfg = cfg.override({"retrieval.mode": mode})
     if hasattr(index, "hybrid_search"):
         store, owned = index, False
     else:

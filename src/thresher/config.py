@@ -46,12 +46,15 @@ class RetrievalConfig:
     candidates: how many fused candidates ``hybrid_search`` returns by default.
     per_retriever: how many results each of BM25 and dense contributes before fusion.
     embedder: ``minilm-int8`` (default, onnxruntime) or a registered embedder name.
+    mode: what ``search_corpus`` runs: ``hybrid`` (default), ``bm25`` or ``dense`` alone
+        (the single-retriever baselines).
     """
 
     rrf_k: int = 60
     candidates: int = 50
     per_retriever: int = 100
     embedder: str = "minilm-int8"
+    mode: str = "hybrid"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,9 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", help="the question to find supporting documents for")
     add_index_arg(parser)
-    parser.add_argument("--policy", default="single-shot", help="policy name (default single-shot)")
+    parser.add_argument(
+        "--policy", default="local", help="policy: local (default), single-shot, bm25, dense, ..."
+    )
     parser.add_argument("--budget", type=int, metavar="N", help="token budget (default 32768)")
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
     parser.add_argument("--quiet", action="store_true", help="no live view on stderr")

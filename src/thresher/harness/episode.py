@@ -168,6 +168,9 @@ class _Episode:
         cfg = self.config
         broken = ""
         try:
+            bind = getattr(self.policy, "bind", None)
+            if callable(bind):  # a policy that reads the index directly (the local policy)
+                bind(self.store)
             schemas = list(self.policy.tool_schemas() or [])
             system_prompt = str(self.policy.system_prompt)
         except Exception as exc:  # a policy that cannot even describe itself

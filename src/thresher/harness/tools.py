@@ -109,6 +109,14 @@ def rank_by_similarity(chunks: Sequence[Chunk], scores: Sequence[tuple[float, fl
     ]
 
 
+#: ``retrieval.mode`` -> the Store method ``search_corpus`` runs
+_SEARCHES: dict[str, Callable[..., list[Hit]]] = {
+    "hybrid": lambda store, query, **kw: store.hybrid_search(query, **kw),
+    "bm25": lambda store, query, **kw: store.bm25_search(query, **kw),
+    "dense": lambda store, query, **kw: store.dense_search(query, **kw),
+}
+
+
 def fetch(
     name: str,
     arguments: dict[str, Any],
@@ -141,7 +149,15 @@ def fetch(
         total = 0
         if name == "search_corpus":
             query = arguments["query"]
-            hits = store.hybrid_search(query, k=config.retrieval.candidates, exclude=seen)
+            search = _SEARCHES.get(config.retrieval.mode)
+            if search is None:
+                return _failed(
+                    "tool_error",
+                    f"retrieval.mode '{config.retrieval.mode}' is not one of "
+                    f"{', '.join(_SEARCHES)}; fix the setting",
+                    start,
+                )
+            hits = search(store, query, k=config.retrieval.candidates, exclude=seen)
             if reranker is not None:
                 hits = list(reranker(query, list(hits)))
         elif name == "grep_corpus":

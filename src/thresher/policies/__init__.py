@@ -19,7 +19,12 @@ __all__ = ["POLICIES", "register_policy", "get_policy", "policy_names"]
 
 #: policy name -> "module:factory" (a class or function returning a Policy)
 POLICIES: dict[str, str] = {
+    "local": "thresher.policies.local:LocalPolicy",
     "single-shot": "thresher.policies.single_shot:SingleShotPolicy",
+    "bm25": "thresher.policies.baselines:Bm25SingleShotPolicy",
+    "dense": "thresher.policies.baselines:DenseSingleShotPolicy",
+    "hybrid-rerank": "thresher.policies.baselines:hybrid_rerank_policy",
+    "no-prune": "thresher.policies.baselines:no_prune_policy",
     "llm": "thresher.policies.llm:LLMPolicy",
     "context-1": "thresher.policies.llm:context1_policy",
 }

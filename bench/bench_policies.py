@@ -1,0 +1,228 @@
+"""Policy benchmark on the pooled dev sets: baselines against the local policy.
+
+For each dataset (HotpotQA: the paragraphs of both dev files in one index;
+MuSiQue: the questions file plus its 1,890-passage corpus) and each policy it
+prints: recall@5 of the final ranked documents, the share of questions with
+every gold document in the top 5, context tokens at termination, turns, tool
+calls, and ms per episode (wall, with query embeddings cold), plus, for the
+local policy, ms per episode with query embeddings cached (the policy and
+harness cost, "query embedding aside").
+
+Held-out figures (the default for the learned policies): the scorer is never
+trained on the questions it is evaluated on. Feature rows are collected once
+by running the local policy with the hand-set bootstrap weights on every
+question; then for HotpotQA a model fit on the questions of
+``hotpotqa_rpt_train.jsonl`` (+ all MuSiQue questions when loaded) is
+evaluated on the questions of ``hotpotqa_rpt_dev.jsonl`` and the reverse;
+for MuSiQue, 5 folds by question (+ all HotpotQA questions). ``--shipped``
+also runs the shipped weights (fit on every dev question: in-sample).
+
+Usage::
+
+    .venv/bin/python bench/bench_policies.py --dataset both [--limit 50]
+
+Indexes are built into ``--cache`` (default /tmp/thresher-dev-index) when absent.
+Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from thresher.config import Config
+from thresher.eval.metrics import all_gold_at_k, recall_at_k
+from thresher.eval.task import Task
+from thresher.harness.episode import run_episode
+from thresher.index.embedded import EmbeddedStore
+from thresher.policies.baselines import (
+    Bm25SingleShotPolicy,
+    DenseSingleShotPolicy,
+    hybrid_rerank_policy,
+    no_prune_policy,
+)
+from thresher.policies.local.data import ensure_index, group_tasks
+from thresher.policies.local.policy import LocalPolicy
+from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.train import TrainingData, collect, fit_weights, prior_weights
+from thresher.policies.single_shot import SingleShotPolicy
+
+REPO = Path(__file__).resolve().parents[1]
+DEV = (REPO / ".." / "shared" / "data" / "dev").resolve()
+DATASETS = {
+    "hotpotqa": ["hotpotqa_rpt_dev.jsonl", "hotpotqa_rpt_train.jsonl"],
+    "musique": ["musique_train_hipporag.json", "musique_train_hipporag_corpus.json"],
+}
+
+
+@dataclass
+class Row:
+    recall: float
+    all_gold: float
+    tokens: int
+    turns: int
+    calls: int
+    ms: float
+
+
+def run(
+    tasks: Sequence[Task], store: EmbeddedStore, make: Callable[[Task], object], config: Config
+) -> list[Row]:
+    rows = []
+    for task in tasks:
+        policy = make(task)
+        result = run_episode(task.question, store, policy, config)  # type: ignore[arg-type]
+        docs = [d.doc_id for d in result.documents]
+        rows.append(
+            Row(
+                recall_at_k(docs, task.gold_doc_ids, 5),
+                all_gold_at_k(docs, task.gold_doc_ids, 5),
+                result.usage.used,
+                result.turns,
+                sum(result.tool_calls.values()),
+                result.wall_s * 1000,
+            )
+        )
+    return rows
+
+
+def summary(name: str, rows: list[Row], warm_ms: float | None = None) -> str:
+    def mean(f: Callable[[Row], float]) -> float:
+        return statistics.fmean(f(r) for r in rows)
+
+    warm = f"{warm_ms:9.0f}" if warm_ms is not None else " " * 9
+    return (
+        f"  {name:<26} {100 * mean(lambda r: r.recall):6.1f} {100 * mean(lambda r: r.all_gold):7.1f}"
+        f" {mean(lambda r: r.tokens):8.0f} {mean(lambda r: r.turns):6.2f}"
+        f" {mean(lambda r: r.calls):6.2f} {mean(lambda r: r.ms):8.0f}{warm}"
+    )
+
+
+HEADER = (
+    f"  {'policy':<26} {'R@5':>6} {'AllG@5':>7} {'ctx_tok':>8} {'turns':>6} {'calls':>6}"
+    f" {'ms/ep':>8} {'warm_ms':>8}"
+)
+
+
+def held_out_models(
+    name: str, tasks: list[Task], data: TrainingData, others: set[str]
+) -> list[tuple[list[Task], LocalWeights]]:
+    """(evaluated tasks, weights fit without them) per split."""
+    if name == "hotpotqa":
+        by_file: dict[str, list[Task]] = {}
+        for t in tasks:
+            by_file.setdefault(t.metadata.get("_file", ""), []).append(t)
+        splits = list(by_file.values())
+    else:
+        ids = sorted(t.task_id for t in tasks)
+        folds = [set(ids[i::5]) for i in range(5)]
+        splits = [[t for t in tasks if t.task_id in f] for f in folds]
+    out = []
+    for evaluated in splits:
+        ev = {t.task_id for t in evaluated}
+        train_ids = {t.task_id for t in tasks if t.task_id not in ev} | others
+        weights = fit_weights(data.subset(train_ids), meta={"held_out": sorted(ev)[:3]})
+        out.append((evaluated, weights))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--dataset", choices=["hotpotqa", "musique", "both"], default="both")
+    ap.add_argument("--limit", type=int, default=0, help="first N questions of each task file")
+    ap.add_argument("--cache", default="/tmp/thresher-dev-index", help="index folder")
+    ap.add_argument("--data", default=str(DEV), help="the dev data folder")
+    ap.add_argument("--shipped", action="store_true", help="also run the shipped weights")
+    ap.add_argument("--only", nargs="*", help="policy names to run (default all)")
+    ap.add_argument("--warm", type=int, default=30, help="episodes re-run warm for ms")
+    args = ap.parse_args(argv)
+    names = ["hotpotqa", "musique"] if args.dataset == "both" else [args.dataset]
+    config = Config()
+    stores: dict[str, EmbeddedStore] = {}
+    tasks: dict[str, list[Task]] = {}
+    for name in names:
+        files = [Path(args.data) / f for f in DATASETS[name]]
+        t0 = time.perf_counter()
+        index = ensure_index(files, Path(args.cache) / name, config)
+        stores[name] = EmbeddedStore(index, config)
+        loaded: list[Task] = []
+        for f in files:
+            if f.name == DATASETS["musique"][1]:  # the corpus file: passages, no questions
+                continue
+            part = group_tasks([f])
+            for t in part[: args.limit] if args.limit else part:
+                t.metadata["_file"] = f.name
+                loaded.append(t)
+        tasks[name] = loaded
+        print(
+            f"{name}: {len(tasks[name])} questions, {stores[name].stats().documents} docs "
+            f"(index ready in {time.perf_counter() - t0:.1f}s)",
+            flush=True,
+        )
+    # one collection of feature rows per dataset with the bootstrap weights
+    collected: dict[str, TrainingData] = {}
+    for name in names:
+        t0 = time.perf_counter()
+        collected[name] = collect(tasks[name], stores[name], prior_weights(), config=config)
+        print(f"collected {name} rows in {time.perf_counter() - t0:.0f}s", flush=True)
+    merged = TrainingData()
+    for d in collected.values():
+        merged.extend(d)
+
+    def wanted(policy: str) -> bool:
+        return not args.only or policy in args.only
+
+    for name in names:
+        store, ts = stores[name], tasks[name]
+        others = {t.task_id for n, tl in tasks.items() if n != name for t in tl}
+        print(f"\n{name} (pooled, {len(ts)} questions); learned policies held-out")
+        print(HEADER)
+        baselines: list[tuple[str, Callable[[Task], object], dict[str, str]]] = [
+            ("bm25 single-shot", lambda t: Bm25SingleShotPolicy(), {"retrieval.mode": "bm25"}),
+            ("dense single-shot", lambda t: DenseSingleShotPolicy(), {"retrieval.mode": "dense"}),
+            ("hybrid single-shot", lambda t: SingleShotPolicy(), {}),
+        ]
+        for label, make, over in baselines:
+            if wanted(label.split()[0]):
+                print(summary(label, run(ts, store, make, config.override(over))), flush=True)
+        splits = held_out_models(name, ts, merged, others)
+        which = {t.task_id: w for evaluated, w in splits for t in evaluated}
+        learned: list[tuple[str, Callable[[LocalWeights], object]]] = [
+            ("hybrid-rerank", lambda w: hybrid_rerank_policy(w, config=config)),
+            ("no-prune", lambda w: no_prune_policy(w, config=config)),
+            ("local", lambda w: LocalPolicy(w, config=config)),
+        ]
+        for label, factory in learned:
+            if not wanted(label):
+                continue
+
+            def make(
+                t: Task,
+                f: Callable[[LocalWeights], object] = factory,
+                by_task: dict[str, LocalWeights] = which,
+            ) -> object:
+                return f(by_task[t.task_id])
+
+            rows = run(ts, store, make, config)
+            warm = None
+            if label == "local" and args.warm:
+                part = ts[: args.warm]
+                warm = statistics.fmean(r.ms for r in run(part, store, make, config))
+            print(summary(label + " (held-out)", rows, warm), flush=True)
+        if args.shipped:
+            for label, factory in learned:
+                if wanted(label):
+                    rows = run(ts, store, lambda t, f=factory: f(None), config)
+                    print(summary(label + " (shipped)", rows), flush=True)
+    for s in stores.values():
+        s.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

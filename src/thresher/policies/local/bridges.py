@@ -1,0 +1,187 @@
+"""Bridge extraction: what retained chunks name that the question does not (pure).
+
+In a multi-hop question the second document is named by the first, not by the
+question ("the association which published *Journal X*": Journal X's page
+names the American Psychological Association). So the follow-up queries come
+from the retained chunks: titles of other documents they mention, capitalized
+entity spans and quoted names absent from the question. The question's own
+rare tokens (quoted names, codes with digits) become grep patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from thresher.policies.local.text import (
+    STOPWORDS,
+    contains_phrase,
+    content_words,
+    sentences,
+)
+
+__all__ = [
+    "Anchor",
+    "Bridge",
+    "question_patterns",
+    "entity_spans",
+    "linked_titles",
+    "residual_words",
+    "bridge_queries",
+]
+
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{3,80})[\"“”]")
+_CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{2,}\b")
+_CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
+_JOIN = r"(?:\s+(?:of|the|de|del|la|le|von|van|der|&)){0,2}"
+_SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}\s+{_CAP_WORD})*")
+_EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A retained chunk bridges are read from.
+
+    weight: how much the policy trusts it (its predicted utility, 0..1).
+    """
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    text: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Bridge:
+    """A follow-up query: ``query`` to search, found in ``source`` (a chunk id).
+
+    kind: ``title`` (another document's title the source mentions) or ``entity``.
+    phrase: the bridging phrase itself. score: its priority (higher first).
+    """
+
+    query: str
+    phrase: str
+    kind: str
+    source: str
+    score: float
+
+
+def question_patterns(question: str, limit: int = 2) -> list[str]:
+    """Grep patterns for the question's rare tokens: quoted names, then codes with digits.
+
+    Returns regex-escaped patterns, longest first, at most ``limit``.
+    """
+    found = [m.group(1).strip() for m in _QUOTED.finditer(question)]
+    found += [m.group(0) for m in _CODE.finditer(question) if not m.group(0).isdigit()]
+    unique = list(dict.fromkeys(f for f in found if len(f) >= 4))
+    unique.sort(key=lambda s: -len(s))
+    return [re.escape(s) for s in unique[:limit]]
+
+
+def entity_spans(text: str) -> list[str]:
+    """Capitalized multi-word spans and quoted names in ``text``, in order, deduplicated.
+
+    A span starts and ends with a capitalized word (or a number), may hold short
+    joining words ("University of the Arts"), and is dropped when it is a single
+    stopword ("The").
+    """
+    spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    for m in _SPAN.finditer(text):
+        parts = m.group(0).rstrip(".").split()
+        while parts and parts[-1].lower() in _EDGE_STOP:
+            parts.pop()
+        while parts and parts[0].lower() in STOPWORDS:
+            parts.pop(0)
+        if not parts:
+            continue
+        span = " ".join(parts)
+        if len(span) < 3 or span.isdigit():
+            continue
+        spans.append(span)
+    return list(dict.fromkeys(spans))
+
+
+def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list[str]:
+    """The ``titles`` that occur in ``text`` on word boundaries (case-insensitive), but its own."""
+    lower = text.lower()
+    own = own_title.lower().strip()
+    return [t for t in titles if t.lower().strip() != own and contains_phrase(lower, t)]
+
+
+def residual_words(question: str, covered: Iterable[str], limit: int = 6) -> list[str]:
+    """Question content words not in ``covered`` texts, in question order, at most ``limit``."""
+    seen: set[str] = set()
+    for text in covered:
+        seen |= content_words(text)
+    out: list[str] = []
+    for w in re.findall(r"[^\W_]+", question):
+        lw = w.lower()
+        if lw in seen or lw in STOPWORDS or len(lw) < 2 or lw in (o.lower() for o in out):
+            continue
+        out.append(w)
+    return out[:limit]
+
+
+def bridge_queries(
+    question: str,
+    anchors: Sequence[Anchor],
+    known_titles: Mapping[str, str],
+    *,
+    exclude_docs: Iterable[str] = (),
+    asked: Iterable[str] = (),
+    limit: int = 3,
+) -> list[Bridge]:
+    """Follow-up queries from ``anchors``, best first.
+
+    Args:
+        question: the user's question.
+        anchors: retained chunks to read bridges from, most trusted first.
+        known_titles: title -> doc id of documents seen as candidates so far
+            (a title an anchor mentions is a strong bridge).
+        exclude_docs: documents already retained (their titles are not bridges).
+        asked: queries or phrases already searched (not repeated).
+        limit: the most bridges returned.
+
+    Returns:
+        Bridges whose phrase is not already in the question; each query is the
+        phrase plus the question's words that neither the anchor nor the phrase covers.
+    """
+    q_lower = question.lower()
+    q_words = content_words(question)
+    done_docs = set(exclude_docs)
+    done = {a.lower().strip() for a in asked}
+    best: dict[str, Bridge] = {}
+    for anchor in anchors:
+        title_lower = anchor.title.lower().strip()
+        candidates: dict[str, tuple[str, float]] = {}
+        titles = [
+            t
+            for t, d in known_titles.items()
+            if d not in done_docs and d != anchor.doc_id and t.lower().strip() != title_lower
+        ]
+        for title in linked_titles(anchor.text, titles, anchor.title):
+            candidates[title.lower()] = (title, 1.0)
+        for sent in sentences(anchor.text):
+            overlap = len(content_words(sent) & q_words)
+            for span in entity_spans(sent):
+                key = span.lower()
+                if key in candidates:
+                    candidates[key] = (candidates[key][0], candidates[key][1] + 0.1 * overlap)
+                    continue
+                candidates[key] = (span, 0.1 * overlap)
+        for key, (phrase, bonus) in candidates.items():
+            words = content_words(phrase)
+            if not words or key == title_lower or key in done or contains_phrase(q_lower, phrase):
+                continue
+            if words <= q_words or words <= content_words(anchor.title):
+                continue
+            kind = "title" if bonus >= 1.0 else "entity"
+            score = anchor.weight * (1.0 + bonus + 0.05 * min(len(words), 4))
+            if key not in best or best[key].score < score:
+                rest = residual_words(question, [anchor.title, phrase])
+                query = " ".join([phrase, *rest])
+                best[key] = Bridge(query, phrase, kind, anchor.chunk_id, score)
+    ranked = sorted(best.values(), key=lambda b: (-b.score, b.phrase))
+    return ranked[:limit]

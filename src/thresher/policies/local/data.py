@@ -1,0 +1,65 @@
+"""Task files and their indexes for training and benchmarking the local policy (I/O).
+
+A *corpus group* is a list of dataset files indexed together (the pooled
+setting: every question's paragraphs in one index), e.g. both HotpotQA files,
+or the MuSiQue questions file plus its corpus file. Files that hold no
+questions (a corpus file) contribute documents only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from thresher.config import Config
+from thresher.errors import InputError
+from thresher.eval.task import Task
+
+__all__ = ["group_tasks", "ensure_index", "index_dir_for"]
+
+
+def group_tasks(files: Sequence[str | Path]) -> list[Task]:
+    """The tasks of every file of a group, in order (files without questions add none).
+
+    Raises ``InputError`` when no file of the group holds a question.
+    """
+    from thresher.eval.tasks import read_tasks
+
+    tasks: list[Task] = []
+    for f in files:
+        try:
+            tasks.extend(read_tasks(f).tasks)
+        except InputError:  # a corpus-only file: documents, no questions
+            continue
+    if not tasks:
+        raise InputError(
+            f"no questions in {', '.join(str(f) for f in files)}; "
+            "give at least one HotpotQA / MuSiQue / 2Wiki / thresher task file"
+        )
+    return tasks
+
+
+def index_dir_for(files: Sequence[str | Path], cache: str | Path) -> Path:
+    """A stable index folder under ``cache`` for this group of files."""
+    key = "\n".join(str(Path(f).resolve()) for f in files)
+    stem = Path(files[0]).stem.split("_")[0] if files else "corpus"
+    return Path(cache) / f"{stem}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+
+
+def ensure_index(
+    files: Sequence[str | Path], index_dir: str | Path, config: Config | None = None
+) -> Path:
+    """Index ``files`` into ``index_dir`` unless an index is already there; returns the folder.
+
+    Raises the loader's and ingest's typed errors (unreadable files, bad formats).
+    """
+    from thresher.corpus.loaders import iter_documents
+    from thresher.index.ingest import ingest
+    from thresher.index.layout import CURRENT
+
+    out = Path(index_dir)
+    if (out / CURRENT).exists():
+        return out
+    ingest(iter_documents([str(f) for f in files]), out, config or Config())
+    return out

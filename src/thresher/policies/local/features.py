@@ -1,0 +1,229 @@
+"""Features of a candidate chunk for the learned utility scorer (pure).
+
+A candidate is a chunk some call returned, with its scores against the
+subquery that found it and against the question. Features come in two sets:
+
+* **base** (the chunk and the queries alone): BM25 and dense scores against
+  the question and the subquery (normalized within the episode / the result
+  list), fused rank, hop of origin, title and word overlap with the question
+  and the subquery;
+* **link** (the chunk against the retained context): whether a trusted
+  retained chunk (an *anchor*) names this chunk's title or this chunk names
+  an anchor's title, how much of the question it covers that the best anchor
+  does not, and its redundancy with the anchors.
+
+``base_matrix`` and ``link_matrix`` return one row per candidate, columns in
+:data:`BASE_FEATURES` / :data:`LINK_FEATURES` order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from thresher.corpus.document import Chunk
+from thresher.policies.local.text import contains_phrase, content_words
+
+__all__ = [
+    "BASE_FEATURES",
+    "LINK_FEATURES",
+    "Candidate",
+    "QuestionContext",
+    "AnchorView",
+    "base_matrix",
+    "link_matrix",
+]
+
+BASE_FEATURES: tuple[str, ...] = (
+    "bm25_q_norm",  # BM25(question, chunk) / best BM25 of the question's own search
+    "dense_q",  # cosine(question, chunk)
+    "dense_q_gap",  # cosine(question, chunk) - best cosine of the question's search
+    "bm25_s_norm",  # BM25(subquery, chunk) / best in its result list
+    "dense_s",  # cosine(subquery, chunk)
+    "dense_s_gap",  # cosine(subquery, chunk) - best in its result list
+    "dense_s_missing",  # the chunk was not in the subquery's dense list
+    "inv_log_rank",  # 1 / log2(1 + fused rank in its result list)
+    "is_subquery",  # found by a follow-up query, not the question
+    "hop",  # hop of origin (0, 1, 2, ...), capped at 3
+    "title_in_q",  # the title occurs in the question
+    "title_cov_q",  # share of the title's content words in the question
+    "q_cov",  # share of the question's content words in the chunk (title + text)
+    "title_in_s",  # the title occurs in the subquery (follow-ups only)
+    "title_cov_s",  # share of the title's content words in the subquery (follow-ups only)
+    "s_cov",  # share of the subquery's content words in the chunk (follow-ups only)
+)
+
+LINK_FEATURES: tuple[str, ...] = (
+    "linked_to",  # best anchor weight among anchors whose text names this chunk's title
+    "links_from",  # best anchor weight among anchors whose title this chunk's text names
+    "top_anchor",  # this chunk's document is the best anchor
+    "anchor_rank_inv",  # 1 / rank among anchors (0 if not an anchor)
+    "complement",  # share of question words this chunk adds to the best anchor's
+    "redundancy",  # best content-word Jaccard with an anchor of another document
+)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One chunk with the scores of how it was found.
+
+    Scores against the subquery come from the search hit (None when the
+    retriever did not list it); scores against the question are filled by the
+    policy (from the question's own search or ``Store.similarity``).
+    """
+
+    chunk: Chunk
+    hop: int = 0
+    subquery: str = ""
+    rank: int = 1
+    bm25_s: float | None = None
+    dense_s: float | None = None
+    pool_bm25_max: float = 0.0
+    pool_dense_max: float = 0.0
+    bm25_q: float | None = None
+    dense_q: float | None = None
+    words: set[str] = field(default_factory=set)
+    title_words: set[str] = field(default_factory=set)
+
+    sub_words: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.words or not self.title_words:
+            self.words, self.title_words = chunk_words(self.chunk)
+        if self.sub_words is None:
+            self.sub_words = frozenset(content_words(self.subquery))
+
+
+_WORDS: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+_WORDS_MAX = 50_000
+
+
+def chunk_words(chunk: Chunk) -> tuple[set[str], set[str]]:
+    """Content words of a chunk's title and text, and of its title (memoized by content)."""
+    key = (chunk.chunk_id, chunk.content_hash)
+    got = _WORDS.get(key)
+    if got is None:
+        if len(_WORDS) >= _WORDS_MAX:
+            _WORDS.clear()
+        title = content_words(chunk.title)
+        got = _WORDS[key] = (content_words(chunk.text) | title, title)
+    return got
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionContext:
+    """The question and the reference scores of its own search.
+
+    bm25_max: the best BM25 score of the question's search (normalizer).
+    dense_max: the best cosine of the question's search.
+    """
+
+    question: str
+    bm25_max: float = 1.0
+    dense_max: float = 1.0
+    lower: str = ""
+    words: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, question: str, bm25_max: float = 1.0, dense_max: float = 1.0) -> QuestionContext:
+        return cls(
+            question, bm25_max, dense_max, question.lower(), frozenset(content_words(question))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorView:
+    """A retained chunk trusted as context for link features (weight: its utility, 0..1)."""
+
+    doc_id: str
+    title: str
+    text_lower: str
+    words: frozenset[str]
+    weight: float
+
+
+def _share(part: set[str] | frozenset[str], whole: set[str] | frozenset[str]) -> float:
+    return len(part & whole) / len(whole) if whole else 0.0
+
+
+def base_row(c: Candidate, q: QuestionContext) -> list[float]:
+    """The :data:`BASE_FEATURES` of one candidate."""
+    is_sub = c.subquery.strip().lower() != q.question.strip().lower()
+    bm25_q = c.bm25_q if c.bm25_q is not None else 0.0
+    dense_q = c.dense_q if c.dense_q is not None else 0.0
+    dense_s = c.dense_s if c.dense_s is not None else dense_q if not is_sub else 0.0
+    bm25_s = c.bm25_s if c.bm25_s is not None else 0.0
+    s_words = c.sub_words if is_sub and c.sub_words is not None else frozenset()
+    title = c.chunk.title
+    return [
+        bm25_q / q.bm25_max if q.bm25_max > 0 else 0.0,
+        dense_q,
+        dense_q - q.dense_max,
+        bm25_s / c.pool_bm25_max if c.pool_bm25_max > 0 else 0.0,
+        dense_s,
+        dense_s - c.pool_dense_max if c.dense_s is not None else -0.3,
+        1.0 if c.dense_s is None else 0.0,
+        1.0 / math.log2(1 + max(c.rank, 1)),
+        1.0 if is_sub else 0.0,
+        float(min(c.hop, 3)),
+        1.0 if contains_phrase(q.lower, title) else 0.0,
+        _share(c.title_words, q.words) if c.title_words else 0.0,
+        _share(q.words, c.words),
+        1.0 if is_sub and contains_phrase(c.subquery.lower(), title) else 0.0,
+        _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
+        _share(s_words, c.words) if is_sub else 0.0,
+    ]
+
+
+def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
+    """Rows of :data:`BASE_FEATURES` for ``cands`` (shape ``(len(cands), len(BASE_FEATURES))``)."""
+    if not cands:
+        return np.zeros((0, len(BASE_FEATURES)))
+    return np.asarray([base_row(c, q) for c in cands], dtype=np.float64)
+
+
+def link_row(c: Candidate, q: QuestionContext, anchors: Sequence[AnchorView]) -> list[float]:
+    """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first)."""
+    linked_to = links_from = redundancy = 0.0
+    title_lower = c.chunk.title.lower()
+    text_lower = c.chunk.text.lower()
+    rank_inv = 0.0
+    for i, a in enumerate(anchors):
+        if a.doc_id == c.chunk.doc_id:
+            rank_inv = max(rank_inv, 1.0 / (i + 1))
+            continue
+        if a.weight > linked_to and contains_phrase(a.text_lower, c.chunk.title):
+            linked_to = a.weight
+        if (
+            a.weight > links_from
+            and a.title.lower() != title_lower
+            and contains_phrase(text_lower, a.title)
+        ):
+            links_from = a.weight
+        union = len(c.words | a.words)
+        if union:
+            redundancy = max(redundancy, len(c.words & a.words) / union)
+    top = anchors[0] if anchors else None
+    complement = 0.0
+    if top is not None and top.doc_id != c.chunk.doc_id and q.words:
+        complement = len((c.words & q.words) - top.words) / len(q.words)
+    return [
+        linked_to,
+        links_from,
+        1.0 if top is not None and top.doc_id == c.chunk.doc_id else 0.0,
+        rank_inv,
+        complement,
+        redundancy,
+    ]
+
+
+def link_matrix(
+    cands: Sequence[Candidate], q: QuestionContext, anchors: Sequence[AnchorView]
+) -> np.ndarray:
+    """Rows of :data:`LINK_FEATURES` for ``cands`` against ``anchors``."""
+    if not cands:
+        return np.zeros((0, len(LINK_FEATURES)))
+    return np.asarray([link_row(c, q, anchors) for c in cands], dtype=np.float64)

@@ -1,0 +1,115 @@
+"""Fitting the scorer's models (pure numpy): L2 logistic regression and a small MLP.
+
+Both standardize the columns first (mean 0, std 1; constant columns keep std 1)
+and return a :class:`~thresher.policies.local.scorer.Model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from thresher.policies.local.scorer import Model, sigmoid
+
+__all__ = ["fit_logistic", "fit_mlp", "prior_model"]
+
+
+def _standardize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = x.mean(axis=0) if len(x) else np.zeros(x.shape[1])
+    std = x.std(axis=0) if len(x) else np.ones(x.shape[1])
+    std = np.where(std < 1e-9, 1.0, std)
+    return mean, std
+
+
+def fit_logistic(
+    x: np.ndarray,
+    y: np.ndarray,
+    features: Sequence[str],
+    *,
+    l2: float = 1.0,
+    weight: np.ndarray | None = None,
+    iterations: int = 50,
+) -> Model:
+    """L2-regularized logistic regression by Newton's method (IRLS).
+
+    Minimizes ``Σ_i s_i·logloss(y_i, σ(z_i·w + b)) + l2/2·|w|²`` with sample
+    weights ``s`` (default 1). Raises ``ValueError`` on shape mismatches.
+    """
+    if x.ndim != 2 or len(x) != len(y) or x.shape[1] != len(features):
+        raise ValueError(f"fit_logistic: x {x.shape}, y {y.shape}, {len(features)} features")
+    mean, std = _standardize(x)
+    z = np.hstack([(x - mean) / std, np.ones((len(x), 1))])
+    s = np.ones(len(x)) if weight is None else np.asarray(weight, dtype=np.float64)
+    beta = np.zeros(z.shape[1])
+    reg = np.full(z.shape[1], l2)
+    reg[-1] = 0.0
+    for _ in range(iterations):
+        p = sigmoid(z @ beta)
+        grad = z.T @ (s * (p - y)) + reg * beta
+        hess = (z * (s * p * (1 - p))[:, None]).T @ z + np.diag(reg + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.max(np.abs(step)) < 1e-7:
+            break
+    return Model(tuple(features), "logistic", mean, std, {"w": beta[:-1], "b": np.array(beta[-1])})
+
+
+def fit_mlp(
+    x: np.ndarray,
+    y: np.ndarray,
+    features: Sequence[str],
+    *,
+    hidden: int = 16,
+    l2: float = 1e-3,
+    epochs: int = 300,
+    lr: float = 0.01,
+    seed: int = 0,
+) -> Model:
+    """A one-hidden-layer ReLU MLP trained with full-batch Adam on log loss (seeded)."""
+    if x.ndim != 2 or len(x) != len(y) or x.shape[1] != len(features):
+        raise ValueError(f"fit_mlp: x {x.shape}, y {y.shape}, {len(features)} features")
+    rng = np.random.default_rng(seed)
+    mean, std = _standardize(x)
+    z = (x - mean) / std
+    n, d = z.shape
+    params = {
+        "W1": rng.normal(0, 1 / np.sqrt(d), (d, hidden)),
+        "b1": np.zeros(hidden),
+        "w2": rng.normal(0, 1 / np.sqrt(hidden), hidden),
+        "b2": np.array(0.0),
+    }
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v = {k: np.zeros_like(val) for k, val in params.items()}
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    for t in range(1, epochs + 1):
+        pre = z @ params["W1"] + params["b1"]
+        h = np.maximum(pre, 0.0)
+        p = sigmoid(h @ params["w2"] + params["b2"])
+        g_out = (p - y) / n
+        grads = {
+            "w2": h.T @ g_out + l2 * params["w2"],
+            "b2": np.array(g_out.sum()),
+        }
+        g_h = np.outer(g_out, params["w2"]) * (pre > 0)
+        grads["W1"] = z.T @ g_h + l2 * params["W1"]
+        grads["b1"] = g_h.sum(axis=0)
+        for k in params:
+            m[k] = b1 * m[k] + (1 - b1) * grads[k]
+            v[k] = b2 * v[k] + (1 - b2) * grads[k] ** 2
+            mhat = m[k] / (1 - b1**t)
+            vhat = v[k] / (1 - b2**t)
+            params[k] = params[k] - lr * mhat / (np.sqrt(vhat) + eps)
+    return Model(tuple(features), "mlp", mean, std, params)
+
+
+def prior_model(features: Sequence[str], weights: dict[str, float], bias: float) -> Model:
+    """A hand-set logistic model (raw features, no standardization) for bootstrapping."""
+    w = np.asarray([weights.get(f, 0.0) for f in features], dtype=np.float64)
+    return Model(
+        tuple(features),
+        "logistic",
+        np.zeros(len(features)),
+        np.ones(len(features)),
+        {"w": w, "b": np.array(bias)},
+    )

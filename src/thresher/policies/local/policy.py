@@ -1,0 +1,424 @@
+"""LocalPolicy: the offline default, multi-hop search with a learned scorer and no LLM.
+
+An episode, turn by turn:
+
+0. ``search_corpus(question)``, plus ``grep_corpus`` for the question's quoted
+   names and codes. The policy's :meth:`~LocalPolicy.rerank` scores the 50
+   fused candidates with the learned scorer and shows the best ``first_k``.
+1. *Hops*: the best retained chunks (anchors) are read for bridges: titles of
+   other documents they mention, entity spans and quoted names the question
+   lacks (:mod:`~thresher.policies.local.bridges`); each becomes a
+   ``search_corpus`` subquery (several per turn), whose candidates are scored
+   against the question, the subquery and the anchors; the best ``hop_k``
+   are shown. Repeats up to ``max_hops`` unless the sufficiency signal says
+   the evidence is in hand (or the soft budget threshold is near).
+2. *Prune*: chunks of low predicted utility outside the best documents, that
+   link to none of them, leave the context (skipped with ``prune=False``: the
+   no-prune multi-turn baseline).
+3. *Final*: documents ranked by their best chunk's utility, each justified by
+   its sentences closest to the question and the bridge that found it.
+
+The policy keeps per-episode state (scores of every candidate it saw), so one
+instance runs one episode at a time. It needs the store for scores against
+the question of chunks a subquery found: the harness calls :meth:`bind`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
+from thresher.harness.observation import Observation
+from thresher.index.store import Hit, Store
+from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
+from thresher.policies.local.bridges import Anchor, bridge_queries, question_patterns
+from thresher.policies.local.features import (
+    AnchorView,
+    Candidate,
+    QuestionContext,
+    base_matrix,
+    link_matrix,
+)
+from thresher.policies.local.scorer import LocalWeights, load_weights
+from thresher.policies.local.stop import stop_features, sufficiency
+from thresher.policies.local.text import best_sentences, contains_phrase, content_words
+
+__all__ = ["LocalPolicy", "Recorder"]
+
+#: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``, ``stop``
+Recorder = Callable[[str, str, list[Candidate], np.ndarray, np.ndarray], None]
+
+
+@dataclass
+class _EpisodeState:
+    question: QuestionContext
+    cands: dict[str, Candidate] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # title -> doc id
+    show: dict[str, int] = field(default_factory=dict)  # planned query -> how many to show
+    asked: set[str] = field(default_factory=set)
+    anchors: list[AnchorView] = field(default_factory=list)
+    hop: int = 0
+    phase: str = "search"  # search -> prune -> final
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class LocalPolicy:
+    """Offline multi-hop search policy driven by a small learned scorer.
+
+    Args:
+        weights: a weights file, loaded weights, or None for the shipped ones.
+        max_hops: the most follow-up turns after the question's search.
+        first_k: chunks shown from the question's search.
+        hop_k: chunks shown from each follow-up search.
+        bridges_per_hop: follow-up queries per hop.
+        keep_docs: documents whose chunks are never pruned (the best ones).
+        prune_below: utility under which a chunk outside ``keep_docs`` is pruned.
+        prune: False gives the no-prune multi-turn baseline.
+        stop_at: sufficiency above which the policy stops hopping (1.0: never early).
+        grep: also grep the question's quoted names and codes.
+        final_k: documents in the final answer (default: the harness's cap).
+        recorder: called with features as they are computed (training data).
+    """
+
+    name = "local"
+    system_prompt = DEFAULT_SYSTEM_PROMPT
+
+    def __init__(
+        self,
+        weights: str | Path | LocalWeights | None = None,
+        *,
+        max_hops: int = 2,
+        first_k: int = 8,
+        hop_k: int = 3,
+        bridges_per_hop: int = 3,
+        keep_docs: int = 5,
+        prune_below: float = 0.5,
+        prune: bool = True,
+        stop_at: float = 0.9,
+        grep: bool = True,
+        final_k: int = 10,
+        recorder: Recorder | None = None,
+        config: Any = None,
+    ) -> None:
+        self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
+        self.max_hops = max_hops
+        self.first_k = first_k
+        self.hop_k = hop_k
+        self.bridges_per_hop = bridges_per_hop
+        self.keep_docs = keep_docs
+        self.prune_below = prune_below
+        self.prune = prune
+        self.stop_at = stop_at
+        self.grep = grep
+        self.final_k = final_k
+        if config is not None:
+            self.final_k = min(final_k, config.episode.max_final_documents)
+        self.recorder = recorder
+        self.store: Store | None = None
+        self._ep: _EpisodeState | None = None
+
+    # -- the protocol ---------------------------------------------------------------------
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return []
+
+    def bind(self, store: Store) -> None:
+        """Give the policy read access to the index (the harness calls this before turn 0)."""
+        self.store = store
+
+    def propose(self, observation: Observation) -> Proposal:
+        """The next turn's calls, prune or final answer (see the module docstring)."""
+        ep = self._ep
+        if observation.turn == 0 or ep is None or ep.question.question != observation.question:
+            ep = self._ep = _EpisodeState(QuestionContext.of(observation.question))
+        if observation.turn == 0:
+            return self._first_turn(ep)
+        self._adopt(ep, observation)
+        ranked = self._rank_cached(ep, observation)
+        if ep.phase == "search":
+            proposal = self._hop(ep, observation, ranked)
+            if proposal is not None:
+                return proposal
+            ep.phase = "prune" if self.prune else "final"
+        if ep.phase == "prune":
+            ep.phase = "final"
+            prune = self._prune_ids(ep, observation, ranked)
+            if prune:
+                call = ToolCall("prune_chunks", {"chunk_ids": prune}, "prune")
+                return Proposal(tool_calls=(call,), hop=ep.hop)
+        return Proposal(final=FinalAnswer(tuple(self._final(ep, observation, ranked))))
+
+    def rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
+        """Score ``search_corpus`` candidates; return the best few, best first."""
+        ep = self._ep
+        if ep is None or not hits:
+            return hits
+        with ep.lock:
+            hop = ep.hop
+            show = ep.show.get(query.strip(), self.hop_k)
+            anchors = list(ep.anchors)
+        cands = self._candidates(ep, query, hits, hop)
+        bx = base_matrix(cands, ep.question)
+        base = self.weights.base.predict(bx)
+        if not anchors:
+            anchors = _anchor_views(cands, base, 3)
+        links = link_matrix(cands, ep.question, anchors)
+        full = self.weights.full.predict(np.hstack([bx, links]))
+        if self.recorder is not None:
+            self.recorder("pool", ep.question.question, cands, bx, links)
+        with ep.lock:
+            for c in cands:
+                ep.cands[c.chunk.chunk_id] = c
+                ep.titles.setdefault(c.chunk.title, c.chunk.doc_id)
+        order = np.argsort(-full, kind="stable")[:show]
+        return [hits[i] for i in order]
+
+    # -- turns ------------------------------------------------------------------------------
+    def _first_turn(self, ep: _EpisodeState) -> Proposal:
+        q = ep.question.question
+        ep.show[q.strip()] = self.first_k
+        ep.asked.add(q.strip().lower())
+        calls = [ToolCall("search_corpus", {"query": q}, "q0")]
+        if self.grep:
+            for i, pattern in enumerate(question_patterns(q)):
+                calls.append(ToolCall("grep_corpus", {"pattern": pattern}, f"g{i}"))
+        return Proposal(tool_calls=tuple(calls), hop=0)
+
+    def _hop(self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]) -> Proposal | None:
+        if ep.hop >= self.max_hops or obs.usage.soft:
+            return None
+        active = {a.chunk_id for a in obs.active}
+        top = [r for r in ranked if r.chunk_id in active][:3]
+        anchors = [
+            Anchor(r.chunk_id, r.cand.chunk.doc_id, r.cand.chunk.title, r.cand.chunk.text, r.prob)
+            for r in top
+        ]
+        known = {t: d for t, d in ep.titles.items()}
+        bridges = bridge_queries(
+            ep.question.question,
+            anchors,
+            known,
+            exclude_docs={r.cand.chunk.doc_id for r in ranked},
+            asked=ep.asked,
+            limit=self.bridges_per_hop,
+        )
+        if not bridges:
+            return None
+        if self.stop_at < 1.0:
+            docs = _doc_probs(ranked)
+            linked = _linked12(ranked)
+            feats = stop_features([p for _, p in docs], linked, ep.hop, len(bridges))
+            if self.recorder is not None:
+                firsts: dict[str, Candidate] = {}
+                for r in ranked:
+                    firsts.setdefault(r.cand.chunk.doc_id, r.cand)
+                tops = list(firsts.values())
+                self.recorder("stop", ep.question.question, tops, feats.reshape(1, -1), np.zeros(0))
+            if sufficiency(feats, self.weights.stop) >= self.stop_at:
+                return None
+        with ep.lock:
+            ep.hop += 1
+            ep.anchors = [
+                AnchorView(
+                    r.cand.chunk.doc_id,
+                    r.cand.chunk.title,
+                    r.cand.chunk.text.lower(),
+                    frozenset(r.cand.words),
+                    r.prob,
+                )
+                for r in top
+            ]
+            calls = []
+            for i, b in enumerate(bridges):
+                ep.show[b.query.strip()] = self.hop_k
+                ep.asked.add(b.query.strip().lower())
+                ep.asked.add(b.phrase.lower())
+                calls.append(ToolCall("search_corpus", {"query": b.query}, f"h{ep.hop}b{i}"))
+        return Proposal(
+            tool_calls=tuple(calls),
+            hop=ep.hop,
+            parents=tuple(dict.fromkeys(b.source for b in bridges)),
+        )
+
+    def _prune_ids(self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]) -> list[str]:
+        keep_docs = [d for d, _ in _doc_probs(ranked)[: self.keep_docs]]
+        kept = {d: None for d in keep_docs}
+        kept_titles = [r.cand.chunk.title for r in ranked if r.cand.chunk.doc_id in kept]
+        kept_text = " ".join(
+            r.cand.chunk.text.lower() for r in ranked if r.cand.chunk.doc_id in kept
+        )
+        prob = {r.chunk_id: r.prob for r in ranked}
+        out = []
+        for a in obs.active:
+            c = a.chunk
+            if c.doc_id in kept or prob.get(a.chunk_id, 0.0) >= self.prune_below:
+                continue
+            bridge = contains_phrase(kept_text, c.title) or any(
+                contains_phrase(c.text.lower(), t) for t in kept_titles if t != c.title
+            )
+            if bridge and prob.get(a.chunk_id, 0.0) >= self.prune_below / 2:
+                continue
+            out.append(a.chunk_id)
+        return out
+
+    def _final(
+        self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]
+    ) -> list[RankedDocument]:
+        best: dict[str, _Ranked] = {}
+        chunks: dict[str, list[str]] = {}
+        for r in ranked:
+            doc = r.cand.chunk.doc_id
+            chunks.setdefault(doc, []).append(r.chunk_id)
+            if doc not in best:
+                best[doc] = r
+        if self.recorder is not None and ranked:
+            cands = [r.cand for r in ranked]
+            anchors = _anchor_views(cands, np.asarray([r.base for r in ranked]), 4)
+            self.recorder(
+                "final",
+                ep.question.question,
+                cands,
+                base_matrix(cands, ep.question),
+                link_matrix(cands, ep.question, anchors),
+            )
+        out = []
+        for doc, r in list(best.items())[: self.final_k]:
+            cues = [ep.question.question]
+            if r.cand.subquery and r.cand.subquery != ep.question.question:
+                cues.append(r.cand.subquery)
+            why = best_sentences(r.cand.chunk.text, cues, limit=2)
+            how = "the question" if r.cand.hop == 0 else f"the follow-up '{r.cand.subquery}'"
+            text = (
+                f"{why} (utility {r.prob:.2f}, found by {how})" if why else f"utility {r.prob:.2f}"
+            )
+            out.append(RankedDocument(doc, text, tuple(chunks[doc])))
+        return out
+
+    # -- scoring ------------------------------------------------------------------------------
+    def _candidates(
+        self, ep: _EpisodeState, query: str, hits: list[Hit], hop: int
+    ) -> list[Candidate]:
+        q = ep.question
+        is_question = query.strip() == q.question.strip()
+        b_max = max((h.bm25_score or 0.0 for h in hits), default=0.0)
+        d_max = max((h.dense_score for h in hits if h.dense_score is not None), default=0.0)
+        if is_question and hop == 0:
+            with ep.lock:
+                ep.question = replace(q, bm25_max=b_max or 1.0, dense_max=d_max or 1.0)
+                q = ep.question
+        cands = []
+        sub_words = frozenset(content_words(query))
+        for rank, h in enumerate(hits, 1):
+            c = Candidate(
+                h.chunk,
+                hop=hop,
+                subquery=query,
+                rank=rank,
+                bm25_s=h.bm25_score,
+                dense_s=h.dense_score,
+                pool_bm25_max=b_max,
+                pool_dense_max=d_max,
+                sub_words=sub_words,
+            )
+            if is_question:
+                c.bm25_q, c.dense_q = h.bm25_score, h.dense_score
+            cands.append(c)
+        self._fill_question_scores(q, [c for c in cands if c.bm25_q is None or c.dense_q is None])
+        return cands
+
+    def _fill_question_scores(self, q: QuestionContext, cands: Sequence[Candidate]) -> None:
+        if not cands:
+            return
+        if self.store is None:
+            for c in cands:
+                c.bm25_q = c.bm25_q if c.bm25_q is not None else 0.0
+                c.dense_q = c.dense_q if c.dense_q is not None else 0.0
+            return
+        scores = self.store.similarity(q.question, [c.chunk.chunk_id for c in cands])
+        for c, (b, d) in zip(cands, scores, strict=True):
+            c.bm25_q = b if c.bm25_q is None else c.bm25_q
+            c.dense_q = d if c.dense_q is None else c.dense_q
+
+    def _adopt(self, ep: _EpisodeState, obs: Observation) -> None:
+        """Give every cached chunk a candidate record (grep hits and reads have none)."""
+        fresh = []
+        for cid, chunk in obs.cache.items():
+            if cid in ep.cands:
+                continue
+            fresh.append(Candidate(chunk, hop=obs.hop or 0, subquery=ep.question.question, rank=5))
+        self._fill_question_scores(ep.question, fresh)
+        for c in fresh:
+            ep.cands[c.chunk.chunk_id] = c
+
+    def _rank_cached(self, ep: _EpisodeState, obs: Observation) -> list[_Ranked]:
+        """Every cached chunk with its base and full utility, best first."""
+        cands = [ep.cands[cid] for cid in obs.cache if cid in ep.cands]
+        if not cands:
+            return []
+        bx = base_matrix(cands, ep.question)
+        base = self.weights.base.predict(bx)
+        anchors = _anchor_views(cands, base, 4)
+        full = self.weights.full.predict(np.hstack([bx, link_matrix(cands, ep.question, anchors)]))
+        order = np.argsort(-full, kind="stable")
+        return [
+            _Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i]))
+            for i in order
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    chunk_id: str
+    cand: Candidate
+    prob: float
+    base: float
+
+
+def _anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[AnchorView]:
+    """The ``k`` best candidates of distinct documents by base utility, as anchors."""
+    out: list[AnchorView] = []
+    seen: set[str] = set()
+    for i in np.argsort(-base, kind="stable"):
+        c = cands[i]
+        if c.chunk.doc_id in seen:
+            continue
+        seen.add(c.chunk.doc_id)
+        out.append(
+            AnchorView(
+                c.chunk.doc_id,
+                c.chunk.title,
+                c.chunk.text.lower(),
+                frozenset(c.words),
+                float(base[i]),
+            )
+        )
+        if len(out) >= k:
+            break
+    return out
+
+
+def _doc_probs(ranked: Sequence[_Ranked]) -> list[tuple[str, float]]:
+    """Documents by their best chunk's utility, best first."""
+    out: dict[str, float] = {}
+    for r in ranked:
+        out.setdefault(r.cand.chunk.doc_id, r.prob)
+    return list(out.items())
+
+
+def _linked12(ranked: Sequence[_Ranked]) -> bool:
+    """Whether the two best documents name each other's title."""
+    firsts: list[_Ranked] = []
+    for r in ranked:
+        if all(f.cand.chunk.doc_id != r.cand.chunk.doc_id for f in firsts):
+            firsts.append(r)
+        if len(firsts) == 2:
+            break
+    if len(firsts) < 2:
+        return False
+    a, b = firsts[0].cand.chunk, firsts[1].cand.chunk
+    return contains_phrase(a.text.lower(), b.title) or contains_phrase(b.text.lower(), a.title)

@@ -1,0 +1,156 @@
+"""The learned chunk-utility scorer: small models, numpy-only at inference.
+
+A :class:`Model` is a logistic regression or a one-hidden-layer MLP over
+standardized features, ``p = sigmoid(f(z))`` with ``z = (x - mean) / std``:
+
+* logistic: ``f(z) = z·w + b``;
+* mlp: ``f(z) = relu(z W1 + b1)·w2 + b2``.
+
+:class:`LocalWeights` bundles the three models the local policy uses: ``base``
+(chunk utility from the chunk and the queries), ``full`` (base plus links to
+the retained context) and ``stop`` (the sufficiency signal). They are saved
+as one JSON file; the default one ships in ``weights/local_policy.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thresher.errors import ConfigError
+
+__all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "load_weights", "sigmoid"]
+
+#: the weights that ship with the package
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "local_policy.json"
+_FORMAT = 1
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """Numerically stable logistic function."""
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+@dataclass(frozen=True)
+class Model:
+    """One scoring model over named features.
+
+    Attributes:
+        features: the column names it expects, in order.
+        kind: ``logistic`` or ``mlp``.
+        mean, std: standardization of each column.
+        params: ``w``, ``b`` (logistic) or ``W1``, ``b1``, ``w2``, ``b2`` (mlp).
+    """
+
+    features: tuple[str, ...]
+    kind: str
+    mean: np.ndarray
+    std: np.ndarray
+    params: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """Raw scores of the rows of ``x`` (shape ``(n, len(features))``)."""
+        if x.shape[0] == 0:
+            return np.zeros(0)
+        if x.shape[1] != len(self.features):
+            raise ConfigError(
+                f"scorer expects {len(self.features)} features, got {x.shape[1]}; "
+                "retrain the local policy (thresher train-policy)"
+            )
+        z = (x - self.mean) / self.std
+        p = self.params
+        if self.kind == "logistic":
+            return z @ p["w"] + float(p["b"])
+        hidden = np.maximum(z @ p["W1"] + p["b1"], 0.0)
+        return hidden @ p["w2"] + float(p["b2"])
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Probabilities (0..1) for the rows of ``x``."""
+        return sigmoid(self.logits(x))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "kind": self.kind,
+            "mean": self.mean.tolist(),
+            "std": self.std.tolist(),
+            "params": {k: np.asarray(v).tolist() for k, v in self.params.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Model:
+        kind = str(data["kind"])
+        if kind not in ("logistic", "mlp"):
+            raise ConfigError(f"unknown scorer kind '{kind}'; expected logistic or mlp")
+        return cls(
+            tuple(data["features"]),
+            kind,
+            np.asarray(data["mean"], dtype=np.float64),
+            np.asarray(data["std"], dtype=np.float64),
+            {k: np.asarray(v, dtype=np.float64) for k, v in data["params"].items()},
+        )
+
+
+@dataclass(frozen=True)
+class LocalWeights:
+    """The local policy's models and how they were made.
+
+    Attributes:
+        base: chunk utility from base features.
+        full: chunk utility from base and link features (final ranking, prunes).
+        stop: P(every gold document already in the top k) from state features.
+        meta: training provenance (data files, counts, held-out figures).
+    """
+
+    base: Model
+    full: Model
+    stop: Model | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the weights as JSON; returns the path."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "format": _FORMAT,
+            "base": self.base.to_dict(),
+            "full": self.full.to_dict(),
+            "stop": self.stop.to_dict() if self.stop is not None else None,
+            "meta": self.meta,
+        }
+        out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        return out
+
+
+def load_weights(path: str | Path | None = None) -> LocalWeights:
+    """Read weights written by :meth:`LocalWeights.save` (default: the shipped file).
+
+    Raises:
+        ConfigError: the file is missing, unreadable, or not a weights file.
+    """
+    p = Path(path) if path is not None else DEFAULT_WEIGHTS
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read local policy weights {p}: {exc.strerror}; "
+            "run `thresher train-policy` to make them"
+        ) from exc
+    except ValueError as exc:
+        raise ConfigError(f"local policy weights {p} are not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format", 0) > _FORMAT or "base" not in data:
+        raise ConfigError(f"{p} is not a local policy weights file of format <= {_FORMAT}")
+    try:
+        stop = data.get("stop")
+        return LocalWeights(
+            Model.from_dict(data["base"]),
+            Model.from_dict(data["full"]),
+            Model.from_dict(stop) if stop else None,
+            dict(data.get("meta") or {}),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"local policy weights {p} are malformed: {exc!r}") from exc

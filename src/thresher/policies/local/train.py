@@ -1,0 +1,217 @@
+"""Training the local policy: run episodes on tasks, label what was seen, fit, save.
+
+1. :func:`collect` runs the local policy (with the current weights) on each
+   task through the real harness and records the feature rows it computes:
+   every candidate pool a search returned (``pool``), the cached chunks at the
+   final ranking (``final``), and the state at each stop decision (``stop``).
+   Chunks are labelled 1 when their document is gold; a stop state is
+   labelled 1 when every gold document is already in the current top ``k``.
+2. :func:`fit_weights` fits ``base`` on base features, ``full`` on base and
+   link features (both logistic by default, pools and finals pooled), and
+   ``stop`` on stop states.
+3. :func:`train` does two rounds (the second collects with the first round's
+   weights, so features match the policy's own behaviour) and saves.
+
+Held-out figures come from :func:`train` on some questions and
+:mod:`bench.bench_policies` on the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thresher.config import Config
+from thresher.eval.task import Task
+from thresher.index.store import Store
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES, Candidate
+from thresher.policies.local.fit import fit_logistic, fit_mlp, prior_model
+from thresher.policies.local.scorer import LocalWeights, Model
+from thresher.policies.local.stop import STOP_FEATURES
+
+__all__ = ["TrainingData", "prior_weights", "collect", "fit_weights", "train"]
+
+FULL_FEATURES = BASE_FEATURES + LINK_FEATURES
+
+
+def prior_weights() -> LocalWeights:
+    """Hand-set weights to bootstrap the first round of data collection."""
+    base = {
+        "bm25_q_norm": 2.0,
+        "dense_q": 4.0,
+        "dense_q_gap": 4.0,
+        "bm25_s_norm": 1.0,
+        "dense_s": 1.0,
+        "inv_log_rank": 1.0,
+        "title_in_q": 2.0,
+        "title_cov_q": 1.0,
+        "q_cov": 1.0,
+        "title_in_s": 1.5,
+        "title_cov_s": 1.0,
+    }
+    full = dict(base, linked_to=2.0, links_from=0.5, complement=1.0, redundancy=-0.5)
+    return LocalWeights(
+        prior_model(BASE_FEATURES, base, -6.0),
+        prior_model(FULL_FEATURES, full, -6.0),
+        None,
+        {"kind": "prior", "note": "hand-set bootstrap weights"},
+    )
+
+
+@dataclass
+class TrainingData:
+    """Labelled feature rows, with the question each came from (for grouped splits)."""
+
+    base: list[np.ndarray] = field(default_factory=list)
+    full: list[np.ndarray] = field(default_factory=list)
+    labels: list[np.ndarray] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    stop_x: list[np.ndarray] = field(default_factory=list)
+    stop_y: list[float] = field(default_factory=list)
+    stop_groups: list[str] = field(default_factory=list)
+
+    def extend(self, other: TrainingData) -> None:
+        """Append ``other``'s rows."""
+        for name in self.__dataclass_fields__:
+            getattr(self, name).extend(getattr(other, name))
+
+    def subset(self, keep: set[str]) -> TrainingData:
+        """The rows of the questions (task ids) in ``keep``."""
+        out = TrainingData()
+        start = 0
+        for b, f, y in zip(self.base, self.full, self.labels, strict=True):
+            groups = self.groups[start : start + len(y)]
+            start += len(y)
+            if groups and groups[0] in keep:
+                out.base.append(b)
+                out.full.append(f)
+                out.labels.append(y)
+                out.groups.extend(groups)
+        for x, y, g in zip(self.stop_x, self.stop_y, self.stop_groups, strict=True):
+            if g in keep:
+                out.stop_x.append(x)
+                out.stop_y.append(y)
+                out.stop_groups.append(g)
+        return out
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not self.labels:
+            return np.zeros((0, len(BASE_FEATURES))), np.zeros((0, len(FULL_FEATURES))), np.zeros(0)
+        return np.vstack(self.base), np.vstack(self.full), np.concatenate(self.labels)
+
+
+def collect(
+    tasks: Iterable[Task],
+    store: Store,
+    weights: LocalWeights,
+    *,
+    config: Config | None = None,
+    policy_options: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
+    top_k: int = 5,
+) -> TrainingData:
+    """Run the local policy on ``tasks`` and return labelled feature rows.
+
+    Args:
+        tasks: tasks whose gold documents are in ``store``.
+        store: the index.
+        weights: the weights the policy runs with while collecting.
+        config: harness settings.
+        policy_options: extra LocalPolicy options.
+        progress: called with the number of episodes done.
+        top_k: a stop state is sufficient when every gold doc is in this top.
+    """
+    from thresher.harness.episode import run_episode
+    from thresher.policies.local.policy import LocalPolicy
+
+    data = TrainingData()
+    cfg = config or Config()
+    for n, task in enumerate(tasks, 1):
+        gold = set(task.gold_doc_ids)
+
+        def record(
+            kind: str,
+            question: str,
+            cands: list[Candidate],
+            bx: np.ndarray,
+            lx: np.ndarray,
+            gold: set[str] = gold,
+            task_id: str = task.task_id,
+        ) -> None:
+            if kind == "stop":
+                top = {c.chunk.doc_id for c in cands[:top_k]}
+                data.stop_x.append(bx[0])
+                data.stop_y.append(float(gold <= top))
+                data.stop_groups.append(task_id)
+                return
+            if not cands:
+                return
+            data.base.append(bx)
+            data.full.append(np.hstack([bx, lx]))
+            data.labels.append(np.asarray([c.chunk.doc_id in gold for c in cands], dtype=float))
+            data.groups.extend([task_id] * len(cands))
+
+        options = {"stop_at": 1.01, **(policy_options or {})}
+        policy = LocalPolicy(weights, recorder=record, **options)
+        run_episode(task.question, store, policy, cfg)
+        if progress is not None:
+            progress(n)
+    return data
+
+
+def fit_weights(
+    data: TrainingData, *, kind: str = "logistic", meta: dict[str, Any] | None = None
+) -> LocalWeights:
+    """Fit base, full and stop models on ``data``.
+
+    kind: ``logistic`` or ``mlp`` for the chunk models (stop is always logistic).
+    """
+    bx, fx, y = data.arrays()
+    if len(y) == 0 or y.min() == y.max():
+        raise ValueError("fit_weights: need both gold and non-gold rows; collect more tasks")
+    if kind == "mlp":
+        base: Model = fit_mlp(bx, y, BASE_FEATURES)
+        full: Model = fit_mlp(fx, y, FULL_FEATURES)
+    else:
+        base = fit_logistic(bx, y, BASE_FEATURES)
+        full = fit_logistic(fx, y, FULL_FEATURES)
+    stop = None
+    sy = np.asarray(data.stop_y)
+    if len(sy) >= 10 and 0 < sy.sum() < len(sy):
+        stop = fit_logistic(np.vstack(data.stop_x), sy, STOP_FEATURES, l2=3.0)
+    info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
+    return LocalWeights(base, full, stop, info)
+
+
+def train(
+    corpora: Sequence[tuple[Sequence[Task], Store]],
+    *,
+    rounds: int = 2,
+    kind: str = "logistic",
+    config: Config | None = None,
+    start: LocalWeights | None = None,
+    meta: dict[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> LocalWeights:
+    """Collect and fit for ``rounds`` rounds over several (tasks, store) corpora.
+
+    Returns the last round's weights (``meta`` recorded in them).
+    """
+    weights = start or prior_weights()
+    for r in range(1, rounds + 1):
+        merged = TrainingData()
+        for tasks, store in corpora:
+            merged.extend(collect(tasks, store, weights, config=config))
+        weights = fit_weights(merged, kind=kind, meta={"round": r, **(meta or {})})
+        if progress is not None:
+            progress(f"round {r}: {weights.meta['rows']} rows, {weights.meta['positives']} gold")
+    return weights
+
+
+def write_prior(path: str | Path) -> Path:
+    """Save :func:`prior_weights` to ``path``."""
+    return prior_weights().save(path)

@@ -1,0 +1,24 @@
+"""Local-policy tests: the harness tests' small real index, plus a generated fictional world."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.conftest import config, index_dir, store  # noqa: F401  (fixtures, re-exported)
+from thresher.config import Config
+
+
+@pytest.fixture(scope="session")
+def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small generated fictional world indexed with the real embedder."""
+    from thresher.corpus.loaders import iter_documents
+    from thresher.index.ingest import ingest
+    from thresher.synth.world import generate_world
+
+    out = tmp_path_factory.mktemp("world")
+    generate_world(7, "small", out / "corpus")
+    index = out / "index"
+    ingest(iter_documents([out / "corpus"]), index, Config())
+    return index

@@ -1,0 +1,78 @@
+"""Feature extraction: shapes, normalizations and link features on hand-made candidates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from thresher.corpus.document import Chunk
+from thresher.policies.local.features import (
+    BASE_FEATURES,
+    LINK_FEATURES,
+    AnchorView,
+    Candidate,
+    QuestionContext,
+    base_matrix,
+    link_matrix,
+)
+
+Q = "In which province is the town where the Halvard Glassworks was founded?"
+
+
+def chunk(doc: str, title: str, text: str) -> Chunk:
+    return Chunk(f"{doc}#0", doc, 0, title, text, 0, len(text), doc)
+
+
+GLASS = chunk(
+    "glassworks",
+    "Halvard Glassworks",
+    "The Halvard Glassworks was founded in 1891 in the river town of Marrowick.",
+)
+TOWN = chunk("marrowick", "Marrowick", "Marrowick is a small town in the province of Tessaly.")
+
+
+def col(name: str, row: np.ndarray, names=BASE_FEATURES) -> float:
+    return float(row[names.index(name)])
+
+
+def test_base_features_question_hit():
+    q = QuestionContext.of(Q, bm25_max=10.0, dense_max=0.8)
+    c = Candidate(GLASS, subquery=Q, rank=1, bm25_s=10.0, dense_s=0.8, pool_bm25_max=10.0,
+                  pool_dense_max=0.8, bm25_q=10.0, dense_q=0.8)  # fmt: skip
+    x = base_matrix([c], q)
+    assert x.shape == (1, len(BASE_FEATURES))
+    row = x[0]
+    assert col("bm25_q_norm", row) == pytest.approx(1.0)
+    assert col("dense_q_gap", row) == pytest.approx(0.0)
+    assert col("title_in_q", row) == 1.0 and col("is_subquery", row) == 0.0
+    assert col("title_in_s", row) == 0.0  # only for follow-ups
+    assert col("inv_log_rank", row) == pytest.approx(1.0)
+
+
+def test_base_features_follow_up_and_missing_dense():
+    q = QuestionContext.of(Q, bm25_max=10.0, dense_max=0.8)
+    c = Candidate(TOWN, hop=1, subquery="Marrowick province", rank=3, bm25_s=6.0, dense_s=None,
+                  pool_bm25_max=12.0, pool_dense_max=0.7, bm25_q=2.0, dense_q=0.4)  # fmt: skip
+    row = base_matrix([c], q)[0]
+    assert col("is_subquery", row) == 1.0 and col("hop", row) == 1.0
+    assert col("title_in_s", row) == 1.0 and col("title_in_q", row) == 0.0
+    assert col("bm25_s_norm", row) == pytest.approx(0.5)
+    assert col("dense_s_missing", row) == 1.0
+    assert col("bm25_q_norm", row) == pytest.approx(0.2)
+
+
+def test_link_features_follow_titles_both_ways():
+    q = QuestionContext.of(Q)
+    glass = Candidate(GLASS, subquery=Q)
+    town = Candidate(TOWN, subquery=Q)
+    anchors = [
+        AnchorView("glassworks", GLASS.title, GLASS.text.lower(), frozenset(glass.words), 0.9),
+    ]
+    x = link_matrix([glass, town], q, anchors)
+    assert x.shape == (2, len(LINK_FEATURES))
+    assert col("top_anchor", x[0], LINK_FEATURES) == 1.0
+    assert col("linked_to", x[0], LINK_FEATURES) == 0.0  # its own document is no link
+    assert col("linked_to", x[1], LINK_FEATURES) == pytest.approx(0.9)  # named by the anchor
+    assert col("complement", x[1], LINK_FEATURES) > 0  # adds "province", "town"
+    assert base_matrix([], q).shape == (0, len(BASE_FEATURES))
+    assert link_matrix([], q, anchors).shape == (0, len(LINK_FEATURES))

@@ -1,0 +1,73 @@
+"""LocalPolicy episodes on real indexes: the harness tests' corpus and a generated world."""
+
+from __future__ import annotations
+
+import json
+
+from thresher.config import Config
+from thresher.harness.episode import run_episode
+from thresher.harness.result import ExitReason
+from thresher.index.embedded import EmbeddedStore
+from thresher.policies import get_policy
+from thresher.policies.base import Policy
+from thresher.policies.local import LocalPolicy
+
+QUESTION = "In which province is the town where the Halvard Glassworks was founded?"
+
+
+def test_registered_default_and_protocol(config):
+    policy = get_policy("local", config=config)
+    assert isinstance(policy, LocalPolicy) and isinstance(policy, Policy)
+    import inspect
+
+    from thresher.api import search
+
+    assert inspect.signature(search).parameters["policy"].default == "local"
+
+
+def test_two_hop_episode_answers_with_both_documents(store, config):
+    policy = LocalPolicy(config=config, stop_at=1.01)
+    r = run_episode(QUESTION, store, policy, config)
+    assert r.exit_reason is ExitReason.ANSWERED, r.message
+    docs = r.doc_ids
+    assert "glassworks" in docs[:3] and "marrowick" in docs[:5]
+    assert r.tool_calls.get("search_corpus", 0) >= 2  # the question, then bridges
+    assert all(d.justification for d in r.documents)
+    hops = [e for e in r.trace if e.type == "proposal" and e.proposal and e.proposal.get("hop")]
+    assert hops, "follow-up turns carry their hop"
+
+
+def test_episode_is_deterministic(store, config):
+    a = run_episode(QUESTION, store, LocalPolicy(config=config), config)
+    b = run_episode(QUESTION, store, LocalPolicy(config=config), config)
+    assert a.doc_ids == b.doc_ids and a.tool_calls == b.tool_calls
+
+
+def test_prunes_then_no_prune_keeps_everything(store, config):
+    pruning = LocalPolicy(config=config, keep_docs=1, prune_below=0.99, stop_at=1.01)
+    r = run_episode(QUESTION, store, pruning, config)
+    assert r.exit_reason is ExitReason.ANSWERED
+    assert r.tool_calls.get("prune_chunks", 0) == 1
+    kept = LocalPolicy(config=config, prune=False, stop_at=1.01)
+    r2 = run_episode(QUESTION, store, kept, config)
+    assert "prune_chunks" not in r2.tool_calls
+    assert r.usage.used < r2.usage.used
+
+
+def test_recorder_sees_pools_and_final(store, config):
+    seen: list[str] = []
+    policy = LocalPolicy(config=config, recorder=lambda kind, *rest: seen.append(kind))
+    run_episode(QUESTION, store, policy, config)
+    assert "pool" in seen and seen[-1] == "final"
+
+
+def test_generated_world_episode(world_index):
+    config = Config()
+    root = world_index.parent / "corpus"
+    chains = [json.loads(line) for line in (root / ".world" / "chains.jsonl").open()]
+    with EmbeddedStore(world_index, config) as store:
+        chain = chains[0]
+        r = run_episode(chain["question"], store, LocalPolicy(config=config), config)
+        assert r.exit_reason is ExitReason.ANSWERED, r.message
+        assert r.documents and len(r.documents) <= config.episode.max_final_documents
+        assert r.turns >= 2

@@ -1,0 +1,57 @@
+"""The scorer: the shipped weights load and score deterministically; fitting; round trips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from thresher.errors import ConfigError
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
+from thresher.policies.local.fit import fit_logistic, fit_mlp
+from thresher.policies.local.scorer import DEFAULT_WEIGHTS, LocalWeights, load_weights
+from thresher.policies.local.stop import STOP_FEATURES, stop_features, sufficiency
+
+
+def test_shipped_weights_load_and_are_deterministic():
+    assert DEFAULT_WEIGHTS.exists()
+    w = load_weights()
+    assert w.base.features == BASE_FEATURES
+    assert w.full.features == BASE_FEATURES + LINK_FEATURES
+    x = np.random.default_rng(0).normal(size=(20, len(BASE_FEATURES)))
+    p1, p2 = w.base.predict(x), load_weights().base.predict(x)
+    assert np.array_equal(p1, p2) and ((p1 >= 0) & (p1 <= 1)).all()
+    if w.stop is not None:
+        assert w.stop.features == STOP_FEATURES
+
+
+def test_fit_separates_and_round_trips(tmp_path):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(400, 3))
+    y = (x[:, 0] - 0.5 * x[:, 2] + 0.1 * rng.normal(size=400) > 0).astype(float)
+    names = ("a", "b", "c")
+    lr = fit_logistic(x, y, names)
+    assert ((lr.predict(x) > 0.5) == y).mean() > 0.95
+    mlp = fit_mlp(x, y, names, epochs=200)
+    assert ((mlp.predict(x) > 0.5) == y).mean() > 0.9
+    path = LocalWeights(lr, mlp, None, {"note": "test"}).save(tmp_path / "w.json")
+    back = load_weights(path)
+    assert np.allclose(back.base.predict(x), lr.predict(x))
+    assert np.allclose(back.full.predict(x), mlp.predict(x))
+    with pytest.raises(ConfigError, match="3 features"):
+        back.base.predict(x[:, :2])
+
+
+def test_bad_weights_files_are_typed_errors(tmp_path):
+    with pytest.raises(ConfigError, match="train-policy"):
+        load_weights(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_weights(bad)
+
+
+def test_stop_rule_without_model():
+    ok = stop_features([0.9, 0.8, 0.1], True, 1, 2)
+    assert ok.shape == (len(STOP_FEATURES),)
+    assert sufficiency(ok, None) == 1.0
+    assert sufficiency(stop_features([0.9, 0.8, 0.1], False, 1, 2), None) == 0.0
