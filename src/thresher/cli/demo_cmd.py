@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from thresher.cli._common import add_config_args, load_config, print_json
+from thresher.cli._common import add_config_args, load_config, print_json, shorten
 
 __all__ = ["add_arguments", "run"]
 
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         mark = "*" if doc.doc_id in gold else " "
         print(f"{mark}{doc.rank:>2}. {doc.doc_id}  ({doc.title})")
         if doc.justification:
-            print(f"     {doc.justification}")
+            print(f"     {shorten(doc.justification, 200)}")
     print(
         f"\nexit: {result.exit_reason.value}; turns {result.turns}; "
         f"tool calls {json.dumps(result.tool_calls)}; "

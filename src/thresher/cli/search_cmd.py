@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         for doc in result.documents:
             print(f"{doc.rank}. {doc.doc_id}  {doc.title}")
             if doc.justification:
-                print(f"   {doc.justification}")
+                print(f"   {shorten(doc.justification, 200)}")
             print(f"   {shorten(doc.text, 200)}")
         if result.partial:
             print(f"(partial result: {result.exit_reason.value} {result.message})".rstrip())
