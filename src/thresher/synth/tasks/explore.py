@@ -46,6 +46,7 @@ __all__ = [
     "first_hops",
     "next_hops",
     "answer_candidates",
+    "is_ambiguous",
 ]
 
 #: matches any chunk (``grep`` pattern used to read the whole corpus)
@@ -223,6 +224,34 @@ def read_corpus(store: Store, max_chunks: int = 200_000) -> CorpusView:
 # -- chain steps ---------------------------------------------------------------------------
 
 
+def _open_pattern(sentence: str, open_: str) -> re.Pattern[str] | None:
+    """``sentence`` as a regex with ``open_`` (its first occurrence) left open."""
+    i = sentence.lower().find(open_.lower())
+    if i < 0:
+        return None
+    head, tail = sentence[:i], sentence[i + len(open_) :]
+    return re.compile(re.escape(head) + r"(.+?)" + re.escape(tail) + r"\Z", re.IGNORECASE)
+
+
+def is_ambiguous(view: CorpusView, incoming: str, hop: Hop) -> bool:
+    """Whether ``hop``'s fact, its outgoing entity left open, fits another sentence
+    of a chunk naming ``incoming`` with another outcome (a river through several
+    towns, an inventor of several patents): then the hop does not single out
+    ``hop.out``."""
+    pattern = _open_pattern(hop.sentence, hop.out)
+    if pattern is None or not incoming:
+        return False
+    own = normalize_short(hop.out)
+    for cid in view.containing(incoming):
+        for sent in view.sentences.get(cid, ()):
+            if cid == hop.chunk_id and sent.text == hop.sentence:
+                continue
+            m = pattern.match(sent.text)
+            if m is not None and normalize_short(m.group(1)) != own:
+                return True
+    return False
+
+
 def _usable_bridge(view: CorpusView, m: Mention, cfg: ExploreConfig) -> bool:
     if m.is_number or m.text.lower() in STOP:
         return False
@@ -264,7 +293,8 @@ def first_hops(
                 if not _usable_bridge(view, bridge, cfg):
                     continue
                 hop = Hop(chunk_id, chunk.doc_id, sent.text, "", bridge.text, bridge.kind)
-                found.append((anchor.text, hop))
+                if not is_ambiguous(view, anchor.text, hop):
+                    found.append((anchor.text, hop))
     rng.shuffle(found)
     return found
 
@@ -388,4 +418,5 @@ def _collect(
         for m in options:
             rank = (0 if titled else 1) + (0 if names_link else 2) + (1 if m.is_number else 0)
             hop = Hop(cid, chunk.doc_id, sent.text, link, m.text, m.kind, titled)
-            into.append((rank, rng.random(), hop))
+            if not is_ambiguous(view, link, hop):
+                into.append((rank, rng.random(), hop))

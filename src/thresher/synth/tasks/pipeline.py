@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,20 +22,27 @@ from thresher.errors import InputError
 from thresher.index.store import Store
 from thresher.synth.tasks.distract import mine_distractors
 from thresher.synth.tasks.explore import CorpusView, ExploreConfig, read_corpus
-from thresher.synth.tasks.extend import Chain, build_chain
+from thresher.synth.tasks.extend import Chain, build_chain, extend_chain
 from thresher.synth.tasks.phrase import LLMPhraser, PhraseError, Phrasing, clues, phrase_offline
 from thresher.synth.tasks.schema import Evidence, SynthTask
 from thresher.synth.tasks.text import normalize
 from thresher.synth.tasks.verify import (
     REASONS,
+    ambiguous_hop,
     answers_agree,
     single_shot_found,
     text_checks,
 )
 
-__all__ = ["SynthReport", "synthesize_tasks", "difficulty", "DEFAULT_HOP_WEIGHTS"]
+__all__ = [
+    "SynthReport",
+    "synthesize_tasks",
+    "candidate_chains",
+    "difficulty",
+    "DEFAULT_HOP_WEIGHTS",
+]
 
-DEFAULT_HOP_WEIGHTS: dict[int, float] = {2: 0.4, 3: 0.35, 4: 0.25}
+DEFAULT_HOP_WEIGHTS: dict[int, float] = {2: 0.3, 3: 0.3, 4: 0.4}
 
 
 @dataclass
@@ -108,11 +115,39 @@ def _draw_hops(weights: Mapping[int, float], rng: random.Random) -> int:
 def _chain_for(
     view: CorpusView, seed_chunk: str, target: int, cfg: ExploreConfig, rng: random.Random
 ) -> Chain | None:
+    """A chain of ``target`` hops from the seed, else the longest found (at least 2).
+
+    Tries ``target`` hops, then fewer; a shorter chain is then extended hop by
+    hop through its answer (:func:`extend_chain`) while that works.
+    """
     for n in range(target, 1, -1):
         chain = build_chain(view, seed_chunk, n, cfg, rng)
-        if chain is not None:
-            return chain
+        if chain is None:
+            continue
+        while len(chain.hops) < target:
+            longer = extend_chain(view, chain, cfg, rng)
+            if longer is None:
+                break
+            chain = longer
+        return chain
     return None
+
+
+def candidate_chains(
+    view: CorpusView, seed: int, hop_weights: Mapping[int, float], cfg: ExploreConfig
+) -> Iterator[tuple[str, random.Random, Chain | None]]:
+    """Every seed chunk in the run's order with its RNG and chain (None: no chain from it).
+
+    The seed chunks are the corpus's chunk ids sorted, then shuffled by
+    ``Random(seed)``; each gets its own ``Random(f"{seed}:{chunk_id}")``, which
+    draws the hop count and then grows the chain (and later picks a template).
+    """
+    seeds = sorted(view.chunks)
+    random.Random(seed).shuffle(seeds)
+    for seed_chunk in seeds:
+        rng = random.Random(f"{seed}:{seed_chunk}")
+        chain = _chain_for(view, seed_chunk, _draw_hops(hop_weights, rng), cfg, rng)
+        yield seed_chunk, rng, chain
 
 
 def synthesize_tasks(
@@ -140,7 +175,7 @@ def synthesize_tasks(
             inputs give equal tasks.
         mode: ``offline`` (template questions) or ``llm`` (questions phrased and
             checked by a chat model, see :class:`LLMPhraser`).
-        hop_weights: hop count -> weight (default 2: 0.4, 3: 0.35, 4: 0.25).
+        hop_weights: hop count -> weight (default 2: 0.3, 3: 0.3, 4: 0.4).
         explore: exploration knobs.
         k: the single-shot cut (a task whose evidence is all in the top ``k`` is rejected).
         n_distractors, min_distractors: distractors wanted, and the fewest accepted.
@@ -176,19 +211,14 @@ def synthesize_tasks(
     report.chunks, report.documents = len(view.chunks), view.n_docs
     rejected: Counter[str] = Counter()
     passed: Counter[str] = Counter()
-    rng = random.Random(seed)
-    seeds = sorted(view.chunks)
-    rng.shuffle(seeds)
     seen_keys: set[tuple[str, ...]] = set()
     recall_sum = 0.0
     bar = _bar(n, progress)
     try:
-        for seed_chunk in seeds:
+        for _seed_chunk, task_rng, chain in candidate_chains(view, seed, weights, cfg):
             if report.kept >= n:
                 break
             report.candidates += 1
-            task_rng = random.Random(f"{seed}:{seed_chunk}")
-            chain = _chain_for(view, seed_chunk, _draw_hops(weights, task_rng), cfg, task_rng)
             if chain is None:
                 rejected["no_chain"] += 1
                 continue
@@ -261,6 +291,9 @@ def _check(
     if key in seen_keys:
         return "duplicate"
     passed["duplicate"] += 1
+    if ambiguous_hop(view, chain) is not None:
+        return "ambiguous"
+    passed["ambiguous"] += 1
     evidence_ids = chain.chunk_ids
     found, _top = single_shot_found(store, phrasing.question, evidence_ids, k)
     if found == len(evidence_ids):

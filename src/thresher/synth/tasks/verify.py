@@ -10,6 +10,13 @@ Pure checks (no I/O) over the chain, its phrasing and the chunk texts:
   the answer or a bridge entity;
 - ``anchor_missing`` (offline): the question does not name its anchor.
 
+One check against the whole corpus (:func:`ambiguous_hop`):
+
+- ``ambiguous``: some hop's fact, with its outgoing entity left open, also
+  fits another sentence of the corpus that names the same incoming entity
+  (a river through several towns, an inventor of several patents), so the
+  chain does not single out one answer.
+
 One measured check against the store (:func:`single_shot_found`):
 
 - ``single_shot_solvable``: a single hybrid search for the question returns
@@ -24,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from thresher.index.store import Store
+from thresher.synth.tasks.explore import CorpusView, is_ambiguous
 from thresher.synth.tasks.extend import Chain
 from thresher.synth.tasks.phrase import Phrasing
 from thresher.synth.tasks.text import contains, normalize
@@ -33,6 +41,7 @@ __all__ = [
     "REASONS",
     "quote_share",
     "text_checks",
+    "ambiguous_hop",
     "single_shot_found",
     "answers_agree",
 ]
@@ -42,7 +51,6 @@ MIN_QUOTE_SHARE = 2 / 3
 REASONS = (
     "no_chain",
     "llm_unparsable",
-    "llm_unavailable",
     "quote_mismatch",
     "answer_not_in_final",
     "answer_in_first_hop",
@@ -50,6 +58,7 @@ REASONS = (
     "bridge_in_question",
     "anchor_missing",
     "duplicate",
+    "ambiguous",
     "single_shot_solvable",
     "llm_answer_mismatch",
     "too_few_distractors",
@@ -95,6 +104,19 @@ def text_checks(
     if require_anchor and not contains(question, chain.anchor):
         return "anchor_missing", share
     return None, share
+
+
+def ambiguous_hop(view: CorpusView, chain: Chain) -> int | None:
+    """The first hop (0-based) whose fact also fits another sentence with another outcome.
+
+    For hop ``i`` the incoming entity is the anchor (first hop) or the previous
+    bridge (see :func:`thresher.synth.tasks.explore.is_ambiguous`). Returns None
+    when no hop is ambiguous.
+    """
+    for i, hop in enumerate(chain.hops):
+        if is_ambiguous(view, chain.anchor if i == 0 else hop.link, hop):
+            return i
+    return None
 
 
 def single_shot_found(
