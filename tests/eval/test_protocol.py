@@ -120,3 +120,24 @@ def test_an_answering_model_is_scored_apart(world_run, tmp_path: Path) -> None:
         if o.prediction == "?":
             assert o.attribution.cause == "hallucination"  # "?" is in no cached chunk
     assert "Answer quality" in summary_markdown(paired)
+
+
+def test_single_shot_against_the_local_policy(world_run) -> None:
+    from thresher.eval.protocol import compare
+    from thresher.index.open import open_store
+    from thresher.policies import policy_names
+
+    if "local" not in policy_names():
+        pytest.skip("the local policy is not registered")
+    report, out, _ = world_run
+    store = open_store(out.parent / "index")
+    try:
+        paired = compare(report.tasks, store, load_run_config("local"),
+                         load_run_config("single-shot"), resamples=500)  # fmt: skip
+    finally:
+        store.close()
+    assert paired.run_a.policy == "local"
+    for a, b in zip(paired.a, paired.b, strict=True):
+        assert a.task is b.task
+        assert a.metrics.turns >= b.metrics.turns  # multi-turn against one search
+        assert a.attribution.failed == (a.metrics.output_recall < 1)
