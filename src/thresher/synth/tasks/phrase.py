@@ -92,23 +92,18 @@ def clues(chain: Chain) -> list[str]:
     return out
 
 
-def _kind(chain: Chain) -> tuple[str, str]:
-    kind = _KINDS.get(chain.answer_kind, "name")
-    return kind, ("entity" if kind == "name" else "name")
-
-
 def phrase_offline(chain: Chain, rng: random.Random) -> Phrasing:
-    """A template question over the chain's clues (seeded choice of template)."""
+    """A template question over the chain's clues (seeded choice of template).
+
+    The quotes are the hops' facts, verbatim.
+    """
     parts = clues(chain)
-    kind, noun = _kind(chain)
-    template = rng.choice(_TEMPLATES)
-    question = template.format(
+    question = rng.choice(_TEMPLATES).format(
         numbered=" ".join(f"({i}) {c}" for i, c in enumerate(parts, 1)),
         joined=" ".join(parts),
-        kind=kind,
+        kind=_KINDS.get(chain.answer_kind, "name"),
         noun="entity",
     )
-    del noun
     return Phrasing(question, tuple(h.sentence for h in chain.hops), "offline", chain.answer)
 
 
