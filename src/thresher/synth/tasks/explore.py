@@ -8,7 +8,8 @@ memory) and document frequencies.
 
 A *bridge* links a chunk A to a chunk B of another document through an entity
 X: a sentence of A names X, and B states a fact about X, either in a sentence
-that names X too, or because B's document is titled with X. X is *rare*: it
+that names X too (as a whole entity, not inside a longer name), or because
+B's document is titled with X (:func:`title_keys`). X is *rare*: it
 occurs in 2..``max_df`` documents (or, when B is titled with it, in at most
 ``max_title_df``), so that it identifies B. :func:`first_hops` proposes the
 first hop of a chain from a seed chunk; :func:`next_hops` proposes the hops that
@@ -40,6 +41,7 @@ __all__ = [
     "ExploreConfig",
     "Sentence",
     "is_fact",
+    "title_keys",
     "Hop",
     "CorpusView",
     "read_corpus",
@@ -87,6 +89,7 @@ class Sentence:
     norm: str
     mentions: tuple[Mention, ...]
     fact: bool = True
+    keys: frozenset[str] = frozenset()
 
 
 #: a fact sentence has MIN_WORDS..MAX_WORDS words, at least MIN_LOWER of them lowercase
@@ -137,6 +140,7 @@ class CorpusView:
     doc_chunks: dict[str, list[str]]
     title_norm: dict[str, str]
     mention_df: dict[str, int]
+    titled_docs: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     postings: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _containing: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _df: dict[str, int] = field(default_factory=dict, repr=False)
@@ -151,10 +155,14 @@ class CorpusView:
         titles: dict[str, str] = {}
         docs_of: dict[str, set[str]] = defaultdict(set)
         postings: dict[str, list[str]] = defaultdict(list)
+        titled_docs: dict[str, list[str]] = defaultdict(list)
         for chunk in chunks:
             by_id[chunk.chunk_id] = chunk
             doc_chunks[chunk.doc_id].append(chunk.chunk_id)
-            titles.setdefault(chunk.doc_id, normalize(chunk.title))
+            if chunk.doc_id not in titles:
+                titles[chunk.doc_id] = normalize(chunk.title)
+                for key in title_keys(chunk.title):
+                    titled_docs[key].append(chunk.doc_id)
             norm_text[chunk.chunk_id] = normalize(chunk.text)
             for token in set(norm_text[chunk.chunk_id].split()):
                 postings[token].append(chunk.chunk_id)
@@ -162,7 +170,10 @@ class CorpusView:
             for i, text in enumerate(sentences(chunk.text)):
                 mentions = tuple(entities(text))
                 fact = is_fact(text, mentions)
-                rows.append(Sentence(chunk.chunk_id, i, text, normalize(text), mentions, fact))
+                keys = frozenset(normalize_short(m.text) for m in mentions)
+                rows.append(
+                    Sentence(chunk.chunk_id, i, text, normalize(text), mentions, fact, keys)
+                )
                 for m in mentions:
                     docs_of[normalize_short(m.text)].add(chunk.doc_id)
             sents[chunk.chunk_id] = rows
@@ -173,6 +184,7 @@ class CorpusView:
             doc_chunks=dict(doc_chunks),
             title_norm=titles,
             mention_df={k: len(v) for k, v in docs_of.items()},
+            titled_docs={k: tuple(v) for k, v in titled_docs.items()},
             postings={k: tuple(v) for k, v in postings.items()},
         )
 
@@ -205,8 +217,20 @@ class CorpusView:
         return n
 
     def titled(self, doc_id: str, phrase: str) -> bool:
-        """Whether ``doc_id``'s title contains ``phrase``."""
-        return contains(self.title_norm.get(doc_id, ""), phrase)
+        """Whether ``doc_id`` is titled with ``phrase`` (see :func:`title_keys`)."""
+        return doc_id in self.titled_docs.get(normalize_short(phrase), ())
+
+
+_TITLE_SEPARATORS = re.compile(r"\s+[-|–—:]\s+")
+
+
+def title_keys(title: str) -> set[str]:
+    """What a document is titled with (normalized): the whole title, its part
+    before a `` - `` / `` | `` / `` : `` separator, and the entities in it."""
+    keys = {normalize_short(title), normalize_short(_TITLE_SEPARATORS.split(title)[0])}
+    keys.update(normalize_short(m.text) for m in entities(title) if not m.is_number)
+    keys.discard("")
+    return keys
 
 
 def read_corpus(store: Store, max_chunks: int = 200_000) -> CorpusView:
@@ -348,9 +372,8 @@ def next_hops(
             view, cid, link, False, used_docs, earlier, earlier_chunks, final, cfg, candidates, rng
         )
     if titled_ok:
-        padded = f" {normalize_short(link)} "
-        for doc, title in view.title_norm.items():
-            if doc in used_docs or padded not in f" {title} ":
+        for doc in view.titled_docs.get(normalize_short(link), ()):
+            if doc in used_docs:
                 continue
             for cid in view.doc_chunks[doc]:
                 _collect(
@@ -390,7 +413,7 @@ def _collect(
     for sent in view.sentences.get(cid, ()):
         if not sent.fact:
             continue
-        names_link = contains(sent.norm, link)
+        names_link = normalize_short(link) in sent.keys
         if not names_link and not titled:
             continue
         exclude = [link, *earlier]

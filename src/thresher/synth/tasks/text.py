@@ -50,7 +50,7 @@ _STOP_WORDS = """a an the this that these those there here it its his her their 
     during since until and or but nor so yet if when while where which who whom whose what why
     how as is was are were be been being has have had do does did not no yes all any each every
     some many most more less other another such than then also only just very about above
-    below between among against across along around within per via new old first last next
+    below between among against across along around within per via first last next
     one two three four five six seven eight nine ten mr mrs ms dr hi hello dear regards
     best thanks thank sincerely cheers re fw fwd subject from to date sent cc bcc messages
     january february march april may june july august september october november december
@@ -208,7 +208,11 @@ def quote_matches(quote: str, text: str) -> bool:
 
 
 def mask(sentence: str, target: str, placeholder: str) -> str:
-    """``sentence`` with every occurrence of ``target`` (case-insensitive) replaced."""
+    """``sentence`` with every whole occurrence of ``target`` (case-insensitive) replaced.
+
+    An occurrence inside a longer word or code (``Lath`` in ``Lathlin``) is kept.
+    """
     if not target:
         return sentence
-    return re.sub(re.escape(target), placeholder, sentence, flags=re.IGNORECASE)
+    pattern = r"(?<![\w-])" + re.escape(target) + r"(?![\w-])"
+    return re.sub(pattern, lambda _m: placeholder, sentence, flags=re.IGNORECASE)
