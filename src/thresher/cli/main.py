@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("stats_cmd", "summarize an index"),
     "trace": ("trace_cmd", "inspect an episode trace (show, replay)"),
     "synth": ("synth_cmd", "synthesize fictional corpora and multi-hop tasks"),
+    "train-policy": ("train_policy_cmd", "fit the local policy's scorer on task files"),
     "export-sft": ("export_sft_cmd", "write chat-format SFT trajectories from episode traces"),
     "eval": ("eval_cmd", "paired evaluation of two configurations on a task file, with a report"),
 }

@@ -58,7 +58,8 @@ Recorder = Callable[[str, str, list[Candidate], np.ndarray, np.ndarray], None]
 @dataclass
 class _EpisodeState:
     question: QuestionContext
-    cands: dict[str, Candidate] = field(default_factory=dict)
+    cands: dict[str, Candidate] = field(default_factory=dict)  # cached chunk id -> record
+    pools: dict[str, dict[str, Candidate]] = field(default_factory=dict)  # query -> candidates
     titles: dict[str, str] = field(default_factory=dict)  # title -> doc id
     show: dict[str, int] = field(default_factory=dict)  # planned query -> how many to show
     asked: set[str] = field(default_factory=set)
@@ -172,9 +173,7 @@ class LocalPolicy:
         if self.recorder is not None:
             self.recorder("pool", ep.question.question, cands, bx, links)
         with ep.lock:
-            for c in cands:
-                ep.cands[c.chunk.chunk_id] = c
-                ep.titles.setdefault(c.chunk.title, c.chunk.doc_id)
+            ep.pools[query.strip()] = {c.chunk.chunk_id: c for c in cands}
         order = np.argsort(-full, kind="stable")[:show]
         return [hits[i] for i in order]
 
@@ -209,7 +208,7 @@ class LocalPolicy:
         )
         if not bridges:
             return None
-        if self.stop_at < 1.0:
+        if self.stop_at < 1.0 or self.recorder is not None:
             docs = _doc_probs(ranked)
             linked = _linked12(ranked)
             feats = stop_features([p for _, p in docs], linked, ep.hop, len(bridges))
@@ -219,7 +218,7 @@ class LocalPolicy:
                     firsts.setdefault(r.cand.chunk.doc_id, r.cand)
                 tops = list(firsts.values())
                 self.recorder("stop", ep.question.question, tops, feats.reshape(1, -1), np.zeros(0))
-            if sufficiency(feats, self.weights.stop) >= self.stop_at:
+            if self.stop_at < 1.0 and sufficiency(feats, self.weights.stop) >= self.stop_at:
                 return None
         with ep.lock:
             ep.hop += 1
@@ -346,11 +345,21 @@ class LocalPolicy:
 
     def _adopt(self, ep: _EpisodeState, obs: Observation) -> None:
         """Give every cached chunk a candidate record (grep hits and reads have none)."""
+        found_by = {a.chunk_id: a.lineage.query for a in obs.active if a.lineage is not None}
         fresh = []
         for cid, chunk in obs.cache.items():
             if cid in ep.cands:
                 continue
+            pooled = ep.pools.get(found_by.get(cid, "").strip(), {}).get(cid)
+            if pooled is not None:  # the record of the search that showed it
+                ep.cands[cid] = pooled
+                continue
             fresh.append(Candidate(chunk, hop=obs.hop or 0, subquery=ep.question.question, rank=5))
+        titles: dict[str, str] = {}
+        for query in sorted(ep.pools):  # sorted: the same map whatever order reranks ran in
+            for c in ep.pools[query].values():
+                titles.setdefault(c.chunk.title, c.chunk.doc_id)
+        ep.titles = titles
         self._fill_question_scores(ep.question, fresh)
         for c in fresh:
             ep.cands[c.chunk.chunk_id] = c

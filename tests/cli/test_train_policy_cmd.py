@@ -1,0 +1,53 @@
+"""``thresher train-policy``: fits weights from a small HotpotQA-format file (made up here)."""
+
+from __future__ import annotations
+
+import json
+
+from thresher.cli.main import main
+from thresher.policies.local.scorer import load_weights
+
+TOWNS = ["Marrowick", "Caddow", "Dunfell", "Fennick", "Garrow", "Ilsby"]
+PROVINCES = ["Tessaly", "Orlen", "Vask", "Brenmark", "Sollen", "Quarrow"]
+
+
+def records() -> list[dict]:
+    out = []
+    for i, (town, province) in enumerate(zip(TOWNS, PROVINCES, strict=True)):
+        works = f"{town} Glassworks No {i}"
+        titles = [works, town] + [f"Distractor {i}-{j}" for j in range(3)]
+        sentences = [
+            [f"The {works} was founded in the river town of {town}.", " It made lenses."],
+            [f"{town} is a small town in the province of {province}.", " It has a market."],
+        ] + [[f"Distractor {i}-{j} is about rope making in {TOWNS[j]}."] for j in range(3)]
+        out.append(
+            {
+                "id": f"q{i}",
+                "question": f"In which province is the town where the {works} was founded?",
+                "answer": province,
+                "type": "bridge",
+                "level": "easy",
+                "supporting_facts": {"title": [works, town], "sent_id": [0, 0]},
+                "context": {"title": titles, "sentences": sentences},
+            }
+        )
+    return out
+
+
+def test_train_policy_writes_loadable_weights(tmp_path, capsys):
+    data = tmp_path / "tiny_hotpot.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in records()) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code = main(["train-policy", "--data", str(data), "--out", str(out), "--json"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    weights = load_weights(report["weights"])
+    assert weights.meta["questions"] == 6 and weights.meta["rows"] > 0
+    assert (out / "indexes").is_dir()
+
+
+def test_train_policy_needs_questions(tmp_path, capsys):
+    empty = tmp_path / "notes.md"
+    empty.write_text("# Notes\n\nNo questions here.\n", encoding="utf-8")
+    assert main(["train-policy", "--data", str(empty), "--out", str(tmp_path / "o")]) != 0
+    assert "no questions" in capsys.readouterr().err
