@@ -14,7 +14,7 @@ from thresher.cli._common import add_config_args, add_index_arg, load_config, pr
 
 
 def _weights(text: str) -> dict[int, float]:
-    """``2,3,4`` (equal weights) or ``2:0.4,3:0.35,4:0.25``."""
+    """``2,3,4`` (equal weights) or ``2:0.3,3:0.3,4:0.4``."""
     out: dict[int, float] = {}
     try:
         for part in text.split(","):
@@ -22,7 +22,7 @@ def _weights(text: str) -> dict[int, float]:
             out[int(hop)] = float(weight) if weight else 1.0
     except ValueError as exc:
         raise argparse.ArgumentTypeError(
-            f"--hops expects e.g. 2,3,4 or 2:0.4,3:0.35,4:0.25, got {text!r}"
+            f"--hops expects e.g. 2,3,4 or 2:0.3,3:0.3,4:0.4, got {text!r}"
         ) from exc
     return out
 
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_weights,
         default=None,
         metavar="SPEC",
-        help="hop counts and weights, e.g. 2,3,4 or 2:0.4,3:0.35,4:0.25 (the default)",
+        help="hop counts and weights, e.g. 2,3,4 or 2:0.3,3:0.3,4:0.4 (the default)",
     )
     parser.add_argument("--k", type=int, default=5, help="single-shot cut (default 5)")
     parser.add_argument(
@@ -105,6 +105,12 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"single-shot hybrid recall@{report.k} on the kept tasks: {report.single_shot_recall:.3f}"
+    )
+    search = report.search
+    print(
+        f"chain search: {search.get('fact_sentences', 0)} fact sentences of "
+        f"{search.get('sentences', 0)} read; {search.get('ambiguous_hop', 0)} ambiguous "
+        "candidate hops refused"
     )
     print("check                    passed  rejected")
     for reason, rejected in report.rejected.items():

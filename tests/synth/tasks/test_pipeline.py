@@ -55,6 +55,7 @@ def test_counts_add_up(report) -> None:
     assert 0 <= report.single_shot_recall < 1
     summary = report.to_dict()
     assert summary["kept"] == report.kept and "single_shot_recall@5" in summary
+    assert 0 < report.search["fact_sentences"] < report.search["sentences"]
 
 
 def test_same_seed_same_tasks(report, world_store, world_view) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -144,6 +144,8 @@ class CorpusView:
     postings: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _containing: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _df: dict[str, int] = field(default_factory=dict, repr=False)
+    #: candidate hops the chain search refused, by reason (``ambiguous_hop``)
+    refused: Counter[str] = field(default_factory=Counter, repr=False)
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk]) -> CorpusView:
@@ -191,6 +193,11 @@ class CorpusView:
     @property
     def n_docs(self) -> int:
         return len(self.doc_chunks)
+
+    def sentence_counts(self) -> dict[str, int]:
+        """Sentences read, and how many are facts (usable as hops)."""
+        rows = [s for chunk in self.sentences.values() for s in chunk]
+        return {"sentences": len(rows), "fact_sentences": sum(1 for s in rows if s.fact)}
 
     def containing(self, phrase: str) -> tuple[str, ...]:
         """Chunk ids whose normalized text contains ``phrase`` on word bounds (memoized)."""
@@ -317,7 +324,9 @@ def first_hops(
                 if not _usable_bridge(view, bridge, cfg):
                     continue
                 hop = Hop(chunk_id, chunk.doc_id, sent.text, "", bridge.text, bridge.kind)
-                if not is_ambiguous(view, anchor.text, hop):
+                if is_ambiguous(view, anchor.text, hop):
+                    view.refused["ambiguous_hop"] += 1
+                else:
                     found.append((anchor.text, hop))
     rng.shuffle(found)
     return found
@@ -441,5 +450,7 @@ def _collect(
         for m in options:
             rank = (0 if titled else 1) + (0 if names_link else 2) + (1 if m.is_number else 0)
             hop = Hop(cid, chunk.doc_id, sent.text, link, m.text, m.kind, titled)
-            if not is_ambiguous(view, link, hop):
+            if is_ambiguous(view, link, hop):
+                view.refused["ambiguous_hop"] += 1
+            else:
                 into.append((rank, rng.random(), hop))

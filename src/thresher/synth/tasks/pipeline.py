@@ -60,6 +60,9 @@ class SynthReport:
         single_shot_recall: mean share of evidence chunks that single-shot hybrid
             top-``k`` returned, over kept tasks.
         k: the single-shot cut.
+        search: what the chain search read and refused before any candidate
+            formed: ``sentences``, ``fact_sentences`` and refused candidate hops
+            by reason (``ambiguous_hop``), counted over this run.
         seconds: wall time (reading the corpus included); read_seconds: reading alone.
     """
 
@@ -75,6 +78,7 @@ class SynthReport:
     documents: int = 0
     single_shot_recall: float = 0.0
     k: int = 5
+    search: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     read_seconds: float = 0.0
 
@@ -95,6 +99,7 @@ class SynthReport:
             "by_hops": {str(h): n for h, n in sorted(self.by_hops.items())},
             "chunks": self.chunks,
             "documents": self.documents,
+            "search": dict(self.search),
             f"single_shot_recall@{self.k}": round(self.single_shot_recall, 4),
             "seconds": round(self.seconds, 2),
             "read_seconds": round(self.read_seconds, 2),
@@ -211,6 +216,7 @@ def synthesize_tasks(
     report.chunks, report.documents = len(view.chunks), view.n_docs
     rejected: Counter[str] = Counter()
     passed: Counter[str] = Counter()
+    refused_before = Counter(view.refused)
     seen_keys: set[tuple[str, ...]] = set()
     recall_sum = 0.0
     bar = _bar(n, progress)
@@ -244,6 +250,7 @@ def synthesize_tasks(
     report.rejected = {r: rejected.get(r, 0) for r in REASONS}
     report.passed = {r: passed.get(r, 0) for r in REASONS}
     report.single_shot_recall = recall_sum / report.kept if report.kept else 0.0
+    report.search = {**view.sentence_counts(), **(view.refused - refused_before)}
     report.seconds = time.perf_counter() - started
     return report
 
