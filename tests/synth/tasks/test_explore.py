@@ -101,3 +101,17 @@ def test_no_chain_from_a_chunk_without_bridges() -> None:
     assert (
         build_chain(view(), "web/caddow-ferry.html#0", 2, ExploreConfig(), random.Random(0)) is None
     )
+
+
+def test_read_corpus_names_the_grep_timeout() -> None:
+    import pytest
+
+    from thresher.errors import PatternRejectedError
+    from thresher.synth.tasks.explore import read_corpus
+
+    class SlowStore:
+        def grep(self, pattern: str, limit: int = 5, exclude=()):  # noqa: ANN001
+            raise PatternRejectedError("the search ran longer than 2 s")
+
+    with pytest.raises(PatternRejectedError, match="grep.timeout_s"):
+        read_corpus(SlowStore())  # type: ignore[arg-type]

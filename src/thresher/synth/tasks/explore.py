@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from thresher.corpus.document import Chunk
+from thresher.errors import PatternRejectedError
 from thresher.index.store import Store
 from thresher.synth.tasks.text import (
     STOP,
@@ -246,9 +247,16 @@ def read_corpus(store: Store, max_chunks: int = 200_000) -> CorpusView:
     Uses only the ``Store`` protocol: one ``grep`` that matches every chunk.
 
     Raises:
-        PatternRejectedError: the store's grep timed out (raise ``grep.timeout_s``).
+        PatternRejectedError: the store's grep timed out; the message says to
+            open the store with a larger ``grep.timeout_s``.
     """
-    hits = store.grep(ALL_CHUNKS, limit=max_chunks)
+    try:
+        hits = store.grep(ALL_CHUNKS, limit=max_chunks)
+    except PatternRejectedError as exc:
+        raise PatternRejectedError(
+            f"reading the corpus (one grep over every chunk) failed: {exc}; open the store "
+            "with a larger grep timeout, e.g. Config().override({'grep.timeout_s': 300})"
+        ) from exc
     return CorpusView.build(h.chunk for h in hits)
 
 
