@@ -131,15 +131,22 @@ def _hash_tree(h: Any, root: Path) -> None:
 
 
 def corpus_key(paths: Sequence[str | Path], config: Config | None = None) -> str:
-    """The cache key of a pooled index: sha256 of contents, embedder and chunking (24 hex).
+    """The cache key of a pooled index (24 hex digits of a sha256).
+
+    It covers the files' contents (a folder: every file's path and bytes), the
+    embedder, the chunking settings and the thresher version (loaders and
+    sanitization may change between versions).
 
     Raises:
         InputError: a path that does not exist.
     """
     config = config or Config()
     h = hashlib.sha256()
+    from thresher import __version__
+
     settings = {
         "v": _KEY_VERSION,
+        "thresher": __version__,
         "embedder": config.retrieval.embedder,
         "chunking": [config.chunking.max_tokens, config.chunking.tokenizer],
     }
