@@ -46,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="hop counts and weights, e.g. 2,3,4 or 2:0.3,3:0.3,4:0.4 (the default)",
     )
+    parser.add_argument(
+        "--strict-hops",
+        action="store_true",
+        help="keep only chains of the drawn hop count (default: fall back to fewer hops)",
+    )
     parser.add_argument("--k", type=int, default=5, help="single-shot cut (default 5)")
     parser.add_argument(
         "--distractors", type=int, default=8, help="distractors per task (default 8)"
@@ -75,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
             args.seed,
             args.mode,
             hop_weights=args.hops,
+            strict_hops=args.strict_hops,
             k=args.k,
             n_distractors=args.distractors,
             config=config,

@@ -84,3 +84,11 @@ def test_hop_weights_and_bad_arguments(world_store, world_view) -> None:
         synthesize_tasks(world_store, 1, mode="magic", view=world_view)  # type: ignore[arg-type]
     with pytest.raises(InputError):
         synthesize_tasks(world_store, 1, hop_weights={1: 1.0}, view=world_view)
+
+
+def test_strict_hops_fill_a_quota_per_hop_count(world_store, world_view) -> None:
+    report = synthesize_tasks(
+        world_store, 4, seed=0, hop_weights={2: 1.0, 3: 1.0}, strict_hops=True, view=world_view
+    )
+    assert report.by_hops == {2: 2, 3: 2}
+    assert sorted(t.hops for t in report.tasks) == [2, 2, 3, 3]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -118,14 +118,20 @@ def _draw_hops(weights: Mapping[int, float], rng: random.Random) -> int:
 
 
 def _chain_for(
-    view: CorpusView, seed_chunk: str, target: int, cfg: ExploreConfig, rng: random.Random
+    view: CorpusView,
+    seed_chunk: str,
+    target: int,
+    cfg: ExploreConfig,
+    rng: random.Random,
+    strict: bool = False,
 ) -> Chain | None:
     """A chain of ``target`` hops from the seed, else the longest found (at least 2).
 
     Tries ``target`` hops, then fewer; a shorter chain is then extended hop by
-    hop through its answer (:func:`extend_chain`) while that works.
+    hop through its answer (:func:`extend_chain`) while that works. ``strict``:
+    exactly ``target`` hops or None.
     """
-    for n in range(target, 1, -1):
+    for n in range(target, 1 if not strict else target - 1, -1):
         chain = build_chain(view, seed_chunk, n, cfg, rng)
         if chain is None:
             continue
@@ -134,25 +140,32 @@ def _chain_for(
             if longer is None:
                 break
             chain = longer
-        return chain
+        return chain if not strict or len(chain.hops) == target else None
     return None
 
 
 def candidate_chains(
-    view: CorpusView, seed: int, hop_weights: Mapping[int, float], cfg: ExploreConfig
+    view: CorpusView,
+    seed: int,
+    hop_weights: Mapping[int, float] | Callable[[], Mapping[int, float]],
+    cfg: ExploreConfig,
+    strict_hops: bool = False,
 ) -> Iterator[tuple[str, random.Random, Chain | None]]:
     """Every seed chunk in the run's order with its RNG and chain (None: no chain from it).
 
     The seed chunks are the corpus's chunk ids sorted, then shuffled by
     ``Random(seed)``; each gets its own ``Random(f"{seed}:{chunk_id}")``, which
     draws the hop count and then grows the chain (and later picks a template).
+    With ``strict_hops`` a seed that gives no chain of the drawn length gives
+    None. ``hop_weights`` may be a function, asked again before every seed.
     """
     seeds = sorted(view.chunks)
     random.Random(seed).shuffle(seeds)
     for seed_chunk in seeds:
         rng = random.Random(f"{seed}:{seed_chunk}")
-        chain = _chain_for(view, seed_chunk, _draw_hops(hop_weights, rng), cfg, rng)
-        yield seed_chunk, rng, chain
+        weights = hop_weights() if callable(hop_weights) else hop_weights
+        target = _draw_hops(weights, rng)
+        yield seed_chunk, rng, _chain_for(view, seed_chunk, target, cfg, rng, strict_hops)
 
 
 def synthesize_tasks(
@@ -169,6 +182,7 @@ def synthesize_tasks(
     phraser: LLMPhraser | None = None,
     config: Config | None = None,
     view: CorpusView | None = None,
+    strict_hops: bool = False,
     progress: bool = False,
 ) -> SynthReport:
     """Synthesize up to ``n`` verified multi-hop tasks from the corpus behind ``store``.
@@ -187,6 +201,10 @@ def synthesize_tasks(
         phraser: the LLM phraser (LLM mode; default: one over ``config.llm``).
         config: settings for the default phraser.
         view: an already-read corpus (skips reading the store).
+        strict_hops: keep only chains of the drawn hop count (else fall back
+            to fewer hops), and fill a quota of ``n * weight`` tasks per hop
+            count (a full hop count is no longer drawn), so the kept tasks
+            follow ``hop_weights`` when the corpus has enough seeds.
         progress: show a tqdm bar.
 
     Returns:
@@ -221,7 +239,16 @@ def synthesize_tasks(
     recall_sum = 0.0
     bar = _bar(n, progress)
     try:
-        for _seed_chunk, task_rng, chain in candidate_chains(view, seed, weights, cfg):
+        total = sum(weights.values())
+        quota = {h: max(1, round(n * w / total)) for h, w in weights.items() if w > 0}
+
+        def open_weights() -> Mapping[int, float]:
+            """The weights of the hop counts whose quota is not full (strict mode)."""
+            left = {h: weights[h] for h in quota if report.by_hops.get(h, 0) < quota[h]}
+            return left or weights
+
+        draw = open_weights if strict_hops else weights
+        for _seed_chunk, task_rng, chain in candidate_chains(view, seed, draw, cfg, strict_hops):
             if report.kept >= n:
                 break
             report.candidates += 1
