@@ -22,6 +22,7 @@ def test_shipped_weights_load_and_are_deterministic():
     assert np.array_equal(p1, p2) and ((p1 >= 0) & (p1 <= 1)).all()
     if w.stop is not None:
         assert w.stop.features == STOP_FEATURES
+    assert w.ranker.features == w.full.features
 
 
 def test_fit_separates_and_round_trips(tmp_path):
@@ -33,8 +34,9 @@ def test_fit_separates_and_round_trips(tmp_path):
     assert ((lr.predict(x) > 0.5) == y).mean() > 0.95
     mlp = fit_mlp(x, y, names, epochs=200)
     assert ((mlp.predict(x) > 0.5) == y).mean() > 0.9
-    path = LocalWeights(lr, mlp, None, {"note": "test"}).save(tmp_path / "w.json")
+    path = LocalWeights(lr, mlp, None, {"note": "test"}, final=lr).save(tmp_path / "w.json")
     back = load_weights(path)
+    assert back.final is not None and back.ranker is back.final
     assert np.allclose(back.base.predict(x), lr.predict(x))
     assert np.allclose(back.full.predict(x), mlp.predict(x))
     with pytest.raises(ConfigError, match="3 features"):

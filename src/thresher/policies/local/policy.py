@@ -372,7 +372,9 @@ class LocalPolicy:
         bx = base_matrix(cands, ep.question)
         base = self.weights.base.predict(bx)
         anchors = _anchor_views(cands, base, 4)
-        full = self.weights.full.predict(np.hstack([bx, link_matrix(cands, ep.question, anchors)]))
+        full = self.weights.ranker.predict(
+            np.hstack([bx, link_matrix(cands, ep.question, anchors)])
+        )
         order = np.argsort(-full, kind="stable")
         return [
             _Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i]))

@@ -8,7 +8,9 @@ standardized features, ``p = sigmoid(f(z))`` with ``z = (x - mean) / std``:
 
 :class:`LocalWeights` bundles the three models the local policy uses: ``base``
 (chunk utility from the chunk and the queries), ``full`` (base plus links to
-the retained context) and ``stop`` (the sufficiency signal). They are saved
+the retained context, for search candidates), ``final`` (the same features,
+fit on the chunks episodes end with: the final ranking and prunes) and
+``stop`` (the sufficiency signal). They are saved
 as one JSON file; the default one ships in ``weights/local_policy.json``.
 """
 
@@ -103,6 +105,8 @@ class LocalWeights:
         base: chunk utility from base features.
         full: chunk utility from base and link features (final ranking, prunes).
         stop: P(every gold document already in the top k) from state features.
+        final: utility of retained chunks for the final ranking and prunes (base and
+            link features, fit on the chunks an episode ends with); ``full`` when absent.
         meta: training provenance (data files, counts, held-out figures).
     """
 
@@ -110,6 +114,12 @@ class LocalWeights:
     full: Model
     stop: Model | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    final: Model | None = None
+
+    @property
+    def ranker(self) -> Model:
+        """The model that ranks retained chunks (``final``, else ``full``)."""
+        return self.final if self.final is not None else self.full
 
     def save(self, path: str | Path) -> Path:
         """Write the weights as JSON; returns the path."""
@@ -120,6 +130,7 @@ class LocalWeights:
             "base": self.base.to_dict(),
             "full": self.full.to_dict(),
             "stop": self.stop.to_dict() if self.stop is not None else None,
+            "final": self.final.to_dict() if self.final is not None else None,
             "meta": self.meta,
         }
         out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -145,12 +156,13 @@ def load_weights(path: str | Path | None = None) -> LocalWeights:
     if not isinstance(data, dict) or data.get("format", 0) > _FORMAT or "base" not in data:
         raise ConfigError(f"{p} is not a local policy weights file of format <= {_FORMAT}")
     try:
-        stop = data.get("stop")
+        stop, final = data.get("stop"), data.get("final")
         return LocalWeights(
             Model.from_dict(data["base"]),
             Model.from_dict(data["full"]),
             Model.from_dict(stop) if stop else None,
             dict(data.get("meta") or {}),
+            Model.from_dict(final) if final else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"local policy weights {p} are malformed: {exc!r}") from exc

@@ -7,8 +7,9 @@
    Chunks are labelled 1 when their document is gold; a stop state is
    labelled 1 when every gold document is already in the current top ``k``.
 2. :func:`fit_weights` fits ``base`` on base features, ``full`` on base and
-   link features (both logistic by default, pools and finals pooled), and
-   ``stop`` on stop states.
+   link features (both logistic by default, pools and finals pooled),
+   ``final`` on the final rows alone (the final ranking's own distribution),
+   and ``stop`` on stop states.
 3. :func:`train` does two rounds (the second collects with the first round's
    weights, so features match the policy's own behaviour) and saves.
 
@@ -73,6 +74,7 @@ class TrainingData:
     stop_x: list[np.ndarray] = field(default_factory=list)
     stop_y: list[float] = field(default_factory=list)
     stop_groups: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)  # per block: pool or final
 
     def extend(self, other: TrainingData) -> None:
         """Append ``other``'s rows."""
@@ -83,7 +85,8 @@ class TrainingData:
         """The rows of the questions (task ids) in ``keep``."""
         out = TrainingData()
         start = 0
-        for b, f, y in zip(self.base, self.full, self.labels, strict=True):
+        kinds = self.kinds or ["pool"] * len(self.labels)
+        for b, f, y, k in zip(self.base, self.full, self.labels, kinds, strict=True):
             groups = self.groups[start : start + len(y)]
             start += len(y)
             if groups and groups[0] in keep:
@@ -91,6 +94,7 @@ class TrainingData:
                 out.full.append(f)
                 out.labels.append(y)
                 out.groups.extend(groups)
+                out.kinds.append(k)
         for x, y, g in zip(self.stop_x, self.stop_y, self.stop_groups, strict=True):
             if g in keep:
                 out.stop_x.append(x)
@@ -98,10 +102,17 @@ class TrainingData:
                 out.stop_groups.append(g)
         return out
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not self.labels:
+    def arrays(self, kind: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stacked (base, full, labels) rows, of one block kind or all."""
+        kinds = self.kinds or ["pool"] * len(self.labels)
+        pick = [i for i, k in enumerate(kinds) if kind is None or k == kind]
+        if not pick:
             return np.zeros((0, len(BASE_FEATURES))), np.zeros((0, len(FULL_FEATURES))), np.zeros(0)
-        return np.vstack(self.base), np.vstack(self.full), np.concatenate(self.labels)
+        return (
+            np.vstack([self.base[i] for i in pick]),
+            np.vstack([self.full[i] for i in pick]),
+            np.concatenate([self.labels[i] for i in pick]),
+        )
 
 
 def collect(
@@ -154,6 +165,7 @@ def collect(
             data.full.append(np.hstack([bx, lx]))
             data.labels.append(np.asarray([c.chunk.doc_id in gold for c in cands], dtype=float))
             data.groups.extend([task_id] * len(cands))
+            data.kinds.append(kind)
 
         options = {"stop_at": 1.01, **(policy_options or {})}
         policy = LocalPolicy(weights, recorder=record, **options)
@@ -179,12 +191,20 @@ def fit_weights(
     else:
         base = fit_logistic(bx, y, BASE_FEATURES)
         full = fit_logistic(fx, y, FULL_FEATURES)
+    final = None
+    _, ffx, fy = data.arrays("final")
+    if len(fy) >= 20 and 0 < fy.sum() < len(fy):
+        final = (
+            fit_mlp(ffx, fy, FULL_FEATURES)
+            if kind == "mlp"
+            else fit_logistic(ffx, fy, FULL_FEATURES, l2=3.0)
+        )
     stop = None
     sy = np.asarray(data.stop_y)
     if len(sy) >= 10 and 0 < sy.sum() < len(sy):
         stop = fit_logistic(np.vstack(data.stop_x), sy, STOP_FEATURES, l2=3.0)
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
-    return LocalWeights(base, full, stop, info)
+    return LocalWeights(base, full, stop, info, final)
 
 
 def train(
