@@ -85,6 +85,8 @@ class LocalPolicy:
         grep: also grep the question's quoted names and codes.
         final_k: documents in the final answer (default: the harness's cap).
         recorder: called with features as they are computed (training data).
+        question_scores: how many candidates of a follow-up search are scored against
+            the question through the store (the rest get the list's floor).
     """
 
     name = "local"
@@ -105,6 +107,7 @@ class LocalPolicy:
         grep: bool = True,
         final_k: int = 10,
         recorder: Recorder | None = None,
+        question_scores: int = 20,
         config: Any = None,
     ) -> None:
         self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
@@ -121,6 +124,7 @@ class LocalPolicy:
         if config is not None:
             self.final_k = min(final_k, config.episode.max_final_documents)
         self.recorder = recorder
+        self.question_scores = question_scores
         self.store: Store | None = None
         self._ep: _EpisodeState | None = None
 
@@ -327,7 +331,15 @@ class LocalPolicy:
             if is_question:
                 c.bm25_q, c.dense_q = h.bm25_score, h.dense_score
             cands.append(c)
-        self._fill_question_scores(q, [c for c in cands if c.bm25_q is None or c.dense_q is None])
+        missing = [c for c in cands if c.bm25_q is None or c.dense_q is None]
+        # scores against the question for the best-fused candidates only (a store read
+        # per call; the tail of a follow-up's list is rarely shown): the rest get the floor
+        self._fill_question_scores(q, missing[: self.question_scores])
+        floor_b = min((c.bm25_q for c in cands if c.bm25_q is not None), default=0.0)
+        floor_d = min((c.dense_q for c in cands if c.dense_q is not None), default=0.0)
+        for c in missing[self.question_scores :]:
+            c.bm25_q = floor_b if c.bm25_q is None else c.bm25_q
+            c.dense_q = floor_d if c.dense_q is None else c.dense_q
         return cands
 
     def _fill_question_scores(self, q: QuestionContext, cands: Sequence[Candidate]) -> None:
