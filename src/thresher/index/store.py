@@ -95,9 +95,7 @@ class Store(Protocol):
     are deterministic.
     """
 
-    def hybrid_search(
-        self, query: str, k: int = 50, exclude: Collection[str] = ()
-    ) -> list[Hit]:
+    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
         """BM25 and dense retrieval run concurrently, fused by RRF (k=60).
 
         Returns at most ``k`` hits ordered by fused score, each carrying its
