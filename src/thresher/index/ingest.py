@@ -13,48 +13,28 @@ any point leaves the previous index readable and whole.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import shutil
-import sys
 import time
-from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from thresher import __version__
 from thresher.config import Config
-from thresher.corpus.chunking import chunk_document
-from thresher.corpus.document import Chunk, Document
+from thresher.corpus.document import Document
 from thresher.errors import ConfigError, IndexNotFoundError, InputError
+from thresher.index import ingest_common as common
 from thresher.index import layout
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
 from thresher.index.embedder import Embedder, get_embedder
-from thresher.index.records import chunk_metadata, indexed_text
+from thresher.index.ingest_common import document_hash
+from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
-from thresher.tokens import get_counter
 
 __all__ = ["ingest", "document_hash"]
 
-_EMBED_BATCH = 256
-
-
-def document_hash(doc: Document) -> str:
-    """sha256 (32 hex digits) of a document's title, text, source and metadata."""
-    payload = json.dumps(
-        [doc.title, doc.text, doc.source, doc.metadata],
-        sort_keys=True, ensure_ascii=False, default=str,
-    )  # fmt: skip
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+_EMBED_BATCH = common.EMBED_BATCH  # read at each call (a test sets it smaller)
 
 
 def ingest(
@@ -122,30 +102,13 @@ def _ingest_locked(
     layout.remove_stale_generations(root, keep=old_gen)
 
     report = IngestReport()
-    plan: dict[str, tuple[Document, str]] = {}
-    for doc in documents:
-        digest = document_hash(doc)
-        if doc.doc_id in plan:
-            if plan[doc.doc_id][1] != digest:
-                raise InputError(
-                    f"document id {doc.doc_id!r} appears twice with different content "
-                    f"({plan[doc.doc_id][0].source} and {doc.source}); ids must be unique"
-                )
-            continue
-        plan[doc.doc_id] = (doc, digest)
-        for kind, count in doc.sanitized.items():
-            report.sanitized[kind] = report.sanitized.get(kind, 0) + count
-    report.documents_seen = len(plan)
+    plan = common.plan_documents(documents, report)
 
-    chunking = {"max_tokens": config.chunking.max_tokens, "tokenizer": config.chunking.tokenizer}
+    chunking = common.chunking_settings(config)
     known = old.documents if old else {}
     rechunk_all = old is not None and old.chunking != chunking
-    changed = [d for d in plan if d not in known or rechunk_all or known[d].content_hash != plan[d][1]]  # fmt: skip
-    deleted = [d for d in known if d not in plan]
-    report.documents_added = sum(1 for d in changed if d not in known)
-    report.documents_updated = len(changed) - report.documents_added
-    report.documents_deleted = len(deleted)
-    report.documents_unchanged = len(plan) - len(changed)
+    changed, deleted = common.changed_documents(plan, known, rechunk_all)
+    common.count_changes(report, plan, known, changed, deleted)
     if old is not None and not changed and not deleted:
         return report
 
@@ -168,7 +131,7 @@ def _build_generation(
     generation: Path,
     old_gen: Path | None,
     old: layout.Manifest | None,
-    plan: dict[str, tuple[Document, str]],
+    plan: common.Plan,
     changed: list[str],
     deleted: list[str],
     chunking: dict[str, Any],
@@ -187,27 +150,23 @@ def _build_generation(
         )
         batch = client.get_max_batch_size()
         known = old.documents if old else {}
-        stale = [c for d in changed + deleted if d in known for c in known[d].chunk_ids]
-        reusable = _old_embeddings(collection, stale, batch)
-        for start in range(0, len(stale), batch):
-            collection.delete(ids=stale[start : start + batch])
+        stale = common.stale_chunk_ids(known, changed + deleted)
+        reusable = common.stored_vectors(collection, stale, batch)
+        common.delete_ids(collection, stale, batch)
         report.chunks_deleted = len(stale)
 
-        now = _now()
-        counter = get_counter(config.chunking.tokenizer)
-        entries: dict[str, layout.DocEntry] = {}
-        fresh: list[Chunk] = []
-        for doc_id in changed:
-            doc, digest = plan[doc_id]
-            chunks = [
-                dataclasses.replace(c, ingested_at=now)
-                for c in chunk_document(doc, config.chunking.max_tokens, counter)
-            ]
-            fresh.extend(chunks)
-            entries[doc_id] = layout.DocEntry(
-                digest, [c.chunk_id for c in chunks], now, dict(doc.sanitized)
-            )
-        _add_chunks(collection, fresh, reusable, emb, batch, progress)
+        now = common.utc_now()
+        fresh, entries = common.chunk_documents(plan, changed, config, now)
+        common.write_chunks(
+            collection,
+            fresh,
+            emb,
+            reusable,
+            batch,
+            upsert=False,
+            progress=progress,
+            embed_batch=_EMBED_BATCH,
+        )
         report.chunks_added = len(fresh)
 
         documents = {d: entries[d] if d in entries else known[d] for d in plan}
@@ -229,60 +188,6 @@ def _build_generation(
         client.close()
     Bm25Index.build(ids, texts).save(generation / "bm25")
     return manifest
-
-
-def _old_embeddings(collection: Any, ids: Sequence[str], batch: int) -> dict[str, np.ndarray]:
-    """Embeddings of chunks about to be replaced, keyed by the hash of their indexed text."""
-    out: dict[str, np.ndarray] = {}
-    for start in range(0, len(ids), batch):
-        got = collection.get(
-            ids=list(ids[start : start + batch]), include=["embeddings", "documents", "metadatas"]
-        )
-        for vector, text, meta in zip(
-            got["embeddings"], got["documents"], got["metadatas"], strict=True
-        ):
-            out[_text_key(indexed_text(str(meta.get("title", "")), text or ""))] = np.asarray(
-                vector, dtype=np.float32
-            )
-    return out
-
-
-def _text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _add_chunks(
-    collection: Any,
-    chunks: list[Chunk],
-    reusable: dict[str, np.ndarray],
-    emb: Embedder,
-    batch: int,
-    progress: bool,
-) -> None:
-    """Embed (unless an identical text's vector can be reused) and add ``chunks``."""
-    from tqdm import tqdm
-
-    step = min(_EMBED_BATCH, batch)
-    show = progress and sys.stderr.isatty()
-    with tqdm(total=len(chunks), unit="chunk", desc="indexing", disable=not show) as bar:
-        for start in range(0, len(chunks), step):
-            part = chunks[start : start + step]
-            texts = [indexed_text(c.title, c.text) for c in part]
-            keys = [_text_key(t) for t in texts]
-            missing = [i for i, k in enumerate(keys) if k not in reusable]
-            vectors = np.zeros((len(part), emb.dimension), dtype=np.float32)
-            if missing:
-                vectors[missing] = emb.embed([texts[i] for i in missing])
-            for i, key in enumerate(keys):
-                if key in reusable:
-                    vectors[i] = reusable[key]
-            collection.add(
-                ids=[c.chunk_id for c in part],
-                documents=[c.text for c in part],
-                metadatas=[chunk_metadata(c) for c in part],
-                embeddings=vectors,
-            )
-            bar.update(len(part))
 
 
 def _indexed_texts(collection: Any, ids: list[str], texts: dict[str, str], batch: int) -> list[str]:

@@ -27,38 +27,25 @@ collection: nothing on the server stops a second writer.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterable
 from typing import Any
-
-import numpy as np
 
 from thresher import __version__
 from thresher.config import Config
-from thresher.corpus.chunking import chunk_document
-from thresher.corpus.document import Chunk, Document
+from thresher.corpus.document import Document
 from thresher.errors import ConfigError, InputError
+from thresher.index import ingest_common as common
 from thresher.index import layout
 from thresher.index import server_layout as sl
 from thresher.index.embedder import Embedder, get_embedder
-from thresher.index.ingest import document_hash
-from thresher.index.records import chunk_metadata, indexed_text
 from thresher.index.store import IngestReport
-from thresher.tokens import get_counter
 
 __all__ = ["ingest_server"]
 
-_EMBED_BATCH = 256
+_EMBED_BATCH = common.EMBED_BATCH
 _PLACEHOLDER = [0.0]
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def ingest_server(
@@ -101,25 +88,6 @@ def ingest_server(
     return report
 
 
-def _plan(documents: Iterable[Document], report: IngestReport) -> dict[str, tuple[Document, str]]:
-    """doc_id -> (document, hash) in input order; repeats checked, sanitization summed."""
-    plan: dict[str, tuple[Document, str]] = {}
-    for doc in documents:
-        digest = document_hash(doc)
-        if doc.doc_id in plan:
-            if plan[doc.doc_id][1] != digest:
-                raise InputError(
-                    f"document id {doc.doc_id!r} appears twice with different content "
-                    f"({plan[doc.doc_id][0].source} and {doc.source}); ids must be unique"
-                )
-            continue
-        plan[doc.doc_id] = (doc, digest)
-        for kind, count in doc.sanitized.items():
-            report.sanitized[kind] = report.sanitized.get(kind, 0) + count
-    report.documents_seen = len(plan)
-    return plan
-
-
 def _ingest(
     client: Any,
     where: sl.ServerLocation,
@@ -131,7 +99,7 @@ def _ingest(
     from chromadb.errors import NotFoundError
 
     report = IngestReport()
-    plan = _plan(documents, report)
+    plan = common.plan_documents(documents, report)
     emb = embedder or get_embedder(config.retrieval.embedder)
     try:
         collection = client.get_collection(where.collection, embedding_function=None)
@@ -154,19 +122,16 @@ def _ingest(
     )
     entries = sl.read_entries(manifest)
     known = {d: e for d, (e, _) in entries.items()}
-    chunking = {"max_tokens": config.chunking.max_tokens, "tokenizer": config.chunking.tokenizer}
+    chunking = common.chunking_settings(config)
     resume = header is not None and header.state == "writing"
     rechunk_all = header is not None and header.chunking != chunking
-    changed = [
-        d for d in plan if d not in known or rechunk_all or known[d].content_hash != plan[d][1]
-    ]
-    deleted = [d for d in known if d not in plan]
+    changed, deleted = common.changed_documents(plan, known, rechunk_all)
     moved = [d for i, d in enumerate(plan) if d in entries and entries[d][1] != i]
     if header is not None and not resume and not changed and not deleted and not moved:
         report.documents_unchanged = len(plan)
         return report
 
-    now = _now()
+    now = common.utc_now()
     if header is None:
         header = sl.ServerHeader(
             layout.FORMAT_VERSION, emb.name, emb.dimension, chunking, created_at=now
@@ -184,29 +149,23 @@ def _ingest(
     if resume:  # an earlier run stopped midway: redo documents whose chunks are not all there
         present = {cid for got in sl.pages(collection, []) for cid in got["ids"]}
         changed += [d for d in plan if d not in changed and not set(known[d].chunk_ids) <= present]
-    report.documents_added = sum(1 for d in changed if d not in known)
-    report.documents_updated = len(changed) - report.documents_added
-    report.documents_deleted = len(deleted)
-    report.documents_unchanged = len(plan) - len(changed)
+    common.count_changes(report, plan, known, changed, deleted)
 
-    counter = get_counter(config.chunking.tokenizer)
-    new_entries: dict[str, layout.DocEntry] = {}
-    fresh: list[Chunk] = []
-    for doc_id in changed:
-        doc, digest = plan[doc_id]
-        chunks = [
-            dataclasses.replace(c, ingested_at=now)
-            for c in chunk_document(doc, config.chunking.max_tokens, counter)
-        ]
-        fresh.extend(chunks)
-        new_entries[doc_id] = layout.DocEntry(
-            digest, [c.chunk_id for c in chunks], now, dict(doc.sanitized)
-        )
-    stale = [c for d in changed + deleted if d in known for c in known[d].chunk_ids]
+    fresh, new_entries = common.chunk_documents(plan, changed, config, now)
+    stale = common.stale_chunk_ids(known, changed + deleted)
     wanted = {c.chunk_id: None for c in fresh}
-    reusable = _vectors(collection, list(dict.fromkeys(stale + list(wanted))), batch)
-    _upsert_chunks(collection, fresh, reusable, emb, batch, progress)
-    _delete(collection, [c for c in stale if c not in wanted], batch)
+    reusable = common.stored_vectors(collection, list(dict.fromkeys(stale + list(wanted))), batch)
+    common.write_chunks(
+        collection,
+        fresh,
+        emb,
+        reusable,
+        batch,
+        upsert=True,
+        progress=progress,
+        embed_batch=_EMBED_BATCH,
+    )
+    common.delete_ids(collection, [c for c in stale if c not in wanted], batch)
     report.chunks_added, report.chunks_deleted = len(fresh), len(stale)
 
     order = {d: i for i, d in enumerate(plan)}
@@ -218,73 +177,15 @@ def _ingest(
             embeddings=[_PLACEHOLDER] * len(part),
             metadatas=[sl.entry_metadata(new_entries.get(d) or known[d], order[d]) for d in part],
         )
-    _delete(manifest, deleted, batch)
+    common.delete_ids(manifest, deleted, batch)
 
     final = {d: new_entries.get(d) or known[d] for d in plan}
     if resume:  # leftovers of the stopped run that no document claims
         keep = {c for e in final.values() for c in e.chunk_ids}
         present = {cid for got in sl.pages(collection, []) for cid in got["ids"]}
-        _delete(collection, sorted(present - keep), batch)
+        common.delete_ids(collection, sorted(present - keep), batch)
     header.state, header.version, header.updated_at = "ready", uuid.uuid4().hex, now
     header.documents = len(final)
     header.chunks = sum(len(e.chunk_ids) for e in final.values())
     collection.modify(metadata=header.to_metadata())
     return report
-
-
-def _text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _vectors(collection: Any, ids: Sequence[str], batch: int) -> dict[str, np.ndarray]:
-    """Vectors already on the server for these ids, keyed by the hash of their indexed text."""
-    out: dict[str, np.ndarray] = {}
-    for start in range(0, len(ids), batch):
-        got = collection.get(
-            ids=list(ids[start : start + batch]), include=["embeddings", "documents", "metadatas"]
-        )
-        for vector, text, meta in zip(
-            got["embeddings"], got["documents"], got["metadatas"], strict=True
-        ):
-            key = _text_key(indexed_text(str(meta.get("title", "")), text or ""))
-            out[key] = np.asarray(vector, dtype=np.float32)
-    return out
-
-
-def _upsert_chunks(
-    collection: Any,
-    chunks: list[Chunk],
-    reusable: dict[str, np.ndarray],
-    emb: Embedder,
-    batch: int,
-    progress: bool,
-) -> None:
-    """Embed (unless the same text's vector is already known) and upsert ``chunks``."""
-    from tqdm import tqdm
-
-    step = min(_EMBED_BATCH, batch)
-    show = progress and sys.stderr.isatty()
-    with tqdm(total=len(chunks), unit="chunk", desc="indexing", disable=not show) as bar:
-        for start in range(0, len(chunks), step):
-            part = chunks[start : start + step]
-            texts = [indexed_text(c.title, c.text) for c in part]
-            keys = [_text_key(t) for t in texts]
-            missing = [i for i, k in enumerate(keys) if k not in reusable]
-            vectors = np.zeros((len(part), emb.dimension), dtype=np.float32)
-            if missing:
-                vectors[missing] = emb.embed([texts[i] for i in missing])
-            for i, key in enumerate(keys):
-                if key in reusable:
-                    vectors[i] = reusable[key]
-            collection.upsert(
-                ids=[c.chunk_id for c in part],
-                documents=[c.text for c in part],
-                metadatas=[chunk_metadata(c) for c in part],
-                embeddings=vectors,
-            )
-            bar.update(len(part))
-
-
-def _delete(collection: Any, ids: Sequence[str], batch: int) -> None:
-    for start in range(0, len(ids), batch):
-        collection.delete(ids=list(ids[start : start + batch]))

@@ -1,0 +1,253 @@
+"""What embedded and server ingestion share: planning, hashing, chunking and writing chunks.
+
+Both :func:`thresher.index.ingest.ingest` (embedded generations) and
+:func:`thresher.index.server_ingest.ingest_server` (a Chroma server) take the
+whole corpus, compare each document's hash with what the index records, and
+(re)write only the chunks of documents that changed, reusing the vector of any
+indexed text already stored. The steps that do not depend on the backend live
+here; each backend module keeps only how it stores and commits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from thresher.config import Config
+from thresher.corpus.chunking import chunk_document
+from thresher.corpus.document import Chunk, Document
+from thresher.errors import InputError
+from thresher.index import layout
+from thresher.index.embedder import Embedder
+from thresher.index.records import chunk_metadata, indexed_text
+from thresher.index.store import IngestReport
+from thresher.tokens import get_counter
+
+__all__ = [
+    "EMBED_BATCH",
+    "Plan",
+    "changed_documents",
+    "chunk_documents",
+    "chunking_settings",
+    "count_changes",
+    "delete_ids",
+    "document_hash",
+    "plan_documents",
+    "stale_chunk_ids",
+    "stored_vectors",
+    "text_key",
+    "utc_now",
+    "write_chunks",
+]
+
+EMBED_BATCH = 256
+"""Most chunks embedded (and written) in one call, unless a caller says otherwise."""
+
+Plan = dict[str, tuple[Document, str]]
+"""doc_id -> (document, :func:`document_hash`), in input order."""
+
+
+def document_hash(doc: Document) -> str:
+    """sha256 (32 hex digits) of a document's title, text, source and metadata."""
+    payload = json.dumps(
+        [doc.title, doc.text, doc.source, doc.metadata],
+        sort_keys=True, ensure_ascii=False, default=str,
+    )  # fmt: skip
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def utc_now() -> str:
+    """The current UTC time to the second, as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def text_key(text: str) -> str:
+    """sha256 (hex) of an indexed text: the key under which its vector can be reused."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def chunking_settings(config: Config) -> dict[str, Any]:
+    """The chunking settings an index records (a change re-chunks every document)."""
+    return {"max_tokens": config.chunking.max_tokens, "tokenizer": config.chunking.tokenizer}
+
+
+def plan_documents(documents: Iterable[Document], report: IngestReport) -> Plan:
+    """Hash ``documents`` into a plan, checking repeats and summing sanitization.
+
+    Args:
+        documents: the whole corpus; an exact repeat of a ``doc_id`` is skipped.
+        report: gets ``documents_seen`` and the sanitization counts summed over the plan.
+
+    Returns:
+        doc_id -> (document, hash), in input order.
+
+    Raises:
+        InputError: a doc_id repeats with different content.
+    """
+    plan: Plan = {}
+    for doc in documents:
+        digest = document_hash(doc)
+        if doc.doc_id in plan:
+            if plan[doc.doc_id][1] != digest:
+                raise InputError(
+                    f"document id {doc.doc_id!r} appears twice with different content "
+                    f"({plan[doc.doc_id][0].source} and {doc.source}); ids must be unique"
+                )
+            continue
+        plan[doc.doc_id] = (doc, digest)
+        for kind, count in doc.sanitized.items():
+            report.sanitized[kind] = report.sanitized.get(kind, 0) + count
+    report.documents_seen = len(plan)
+    return plan
+
+
+def changed_documents(
+    plan: Plan, known: Mapping[str, layout.DocEntry], rechunk_all: bool
+) -> tuple[list[str], list[str]]:
+    """Which documents to (re)write and which to delete.
+
+    Args:
+        plan: the corpus from :func:`plan_documents`.
+        known: the documents the index records.
+        rechunk_all: the chunking settings changed, so every document is rewritten.
+
+    Returns:
+        (changed: new or different documents in plan order, deleted: known ids not in plan).
+    """
+    changed = [
+        d for d in plan if d not in known or rechunk_all or known[d].content_hash != plan[d][1]
+    ]
+    deleted = [d for d in known if d not in plan]
+    return changed, deleted
+
+
+def count_changes(
+    report: IngestReport,
+    plan: Plan,
+    known: Mapping[str, layout.DocEntry],
+    changed: Sequence[str],
+    deleted: Sequence[str],
+) -> None:
+    """Set the report's added / updated / deleted / unchanged document counts."""
+    report.documents_added = sum(1 for d in changed if d not in known)
+    report.documents_updated = len(changed) - report.documents_added
+    report.documents_deleted = len(deleted)
+    report.documents_unchanged = len(plan) - len(changed)
+
+
+def stale_chunk_ids(known: Mapping[str, layout.DocEntry], doc_ids: Iterable[str]) -> list[str]:
+    """The recorded chunk ids of those ``doc_ids`` the index knows, in order."""
+    return [c for d in doc_ids if d in known for c in known[d].chunk_ids]
+
+
+def chunk_documents(
+    plan: Plan, doc_ids: Iterable[str], config: Config, now: str
+) -> tuple[list[Chunk], dict[str, layout.DocEntry]]:
+    """Chunk the planned documents ``doc_ids``, stamping each chunk ingested at ``now``.
+
+    Returns:
+        (every chunk in order, doc_id -> its new manifest entry).
+    """
+    counter = get_counter(config.chunking.tokenizer)
+    entries: dict[str, layout.DocEntry] = {}
+    fresh: list[Chunk] = []
+    for doc_id in doc_ids:
+        doc, digest = plan[doc_id]
+        chunks = [
+            dataclasses.replace(c, ingested_at=now)
+            for c in chunk_document(doc, config.chunking.max_tokens, counter)
+        ]
+        fresh.extend(chunks)
+        entries[doc_id] = layout.DocEntry(
+            digest, [c.chunk_id for c in chunks], now, dict(doc.sanitized)
+        )
+    return fresh, entries
+
+
+def stored_vectors(collection: Any, ids: Sequence[str], batch: int) -> dict[str, np.ndarray]:
+    """Vectors stored for these chunk ids, keyed by :func:`text_key` of their indexed text.
+
+    Args:
+        collection: a chromadb collection of chunks; ids it lacks are ignored.
+        ids: chunk ids to read.
+        batch: most ids per read.
+    """
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(ids), batch):
+        got = collection.get(
+            ids=list(ids[start : start + batch]), include=["embeddings", "documents", "metadatas"]
+        )
+        for vector, text, meta in zip(
+            got["embeddings"], got["documents"], got["metadatas"], strict=True
+        ):
+            key = text_key(indexed_text(str(meta.get("title", "")), text or ""))
+            out[key] = np.asarray(vector, dtype=np.float32)
+    return out
+
+
+def write_chunks(
+    collection: Any,
+    chunks: Sequence[Chunk],
+    embedder: Embedder,
+    reuse: Mapping[str, np.ndarray],
+    batch: int,
+    *,
+    upsert: bool,
+    progress: bool,
+    embed_batch: int = EMBED_BATCH,
+) -> int:
+    """Embed ``chunks`` (unless an identical text's vector is in ``reuse``) and write them.
+
+    Args:
+        collection: the chromadb collection of chunks.
+        chunks: the chunks to write.
+        embedder: embeds the indexed texts with no reusable vector.
+        reuse: :func:`text_key` -> vector already known.
+        batch: the collection's most records per write.
+        upsert: ``collection.upsert`` (True) or ``collection.add`` (False).
+        progress: show a progress bar (only on a terminal).
+        embed_batch: most chunks embedded and written per call (and at most ``batch``).
+
+    Returns:
+        How many texts were embedded.
+    """
+    from tqdm import tqdm
+
+    step = min(embed_batch, batch)
+    show = progress and sys.stderr.isatty()
+    write = collection.upsert if upsert else collection.add
+    embedded = 0
+    with tqdm(total=len(chunks), unit="chunk", desc="indexing", disable=not show) as bar:
+        for start in range(0, len(chunks), step):
+            part = chunks[start : start + step]
+            texts = [indexed_text(c.title, c.text) for c in part]
+            keys = [text_key(t) for t in texts]
+            missing = [i for i, k in enumerate(keys) if k not in reuse]
+            vectors = np.zeros((len(part), embedder.dimension), dtype=np.float32)
+            if missing:
+                vectors[missing] = embedder.embed([texts[i] for i in missing])
+                embedded += len(missing)
+            for i, key in enumerate(keys):
+                if key in reuse:
+                    vectors[i] = reuse[key]
+            write(
+                ids=[c.chunk_id for c in part],
+                documents=[c.text for c in part],
+                metadatas=[chunk_metadata(c) for c in part],
+                embeddings=vectors,
+            )
+            bar.update(len(part))
+    return embedded
+
+
+def delete_ids(collection: Any, ids: Sequence[str], batch: int) -> None:
+    """Delete ``ids`` from ``collection``, at most ``batch`` per call."""
+    for start in range(0, len(ids), batch):
+        collection.delete(ids=list(ids[start : start + batch]))
