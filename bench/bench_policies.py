@@ -16,6 +16,10 @@ question; then for HotpotQA a model fit on the questions of
 evaluated on the questions of ``hotpotqa_rpt_dev.jsonl`` and the reverse;
 for MuSiQue, 5 folds by question (+ all HotpotQA questions). ``--shipped``
 also runs the shipped weights (fit on every dev question: in-sample).
+``--extra-train FILE:DIR`` (repeatable) adds the rows of extra tasks (e.g.
+synthetic tasks on their own world index, never a dev question) to every
+fold's training set, so evaluation stays held-out; ``--curriculum N`` draws
+those tasks N times by the hop curriculum first.
 
 Usage::
 
@@ -49,7 +53,14 @@ from thresher.policies.baselines import (
 from thresher.policies.local.data import ensure_index, group_tasks
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.local.scorer import LocalWeights
-from thresher.policies.local.train import TrainingData, collect, fit_weights, prior_weights
+from thresher.policies.local.train import (
+    TrainingData,
+    collect,
+    collect_repeats,
+    curriculum_tasks,
+    fit_weights,
+    prior_weights,
+)
 from thresher.policies.single_shot import SingleShotPolicy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,7 +121,11 @@ HEADER = (
 
 
 def held_out_models(
-    name: str, tasks: list[Task], data: TrainingData, others: set[str]
+    name: str,
+    tasks: list[Task],
+    data: TrainingData,
+    others: set[str],
+    extra: TrainingData | None = None,
 ) -> list[tuple[list[Task], LocalWeights]]:
     """(evaluated tasks, weights fit without them) per split."""
     if name == "hotpotqa":
@@ -126,7 +141,10 @@ def held_out_models(
     for evaluated in splits:
         ev = {t.task_id for t in evaluated}
         train_ids = {t.task_id for t in tasks if t.task_id not in ev} | others
-        weights = fit_weights(data.subset(train_ids), meta={"held_out": sorted(ev)[:3]})
+        train = data.subset(train_ids)
+        if extra is not None:
+            train.extend(extra)
+        weights = fit_weights(train, meta={"held_out": sorted(ev)[:3]})
         out.append((evaluated, weights))
     return out
 
@@ -140,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shipped", action="store_true", help="also run the shipped weights")
     ap.add_argument("--only", nargs="*", help="policy names to run (default all)")
     ap.add_argument("--warm", type=int, default=30, help="episodes re-run warm for ms")
+    ap.add_argument(
+        "--extra-train",
+        action="append",
+        default=[],
+        metavar="FILE:DIR",
+        help="extra training tasks and their index, added to every fold (repeatable)",
+    )
+    ap.add_argument("--curriculum", type=int, default=0, help="curriculum draws of extra tasks")
     args = ap.parse_args(argv)
     names = ["hotpotqa", "musique"] if args.dataset == "both" else [args.dataset]
     config = Config()
@@ -173,6 +199,22 @@ def main(argv: list[str] | None = None) -> int:
     merged = TrainingData()
     for d in collected.values():
         merged.extend(d)
+    extra: TrainingData | None = None
+    for pair in args.extra_train:
+        file, _, index = pair.rpartition(":")
+        extra_tasks = group_tasks([file])
+        if args.curriculum:
+            extra_tasks = curriculum_tasks(extra_tasks, args.curriculum)
+        t0 = time.perf_counter()
+        with EmbeddedStore(Path(index), config) as extra_store:
+            rows = collect_repeats(extra_tasks, extra_store, prior_weights(), config=config)
+        extra = extra or TrainingData()
+        extra.extend(rows)
+        print(
+            f"collected {len(extra_tasks)} extra tasks from {file} in "
+            f"{time.perf_counter() - t0:.0f}s",
+            flush=True,
+        )
 
     def wanted(policy: str) -> bool:
         return not args.only or policy in args.only
@@ -190,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, make, over in baselines:
             if wanted(label.split()[0]):
                 print(summary(label, run(ts, store, make, config.override(over))), flush=True)
-        splits = held_out_models(name, ts, merged, others)
+        splits = held_out_models(name, ts, merged, others, extra)
         which = {t.task_id: w for evaluated, w in splits for t in evaluated}
         learned: list[tuple[str, Callable[[LocalWeights], object]]] = [
             ("hybrid-rerank", lambda w: hybrid_rerank_policy(w, config=config)),

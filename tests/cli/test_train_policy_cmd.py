@@ -51,3 +51,25 @@ def test_train_policy_needs_questions(tmp_path, capsys):
     empty.write_text("# Notes\n\nNo questions here.\n", encoding="utf-8")
     assert main(["train-policy", "--data", str(empty), "--out", str(tmp_path / "o")]) != 0
     assert "no questions" in capsys.readouterr().err
+
+
+def test_train_policy_tasks_with_existing_index_and_curriculum(tmp_path, capsys):
+    from thresher.policies.local.data import ensure_index
+
+    data = tmp_path / "tiny_hotpot.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in records()) + "\n", encoding="utf-8")
+    index = ensure_index([data], tmp_path / "idx")
+    out = tmp_path / "out"
+    argv = ["train-policy", "--tasks-index", f"{data}:{index}", "--curriculum", "8"]
+    assert main([*argv, "--out", str(out), "--json"]) == 0
+    weights = load_weights(json.loads(capsys.readouterr().out)["weights"])
+    assert weights.meta["questions"] == 8 and weights.meta["curriculum"] == 8
+    assert weights.meta["rows"] > 0 and not (out / "indexes").exists()
+
+
+def test_train_policy_tasks_index_needs_an_index(tmp_path, capsys):
+    data = tmp_path / "tiny_hotpot.jsonl"
+    data.write_text(json.dumps(records()[0]) + "\n", encoding="utf-8")
+    argv = ["train-policy", "--tasks-index", f"{data}:{tmp_path / 'nope'}"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) != 0
+    assert "no index folder" in capsys.readouterr().err

@@ -7,6 +7,12 @@ MuSiQue questions file and its corpus file. Indexes are built once into
 written to ``DIR/local_policy.json``; load them with
 ``thresher search --policy local`` and ``LocalPolicy(weights=PATH)``, or copy
 them over ``src/thresher/policies/local/weights/local_policy.json`` to ship them.
+
+``--tasks-index FILE:DIR`` adds a task file whose documents are already
+indexed in ``DIR`` (e.g. synthetic tasks and their world's index; repeatable).
+With ``--curriculum N`` those tasks are drawn N times by the hop curriculum
+(2 -> 4 hops, :func:`~thresher.policies.local.train.curriculum_tasks`); the
+``--data`` corpora are used as they are.
 """
 
 from __future__ import annotations
@@ -24,9 +30,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data",
         action="append",
-        required=True,
+        default=[],
         metavar="FILE[,FILE...]",
         help="task files of one pooled corpus, comma-separated (repeat for more corpora)",
+    )
+    parser.add_argument(
+        "--tasks-index",
+        action="append",
+        default=[],
+        metavar="FILE:DIR",
+        help="a task file and the existing index of its documents (repeatable)",
+    )
+    parser.add_argument(
+        "--curriculum",
+        type=int,
+        default=0,
+        metavar="N",
+        help="draw the --tasks-index tasks N times by the hop curriculum (default: off)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="where to write the weights")
     parser.add_argument("--index-cache", metavar="DIR", help="index folder (default DIR/indexes)")
@@ -37,10 +57,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_args(parser)
 
 
+def split_pair(value: str) -> tuple[Path, Path]:
+    """``FILE:DIR`` -> (file, index dir); raises ``InputError`` naming the value."""
+    from thresher.errors import InputError
+
+    file, sep, index = value.rpartition(":")
+    if not sep or not file or not index:
+        raise InputError(f"--tasks-index {value!r}: expected FILE:DIR, e.g. tasks.jsonl:idx")
+    if not Path(index).is_dir():
+        raise InputError(f"--tasks-index {value!r}: no index folder {index}; build it first")
+    return Path(file), Path(index)
+
+
 def run(args: argparse.Namespace) -> int:
+    from thresher.errors import InputError
     from thresher.index.embedded import EmbeddedStore
     from thresher.policies.local.data import ensure_index, group_tasks, index_dir_for
-    from thresher.policies.local.train import train
+    from thresher.policies.local.train import curriculum_tasks, train
+
+    if not args.data and not args.tasks_index:
+        raise InputError("train-policy needs --data FILE[,FILE...] or --tasks-index FILE:DIR")
 
     config = load_config(args)
     out = Path(args.out)
@@ -58,12 +94,26 @@ def run(args: argparse.Namespace) -> int:
             stores.append(store)
             corpora.append((tasks, store))
             print(f"{len(tasks)} questions from {', '.join(files)}", file=sys.stderr)
+        for pair in args.tasks_index:
+            file, index = split_pair(pair)
+            files_used.append(file.name)
+            tasks = group_tasks([file])
+            if args.curriculum:
+                tasks = curriculum_tasks(tasks, args.curriculum)
+            store = EmbeddedStore(index, config)
+            stores.append(store)
+            corpora.append((tasks, store))
+            print(f"{len(tasks)} questions from {file} (index {index})", file=sys.stderr)
         weights = train(
             corpora,
             rounds=args.rounds,
             kind=args.kind,
             config=config,
-            meta={"data": files_used, "questions": sum(len(t) for t, _ in corpora)},
+            meta={
+                "data": files_used,
+                "questions": sum(len(t) for t, _ in corpora),
+                **({"curriculum": args.curriculum} if args.curriculum else {}),
+            },
             progress=lambda line: print(line, file=sys.stderr, flush=True),
         )
     finally:

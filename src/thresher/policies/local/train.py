@@ -13,6 +13,10 @@
 3. :func:`train` does two rounds (the second collects with the first round's
    weights, so features match the policy's own behaviour) and saves.
 
+:func:`curriculum_tasks` orders (and re-weights by repetition) a pool of
+synthetic tasks by a :class:`~thresher.train.curriculum.Curriculum`: 2-hop
+tasks first, 4-hop tasks last; a task drawn twice contributes its rows twice.
+
 Held-out figures come from :func:`train` on some questions and
 :mod:`bench.bench_policies` on the others.
 """
@@ -34,7 +38,15 @@ from thresher.policies.local.fit import fit_logistic, fit_mlp, prior_model
 from thresher.policies.local.scorer import LocalWeights, Model
 from thresher.policies.local.stop import STOP_FEATURES
 
-__all__ = ["TrainingData", "prior_weights", "collect", "fit_weights", "train"]
+__all__ = [
+    "TrainingData",
+    "prior_weights",
+    "collect",
+    "collect_repeats",
+    "curriculum_tasks",
+    "fit_weights",
+    "train",
+]
 
 FULL_FEATURES = BASE_FEATURES + LINK_FEATURES
 
@@ -175,6 +187,43 @@ def collect(
     return data
 
 
+def collect_repeats(
+    tasks: Sequence[Task],
+    store: Store,
+    weights: LocalWeights,
+    *,
+    config: Config | None = None,
+) -> TrainingData:
+    """:func:`collect`, running each distinct task id once and repeating its rows per
+    occurrence in ``tasks`` (a curriculum draw's repeats weight its rows)."""
+    ids = [t.task_id for t in tasks]
+    if len(set(ids)) == len(ids):
+        return collect(tasks, store, weights, config=config)
+    once: dict[str, TrainingData] = {}
+    for task in tasks:
+        if task.task_id not in once:
+            once[task.task_id] = collect([task], store, weights, config=config)
+    out = TrainingData()
+    for task_id in ids:
+        out.extend(once[task_id])
+    return out
+
+
+def curriculum_tasks(tasks: Sequence[Task], steps: int, *, seed: int = 0) -> list[Task]:
+    """``steps`` draws from ``tasks`` by a :class:`Curriculum` over ``steps`` steps (hops
+    2 -> 4), one per step, in step order (repeats kept).
+
+    Raises ``InputError`` when ``tasks`` is empty or ``steps`` < 2.
+    """
+    from thresher.errors import InputError
+    from thresher.train.curriculum import Curriculum, CurriculumSampler
+
+    if steps < 2:
+        raise InputError(f"curriculum steps must be >= 2, got {steps}; pass e.g. 500")
+    sampler = CurriculumSampler(list(tasks), Curriculum(total_steps=steps - 1), seed=seed)
+    return [t for step in range(steps) for t in sampler.sample(step, 1)]
+
+
 def fit_weights(
     data: TrainingData, *, kind: str = "logistic", meta: dict[str, Any] | None = None
 ) -> LocalWeights:
@@ -225,7 +274,7 @@ def train(
     for r in range(1, rounds + 1):
         merged = TrainingData()
         for tasks, store in corpora:
-            merged.extend(collect(tasks, store, weights, config=config))
+            merged.extend(collect_repeats(tasks, store, weights, config=config))
         weights = fit_weights(merged, kind=kind, meta={"round": r, **(meta or {})})
         if progress is not None:
             progress(f"round {r}: {weights.meta['rows']} rows, {weights.meta['positives']} gold")
