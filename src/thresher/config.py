@@ -88,7 +88,12 @@ class BudgetConfig:
 
 @dataclass(frozen=True, slots=True)
 class EpisodeConfig:
-    """Caps that end an episode with a typed exit reason."""
+    """Caps that end an episode with a typed exit reason.
+
+    max_refused_in_a_row: refused proposals in a row before ``policy_error``.
+    max_hard_refused_turns: turns in a row whose calls were all refused by the
+        hard cutoff before ``budget``.
+    """
 
     max_turns: int = 24
     max_calls_per_turn: int = 8
@@ -97,6 +102,8 @@ class EpisodeConfig:
     tool_timeout_s: float = 30.0
     search_results: int = 10
     max_final_documents: int = 10
+    max_refused_in_a_row: int = 3
+    max_hard_refused_turns: int = 3
 
 
 @dataclass(frozen=True, slots=True)

@@ -364,3 +364,18 @@ def test_episode_end_records_the_documents_of_partial_results(store, config):
     end = r.trace[-1]
     assert isinstance(end, EpisodeEnd) and end.partial
     assert [d["doc_id"] for d in end.documents] == r.doc_ids and r.doc_ids
+
+
+def test_refusal_caps_are_settings(store, config):
+    garbage = ["not a proposal"] * 10
+    r, _ = run(store, config.override({"episode.max_refused_in_a_row": 5}), garbage)
+    assert r.exit_reason is ExitReason.POLICY_ERROR
+    assert len(events(r, Refusal)) == 5
+    small = config.override(
+        {"budget.total": 1500, "budget.reply_reserve": 100, "episode.max_hard_refused_turns": 1}
+    )
+    searches = [turn(call("search_corpus", query=q)) for q in ("glassworks", "town", "salt", "tin")]
+    keep_trying = [turn(call("search_corpus", query="again"))] * 10
+    r, policy = run(store, small, searches + keep_trying)
+    assert r.exit_reason is ExitReason.BUDGET
+    assert "1 turns of refused retrieval" in r.message

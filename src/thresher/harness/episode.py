@@ -10,7 +10,8 @@ Each turn:
    time); an exception ends the episode (``policy_error``; a
    ``BackendUnavailableError``, such as an LLM endpoint that stayed down,
    ``endpoint_unavailable``), garbage is refused and recorded, and after
-   ``MAX_REFUSED_PROPOSALS`` refusals in a row the episode ends (``policy_error``).
+   ``episode.max_refused_in_a_row`` refusals in a row the episode ends
+   (``policy_error``).
 3. *Apply*: a final answer is resolved and ends the episode (``answered``).
    Tool calls are checked (allow-list, caps, hard cutoff, arguments); the
    retrieval calls run concurrently on daemon threads with a timeout each,
@@ -32,7 +33,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from thresher.config import Config
+from thresher.config import Config, EpisodeConfig
 from thresher.errors import BackendUnavailableError
 from thresher.harness.actions import (
     MalformedReply,
@@ -77,10 +78,9 @@ if TYPE_CHECKING:
 
 __all__ = ["run_episode", "MAX_REFUSED_PROPOSALS", "MAX_HARD_REFUSALS"]
 
-#: refused proposals in a row before the episode ends with policy_error
-MAX_REFUSED_PROPOSALS = 3
-#: turns in a row whose calls were all refused by the hard cutoff before it ends with budget
-MAX_HARD_REFUSALS = 3
+#: defaults of ``EpisodeConfig.max_refused_in_a_row`` and ``.max_hard_refused_turns``
+MAX_REFUSED_PROPOSALS = EpisodeConfig().max_refused_in_a_row
+MAX_HARD_REFUSALS = EpisodeConfig().max_hard_refused_turns
 
 
 class _Episode:
@@ -236,7 +236,7 @@ class _Episode:
                     self.reconcile(turn, usage, value.usage)
                 refused_streak += 1
                 extra = [f"[Refused: {check.message}]"]
-                if refused_streak >= MAX_REFUSED_PROPOSALS:
+                if refused_streak >= cfg.episode.max_refused_in_a_row:
                     return self.finish(
                         ExitReason.POLICY_ERROR,
                         f"{refused_streak} refused proposals in a row; last: {check.message}",
@@ -259,7 +259,7 @@ class _Episode:
             if outcome == "max_calls":
                 return self.finish(ExitReason.MAX_CALLS, f"{cfg.episode.max_calls} tool calls")
             hard_streak = hard_streak + 1 if outcome == "hard_refused" else 0
-            if hard_streak >= MAX_HARD_REFUSALS:
+            if hard_streak >= cfg.episode.max_hard_refused_turns:
                 return self.finish(
                     ExitReason.BUDGET,
                     f"past the hard limit, {hard_streak} turns of refused retrieval calls",
