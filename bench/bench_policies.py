@@ -17,9 +17,18 @@ evaluated on the questions of ``hotpotqa_rpt_dev.jsonl`` and the reverse;
 for MuSiQue, 5 folds by question (+ all HotpotQA questions). ``--shipped``
 also runs the shipped weights (fit on every dev question: in-sample).
 ``--extra-train FILE:DIR`` (repeatable) adds the rows of extra tasks (e.g.
-synthetic tasks on their own world index, never a dev question) to every
-fold's training set, so evaluation stays held-out; ``--curriculum N`` draws
-those tasks N times by the hop curriculum first.
+synthetic tasks from ``thresher synth tasks``, never a dev question) to every
+fold's training set; DIR is their index, or ``hotpotqa`` / ``musique`` for the
+bench's own pooled index (synthetic tasks mined from the dev corpus itself).
+Evaluation stays held-out: a fold never trains on an extra task whose evidence
+documents include a gold document of a question it evaluates.
+``--extra-weight W`` scales those rows in the fits (default 1.0);
+``--curriculum N`` draws the extra tasks N times by the hop curriculum first.
+``--tune FILE:DIR`` (DIR as above; repeatable, a dataset's own pair first)
+tunes the local policy's controls by reward on those tasks (:mod:`thresher.policies.local.tune`, first ``--tune-limit``
+tasks; on a dev index, tasks touching any gold document of the dataset's
+questions are skipped) with the first split's weights, and adds a
+``local (tuned)`` row: every split's held-out weights with those controls.
 
 Usage::
 
@@ -36,7 +45,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from thresher.config import Config
@@ -61,6 +70,7 @@ from thresher.policies.local.train import (
     fit_weights,
     prior_weights,
 )
+from thresher.policies.local.tune import tune_controls
 from thresher.policies.single_shot import SingleShotPolicy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -126,8 +136,14 @@ def held_out_models(
     data: TrainingData,
     others: set[str],
     extra: TrainingData | None = None,
+    extra_docs: dict[str, set[str]] | None = None,
 ) -> list[tuple[list[Task], LocalWeights]]:
-    """(evaluated tasks, weights fit without them) per split."""
+    """(evaluated tasks, weights fit without them) per split.
+
+    ``extra_docs`` maps each extra task id to its evidence documents; an extra
+    task sharing a document with an evaluated question's gold is left out of
+    that split's training set.
+    """
     if name == "hotpotqa":
         by_file: dict[str, list[Task]] = {}
         for t in tasks:
@@ -143,10 +159,49 @@ def held_out_models(
         train_ids = {t.task_id for t in tasks if t.task_id not in ev} | others
         train = data.subset(train_ids)
         if extra is not None:
-            train.extend(extra)
+            gold = {d for t in evaluated for d in t.gold_doc_ids}
+            docs = extra_docs or {}
+            keep = set(extra.groups) | set(extra.stop_groups)
+            keep = {g for g in keep if not docs.get(g, set()) & gold}
+            train.extend(extra.subset(keep))
         weights = fit_weights(train, meta={"held_out": sorted(ev)[:3]})
         out.append((evaluated, weights))
     return out
+
+
+def tune_for(
+    pair: str,
+    limit: int,
+    name: str,
+    dev_tasks: list[Task],
+    stores: dict[str, EmbeddedStore],
+    weights: LocalWeights,
+    config: Config,
+) -> dict[str, float | int]:
+    """Controls tuned by reward on the tasks of ``pair`` (FILE:DIR or FILE:dataset)."""
+    file, _, index = pair.rpartition(":")
+    tune_tasks = group_tasks([file])
+    if index in stores:  # mined from a dev corpus: stay clear of every dev question's gold
+        gold = {d for t in dev_tasks for d in t.gold_doc_ids}
+        tune_tasks = [t for t in tune_tasks if not set(t.gold_doc_ids) & gold]
+        store = stores[index]
+    else:
+        store = EmbeddedStore(Path(index), config)
+    tune_tasks = tune_tasks[:limit]
+    t0 = time.perf_counter()
+    try:
+        report = tune_controls(tune_tasks, store, weights, config=config)
+    finally:
+        if index not in stores:
+            store.close()
+    print(f"  tuned on {len(tune_tasks)} tasks of {file} in {time.perf_counter() - t0:.0f}s:")
+    for s in report.scores:
+        mark = "*" if s is report.chosen else " "
+        print(
+            f"   {mark} {s.controls}: reward {s.reward:.3f}, ctx_tok {s.mean_tokens:.0f}, "
+            f"R@5 {100 * statistics.fmean(s.recall5):.1f}"
+        )
+    return dict(report.chosen.controls)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,7 +220,16 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE:DIR",
         help="extra training tasks and their index, added to every fold (repeatable)",
     )
+    ap.add_argument("--extra-weight", type=float, default=1.0, help="weight of extra rows")
     ap.add_argument("--curriculum", type=int, default=0, help="curriculum draws of extra tasks")
+    ap.add_argument(
+        "--tune",
+        action="append",
+        default=[],
+        metavar="FILE:DIR",
+        help="tune the local controls on these tasks (DIR a dataset name: that dataset only)",
+    )
+    ap.add_argument("--tune-limit", type=int, default=200, help="tasks used by --tune")
     args = ap.parse_args(argv)
     names = ["hotpotqa", "musique"] if args.dataset == "both" else [args.dataset]
     config = Config()
@@ -200,16 +264,23 @@ def main(argv: list[str] | None = None) -> int:
     for d in collected.values():
         merged.extend(d)
     extra: TrainingData | None = None
-    for pair in args.extra_train:
+    extra_docs: dict[str, set[str]] = {}
+    for n, pair in enumerate(args.extra_train):
         file, _, index = pair.rpartition(":")
         extra_tasks = group_tasks([file])
+        for t in extra_tasks:  # ids unique across files (synthetic ids restart per file)
+            t.task_id = f"x{n}:{t.task_id}"
+            extra_docs[t.task_id] = set(t.gold_doc_ids)
         if args.curriculum:
             extra_tasks = curriculum_tasks(extra_tasks, args.curriculum)
         t0 = time.perf_counter()
-        with EmbeddedStore(Path(index), config) as extra_store:
-            rows = collect_repeats(extra_tasks, extra_store, prior_weights(), config=config)
+        if index in stores:
+            rows = collect_repeats(extra_tasks, stores[index], prior_weights(), config=config)
+        else:
+            with EmbeddedStore(Path(index), config) as extra_store:
+                rows = collect_repeats(extra_tasks, extra_store, prior_weights(), config=config)
         extra = extra or TrainingData()
-        extra.extend(rows)
+        extra.extend(rows.weighted(args.extra_weight) if args.extra_weight != 1.0 else rows)
         print(
             f"collected {len(extra_tasks)} extra tasks from {file} in "
             f"{time.perf_counter() - t0:.0f}s",
@@ -232,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, make, over in baselines:
             if wanted(label.split()[0]):
                 print(summary(label, run(ts, store, make, config.override(over))), flush=True)
-        splits = held_out_models(name, ts, merged, others, extra)
+        splits = held_out_models(name, ts, merged, others, extra, extra_docs)
         which = {t.task_id: w for evaluated, w in splits for t in evaluated}
         learned: list[tuple[str, Callable[[LocalWeights], object]]] = [
             ("hybrid-rerank", lambda w: hybrid_rerank_policy(w, config=config)),
@@ -256,6 +327,26 @@ def main(argv: list[str] | None = None) -> int:
                 part = ts[: args.warm]
                 warm = statistics.fmean(r.ms for r in run(part, store, make, config))
             print(summary(label + " (held-out)", rows, warm), flush=True)
+        own = [p for p in args.tune if p.rpartition(":")[2] == name]
+        shared = [p for p in args.tune if p.rpartition(":")[2] not in DATASETS]
+        tune_pair = (own or shared or [None])[0]
+        if tune_pair and wanted("local"):
+            controls = tune_for(tune_pair, args.tune_limit, name, ts, stores, splits[0][1], config)
+
+            def make_tuned(
+                t: Task,
+                c: dict[str, float | int] = controls,
+                by_task: dict[str, LocalWeights] = which,
+            ) -> object:
+                return LocalPolicy(replace(by_task[t.task_id], controls=c), config=config)
+
+            rows = run(ts, store, make_tuned, config)
+            warm = None
+            if args.warm:
+                warm = statistics.fmean(
+                    r.ms for r in run(ts[: args.warm], store, make_tuned, config)
+                )
+            print(summary("local (tuned, held-out)", rows, warm), flush=True)
         if args.shipped:
             for label, factory in learned:
                 if wanted(label):

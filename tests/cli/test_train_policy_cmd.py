@@ -73,3 +73,20 @@ def test_train_policy_tasks_index_needs_an_index(tmp_path, capsys):
     argv = ["train-policy", "--tasks-index", f"{data}:{tmp_path / 'nope'}"]
     assert main([*argv, "--out", str(tmp_path / "o")]) != 0
     assert "no index folder" in capsys.readouterr().err
+
+
+def test_train_policy_tunes_controls_by_reward(tmp_path, capsys):
+    from thresher.policies.local.data import ensure_index
+
+    data = tmp_path / "tiny_hotpot.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in records()) + "\n", encoding="utf-8")
+    index = ensure_index([data], tmp_path / "idx")
+    out = tmp_path / "out"
+    argv = ["train-policy", "--tasks-index", f"{data}:{index}", "--tune", f"{data}:{index}"]
+    assert main([*argv, "--tune-limit", "3", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    weights = load_weights(json.loads(captured.out)["weights"])
+    tuned = weights.meta["tuned"]
+    assert tuned["tasks"] == 3 and len(tuned["grid"]) == 6
+    assert weights.controls == tuned["chosen"]["controls"]
+    assert "reward" in captured.err

@@ -13,6 +13,11 @@ indexed in ``DIR`` (e.g. synthetic tasks and their world's index; repeatable).
 With ``--curriculum N`` those tasks are drawn N times by the hop curriculum
 (2 -> 4 hops, :func:`~thresher.policies.local.train.curriculum_tasks`); the
 ``--data`` corpora are used as they are.
+
+``--tune FILE:DIR`` then tunes the policy's controls (when to stop hopping,
+chunks shown per follow-up search) by the episode reward on those tasks
+(:mod:`thresher.policies.local.tune`; first ``--tune-limit`` tasks) and saves
+them with the weights.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from thresher.cli._common import add_config_args, load_config, print_json
 
@@ -48,6 +54,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="draw the --tasks-index tasks N times by the hop curriculum (default: off)",
     )
+    parser.add_argument(
+        "--tune",
+        metavar="FILE:DIR",
+        help="tune the policy's controls by reward on these tasks (e.g. synthetic ones)",
+    )
+    parser.add_argument(
+        "--tune-limit", type=int, default=200, metavar="N", help="tasks used by --tune"
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="where to write the weights")
     parser.add_argument("--index-cache", metavar="DIR", help="index folder (default DIR/indexes)")
     parser.add_argument("--rounds", type=int, default=1, help="collect-and-fit rounds (default 1)")
@@ -67,6 +81,36 @@ def split_pair(value: str) -> tuple[Path, Path]:
     if not Path(index).is_dir():
         raise InputError(f"--tasks-index {value!r}: no index folder {index}; build it first")
     return Path(file), Path(index)
+
+
+def tune(pair: str, limit: int, weights: Any, config: Any) -> Any:
+    """``weights`` with controls tuned by reward on the tasks of ``pair`` (FILE:DIR)."""
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from thresher.index.embedded import EmbeddedStore
+    from thresher.policies.local.data import group_tasks
+    from thresher.policies.local.tune import tune_controls
+
+    file, index = split_pair(pair)
+    tasks = group_tasks([file])[:limit]
+    bar = tqdm(desc="tuning controls", unit="episode", disable=not sys.stderr.isatty())
+    with EmbeddedStore(index, config) as store, bar:
+
+        def step(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        report = tune_controls(tasks, store, weights, config=config, progress=step)
+    for s in report.scores:
+        mark = "*" if s is report.chosen else " "
+        print(
+            f"{mark} {s.controls}: reward {s.reward:.3f}, context tokens {s.mean_tokens:.0f}",
+            file=sys.stderr,
+        )
+    meta = {**weights.meta, "tuned": report.to_dict() | {"tasks_file": file.name}}
+    return replace(weights, controls=dict(report.chosen.controls), meta=meta)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
             },
             progress=lambda line: print(line, file=sys.stderr, flush=True),
         )
+        if args.tune:
+            weights = tune(args.tune, args.tune_limit, weights, config)
     finally:
         for store in stores:
             store.close()

@@ -65,14 +65,18 @@ def fit_mlp(
     epochs: int = 300,
     lr: float = 0.01,
     seed: int = 0,
+    weight: np.ndarray | None = None,
 ) -> Model:
-    """A one-hidden-layer ReLU MLP trained with full-batch Adam on log loss (seeded)."""
+    """A one-hidden-layer ReLU MLP trained with full-batch Adam on log loss (seeded),
+    rows weighted by ``weight`` (default 1; the loss is the weighted mean)."""
     if x.ndim != 2 or len(x) != len(y) or x.shape[1] != len(features):
         raise ValueError(f"fit_mlp: x {x.shape}, y {y.shape}, {len(features)} features")
     rng = np.random.default_rng(seed)
     mean, std = _standardize(x)
     z = (x - mean) / std
     n, d = z.shape
+    s = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
+    s = s * (n / s.sum()) if s.sum() > 0 else np.ones(n)
     params = {
         "W1": rng.normal(0, 1 / np.sqrt(d), (d, hidden)),
         "b1": np.zeros(hidden),
@@ -86,7 +90,7 @@ def fit_mlp(
         pre = z @ params["W1"] + params["b1"]
         h = np.maximum(pre, 0.0)
         p = sigmoid(h @ params["w2"] + params["b2"])
-        g_out = (p - y) / n
+        g_out = s * (p - y) / n
         grads = {
             "w2": h.T @ g_out + l2 * params["w2"],
             "b2": np.array(g_out.sum()),

@@ -49,7 +49,15 @@ from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.local.stop import stop_features, sufficiency
 from thresher.policies.local.text import best_sentences, contains_phrase, content_words
 
-__all__ = ["LocalPolicy", "Recorder"]
+__all__ = ["LocalPolicy", "Recorder", "DEFAULT_CONTROLS"]
+
+#: settings a weights file's ``controls`` may tune (see :mod:`.tune`), and their defaults
+DEFAULT_CONTROLS: dict[str, float | int] = {
+    "max_hops": 2,
+    "hop_k": 3,
+    "bridges_per_hop": 3,
+    "stop_at": 0.9,
+}
 
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``, ``stop``
 Recorder = Callable[[str, str, list[Candidate], np.ndarray, np.ndarray], None]
@@ -71,6 +79,9 @@ class _EpisodeState:
 
 class LocalPolicy:
     """Offline multi-hop search policy driven by a small learned scorer.
+
+    ``max_hops``, ``hop_k``, ``bridges_per_hop`` and ``stop_at`` left at None take
+    the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
 
     Args:
         weights: a weights file, loaded weights, or None for the shipped ones.
@@ -96,14 +107,14 @@ class LocalPolicy:
         self,
         weights: str | Path | LocalWeights | None = None,
         *,
-        max_hops: int = 2,
+        max_hops: int | None = None,
         first_k: int = 8,
-        hop_k: int = 3,
-        bridges_per_hop: int = 3,
+        hop_k: int | None = None,
+        bridges_per_hop: int | None = None,
         keep_docs: int = 5,
         prune_below: float = 0.5,
         prune: bool = True,
-        stop_at: float = 0.9,
+        stop_at: float | None = None,
         grep: bool = True,
         final_k: int = 10,
         recorder: Recorder | None = None,
@@ -111,14 +122,17 @@ class LocalPolicy:
         config: Any = None,
     ) -> None:
         self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
-        self.max_hops = max_hops
+        tuned = {**DEFAULT_CONTROLS, **self.weights.controls}
+        self.max_hops = int(tuned["max_hops"] if max_hops is None else max_hops)
         self.first_k = first_k
-        self.hop_k = hop_k
-        self.bridges_per_hop = bridges_per_hop
+        self.hop_k = int(tuned["hop_k"] if hop_k is None else hop_k)
+        self.bridges_per_hop = int(
+            tuned["bridges_per_hop"] if bridges_per_hop is None else bridges_per_hop
+        )
         self.keep_docs = keep_docs
         self.prune_below = prune_below
         self.prune = prune
-        self.stop_at = stop_at
+        self.stop_at = float(tuned["stop_at"] if stop_at is None else stop_at)
         self.grep = grep
         self.final_k = final_k
         if config is not None:

@@ -108,6 +108,9 @@ class LocalWeights:
         final: utility of retained chunks for the final ranking and prunes (base and
             link features, fit on the chunks an episode ends with); ``full`` when absent.
         meta: training provenance (data files, counts, held-out figures).
+        controls: LocalPolicy settings chosen with the weights (e.g. ``stop_at``,
+            ``hop_k`` tuned by reward on synthetic tasks,
+            :mod:`thresher.policies.local.tune`); the policy's defaults otherwise.
     """
 
     base: Model
@@ -115,6 +118,7 @@ class LocalWeights:
     stop: Model | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     final: Model | None = None
+    controls: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ranker(self) -> Model:
@@ -132,6 +136,7 @@ class LocalWeights:
             "stop": self.stop.to_dict() if self.stop is not None else None,
             "final": self.final.to_dict() if self.final is not None else None,
             "meta": self.meta,
+            **({"controls": self.controls} if self.controls else {}),
         }
         out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         return out
@@ -163,6 +168,7 @@ def load_weights(path: str | Path | None = None) -> LocalWeights:
             Model.from_dict(stop) if stop else None,
             dict(data.get("meta") or {}),
             Model.from_dict(final) if final else None,
+            dict(data.get("controls") or {}),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"local policy weights {p} are malformed: {exc!r}") from exc

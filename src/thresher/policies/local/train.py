@@ -87,18 +87,46 @@ class TrainingData:
     stop_y: list[float] = field(default_factory=list)
     stop_groups: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # per block: pool or final
+    weights: list[float] = field(default_factory=list)  # per block; empty: all 1.0
+    stop_weights: list[float] = field(default_factory=list)  # per stop row; empty: all 1.0
+
+    def _block_weights(self) -> list[float]:
+        return self.weights or [1.0] * len(self.labels)
+
+    def _stop_weights(self) -> list[float]:
+        return self.stop_weights or [1.0] * len(self.stop_y)
 
     def extend(self, other: TrainingData) -> None:
-        """Append ``other``'s rows."""
+        """Append ``other``'s rows (with their sample weights)."""
+        if self.labels and not self.weights:
+            self.weights = self._block_weights()
+        if self.stop_y and not self.stop_weights:
+            self.stop_weights = self._stop_weights()
+        mine_w, mine_sw = self.weights, self.stop_weights
         for name in self.__dataclass_fields__:
-            getattr(self, name).extend(getattr(other, name))
+            if name not in ("weights", "stop_weights"):
+                getattr(self, name).extend(getattr(other, name))
+        mine_w.extend(other._block_weights())
+        mine_sw.extend(other._stop_weights())
+
+    def weighted(self, factor: float) -> TrainingData:
+        """A copy whose every row counts ``factor`` times in the fits (e.g. 0.3 for
+        synthetic rows next to real ones). Raises ``ValueError`` unless ``factor`` > 0."""
+        if not factor > 0:
+            raise ValueError(f"weighted: factor must be > 0, got {factor}")
+        out = TrainingData()
+        out.extend(self)
+        out.weights = [w * factor for w in out.weights]
+        out.stop_weights = [w * factor for w in out.stop_weights]
+        return out
 
     def subset(self, keep: set[str]) -> TrainingData:
         """The rows of the questions (task ids) in ``keep``."""
         out = TrainingData()
         start = 0
         kinds = self.kinds or ["pool"] * len(self.labels)
-        for b, f, y, k in zip(self.base, self.full, self.labels, kinds, strict=True):
+        blocks = zip(self.base, self.full, self.labels, kinds, self._block_weights(), strict=True)
+        for b, f, y, k, w in blocks:
             groups = self.groups[start : start + len(y)]
             start += len(y)
             if groups and groups[0] in keep:
@@ -107,11 +135,14 @@ class TrainingData:
                 out.labels.append(y)
                 out.groups.extend(groups)
                 out.kinds.append(k)
-        for x, y, g in zip(self.stop_x, self.stop_y, self.stop_groups, strict=True):
+                out.weights.append(w)
+        stops = zip(self.stop_x, self.stop_y, self.stop_groups, self._stop_weights(), strict=True)
+        for x, y, g, w in stops:
             if g in keep:
                 out.stop_x.append(x)
                 out.stop_y.append(y)
                 out.stop_groups.append(g)
+                out.stop_weights.append(w)
         return out
 
     def arrays(self, kind: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -125,6 +156,15 @@ class TrainingData:
             np.vstack([self.full[i] for i in pick]),
             np.concatenate([self.labels[i] for i in pick]),
         )
+
+    def sample_weights(self, kind: str | None = None) -> np.ndarray:
+        """Per-row weights matching :meth:`arrays` (same ``kind``)."""
+        kinds = self.kinds or ["pool"] * len(self.labels)
+        bw = self._block_weights()
+        pick = [i for i, k in enumerate(kinds) if kind is None or k == kind]
+        if not pick:
+            return np.zeros(0)
+        return np.concatenate([np.full(len(self.labels[i]), bw[i]) for i in pick])
 
 
 def collect(
@@ -234,24 +274,27 @@ def fit_weights(
     bx, fx, y = data.arrays()
     if len(y) == 0 or y.min() == y.max():
         raise ValueError("fit_weights: need both gold and non-gold rows; collect more tasks")
+    w = data.sample_weights()
     if kind == "mlp":
-        base: Model = fit_mlp(bx, y, BASE_FEATURES)
-        full: Model = fit_mlp(fx, y, FULL_FEATURES)
+        base: Model = fit_mlp(bx, y, BASE_FEATURES, weight=w)
+        full: Model = fit_mlp(fx, y, FULL_FEATURES, weight=w)
     else:
-        base = fit_logistic(bx, y, BASE_FEATURES)
-        full = fit_logistic(fx, y, FULL_FEATURES)
+        base = fit_logistic(bx, y, BASE_FEATURES, weight=w)
+        full = fit_logistic(fx, y, FULL_FEATURES, weight=w)
     final = None
     _, ffx, fy = data.arrays("final")
+    fw = data.sample_weights("final")
     if len(fy) >= 20 and 0 < fy.sum() < len(fy):
         final = (
-            fit_mlp(ffx, fy, FULL_FEATURES)
+            fit_mlp(ffx, fy, FULL_FEATURES, weight=fw)
             if kind == "mlp"
-            else fit_logistic(ffx, fy, FULL_FEATURES, l2=3.0)
+            else fit_logistic(ffx, fy, FULL_FEATURES, l2=3.0, weight=fw)
         )
     stop = None
     sy = np.asarray(data.stop_y)
     if len(sy) >= 10 and 0 < sy.sum() < len(sy):
-        stop = fit_logistic(np.vstack(data.stop_x), sy, STOP_FEATURES, l2=3.0)
+        sw = np.asarray(data._stop_weights())
+        stop = fit_logistic(np.vstack(data.stop_x), sy, STOP_FEATURES, l2=3.0, weight=sw)
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
     return LocalWeights(base, full, stop, info, final)
 
