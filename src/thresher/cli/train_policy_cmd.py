@@ -160,11 +160,11 @@ def run(args: argparse.Namespace) -> int:
             },
             progress=lambda line: print(line, file=sys.stderr, flush=True),
         )
-        if args.tune:
-            weights = tune(args.tune, args.tune_limit, weights, config)
     finally:
         for store in stores:
             store.close()
+    if args.tune:  # after closing: the tuning index may be one of the training indexes
+        weights = tune(args.tune, args.tune_limit, weights, config)
     path = weights.save(out / "local_policy.json")
     if args.json:
         print_json({"weights": str(path), "meta": weights.meta})

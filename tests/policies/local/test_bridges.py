@@ -91,3 +91,18 @@ def test_residual_words_and_sentences():
     text = "Marrowick is a town. It lies in Tessaly. Salt is traded."
     assert best_sentences(text, ["Which province, Tessaly?"], limit=1) == ("It lies in Tessaly.")
     assert content_words("The Glassworks of Marrowick") == {"glassworks", "marrowick"}
+
+
+def test_entity_spans_stay_on_one_line_and_skip_labels_and_headings():
+    text = (
+        "CHUVY PATENT REGISTRY (fictional)\n"
+        "Granted: 21 April 2021\n"
+        "Assignee: Bitrourk Microsystems\n"
+        "RECORD NOTES\n"
+        "She studied at the University of the Arts."
+    )
+    spans = entity_spans(text)
+    assert "Bitrourk Microsystems" in spans and "University of the Arts" in spans
+    assert "21 April 2021" in spans  # not joined with the next line's label
+    assert not any("\n" in s or "Assignee" in s or "Granted" in s for s in spans)
+    assert "CHUVY PATENT REGISTRY" not in spans and "RECORD NOTES" not in spans

@@ -52,7 +52,11 @@ def test_weights_controls_round_trip_and_drive_the_policy(tmp_path):
     p = LocalPolicy(loaded)
     assert (p.stop_at, p.hop_k, p.max_hops) == (0.7, 2, DEFAULT_CONTROLS["max_hops"])
     assert LocalPolicy(loaded, stop_at=0.95).stop_at == 0.95  # an explicit value wins
-    assert LocalPolicy().stop_at == DEFAULT_CONTROLS["stop_at"]
+    from thresher.policies.local.train import prior_weights
+
+    assert LocalPolicy(prior_weights()).stop_at == DEFAULT_CONTROLS["stop_at"]  # no controls
+    shipped = load_weights()
+    assert LocalPolicy().stop_at == shipped.controls.get("stop_at", DEFAULT_CONTROLS["stop_at"])
 
 
 def test_tune_controls_on_world_chains(world_index):

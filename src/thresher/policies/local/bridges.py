@@ -34,8 +34,9 @@ __all__ = [
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,80})[\"“”]")
 _CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{2,}\b")
 _CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
-_JOIN = r"(?:\s+(?:of|the|de|del|la|le|von|van|der|&)){0,2}"
-_SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}\s+{_CAP_WORD})*")
+_GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
+_JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
+_SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
 _EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
 
 
@@ -84,12 +85,17 @@ def entity_spans(text: str) -> list[str]:
     """Capitalized multi-word spans and quoted names in ``text``, in order, deduplicated.
 
     A span starts and ends with a capitalized word (or a number), may hold short
-    joining words ("University of the Arts"), and is dropped when it is a single
-    stopword ("The").
+    joining words ("University of the Arts"), stays within one line, and is
+    dropped when it is a single stopword ("The") or an all-capitals heading of
+    several words; a field label before a colon ("Assignee:") is cut off.
     """
     spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
     for m in _SPAN.finditer(text):
         parts = m.group(0).rstrip(".").split()
+        if text[m.end() : m.end() + 1] == ":":  # a field label ("Assignee:") is no name
+            parts = parts[:-1]
+        if len(parts) > 1 and all(p.isupper() or p.isdigit() for p in parts):
+            continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
         while parts and parts[-1].lower() in _EDGE_STOP:
             parts.pop()
         while parts and parts[0].lower() in STOPWORDS:
