@@ -93,21 +93,18 @@ class TrainingData:
     def _block_weights(self) -> list[float]:
         return self.weights or [1.0] * len(self.labels)
 
-    def _stop_weights(self) -> list[float]:
+    def stop_sample_weights(self) -> list[float]:
+        """Per-stop-row weights (1.0 unless set)."""
         return self.stop_weights or [1.0] * len(self.stop_y)
 
     def extend(self, other: TrainingData) -> None:
         """Append ``other``'s rows (with their sample weights)."""
-        if self.labels and not self.weights:
-            self.weights = self._block_weights()
-        if self.stop_y and not self.stop_weights:
-            self.stop_weights = self._stop_weights()
-        mine_w, mine_sw = self.weights, self.stop_weights
+        weights = self._block_weights() + other._block_weights()
+        stop_weights = self.stop_sample_weights() + other.stop_sample_weights()
         for name in self.__dataclass_fields__:
             if name not in ("weights", "stop_weights"):
                 getattr(self, name).extend(getattr(other, name))
-        mine_w.extend(other._block_weights())
-        mine_sw.extend(other._stop_weights())
+        self.weights, self.stop_weights = weights, stop_weights
 
     def weighted(self, factor: float) -> TrainingData:
         """A copy whose every row counts ``factor`` times in the fits (e.g. 0.3 for
@@ -136,7 +133,9 @@ class TrainingData:
                 out.groups.extend(groups)
                 out.kinds.append(k)
                 out.weights.append(w)
-        stops = zip(self.stop_x, self.stop_y, self.stop_groups, self._stop_weights(), strict=True)
+        stops = zip(
+            self.stop_x, self.stop_y, self.stop_groups, self.stop_sample_weights(), strict=True
+        )
         for x, y, g, w in stops:
             if g in keep:
                 out.stop_x.append(x)
@@ -293,7 +292,7 @@ def fit_weights(
     stop = None
     sy = np.asarray(data.stop_y)
     if len(sy) >= 10 and 0 < sy.sum() < len(sy):
-        sw = np.asarray(data._stop_weights())
+        sw = np.asarray(data.stop_sample_weights())
         stop = fit_logistic(np.vstack(data.stop_x), sy, STOP_FEATURES, l2=3.0, weight=sw)
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
     return LocalWeights(base, full, stop, info, final)
