@@ -25,10 +25,11 @@ documents include a gold document of a question it evaluates.
 ``--extra-weight W`` scales those rows in the fits (default 1.0);
 ``--curriculum N`` draws the extra tasks N times by the hop curriculum first.
 ``--tune FILE:DIR`` (DIR as above; repeatable, a dataset's own pair first)
-tunes the local policy's controls by reward on those tasks (:mod:`thresher.policies.local.tune`, first ``--tune-limit``
-tasks; on a dev index, tasks touching any gold document of the dataset's
-questions are skipped) with the first split's weights, and adds a
-``local (tuned)`` row: every split's held-out weights with those controls.
+tunes the local policy's controls by reward on those tasks
+(:mod:`thresher.policies.local.tune`, first ``--tune-limit`` tasks; on a dev
+index, tasks touching any gold document of the dataset's questions are
+skipped) with the first split's weights, and adds a ``local (tuned,
+held-out)`` row: every split's held-out weights with those controls.
 
 Usage::
 
@@ -195,12 +196,8 @@ def tune_for(
         if index not in stores:
             store.close()
     print(f"  tuned on {len(tune_tasks)} tasks of {file} in {time.perf_counter() - t0:.0f}s:")
-    for s in report.scores:
-        mark = "*" if s is report.chosen else " "
-        print(
-            f"   {mark} {s.controls}: reward {s.reward:.3f}, ctx_tok {s.mean_tokens:.0f}, "
-            f"R@5 {100 * statistics.fmean(s.recall5):.1f}"
-        )
+    for line in report.lines():
+        print("   " + line)
     return dict(report.chosen.controls)
 
 

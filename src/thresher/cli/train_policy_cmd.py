@@ -103,12 +103,8 @@ def tune(pair: str, limit: int, weights: Any, config: Any) -> Any:
             bar.update(done - bar.n)
 
         report = tune_controls(tasks, store, weights, config=config, progress=step)
-    for s in report.scores:
-        mark = "*" if s is report.chosen else " "
-        print(
-            f"{mark} {s.controls}: reward {s.reward:.3f}, context tokens {s.mean_tokens:.0f}",
-            file=sys.stderr,
-        )
+    for line in report.lines():
+        print(line, file=sys.stderr)
     meta = {**weights.meta, "tuned": report.to_dict() | {"tasks_file": file.name}}
     return replace(weights, controls=dict(report.chosen.controls), meta=meta)
 

@@ -83,6 +83,17 @@ class TuneReport:
     beta: float
     margin: float
 
+    def lines(self) -> list[str]:
+        """One line per setting (the chosen one marked ``*``), for printing."""
+        out = []
+        for s in self.scores:
+            mark = "*" if s is self.chosen else " "
+            line = f"{mark} {s.controls}: reward {s.reward:.3f}, context tokens {s.mean_tokens:.0f}"
+            if s.recall5:
+                line += f", recall@5 {statistics.fmean(s.recall5):.3f}"
+            out.append(line)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe summary (goes into the weights' ``meta``)."""
         return {
@@ -133,11 +144,12 @@ def select(
     if not scores:
         raise InputError("tune: nothing to select from")
     best = max(scores, key=lambda s: s.reward)  # first of equals
-    fine = [
-        s
-        for s in scores
-        if s is best or (lambda g: g[0] <= margin * g[1])(_paired_gap(best.rewards, s.rewards))
-    ]
+
+    def close_to_best(s: ControlScore) -> bool:
+        gap, se = _paired_gap(best.rewards, s.rewards)
+        return gap <= margin * se
+
+    fine = [s for s in scores if s is best or close_to_best(s)]
     chosen = min(fine, key=lambda s: (s.mean_tokens, -s.reward))
     return chosen, best
 
