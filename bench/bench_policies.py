@@ -26,7 +26,7 @@ documents include a gold document of a question it evaluates.
 ``--curriculum N`` draws the extra tasks N times by the hop curriculum first.
 ``--tune FILE:DIR`` (DIR as above; repeatable, a dataset's own pair first)
 tunes the local policy's controls by reward on those tasks
-(:mod:`thresher.policies.local.tune`, first ``--tune-limit`` tasks; on a dev
+(:mod:`thresher.train.local.tune`, first ``--tune-limit`` tasks; on a dev
 index, tasks touching any gold document of the dataset's questions are
 skipped) with the first split's weights, and adds a ``local (tuned,
 held-out)`` row: every split's held-out weights with those controls.
@@ -51,7 +51,6 @@ from pathlib import Path
 
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
-from thresher.eval.task import Task
 from thresher.harness.episode import run_episode
 from thresher.index.embedded import EmbeddedStore
 from thresher.policies.baselines import (
@@ -60,10 +59,12 @@ from thresher.policies.baselines import (
     hybrid_rerank_policy,
     no_prune_policy,
 )
-from thresher.policies.local.data import ensure_index, group_tasks
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.local.scorer import LocalWeights
-from thresher.policies.local.train import (
+from thresher.policies.single_shot import SingleShotPolicy
+from thresher.tasks.task import Task
+from thresher.train.local.data import ensure_index, group_tasks
+from thresher.train.local.trainer import (
     TrainingData,
     collect,
     collect_repeats,
@@ -71,8 +72,7 @@ from thresher.policies.local.train import (
     fit_weights,
     prior_weights,
 )
-from thresher.policies.local.tune import tune_controls
-from thresher.policies.single_shot import SingleShotPolicy
+from thresher.train.local.tune import tune_controls
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = (REPO / ".." / "shared" / "data" / "dev").resolve()

@@ -47,7 +47,6 @@ from thresher.config import Config
 from thresher.corpus import iter_documents
 from thresher.corpus.document import Chunk, Document
 from thresher.eval.metrics import recall_at_k
-from thresher.eval.tasks import load_tasks
 from thresher.index import layout
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
@@ -55,6 +54,7 @@ from thresher.index.embedded import EmbeddedStore
 from thresher.index.embedder import get_embedder
 from thresher.index.ingest import document_hash, ingest
 from thresher.index.records import chunk_metadata, indexed_text
+from thresher.tasks.readers import load_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = REPO / ".." / "shared" / "data" / "dev"

@@ -49,7 +49,7 @@ def test_eval_command_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFi
     text = capsys.readouterr().out
     assert "1 tasks; rollouts 1; corpus question" in text and "report:" in text
     row = json.loads((out / "tasks.jsonl").read_text().splitlines()[0])
-    from thresher.eval.corpus import task_corpora
+    from thresher.tasks.corpus import task_corpora
 
     assert set(row["a"]["retrieved_docids"]) == task_corpora(tasks)["h1"]  # h1's own only
 

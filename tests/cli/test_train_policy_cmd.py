@@ -54,7 +54,7 @@ def test_train_policy_needs_questions(tmp_path, capsys):
 
 
 def test_train_policy_tasks_with_existing_index_and_curriculum(tmp_path, capsys):
-    from thresher.policies.local.data import ensure_index
+    from thresher.train.local.data import ensure_index
 
     data = tmp_path / "tiny_hotpot.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in records()) + "\n", encoding="utf-8")
@@ -76,7 +76,7 @@ def test_train_policy_tasks_index_needs_an_index(tmp_path, capsys):
 
 
 def test_train_policy_tunes_controls_by_reward(tmp_path, capsys):
-    from thresher.policies.local.data import ensure_index
+    from thresher.train.local.data import ensure_index
 
     data = tmp_path / "tiny_hotpot.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in records()) + "\n", encoding="utf-8")

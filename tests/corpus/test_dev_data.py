@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import dev_file
+from devdata import dev_file
 from thresher.corpus.chunking import chunk_document
 from thresher.corpus.ids import join_sentences, paragraph_doc_id
 from thresher.corpus.loaders import LoadStats, iter_documents

@@ -50,7 +50,7 @@ def write_tiny_hotpot(path: Path) -> Path:
 @pytest.fixture(scope="session")
 def tiny_hotpot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """(task file, cache dir, pooled index folder) of the invented HotpotQA file."""
-    from thresher.eval.corpus import pooled_index
+    from thresher.tasks.corpus import pooled_index
 
     root = tmp_path_factory.mktemp("tiny-hotpot")
     tasks = write_tiny_hotpot(root / "tiny_hotpot.jsonl")
@@ -69,10 +69,10 @@ def world_run(tmp_path_factory: pytest.TempPathFactory):
     from thresher.corpus.loaders import iter_documents
     from thresher.eval.protocol import compare, load_run_config
     from thresher.eval.report import write_report
-    from thresher.eval.tasks import load_tasks
     from thresher.index.ingest import ingest
     from thresher.index.open import open_store
     from thresher.synth.world.generate import generate_world
+    from thresher.tasks.readers import load_tasks
 
     root = tmp_path_factory.mktemp("world-run")
     generate_world(7, "small", root / "world")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from thresher.eval.attribution import CAUSE_LABELS, CAUSES, attribute
-from thresher.eval.task import Task
+from thresher.tasks.task import Task
 
 from .traces import TraceBuilder
 

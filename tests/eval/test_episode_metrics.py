@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from thresher.eval.episode_metrics import doc_of, episode_metrics, first_miss_hop
+from thresher.corpus.ids import doc_of
+from thresher.eval.episode_metrics import episode_metrics, first_miss_hop
 from thresher.eval.rollouts import fuse_rankings, fused_metrics
-from thresher.eval.task import Task
+from thresher.tasks.task import Task
 
 from .traces import TraceBuilder
 

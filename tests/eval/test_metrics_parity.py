@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thresher.eval import metrics as m
-from thresher.eval.trec import ranked_lists, read_qrels, read_run, write_qrels, write_run
+from thresher.tasks.trec import ranked_lists, read_qrels, read_run, write_qrels, write_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -9,8 +9,8 @@ import pytest
 
 from thresher.errors import ConfigError
 from thresher.eval.protocol import PAIRED_METRICS, load_run_config, metric_value
-from thresher.eval.trec import ranked_lists, read_qrels, read_run
 from thresher.harness.trace import read_jsonl
+from thresher.tasks.trec import ranked_lists, read_qrels, read_run
 
 
 def test_both_sides_ran_every_task_and_are_paired(world_run) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from test_sft import TASK, good_actions, run, store  # noqa: F401  (fixture re-exported)
 
 from thresher.cli.main import main
-from thresher.eval.tasks import write_tasks
+from thresher.tasks.readers import write_tasks
 
 
 def test_export_sft_cli(store, tmp_path: Path, capsys) -> None:  # noqa: F811

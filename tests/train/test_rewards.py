@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from thresher.errors import InputError
-from thresher.eval.task import Task
 from thresher.harness.result import ExitReason, Result, Usage
 from thresher.harness.trace import (
     EpisodeEnd,
@@ -16,6 +15,7 @@ from thresher.harness.trace import (
     ToolResult,
     TraceEvent,
 )
+from thresher.tasks.task import Task
 from thresher.train.rewards import RewardConfig, episode_facts, f_beta, prune_streaks, reward
 
 TASK = Task("t1", "Where was the inventor of QX-1 born?", "Marrowick", [], ["d1", "d2", "d3"])

@@ -9,10 +9,10 @@ import pytest
 
 from thresher.config import Config
 from thresher.corpus.document import Document
-from thresher.eval.task import Task
 from thresher.harness.actions import Proposal, answer, call
 from thresher.harness.final import parse_final
 from thresher.harness.trace import write_jsonl
+from thresher.tasks.task import Task
 from thresher.train.sft import SftConfig, export_sft, keep_probability, malformed_reason
 
 QUESTION = "Where was the inventor of patent QX-1891-004 born?"

@@ -52,11 +52,11 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from thresher.errors import ConfigError, InputError
-    from thresher.eval.corpus import pooled_index, task_corpora
     from thresher.eval.protocol import compare, load_run_config
     from thresher.eval.report import summary_dict, summary_markdown, write_report
-    from thresher.eval.tasks import load_tasks
     from thresher.index.open import open_store
+    from thresher.tasks.corpus import pooled_index, task_corpora
+    from thresher.tasks.readers import load_tasks
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {args.limit}")

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.eval.tasks import load_tasks
+    from thresher.tasks.readers import load_tasks
     from thresher.train.sft import SftConfig, export_sft
 
     config = SftConfig(

@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from thresher.index.open import open_store
     from thresher.synth.tasks.pipeline import synthesize_tasks
-    from thresher.synth.tasks.schema import to_query_record, write_qrels, write_synth_tasks
+    from thresher.tasks.synthetic import to_query_record, write_qrels, write_synth_tasks
 
     config = load_config(args)
     # reading the whole corpus is one grep over every chunk: give it time

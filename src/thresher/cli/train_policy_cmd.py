@@ -11,12 +11,12 @@ them over ``src/thresher/policies/local/weights/local_policy.json`` to ship them
 ``--tasks-index FILE:DIR`` adds a task file whose documents are already
 indexed in ``DIR`` (e.g. synthetic tasks and their world's index; repeatable).
 With ``--curriculum N`` those tasks are drawn N times by the hop curriculum
-(2 -> 4 hops, :func:`~thresher.policies.local.train.curriculum_tasks`); the
+(2 -> 4 hops, :func:`~thresher.train.local.trainer.curriculum_tasks`); the
 ``--data`` corpora are used as they are.
 
 ``--tune FILE:DIR`` then tunes the policy's controls (when to stop hopping,
 chunks shown per follow-up search) by the episode reward on those tasks
-(:mod:`thresher.policies.local.tune`; first ``--tune-limit`` tasks) and saves
+(:mod:`thresher.train.local.tune`; first ``--tune-limit`` tasks) and saves
 them with the weights.
 """
 
@@ -90,8 +90,8 @@ def tune(pair: str, limit: int, weights: Any, config: Any) -> Any:
     from tqdm import tqdm
 
     from thresher.index.embedded import EmbeddedStore
-    from thresher.policies.local.data import group_tasks
-    from thresher.policies.local.tune import tune_controls
+    from thresher.train.local.data import group_tasks
+    from thresher.train.local.tune import tune_controls
 
     file, index = split_pair(pair)
     tasks = group_tasks([file])[:limit]
@@ -112,8 +112,8 @@ def tune(pair: str, limit: int, weights: Any, config: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from thresher.errors import InputError
     from thresher.index.embedded import EmbeddedStore
-    from thresher.policies.local.data import ensure_index, group_tasks, index_dir_for
-    from thresher.policies.local.train import curriculum_tasks, train
+    from thresher.train.local.data import ensure_index, group_tasks, index_dir_for
+    from thresher.train.local.trainer import curriculum_tasks, train
 
     if not args.data and not args.tasks_index:
         raise InputError("train-policy needs --data FILE[,FILE...] or --tasks-index FILE:DIR")

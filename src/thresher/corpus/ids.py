@@ -16,6 +16,7 @@ __all__ = [
     "paragraph_doc_id",
     "file_doc_id",
     "chunk_id",
+    "doc_of",
     "content_hash",
     "normalize_whitespace",
     "join_sentences",
@@ -84,6 +85,16 @@ def file_doc_id(path: Path, root: Path) -> str:
 def chunk_id(doc_id: str, position: int) -> str:
     """The id of the chunk at ``position`` (0-based) of ``doc_id``: ``{doc_id}#{position}``."""
     return f"{doc_id}#{position}"
+
+
+def doc_of(chunk_or_doc_id: str) -> str:
+    """The document id of a chunk id: ``doc#N`` -> ``doc``; any other id is its own document.
+
+    The one inverse of :func:`chunk_id`: only a trailing ``#`` followed by digits is
+    a chunk position, so a document id that itself holds ``#`` maps to itself.
+    """
+    head, sep, tail = chunk_or_doc_id.rpartition("#")
+    return head if sep and head and tail.isdigit() else chunk_or_doc_id
 
 
 def content_hash(text: str) -> str:

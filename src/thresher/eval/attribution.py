@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from thresher.eval.episode_metrics import RETRIEVAL_TOOLS, doc_of, final_ranking
+from thresher.corpus.ids import doc_of
+from thresher.eval.episode_metrics import RETRIEVAL_TOOLS, final_ranking
 from thresher.eval.metrics import answer_found, exact_match
-from thresher.eval.task import Task
 from thresher.harness.replay import replay
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
+from thresher.tasks.task import Task
 
 __all__ = ["CAUSES", "CAUSE_LABELS", "Evidence", "Attribution", "attribute"]
 

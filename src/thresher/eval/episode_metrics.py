@@ -15,17 +15,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from thresher.corpus.ids import doc_of
 from thresher.eval import metrics as m
-from thresher.eval.task import Task
 from thresher.harness.replay import replay
 from thresher.harness.state import EpisodeState
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
+from thresher.tasks.task import Task
 
 __all__ = [
     "EpisodeMetrics",
     "episode_metrics",
     "final_ranking",
-    "doc_of",
     "first_miss_hop",
     "RETRIEVAL_TOOLS",
     "DEFAULT_KS",
@@ -34,12 +34,6 @@ __all__ = [
 #: tools that fetch from the corpus (their results can bring gold into the cache)
 RETRIEVAL_TOOLS = frozenset({"search_corpus", "grep_corpus", "read_document"})
 DEFAULT_KS = (1, 2, 5, 10)
-
-
-def doc_of(chunk_id: str) -> str:
-    """The document of a chunk id ``doc#N`` (an id without ``#N`` is its own document)."""
-    head, sep, tail = chunk_id.rpartition("#")
-    return head if sep and tail.isdigit() else chunk_id
 
 
 @dataclass(slots=True)

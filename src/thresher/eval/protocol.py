@@ -37,8 +37,8 @@ from thresher.eval.attribution import CAUSES, Attribution, attribute
 from thresher.eval.episode_metrics import EpisodeMetrics
 from thresher.eval.rollouts import fused_metrics
 from thresher.eval.stats import MeanCI, PairedResult, mean_ci, paired_test
-from thresher.eval.task import Task
 from thresher.index.store import Store
+from thresher.tasks.task import Task
 
 __all__ = [
     "RunConfig",
@@ -286,7 +286,7 @@ def run_config(
     def job(task: Task) -> TaskOutcome:
         view: Store = store
         if corpora is not None:
-            from thresher.eval.corpus import RestrictedStore
+            from thresher.tasks.corpus import RestrictedStore
 
             r = run.config.retrieval
             view = RestrictedStore(store, corpora.get(task.task_id, ()), r.rrf_k, r.per_retriever)

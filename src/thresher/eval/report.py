@@ -28,8 +28,8 @@ from thresher.eval.protocol import (
     TaskOutcome,
     metric_value,
 )
-from thresher.eval.tasks import tasks_to_qrels
-from thresher.eval.trec import write_qrels, write_run
+from thresher.tasks.readers import tasks_to_qrels
+from thresher.tasks.trec import write_qrels, write_run
 
 __all__ = [
     "side_record",

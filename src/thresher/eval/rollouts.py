@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 from thresher.eval import metrics as m
 from thresher.eval.episode_metrics import EpisodeMetrics, episode_metrics
-from thresher.eval.task import Task
 from thresher.harness.trace import TraceEvent
 from thresher.index.fusion import rrf
+from thresher.tasks.task import Task
 
 __all__ = ["fuse_rankings", "fused_metrics"]
 

@@ -1,1 +1,1 @@
-"""train."""
+"""Training: rewards, curriculum, SFT export, and fitting the local policy (``train.local``)."""

@@ -34,8 +34,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from thresher.errors import InputError
-from thresher.eval.metrics import answer_found
 from thresher.harness.trace import EpisodeEnd, FinalEvent, QueryState, ToolResult, TraceEvent
+from thresher.tasks.answers import answer_found
 
 __all__ = [
     "RewardConfig",

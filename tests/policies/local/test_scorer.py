@@ -7,9 +7,9 @@ import pytest
 
 from thresher.errors import ConfigError
 from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
-from thresher.policies.local.fit import fit_logistic, fit_mlp
 from thresher.policies.local.scorer import DEFAULT_WEIGHTS, LocalWeights, load_weights
 from thresher.policies.local.stop import STOP_FEATURES, stop_features, sufficiency
+from thresher.train.local.fit import fit_logistic, fit_mlp
 
 
 def test_shipped_weights_load_and_are_deterministic():

@@ -10,7 +10,7 @@ import pytest
 from _corpus import chunks
 
 from thresher.config import LLMConfig
-from thresher.policies.llm.client import ChatClient, EndpointRequestError, EndpointSettings
+from thresher.llm.client import ChatClient, EndpointRequestError, EndpointSettings
 from thresher.synth.tasks.explore import CorpusView, ExploreConfig
 from thresher.synth.tasks.extend import Chain, build_chain
 from thresher.synth.tasks.phrase import (

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from thresher.errors import InputError
-from thresher.eval.tasks import load_tasks
 from thresher.synth.tasks.pipeline import synthesize_tasks
-from thresher.synth.tasks.schema import write_synth_tasks
 from thresher.synth.tasks.text import contains, normalize
 from thresher.synth.tasks.verify import REASONS
+from thresher.tasks.readers import load_tasks
+from thresher.tasks.synthetic import write_synth_tasks
 
 
 @pytest.fixture(scope="module")

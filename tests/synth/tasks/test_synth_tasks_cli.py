@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from thresher.cli.main import main
-from thresher.eval.tasks import load_qrels, load_tasks, read_tasks
+from thresher.tasks.readers import load_qrels, load_tasks, read_tasks
 
 
 def test_synth_tasks_writes_tasks_query_form_qrels_and_counts(

@@ -6,7 +6,7 @@ Serve ``chromadb/context-1`` or ``openai/gpt-oss-20b`` with vLLM or Ollama
 
 from __future__ import annotations
 
-from thresher.policies.llm.client import (
+from thresher.llm.client import (
     ChatClient,
     EndpointRequestError,
     EndpointSettings,

@@ -23,7 +23,7 @@ from thresher.config import Config
 from thresher.errors import ThresherError
 from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.observation import Observation
-from thresher.policies.llm.client import ChatClient, EndpointSettings
+from thresher.llm.client import ChatClient, EndpointSettings
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.policies.llm.schemas import tool_schemas

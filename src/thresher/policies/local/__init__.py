@@ -4,7 +4,7 @@ See :mod:`thresher.policies.local.policy` for the episode it runs,
 :mod:`~thresher.policies.local.features` and :mod:`~thresher.policies.local.scorer`
 for the learned chunk utility, :mod:`~thresher.policies.local.bridges` for
 follow-up queries, :mod:`~thresher.policies.local.stop` for the sufficiency
-signal and :mod:`~thresher.policies.local.train` for how the shipped weights
+signal and :mod:`~thresher.train.local.trainer` for how the shipped weights
 are reproduced (``thresher train-policy``).
 """
 

@@ -110,7 +110,7 @@ class LocalWeights:
         meta: training provenance (data files, counts, held-out figures).
         controls: LocalPolicy settings chosen with the weights (e.g. ``stop_at``,
             ``hop_k`` tuned by reward on synthetic tasks,
-            :mod:`thresher.policies.local.tune`); the policy's defaults otherwise.
+            :mod:`thresher.train.local.tune`); the policy's defaults otherwise.
     """
 
     base: Model

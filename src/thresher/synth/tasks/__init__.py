@@ -2,7 +2,7 @@
 
 ``synthesize_tasks(store, n, seed, mode)`` runs the pipeline
 (:mod:`thresher.synth.tasks.pipeline`); the task record and its converters
-are in :mod:`thresher.synth.tasks.schema` (documented in ``docs/synth-tasks.md``).
+are in :mod:`thresher.tasks.synthetic` (documented in ``docs/synth-tasks.md``).
 Names are imported lazily, so importing this package does not load the index.
 """
 
@@ -28,19 +28,19 @@ __all__ = [
 ]
 
 _WHERE = {
-    "SCHEMA": "schema",
-    "Evidence": "schema",
-    "SynthTask": "schema",
-    "read_synth_tasks": "schema",
-    "write_synth_tasks": "schema",
-    "to_query_record": "schema",
-    "from_query_record": "schema",
-    "to_eval_task": "schema",
-    "to_qrels": "schema",
-    "write_qrels": "schema",
-    "SynthReport": "pipeline",
-    "synthesize_tasks": "pipeline",
-    "LLMPhraser": "phrase",
+    "SCHEMA": "thresher.tasks.synthetic",
+    "Evidence": "thresher.tasks.synthetic",
+    "SynthTask": "thresher.tasks.synthetic",
+    "read_synth_tasks": "thresher.tasks.synthetic",
+    "write_synth_tasks": "thresher.tasks.synthetic",
+    "to_query_record": "thresher.tasks.synthetic",
+    "from_query_record": "thresher.tasks.synthetic",
+    "to_eval_task": "thresher.tasks.synthetic",
+    "to_qrels": "thresher.tasks.synthetic",
+    "write_qrels": "thresher.tasks.synthetic",
+    "SynthReport": "thresher.synth.tasks.pipeline",
+    "synthesize_tasks": "thresher.synth.tasks.pipeline",
+    "LLMPhraser": "thresher.synth.tasks.phrase",
 }
 
 
@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'thresher.synth.tasks' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"thresher.synth.tasks.{module}"), name)
+    return getattr(importlib.import_module(module), name)
 
 
 def __dir__() -> list[str]:

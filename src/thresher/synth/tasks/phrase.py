@@ -147,7 +147,7 @@ class LLMPhraser:
     """Phrase and check questions with a chat model behind an OpenAI-compatible endpoint.
 
     Args:
-        client: a :class:`thresher.policies.llm.client.ChatClient` (or anything
+        client: a :class:`thresher.llm.client.ChatClient` (or anything
             with its ``complete(messages, tools, params)`` method).
         temperature, max_tokens: sampling settings of both requests.
     """

@@ -24,7 +24,6 @@ from thresher.synth.tasks.distract import mine_distractors
 from thresher.synth.tasks.explore import CorpusView, ExploreConfig, read_corpus
 from thresher.synth.tasks.extend import Chain, build_chain, extend_chain
 from thresher.synth.tasks.phrase import LLMPhraser, PhraseError, Phrasing, clues, phrase_offline
-from thresher.synth.tasks.schema import Evidence, SynthTask
 from thresher.synth.tasks.text import normalize
 from thresher.synth.tasks.verify import (
     REASONS,
@@ -33,6 +32,7 @@ from thresher.synth.tasks.verify import (
     single_shot_found,
     text_checks,
 )
+from thresher.tasks.synthetic import Evidence, SynthTask
 
 __all__ = [
     "SynthReport",
@@ -222,7 +222,7 @@ def synthesize_tasks(
     if not weights or any(h < 2 or h > 8 for h in weights) or sum(weights.values()) <= 0:
         raise InputError(f"hop weights must name hop counts 2..8 with positive total: {weights}")
     if mode == "llm" and phraser is None:
-        from thresher.policies.llm.client import ChatClient, EndpointSettings
+        from thresher.llm.client import ChatClient, EndpointSettings
 
         phraser = LLMPhraser(ChatClient(EndpointSettings.resolve((config or Config()).llm)))
     cfg = explore or ExploreConfig()

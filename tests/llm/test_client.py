@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from thresher.config import LLMConfig
 from thresher.errors import BackendUnavailableError
-from thresher.policies.llm.client import (
+from thresher.llm.client import (
     DEFAULT_BASE_URL,
     MAX_WAIT_S,
     ChatClient,

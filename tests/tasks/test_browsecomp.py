@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from thresher.errors import InputError
-from thresher.eval.browsecomp import (
+from thresher.tasks.browsecomp import (
     iter_browsecomp_corpus,
     iter_query_documents,
     load_browsecomp_tsv,
 )
-from thresher.eval.corpus import task_corpora
-from thresher.eval.tasks import read_tasks
+from thresher.tasks.corpus import task_corpora
+from thresher.tasks.readers import read_tasks
 
 QUERIES = [
     {

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from thresher.errors import InputError
-from thresher.eval.trec import ranked_lists, read_qrels, read_run, write_qrels, write_run
+from thresher.tasks.trec import ranked_lists, read_qrels, read_run, write_qrels, write_run
 
 
 def test_write_run_from_ranked_lists_exact_lines(tmp_path: Path) -> None:

@@ -6,11 +6,11 @@ import pytest
 
 from thresher.config import Config
 from thresher.errors import InputError
-from thresher.eval.tasks import load_tasks
 from thresher.index.embedded import EmbeddedStore
 from thresher.policies.local.policy import DEFAULT_CONTROLS, LocalPolicy
 from thresher.policies.local.scorer import load_weights
-from thresher.policies.local.tune import ControlScore, grid_points, select, tune_controls
+from thresher.tasks.readers import load_tasks
+from thresher.train.local.tune import ControlScore, grid_points, select, tune_controls
 
 
 def score(stop_at: float, rewards: list[float], tokens: int) -> ControlScore:
@@ -52,7 +52,7 @@ def test_weights_controls_round_trip_and_drive_the_policy(tmp_path):
     p = LocalPolicy(loaded)
     assert (p.stop_at, p.hop_k, p.max_hops) == (0.7, 2, DEFAULT_CONTROLS["max_hops"])
     assert LocalPolicy(loaded, stop_at=0.95).stop_at == 0.95  # an explicit value wins
-    from thresher.policies.local.train import prior_weights
+    from thresher.train.local.trainer import prior_weights
 
     assert LocalPolicy(prior_weights()).stop_at == DEFAULT_CONTROLS["stop_at"]  # no controls
     shipped = load_weights()

@@ -13,19 +13,19 @@ Formats (JSONL, or a JSON array; the file name does not matter):
   ``{fact, chunk_ids, is_final_answer}`` objects;
 - ``thresher``: :meth:`Task.to_dict` records, as :func:`write_tasks` writes them;
 - ``browsecomp``: decrypted BrowseComp-Plus queries (``query_id``, ``query``,
-  ``answer``, ``evidence_docs``/``gold_docs``), see :mod:`thresher.eval.browsecomp`;
+  ``answer``, ``evidence_docs``/``gold_docs``), see :mod:`thresher.tasks.browsecomp`;
 - ``world_chains``: a generated world's ``.world/chains.jsonl``, see
-  :mod:`thresher.eval.synth_tasks`.
+  :mod:`thresher.tasks.world`.
 
 - ``synth``: the synthesis pipeline's tasks JSONL (``"schema": "thresher.synth-task/1"``),
-  read by :mod:`thresher.synth.tasks.schema`.
+  read by :mod:`thresher.tasks.synthetic`.
 
 More formats plug in with :func:`register_task_format`; detectors registered
 there are tried first.
 
 Relevance judgments in TREC qrels form (``qid 0 docid rel``) are read by
 :func:`load_qrels`. How gold ids and hops are derived for each format is
-described in :mod:`thresher.eval.task_formats`.
+described in :mod:`thresher.tasks.formats`.
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ from typing import Any
 
 from thresher.corpus.datasets import detect_format
 from thresher.errors import InputError
-from thresher.eval import browsecomp as bc
-from thresher.eval import synth_tasks as st
-from thresher.eval import task_formats as tf
-from thresher.eval.task import Task
-from thresher.eval.trec import read_qrels
+from thresher.tasks import browsecomp as bc
+from thresher.tasks import formats as tf
+from thresher.tasks import world as st
+from thresher.tasks.task import Task
+from thresher.tasks.trec import read_qrels
 
 __all__ = [
     "Task",
@@ -81,7 +81,7 @@ _SYNTH = "thresher.synth-task/"
 
 def _synth_task(record: dict[str, Any], where: str) -> Task:
     """A synthesis pipeline record (``docs/synth-tasks.md``), read by its own schema module."""
-    from thresher.synth.tasks.schema import eval_task_from_record
+    from thresher.tasks.synthetic import eval_task_from_record
 
     return eval_task_from_record(record, where)
 

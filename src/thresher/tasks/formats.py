@@ -1,4 +1,4 @@
-"""Dataset records to :class:`~thresher.eval.tasks.Task`: one pure converter per format.
+"""Dataset records to :class:`~thresher.tasks.readers.Task`: one pure converter per format.
 
 Gold document ids are :func:`~thresher.corpus.ids.paragraph_doc_id` of the
 paragraphs that :func:`thresher.corpus.datasets.record_paragraphs` extracts, the
@@ -32,10 +32,10 @@ import re
 from typing import Any
 
 from thresher.corpus.datasets import record_paragraphs
-from thresher.corpus.ids import paragraph_doc_id
+from thresher.corpus.ids import doc_of, paragraph_doc_id
 from thresher.errors import InputError
-from thresher.eval.metrics import answer_found, normalize_answer
-from thresher.eval.task import Task
+from thresher.tasks.answers import answer_found, normalize_answer
+from thresher.tasks.task import Task
 
 __all__ = [
     "SkipRecord",
@@ -46,7 +46,6 @@ __all__ = [
     "thresher_task",
 ]
 
-_CHUNK_SUFFIX = re.compile(r"#\d+$")
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 
 
@@ -252,10 +251,6 @@ def twowiki_task(record: dict[str, Any], where: str) -> Task:
     )
 
 
-def _doc_of(chunk_or_doc: str) -> str:
-    return _CHUNK_SUFFIX.sub("", chunk_or_doc)
-
-
 def query_task(record: dict[str, Any], where: str) -> Task:
     """A Task from ``{query_id, query, answer, document_ids}``.
 
@@ -291,7 +286,7 @@ def query_task(record: dict[str, Any], where: str) -> Task:
             raise InputError(
                 f"{where}: document_ids[{n}] must be an id or an object with a 'chunk_ids' list"
             )
-        docs = list(dict.fromkeys(_doc_of(c) for c in chunks))
+        docs = list(dict.fromkeys(doc_of(c) for c in chunks))
         gold.extend(docs)
         if item.get("is_final_answer"):
             final.extend(docs)

@@ -12,8 +12,8 @@ Formats:
 - ``synth_tasks``: *reserved* for the tasks JSONL of the synthesis pipeline
   (question, answer, evidence chunk ids per hop, ...). Its converter goes here
   as ``synth_task(record, where) -> Task`` with a detector
-  ``is_synth_task(record)``, registered in :mod:`thresher.eval.tasks` with
-  :func:`~thresher.eval.tasks.register_task_format` (chunk ids ``doc#N`` map to
+  ``is_synth_task(record)``, registered in :mod:`thresher.tasks.readers` with
+  :func:`~thresher.tasks.readers.register_task_format` (chunk ids ``doc#N`` map to
   their documents, as ``query_task`` does).
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.errors import InputError
-from thresher.eval.task import Task
+from thresher.tasks.task import Task
 
 __all__ = ["WORLD_DATASET", "is_world_chain", "world_chain_task", "world_root"]
 

@@ -27,14 +27,14 @@ from typing import Any
 from thresher.config import Config
 from thresher.corpus.datasets import record_paragraphs
 from thresher.corpus.document import Chunk, Document
-from thresher.corpus.ids import paragraph_doc_id
+from thresher.corpus.ids import doc_of, paragraph_doc_id
 from thresher.errors import IndexNotFoundError, InputError, UnknownIdError
-from thresher.eval import browsecomp as bc
-from thresher.eval import synth_tasks as st
-from thresher.eval import tasks as tk
-from thresher.eval.task_formats import SkipRecord
 from thresher.index.fusion import rrf
 from thresher.index.store import Hit, Store, StoreStats
+from thresher.tasks import browsecomp as bc
+from thresher.tasks import readers as tk
+from thresher.tasks import world as st
+from thresher.tasks.formats import SkipRecord
 
 __all__ = [
     "default_cache_dir",
@@ -233,10 +233,6 @@ def task_corpora(path: str | Path) -> dict[str, frozenset[str]]:
     return out
 
 
-def _doc_of(chunk_id: str) -> str:
-    return chunk_id.rpartition("#")[0] or chunk_id
-
-
 class RestrictedStore:
     """A store showing only the chunks of ``doc_ids`` (a per-question corpus view).
 
@@ -349,7 +345,7 @@ class RestrictedStore:
         return StoreStats(
             base.backend,
             base.location,
-            len({_doc_of(c) for c in allowed}),
+            len({doc_of(c) for c in allowed}),
             len(allowed),
             base.embedder,
             base.dimension,

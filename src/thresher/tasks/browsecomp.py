@@ -28,8 +28,8 @@ from typing import Any
 from thresher.corpus.document import Document
 from thresher.corpus.loaders import make_document
 from thresher.errors import InputError
-from thresher.eval.task import Task
-from thresher.eval.trec import read_qrels
+from thresher.tasks.task import Task
+from thresher.tasks.trec import read_qrels
 
 __all__ = [
     "DATASET",

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from thresher.errors import InputError
-from thresher.eval import tasks as tk
-from thresher.eval.corpus import task_documents
-from thresher.eval.synth_tasks import world_root
-from thresher.eval.task import Task
-from thresher.eval.tasks import read_tasks, register_task_format
 from thresher.synth.world.generate import generate_world
+from thresher.tasks import readers as tk
+from thresher.tasks.corpus import task_documents
+from thresher.tasks.readers import read_tasks, register_task_format
+from thresher.tasks.task import Task
+from thresher.tasks.world import world_root
 
 
 def test_world_chains_are_tasks_whose_gold_docs_are_indexed_ids(tmp_path: Path) -> None:

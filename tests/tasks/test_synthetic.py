@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from thresher.errors import InputError
-from thresher.eval.tasks import load_qrels, load_tasks, read_tasks
-from thresher.synth.tasks.schema import (
+from thresher.tasks.readers import load_qrels, load_tasks, read_tasks
+from thresher.tasks.synthetic import (
     SCHEMA,
     Evidence,
     SynthTask,

@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 
 from thresher.config import Config
-from thresher.eval.task import Task
 from thresher.index.store import Store
 from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES, Candidate
-from thresher.policies.local.fit import fit_logistic, fit_mlp, prior_model
 from thresher.policies.local.scorer import LocalWeights, Model
 from thresher.policies.local.stop import STOP_FEATURES
+from thresher.tasks.task import Task
+from thresher.train.local.fit import fit_logistic, fit_mlp, prior_model
 
 __all__ = [
     "TrainingData",

@@ -16,7 +16,7 @@ import pytest
 from thresher.corpus.ids import join_sentences, paragraph_doc_id
 from thresher.corpus.loaders import iter_documents
 from thresher.errors import InputError
-from thresher.eval.tasks import (
+from thresher.tasks.readers import (
     Task,
     detect_task_format,
     load_qrels,

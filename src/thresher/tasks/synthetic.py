@@ -22,22 +22,22 @@ One task per JSONL line (documented in ``docs/synth-tasks.md``)::
 
 Converters: :func:`to_query_record` / :func:`from_query_record` (the
 ``{query_id, query, answer, document_ids: [{fact, chunk_ids, is_final_answer}]}``
-form that :func:`thresher.eval.tasks.load_tasks` reads), :func:`to_eval_task`
-(an evaluation :class:`~thresher.eval.task.Task` with hop order), and
+form that :func:`thresher.tasks.readers.load_tasks` reads), :func:`to_eval_task`
+(an evaluation :class:`~thresher.tasks.task.Task` with hop order), and
 :func:`to_qrels` / :func:`write_qrels` (TREC qrels at document or chunk level).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from thresher.corpus.ids import doc_of
 from thresher.errors import InputError
-from thresher.eval.task import Task
+from thresher.tasks.task import Task
 
 __all__ = [
     "SCHEMA",
@@ -52,16 +52,9 @@ __all__ = [
     "eval_task_from_record",
     "to_qrels",
     "write_qrels",
-    "doc_of",
 ]
 
 SCHEMA = "thresher.synth-task/1"
-_CHUNK_SUFFIX = re.compile(r"#\d+$")
-
-
-def doc_of(chunk_id: str) -> str:
-    """The document id of a chunk id (``doc#N`` -> ``doc``)."""
-    return _CHUNK_SUFFIX.sub("", chunk_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,6 +405,6 @@ def write_qrels(
     path: str | Path, tasks: Iterable[SynthTask], level: Literal["doc", "chunk"] = "doc"
 ) -> Path:
     """Write TREC qrels (``qid 0 id grade``) for ``tasks``; returns the path."""
-    from thresher.eval.trec import write_qrels as _write
+    from thresher.tasks.trec import write_qrels as _write
 
     return _write(path, to_qrels(tasks, level))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from thresher.config import Config
 from thresher.errors import InputError
-from thresher.eval.task import Task
+from thresher.tasks.task import Task
 
 __all__ = ["group_tasks", "ensure_index", "index_dir_for"]
 
@@ -24,7 +24,7 @@ def group_tasks(files: Sequence[str | Path]) -> list[Task]:
 
     Raises ``InputError`` when no file of the group holds a question.
     """
-    from thresher.eval.tasks import read_tasks
+    from thresher.tasks.readers import read_tasks
 
     tasks: list[Task] = []
     for f in files:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import dev_file
-from thresher.eval.tasks import read_tasks
+from devdata import dev_file
+from thresher.tasks.readers import read_tasks
 
 loaders = pytest.importorskip("thresher.corpus.loaders")
 

@@ -28,9 +28,9 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.errors import InputError
-from thresher.eval.task import Task
 from thresher.index.store import Store
 from thresher.policies.local.scorer import LocalWeights
+from thresher.tasks.task import Task
 
 __all__ = ["DEFAULT_GRID", "ControlScore", "TuneReport", "grid_points", "select", "tune_controls"]
 

@@ -6,19 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from eval.conftest import write_tiny_hotpot
 from thresher.config import Config
 from thresher.errors import InputError, UnknownIdError
-from thresher.eval.corpus import (
+from thresher.index.open import open_store
+from thresher.tasks.corpus import (
     RestrictedStore,
     corpus_key,
     pooled_index,
     task_corpora,
     task_documents,
 )
-from thresher.eval.tasks import load_tasks, write_tasks
-from thresher.index.open import open_store
-
-from .conftest import write_tiny_hotpot
+from thresher.tasks.readers import load_tasks, write_tasks
 
 
 def test_pooled_corpus_holds_every_question_paragraph_once(tiny_hotpot) -> None:

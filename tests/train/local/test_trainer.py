@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from thresher.errors import InputError
-from thresher.eval.task import Task
-from thresher.policies.local.train import curriculum_tasks
+from thresher.tasks.task import Task
+from thresher.train.local.trainer import curriculum_tasks
 
 
 def make(i: int, hops: int) -> Task:
@@ -35,7 +35,7 @@ def rows(group: str, n: int, positive: int, shift: float = 0.0):
     import numpy as np
 
     from thresher.policies.local.features import BASE_FEATURES
-    from thresher.policies.local.train import FULL_FEATURES, TrainingData
+    from thresher.train.local.trainer import FULL_FEATURES, TrainingData
 
     rng = np.random.default_rng(len(group) + n)
     y = np.zeros(n)
@@ -63,7 +63,7 @@ def test_sample_weights_follow_rows_through_extend_subset_and_weighted():
 
 
 def test_down_weighted_rows_pull_the_fit_less():
-    from thresher.policies.local.train import fit_weights
+    from thresher.train.local.trainer import fit_weights
 
     real = rows("real", 400, 100)
     other = rows("synthetic", 400, 100, shift=3.0)  # a shifted feature distribution

@@ -1,0 +1,16 @@
+"""The OpenAI-compatible chat-completions client, shared by the LLM policy and synthesis.
+
+It sits below the policies so that synthesis (LLM phrasing) and training can
+call a model without importing a policy.
+"""
+
+from __future__ import annotations
+
+from thresher.llm.client import (
+    ChatClient,
+    EndpointRequestError,
+    EndpointSettings,
+    EndpointUnavailableError,
+)
+
+__all__ = ["ChatClient", "EndpointSettings", "EndpointUnavailableError", "EndpointRequestError"]
