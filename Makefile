@@ -30,15 +30,20 @@ browser:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } ; } || \
 	  echo "note: chromium not installed; the HTML report test will be skipped"
 
+# Lint, format check and type check first (fast), then the suite.
 test: setup browser
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
+# Every benchmark at quick sizes (a few minutes); BENCH_ARGS=--full for the real sizes.
 bench: setup
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(DEMO) .pytest_cache

@@ -20,13 +20,13 @@ import re
 import statistics
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from thresher.config import Config
 from thresher.corpus import iter_documents
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.backends import ingest, open_store
 from thresher.index.embedder import MiniLMEmbedder
-from thresher.index.ingest import ingest
 
 DEV = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "dev"
 
@@ -71,7 +71,7 @@ def main() -> None:
         again = ingest(docs, folder, config, embedder=embedder, progress=False)
         print(f"re-ingest   {again.seconds:7.2f} s        (unchanged: {again.documents_unchanged})")
 
-        with EmbeddedStore(folder, config, embedder=embedder) as store:
+        with closing(open_store(folder, config, embedder=embedder)) as store:
             timings: dict[str, list[float]] = {}
 
             def timed(name: str, fn, *a, **kw) -> None:

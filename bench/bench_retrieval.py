@@ -32,6 +32,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -39,7 +40,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -48,11 +51,11 @@ from thresher.corpus import iter_documents
 from thresher.corpus.document import Chunk, Document
 from thresher.eval.metrics import recall_at_k
 from thresher.index import layout
+from thresher.index.backends import ingest, open_store
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
-from thresher.index.embedded import EmbeddedStore
 from thresher.index.embedder import get_embedder
-from thresher.index.ingest import document_hash, ingest
+from thresher.index.ingest_common import document_hash
 from thresher.index.records import chunk_metadata, indexed_text
 from thresher.tasks.readers import load_tasks
 
@@ -252,8 +255,6 @@ def free_port() -> int:
 def server_latency(docs: list[Document], questions: list[str], config: Config, emb) -> None:
     import httpx
 
-    from thresher.index.server import ServerStore
-
     chroma = Path(sys.executable).with_name("chroma")
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
@@ -272,12 +273,14 @@ def server_latency(docs: list[Document], questions: list[str], config: Config, e
             row("server ingest (vectors reused)", f"{report.chunks_added / report.seconds:.1f} chunks/s",
                 f"{report.chunks_added} chunks over HTTP")  # fmt: skip
             opened = time.perf_counter()
-            store = ServerStore(f"{url}/chunks", config=config, embedder=emb.inner,
-                                cache_dir=Path(folder) / "bm25-cache")  # fmt: skip
-            row("server open (BM25 side index built)", f"{time.perf_counter() - opened:.2f} s",
-                f"fusion: {store.fusion}")  # fmt: skip
-            latency(store, questions, f"server {len(docs) / 1000:.1f}k")
-            store.close()
+            # the BM25 side index is cached under $XDG_CACHE_HOME: keep it in the temp folder
+            with mock.patch.dict(os.environ, {"XDG_CACHE_HOME": folder}):
+                store = open_store(f"{url}/chunks", config, embedder=emb.inner)
+            with closing(store):
+                row("server open (BM25 side index built)",
+                    f"{time.perf_counter() - opened:.2f} s",
+                    store.stats().extra["fusion_reason"])  # fmt: skip
+                latency(store, questions, f"server {len(docs) / 1000:.1f}k")
         finally:
             proc.terminate()
             try:
@@ -336,7 +339,7 @@ def main() -> None:
     if report.chunks_added:
         row(f"{args.mid // 1000}k index built", f"{report.seconds:.0f} s",
             f"{reuse.embedded} chunks embedded, the rest reused")  # fmt: skip
-    with EmbeddedStore(cache / f"real{args.mid}", config, embedder=minilm) as store:
+    with closing(open_store(cache / f"real{args.mid}", config, embedder=minilm)) as store:
         latency(store, questions, f"{store.stats().chunks / 1000:.1f}k")
 
     started = time.perf_counter()
@@ -344,12 +347,12 @@ def main() -> None:
     build_synthetic(big_dir, unique, args.big, reuse.known, minilm.dimension)
     row(f"{args.big // 1000}k index ready", f"{time.perf_counter() - started:.0f} s",
         "real texts repeated, noisy real vectors")  # fmt: skip
-    with EmbeddedStore(big_dir, config, embedder=minilm) as store:
+    with closing(open_store(big_dir, config, embedder=minilm)) as store:
         latency(store, questions, f"{args.big // 1000}k")
 
-    with EmbeddedStore(hotpot_dir, config, embedder=minilm) as store:
+    with closing(open_store(hotpot_dir, config, embedder=minilm)) as store:
         recall(store, hotpot_tasks, "HotpotQA pooled")
-    with EmbeddedStore(musique_dir, config, embedder=minilm) as store:
+    with closing(open_store(musique_dir, config, embedder=minilm)) as store:
         recall(store, musique_tasks, "MuSiQue pooled")
 
     if not args.no_server:

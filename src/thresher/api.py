@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Any
 from thresher.config import Config
 
 if TYPE_CHECKING:
+    from thresher.harness.policy import Policy, SearchReranker
     from thresher.harness.result import Result
-    from thresher.harness.tools import Reranker
     from thresher.harness.trace import TraceEvent
     from thresher.index.store import Store
-    from thresher.policies.base import Policy
 
 __all__ = ["search", "resolve_config"]
 
@@ -40,7 +39,7 @@ def search(
     *,
     policy_options: Mapping[str, Any] | None = None,
     trace: str | Path | None = None,
-    reranker: Reranker | None = None,
+    reranker: SearchReranker | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
 ) -> Result:
     """Run one search episode and return its ranked documents.
@@ -48,11 +47,13 @@ def search(
     Args:
         question: the question (empty: a Result with exit reason ``invalid_input``).
         index: an index folder, a Chroma server URL, or an open Store (left open).
-        policy: a Policy object, or a registered name (``thresher.policies.policy_names()``).
+        policy: a Policy object, a registered name (``thresher.policies.policy_names()``),
+            or ``package.module:Factory``.
         config: a Config, a config file path, ``{"budget.total": 16384, ...}``, or None.
         policy_options: keyword arguments for a policy built by name.
         trace: write the episode's trace to this JSONL file.
-        reranker: reorders search candidates (``(query, hits) -> hits``).
+        reranker: reorders search candidates (a :class:`SearchReranker`; default: the
+            policy itself when it declares one).
         on_event: called with each trace event as it happens (live views).
 
     Returns:
@@ -61,25 +62,22 @@ def search(
     Raises:
         IndexNotFoundError: no index at ``index``.
         ConfigError: a bad config value or an unknown policy name.
+
+    The episode is exactly :func:`~thresher.harness.episode.run_episode`'s: what a
+    policy declares (its retrieval mode, its reranker) is applied there, so the CLI,
+    the evaluation protocol and training run the same episode for the same policy.
     """
     from thresher.harness.episode import run_episode
     from thresher.harness.trace import write_jsonl
-    from thresher.policies import get_policy
+    from thresher.index.backends import open_store
+    from thresher.index.store import Store
+    from thresher.policies import build_policy
 
     cfg = resolve_config(config)
-    chosen = (
-        get_policy(policy, **_policy_options(policy, cfg, policy_options))
-        if isinstance(policy, str)
-        else policy
-    )
-    mode = getattr(chosen, "retrieval_mode", None)  # a single-retriever baseline
-    if isinstance(mode, str) and mode != cfg.retrieval.mode:
-        cfg = cfg.override({"retrieval.mode": mode})
-    if hasattr(index, "hybrid_search"):
+    chosen = build_policy(policy, cfg, policy_options) if isinstance(policy, str) else policy
+    if isinstance(index, Store):
         store, owned = index, False
     else:
-        from thresher.index.open import open_store
-
         store, owned = open_store(str(index), cfg), True
     try:
         result = run_episode(question, store, chosen, cfg, reranker=reranker, on_event=on_event)
@@ -89,25 +87,3 @@ def search(
     if trace is not None:
         write_jsonl(result.trace, trace)
     return result
-
-
-def _policy_options(name: str, config: Config, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``options``, plus ``config=config`` when the named policy's factory takes a ``config``."""
-    import importlib
-    import inspect
-
-    from thresher.policies import POLICIES
-
-    out = dict(options or {})
-    target = POLICIES.get(name)
-    if target is None or "config" in out:
-        return out
-    module, _, attr = target.partition(":")
-    factory = getattr(importlib.import_module(module), attr)
-    try:
-        takes_config = "config" in inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # a builtin or C factory without a signature
-        takes_config = False
-    if takes_config:
-        out["config"] = config
-    return out

@@ -11,11 +11,14 @@ import json
 import tomllib
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from thresher.errors import ConfigError
 
 __all__ = [
+    "RetrievalMode",
+    "Tokenizer",
+    "ReasoningEffort",
     "ChunkingConfig",
     "RetrievalConfig",
     "GrepConfig",
@@ -24,6 +27,27 @@ __all__ = [
     "LLMConfig",
     "Config",
 ]
+
+
+#: what ``search_corpus`` runs
+RetrievalMode = Literal["hybrid", "bm25", "dense"]
+#: token vocabularies counted offline (bpe-openai)
+Tokenizer = Literal["o200k_base", "cl100k_base"]
+#: gpt-oss reasoning effort; "" sends none
+ReasoningEffort = Literal["", "low", "medium", "high"]
+
+
+def _check_choices(section: object) -> None:
+    """Raise ``ConfigError`` when a ``Literal``-typed field holds a value outside its choices."""
+    for name, hint in get_type_hints(type(section)).items():
+        if get_origin(hint) is Literal:
+            value = getattr(section, name)
+            choices = get_args(hint)
+            if value not in choices:
+                label = f"{type(section).__name__.removesuffix('Config').lower()}.{name}"
+                raise ConfigError(
+                    f"setting {label} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+                )
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +59,10 @@ class ChunkingConfig:
     """
 
     max_tokens: int = 512
-    tokenizer: str = "o200k_base"
+    tokenizer: Tokenizer = "o200k_base"
+
+    def __post_init__(self) -> None:
+        _check_choices(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +81,10 @@ class RetrievalConfig:
     candidates: int = 50
     per_retriever: int = 100
     embedder: str = "minilm-int8"
-    mode: str = "hybrid"
+    mode: RetrievalMode = "hybrid"
+
+    def __post_init__(self) -> None:
+        _check_choices(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +162,10 @@ class LLMConfig:
     max_retries: int = 4
     backoff_s: float = 1.0
     max_malformed: int = 6
-    reasoning_effort: str = ""
+    reasoning_effort: ReasoningEffort = ""
+
+    def __post_init__(self) -> None:
+        _check_choices(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +223,8 @@ class Config:
                 )
             current = getattr(section, key)
             value = _coerce(dotted, value, type(current))
-            config = replace(config, **{section_name: replace(section, **{key: value})})
+            updated: Any = replace(section, **{key: value})  # type: ignore[type-var]
+            config = replace(config, **{section_name: updated})
         return config
 
     def to_dict(self) -> dict[str, dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,12 +47,27 @@ def test_eval_command_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFi
             "--cache-dir", str(tmp_path / "cache"), "--corpus", "question", "--limit", "1",
             "--resamples", "500"]  # fmt: skip
     assert main(argv) == 0
-    text = capsys.readouterr().out
+    text, err = capsys.readouterr()
     assert "1 tasks; rollouts 1; corpus question" in text and "report:" in text
+    assert "\r" not in err  # stderr is no terminal here: no progress bar
     row = json.loads((out / "tasks.jsonl").read_text().splitlines()[0])
     from thresher.tasks.corpus import task_corpora
 
     assert set(row["a"]["retrieved_docids"]) == task_corpora(tasks)["h1"]  # h1's own only
+
+
+def test_eval_json_draws_no_progress_bar_on_a_terminal(
+    tmp_path: Path, as_terminal: Callable[[], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    as_terminal()
+    tasks = tmp_path / "tiny.json"
+    tasks.write_text(json.dumps(_RECORDS), encoding="utf-8")
+    argv = ["eval", "--a", "single-shot", "--b", "single-shot", str(tasks), "--out",
+            str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--resamples", "200",
+            "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["summary"]["n_tasks"] == 2
 
 
 def test_eval_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

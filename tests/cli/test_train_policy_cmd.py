@@ -40,7 +40,9 @@ def test_train_policy_writes_loadable_weights(tmp_path, capsys):
     out = tmp_path / "out"
     code = main(["train-policy", "--data", str(data), "--out", str(out), "--json"])
     assert code == 0
-    report = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert captured.err == ""  # --json: no running commentary on stderr
+    report = json.loads(captured.out)
     weights = load_weights(report["weights"])
     assert weights.meta["questions"] == 6 and weights.meta["rows"] > 0
     assert (out / "indexes").is_dir()
@@ -83,10 +85,11 @@ def test_train_policy_tunes_controls_by_reward(tmp_path, capsys):
     index = ensure_index([data], tmp_path / "idx")
     out = tmp_path / "out"
     argv = ["train-policy", "--tasks-index", f"{data}:{index}", "--tune", f"{data}:{index}"]
-    assert main([*argv, "--tune-limit", "3", "--out", str(out), "--json"]) == 0
+    assert main([*argv, "--tune-limit", "3", "--out", str(out)]) == 0
     captured = capsys.readouterr()
-    weights = load_weights(json.loads(captured.out)["weights"])
+    assert f"wrote {out / 'local_policy.json'}" in captured.out
+    weights = load_weights(out / "local_policy.json")
     tuned = weights.meta["tuned"]
     assert tuned["tasks"] == 3 and len(tuned["grid"]) == 6
     assert weights.controls == tuned["chosen"]["controls"]
-    assert "reward" in captured.err
+    assert "reward" in captured.err  # the tuning grid, for a person (not with --json)

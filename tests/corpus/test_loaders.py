@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from thresher.corpus.ids import join_sentences, paragraph_doc_id
-from thresher.corpus.loaders import LoadStats, iter_documents, markdown_title
+from thresher.corpus.loaders import LoadStats, iter_documents
+from thresher.corpus.titles import markdown_title
 from thresher.errors import InputError
 
 
@@ -45,10 +46,10 @@ def test_folder_walk_is_sorted_recursive_and_skips_hidden_and_unsupported(tmp_pa
     assert (stats.files, stats.documents) == (3, 3)
 
 
-def test_named_file_uses_its_name_and_stem_title(tmp_path: Path) -> None:
+def test_named_file_uses_its_name_and_first_line_title(tmp_path: Path) -> None:
     f = write(tmp_path / "deep" / "notes.txt", "hello\r\nworld\u200b")
     (doc,) = iter_documents([str(f)])
-    assert (doc.doc_id, doc.title, doc.text) == ("notes.txt", "notes", "hello\nworld")
+    assert (doc.doc_id, doc.title, doc.text) == ("notes.txt", "hello", "hello\nworld")
     assert doc.sanitized == {"zero_width": 1}
 
 
@@ -111,6 +112,73 @@ def test_json_array_of_records(tmp_path: Path) -> None:
     f = write(tmp_path / "recs.json", json.dumps([{"id": "x", "text": "one"}]))
     (doc,) = iter_documents([f])
     assert (doc.doc_id, doc.source) == ("x", "recs.json[0]")
+
+
+def test_beir_corpus_lines_keep_their_own_id(tmp_path: Path) -> None:
+    f = jsonl(
+        tmp_path / "corpus.jsonl",
+        [
+            {"_id": "doc1", "title": "Kelp", "text": "Kelp grows fast.", "metadata": {"y": 1}},
+            {"_id": "doc2", "title": "", "text": "Untitled.", "metadata": None},
+        ],
+    )
+    a, b = iter_documents([f])
+    assert (a.doc_id, a.title, a.source, a.metadata) == ("doc1", "Kelp", "corpus.jsonl:1", {"y": 1})
+    assert (b.doc_id, b.title) == ("doc2", "doc2")
+
+
+def test_record_id_keys_in_order_and_content_ids_only_without_one(tmp_path: Path) -> None:
+    f = jsonl(
+        tmp_path / "mixed.jsonl",
+        [
+            {"id": "a", "_id": "ignored", "text": "one"},
+            {"doc_id": "b", "title": "B", "text": "two"},
+            {"docid": 3, "text": "three"},
+            {"title": "Passage", "text": "four"},
+            {"text": "five"},
+            {"title": "Passage", "text": "four"},  # same content: one document
+        ],
+    )
+    stats = LoadStats()
+    docs = list(iter_documents([f], stats))
+    assert [d.doc_id for d in docs] == [
+        "a",
+        "b",
+        "3",
+        paragraph_doc_id("Passage", "four"),
+        paragraph_doc_id("", "five"),
+    ]
+    assert docs[3].metadata == {"dataset": "paragraph_corpus"} and docs[3].source == "mixed.jsonl"
+    assert stats.skipped == {"duplicate": 1}
+
+
+def test_duplicate_own_ids_name_both_lines(tmp_path: Path) -> None:
+    f = jsonl(
+        tmp_path / "corpus.jsonl",
+        [{"_id": "d1", "text": "x"}, {"_id": "d2", "text": "y"}, {"_id": "d1", "text": "z"}],
+    )
+    with pytest.raises(InputError, match=r"'d1' in .*corpus\.jsonl:3 \(first seen in .*jsonl:1\)"):
+        list(iter_documents([f]))
+    other = jsonl(tmp_path / "more.jsonl", [{"id": "d2", "text": "again"}])
+    with pytest.raises(InputError, match=r"'d2' in .*more\.jsonl:1 \(first seen in .*corpus"):
+        list(
+            iter_documents([jsonl(tmp_path / "corpus.jsonl", [{"_id": "d2", "text": "y"}]), other])
+        )
+
+
+def test_beir_folder_contributes_its_corpus_only(tmp_path: Path) -> None:
+    root = tmp_path / "beir" / "tinyset"
+    jsonl(root / "corpus.jsonl", [{"_id": "1", "title": "T", "text": "doc one"}])
+    jsonl(root / "queries.jsonl", [{"_id": "1", "text": "a query, not a document"}])
+    write(root / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\t1\t1\n")
+    stats = LoadStats()
+    docs = list(iter_documents([tmp_path / "beir"], stats))
+    assert [(d.doc_id, d.source) for d in docs] == [("1", "tinyset/corpus.jsonl:1")]
+    assert stats.skipped == {"beir_queries": 1, "unsupported": 1}
+    (root / "qrels" / "test.tsv").unlink()
+    (root / "qrels").rmdir()  # without qrels/ it is no BEIR folder: queries.jsonl is a file
+    with pytest.raises(InputError, match="duplicate document id '1'"):
+        list(iter_documents([root]))
 
 
 # -- datasets ---------------------------------------------------------------------
@@ -269,12 +337,16 @@ def test_no_paths() -> None:
     [
         ("{not json", r"r\.jsonl:2: not valid JSON"),
         ('{"id": "b"}', r"r\.jsonl:2: record has no 'text' field"),
-        ('{"text": "b"}', r"r\.jsonl:2: record has no 'id' field"),
+        ('{"title": "b"}', r"r\.jsonl:2: record has no 'text' field"),
+        ('{"id": "b", "title": 3, "text": "t"}', r"r\.jsonl:2: 'title' must be a string"),
         ('{"id": true, "text": "b"}', r"r\.jsonl:2: 'id' must be"),
         ('{"id": "b", "text": 3}', r"r\.jsonl:2: 'text' must be a string"),
         ('{"id": "b", "text": "t", "metadata": [1]}', r"r\.jsonl:2: 'metadata' must be"),
         ('["a list"]', r"r\.jsonl:2: expected a JSON object"),
-        ('{"id": "a", "text": "again"}', r"duplicate document id 'a' in r\.jsonl:2"),
+        (
+            '{"id": "a", "text": "again"}',
+            r"duplicate document id 'a' in .*r\.jsonl:2 \(first .*r\.jsonl:1\)",
+        ),
     ],
 )
 def test_bad_jsonl_lines(tmp_path: Path, line: str, message: str) -> None:

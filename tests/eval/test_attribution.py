@@ -1,4 +1,4 @@
-"""Attribution from crafted traces: one test per row of the DESIGN §5 table."""
+"""Attribution from crafted traces: one test per row of the table in docs/eval.md."""
 
 from __future__ import annotations
 

@@ -116,12 +116,17 @@ GREP_PATTERNS = [
 def test_grep_returns_what_python_re_finds(store, documents, pattern) -> None:
     chunks = corpus_chunks(store, documents)
     expected = [c.chunk_id for c in chunks if re.search(pattern, c.text)]
-    assert [h.chunk.chunk_id for h in store.grep(pattern, limit=len(chunks))] == expected
-    assert [h.chunk.chunk_id for h in store.grep(pattern)] == expected[:5]  # default limit 5
+    everything = store.grep(pattern, limit=len(chunks))
+    assert [h.chunk.chunk_id for h in everything.hits] == expected
+    assert everything.total == len(expected) and not everything.cut
+    first = store.grep(pattern)  # default limit 5
+    assert [h.chunk.chunk_id for h in first.hits] == expected[:5]
+    assert first.total == len(expected) and first.cut == (len(expected) > 5)
     skip = set(expected[:3])
-    got = [h.chunk.chunk_id for h in store.grep(pattern, limit=2, exclude=skip)]
-    assert got == expected[3:5]
-    assert all(h.method == "grep" for h in store.grep(pattern, limit=2))
+    after = store.grep(pattern, limit=2, exclude=skip)
+    assert [h.chunk.chunk_id for h in after.hits] == expected[3:5]
+    assert after.total == len(expected) - len(skip)  # counted after exclusion
+    assert all(h.method == "grep" for h in store.grep(pattern, limit=2).hits)
 
 
 def test_grep_refuses_hostile_patterns(store) -> None:

@@ -131,12 +131,17 @@ def test_grep_matches_python_re_exactly(collection, pattern: str) -> None:
     order = {cid: i for i, cid in enumerate(texts)}
     expected = [cid for cid, text in texts.items() if re.search(pattern, text)]
     got = grep_ids(_chroma_matcher(col), pattern, CONFIG, order, limit=len(texts))
-    assert got == expected
-    # limit cuts in corpus order; exclusion applies before the cut
-    assert grep_ids(_chroma_matcher(col), pattern, CONFIG, order, limit=2) == expected[:2]
+    assert got == (expected, len(expected))
+    # limit cuts in corpus order, the total counts every match; exclusion applies first
+    assert grep_ids(_chroma_matcher(col), pattern, CONFIG, order, limit=2) == (
+        expected[:2],
+        len(expected),
+    )
     skip = set(expected[:2])
     got = grep_ids(_chroma_matcher(col), pattern, CONFIG, order, limit=2, exclude=skip)
-    assert got == expected[2:4]
+    assert got == (expected[2:4], len(expected) - len(skip))
+    # limit 0 returns nothing but still counts
+    assert grep_ids(_chroma_matcher(col), pattern, CONFIG, order, limit=0) == ([], len(expected))
 
 
 def test_catastrophic_pattern_runs_in_linear_time(collection) -> None:
@@ -151,7 +156,7 @@ def test_catastrophic_pattern_runs_in_linear_time(collection) -> None:
     try:
         for pattern in (r"(a+)+$", r"(a|aa)+$", r"(a+a+)+$"):
             got = grep_ids(_chroma_matcher(col), pattern, CONFIG, order, limit=10)
-            assert got == ["multi-2", "hostile-yes"]
+            assert got == (["multi-2", "hostile-yes"], 2)
     finally:
         col.delete(ids=["hostile-no", "hostile-yes"])
 

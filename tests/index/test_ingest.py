@@ -49,7 +49,7 @@ def snapshot(index_dir, config, embedder, doc_ids) -> dict:
             "generation": stats.extra["generation"],
             "read": chunks,
             "hybrid": [h.to_dict() for h in store.hybrid_search("river town harbour", k=8)],
-            "grep": [h.chunk.chunk_id for h in store.grep(r"\d{4}", limit=50)],
+            "grep": [h.chunk.chunk_id for h in store.grep(r"\d{4}", limit=50).hits],
         }
 
 
@@ -90,7 +90,7 @@ def test_only_what_changed_is_added_replaced_or_deleted(tmp_path, docs, counting
         with pytest.raises(Exception, match=docs[2].doc_id):
             store.read_document(docs[2].doc_id)
         assert store.bm25_search("translucent", k=1)[0].chunk.doc_id == "new-1"
-        assert store.grep("Mars")[0].chunk.doc_id == edited.doc_id
+        assert store.grep("Mars").hits[0].chunk.doc_id == edited.doc_id
         unchanged = [c.to_dict() for c in store.read_document(docs[0].doc_id)]
         assert unchanged == old["read"][docs[0].doc_id]  # same ingested_at: untouched
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("gen-")] == ["gen-000002"]

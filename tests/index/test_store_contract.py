@@ -11,71 +11,34 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from thresher.errors import BackendUnavailableError, IndexNotFoundError, UnknownIdError
-from thresher.index.open import open_store
-from thresher.index.store import Store
+from thresher.index.backends import open_store
+from thresher.index.fusion import rrf_score
+from thresher.index.store import GrepResult, Hit, Store
 
+from .chroma_server import free_port, running_chroma
 from .conftest import make_documents
 from .helpers import CountingEmbedder
 
 BACKENDS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _heartbeat(port: int) -> bool:
-    import httpx
-
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).is_success
-    except httpx.HTTPError:
-        return False
+NO_SERVER_SEARCH = "server-side hybrid not available, fused client-side"
 
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory):
     """A real ``chroma run`` on a free loopback port; yields its base URL."""
-    chroma = Path(sys.executable).with_name("chroma")
-    if not chroma.exists():
-        pytest.skip(f"no chroma executable next to {sys.executable}")
-    port = _free_port()
-    folder = tmp_path_factory.mktemp("chroma-server")
-    log = (folder / "server.log").open("wb")
-    cmd = [str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(folder)]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while not _heartbeat(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"chroma run did not start: {(folder / 'server.log').read_text()}")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
+    with running_chroma(tmp_path_factory.mktemp("chroma-server")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def server_store(chroma_server, documents, minilm, small_config, tmp_path_factory):
     """The shared corpus ingested into the server (collection ``contract``), opened."""
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.index.server import ServerStore
 
     url = f"{chroma_server}/contract"
@@ -118,8 +81,10 @@ def test_it_is_a_store_holding_the_corpus(any_store, documents) -> None:
     assert stats.extra["chunking"] == {"max_tokens": 24, "tokenizer": "o200k_base"}
     if stats.backend == "server":
         assert stats.extra["fusion"] == "client"  # chroma run has no server-side search
-        assert "not implemented" in stats.extra["fusion_reason"]
+        assert stats.extra["fusion_reason"] == NO_SERVER_SEARCH  # not Chroma's raw error text
         assert stats.location.endswith("/contract")
+        cache = Path(stats.extra["bm25_cache"])  # the folder of this state's BM25 side index
+        assert cache.parent == any_store.cache_dir and (cache / "fingerprint.json").is_file()
 
 
 @pytest.mark.parametrize(
@@ -139,7 +104,84 @@ def test_searches_find_the_expected_document(any_store, method, query, doc) -> N
     if method == "hybrid_search":
         for h in hits:
             expected = sum(1 / (60 + r) for r in (h.bm25_rank, h.dense_rank) if r is not None)
-            assert h.score == pytest.approx(expected)
+            assert h.score == pytest.approx(expected)  # rrf_k = 60 by default
+
+
+HIT_QUERIES = [
+    "Port Amsel lighthouse on the River Vell",
+    "error code for a missing configuration file",
+    "who studies volcanic plumes on Io",
+]
+
+
+def check_single(hits: list[Hit], method: str) -> None:
+    """A single retriever's list: its own rank (1-based, = position) and score, nothing else."""
+    own = "bm25" if method == "bm25" else "dense"
+    other = "dense" if own == "bm25" else "bm25"
+    for position, h in enumerate(hits, start=1):
+        assert h.method == method and type(h.score) is float
+        assert getattr(h, f"{own}_rank") == position and type(getattr(h, f"{own}_rank")) is int
+        assert getattr(h, f"{own}_score") == h.score
+        assert getattr(h, f"{other}_rank") is None and getattr(h, f"{other}_score") is None
+
+
+@pytest.mark.parametrize("query", HIT_QUERIES)
+def test_every_hit_field_follows_the_contract(any_store, query) -> None:
+    retrieval = any_store.config.retrieval
+    bm25 = any_store.bm25_search(query, k=retrieval.per_retriever)
+    dense = any_store.dense_search(query, k=retrieval.per_retriever)
+    check_single(bm25, "bm25")
+    check_single(dense, "dense")
+    assert bm25 and dense
+
+    hybrid = any_store.hybrid_search(query, k=20)
+    assert len(hybrid) == 20
+    for h in hybrid:
+        assert h.method == "hybrid" and type(h.score) is float
+        assert h.bm25_rank is not None or h.dense_rank is not None
+        for rank, score, single in [
+            (h.bm25_rank, h.bm25_score, bm25),
+            (h.dense_rank, h.dense_score, dense),
+        ]:
+            assert (rank is None) == (score is None)
+            if rank is None:  # absent from that retriever's own list
+                assert h.chunk.chunk_id not in {x.chunk.chunk_id for x in single}
+                continue
+            assert type(rank) is int and type(score) is float and rank >= 1
+            assert single[rank - 1].chunk.chunk_id == h.chunk.chunk_id  # that list's rank
+            assert single[rank - 1].score == score
+        assert h.score == pytest.approx(rrf_score([h.bm25_rank, h.dense_rank], retrieval.rrf_k))
+
+    found = any_store.grep(r"\w+ \d{4}", 50)
+    assert isinstance(found, GrepResult) and found.hits
+    for h in found.hits:
+        assert (h.method, h.score) == ("grep", 1.0) and type(h.score) is float
+        assert (h.bm25_rank, h.dense_rank, h.bm25_score, h.dense_score) == (None,) * 4
+
+    ids = [h.chunk.chunk_id for h in hybrid[:5]]
+    for cid, (b, d) in zip(ids, any_store.similarity(query, ids), strict=True):
+        assert type(b) is float and type(d) is float
+        by_bm25 = {x.chunk.chunk_id: x.score for x in bm25}
+        assert b == pytest.approx(by_bm25.get(cid, 0.0), rel=1e-5)
+        assert d == pytest.approx({x.chunk.chunk_id: x.score for x in dense}[cid], abs=1e-4)
+
+
+def reopen(s, config, monkeypatch, tmp_path):
+    """The same index opened again through the registry with ``config``."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # a server's BM25 cache goes there
+    return open_store(s.stats().location, config, embedder=s.embedder)
+
+
+def test_hybrid_fuses_with_the_configured_rrf_k(any_store, monkeypatch, tmp_path) -> None:
+    config = any_store.config.override({"retrieval.rrf_k": 7})
+    with contextlib.closing(reopen(any_store, config, monkeypatch, tmp_path)) as other:
+        assert other.stats().backend == any_store.stats().backend
+        hits = other.hybrid_search("Port Amsel lighthouse keepers", k=10)
+        for h in hits:
+            assert h.score == pytest.approx(rrf_score([h.bm25_rank, h.dense_rank], 7))
+        assert any(
+            h.score != pytest.approx(rrf_score([h.bm25_rank, h.dense_rank], 60)) for h in hits
+        )
 
 
 @pytest.mark.parametrize("method", ["bm25_search", "dense_search", "hybrid_search"])
@@ -172,9 +214,14 @@ GREP_PATTERNS = [
 def test_grep_returns_what_python_re_finds(any_store, documents, pattern) -> None:
     chunks = corpus_chunks(any_store, documents)
     expected = [c.chunk_id for c in chunks if re.search(pattern, c.text)]
-    assert [h.chunk.chunk_id for h in any_store.grep(pattern, limit=len(chunks))] == expected
+    everything = any_store.grep(pattern, limit=len(chunks))
+    assert [h.chunk.chunk_id for h in everything.hits] == expected
+    assert everything.total == len(expected) and not everything.cut
     skip = set(expected[:1])
-    assert [h.chunk.chunk_id for h in any_store.grep(pattern, 2, skip)] == expected[1:3]
+    cut = any_store.grep(pattern, 2, skip)
+    assert [h.chunk.chunk_id for h in cut.hits] == expected[1:3]
+    assert cut.total == len(expected) - len(skip)  # every match after exclusion
+    assert cut.cut == (cut.total > 2)
 
 
 def test_hostile_grep_patterns_are_refused(any_store) -> None:
@@ -212,21 +259,33 @@ QUERIES = [
 ]
 
 
+def fields(hits):
+    """The exact Hit fields: chunk id, method and the two ranks."""
+    return [(h.chunk.chunk_id, h.method, h.bm25_rank, h.dense_rank) for h in hits]
+
+
+def scores(hits):
+    """The Hit scores, flat (None kept): equal to 1e-4 (the server sends float32 distances)."""
+    return [x for h in hits for x in (h.score, h.bm25_score, h.dense_score)]
+
+
+def same(chunk):
+    """The chunk without its ingest time (the two backends' ingests ran at other times)."""
+    return dataclasses.replace(chunk, ingested_at="")
+
+
 @pytest.mark.server
 @pytest.mark.parametrize("query", QUERIES)
 def test_both_backends_give_the_same_results(store, server_store, query) -> None:
-    def ids(hits):
-        return [h.chunk.chunk_id for h in hits]
-
-    local, remote = store.bm25_search(query, k=20), server_store.bm25_search(query, k=20)
-    assert ids(local) == ids(remote)
-    assert [h.score for h in local] == pytest.approx([h.score for h in remote], rel=1e-6)
-    local, remote = store.dense_search(query, k=10), server_store.dense_search(query, k=10)
-    assert [h.score for h in local] == pytest.approx([h.score for h in remote], abs=1e-4)
-    assert set(ids(local)[:5]) == set(ids(remote)[:5])
-    local, remote = store.hybrid_search(query, k=10), server_store.hybrid_search(query, k=10)
-    assert ids(local)[:3] == ids(remote)[:3]
-    assert ids(store.grep(r"\w+ \d{4}", 50)) == ids(server_store.grep(r"\w+ \d{4}", 50))
+    for method, k in [("bm25_search", 20), ("dense_search", 10), ("hybrid_search", 10)]:
+        local = getattr(store, method)(query, k=k)
+        remote = getattr(server_store, method)(query, k=k)
+        assert fields(local) == fields(remote), method
+        assert scores(local) == pytest.approx(scores(remote), abs=1e-4), method
+        assert [same(h.chunk) for h in local] == [same(h.chunk) for h in remote]
+    local, remote = store.grep(r"\w+ \d{4}", 5), server_store.grep(r"\w+ \d{4}", 5)
+    assert fields(local.hits) == fields(remote.hits) and local.total == remote.total > 5
+    assert scores(local.hits) == scores(remote.hits)
 
 
 # -- server only ------------------------------------------------------------------------------
@@ -267,7 +326,7 @@ def test_ingest_into_a_server_is_incremental(chroma_server, minilm, small_config
             s.read_document(docs[2].doc_id)
         assert top_docs(s.bm25_search("new habitat ships")) == [docs[1].doc_id]
         assert top_docs(s.bm25_search("dry-run flag")) == [new[0].doc_id]
-        order = [h.chunk.doc_id for h in s.grep(r"\w", limit=100)]
+        order = [h.chunk.doc_id for h in s.grep(r"\w", limit=100).hits]
         expected = [d.doc_id for d in [docs[0], changed, *docs[3:], *new]]
         assert list(dict.fromkeys(order)) == expected  # corpus order is the input order
 
@@ -340,38 +399,48 @@ def test_bm25_side_index_is_cached_and_rebuilt_when_stale(server_store, monkeypa
 
 
 @pytest.mark.server
-def test_server_side_fusion_keeps_the_rrf_contract(server_store) -> None:
-    """The server path (distributed Chroma) with the collection's ``search`` stubbed:
-    ``chroma run`` cannot run it, so only the request and the handling of the
-    answer are checked here."""
-    view = server_store._view()
-    calls = []
+def test_hybrid_is_fused_here_even_when_the_server_could_fuse(
+    chroma_server, minilm, small_config, tmp_path, monkeypatch
+) -> None:
+    """A server that runs ``search`` and a collection with a sparse index (Chroma's
+    distributed deployment; ``chroma run`` has neither, so both are faked here):
+    hybrid search still fuses here, so its hits keep both retrievers' evidence."""
+    import chromadb
+    from chromadb.config import Settings
 
-    class Searching:
-        def __init__(self, inner):
-            self.inner = inner
+    from thresher.index import server_layout as sl
+    from thresher.index.backends import ingest
+    from thresher.index.server import ServerStore
 
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
+    name = "searchable"
+    url = f"{chroma_server}/{name}"
+    ingest(make_documents()[:9], url, small_config, embedder=minilm, progress=False)
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    client = chromadb.HttpClient(
+        host=host, port=int(port), settings=Settings(anonymized_telemetry=False)
+    )
+    collection = client.get_collection(name, embedding_function=None)
+    collection.modify(metadata={**collection.metadata, "thresher:sparse_key": "bm25_sparse"})
+    client.close()
+    searched = []
 
-        def search(self, plan):
-            calls.append(plan)
-            ids = ["zoo-2#0", "bake-1#0", "astro-1#0", "zoo-1#0"]
-            return {"ids": [ids], "scores": [[-0.03, -0.02, -0.03, -0.01]]}
+    def search(self, plan):
+        searched.append(plan)
+        return {"ids": [["astro-1#0"]], "scores": [[-0.5]]}
 
-    state = server_store._state
-    fake = dataclasses.replace(view, collection=Searching(view.collection))
-    server_store._state = dataclasses.replace(state, view=fake)
-    server_store.fusion = "server"
-    try:
-        hits = server_store.hybrid_search("anything", k=3, exclude={"geo-1#0"})
-    finally:
-        server_store._state, server_store.fusion = state, "client"
-    assert [h.chunk.chunk_id for h in hits] == ["astro-1#0", "zoo-2#0", "bake-1#0"]
-    assert [h.score for h in hits] == [0.03, 0.03, 0.02]
-    plan = calls[0].to_dict()
-    assert "geo-1#0" in str(plan["filter"]) and plan["limit"]["limit"] >= 3
-    assert "61" in str(plan["rank"])  # 0-based ranks: 1/(61 + r0) == 1/(60 + r1)
+    monkeypatch.setattr(sl.Guarded, "search", search)
+    with ServerStore(
+        url, config=small_config, embedder=minilm, cache_dir=tmp_path, refresh_s=0
+    ) as s:
+        hits = s.hybrid_search("Kepler Station crew on Io", k=5)
+        assert len(hits) == 5 and hits[0].chunk.doc_id == "astro-1"
+        for h in hits:
+            assert h.bm25_rank is not None or h.dense_rank is not None
+            assert h.score == pytest.approx(rrf_score([h.bm25_rank, h.dense_rank], 60))
+        stats = s.stats()
+    assert stats.extra["fusion"] == "client"
+    assert stats.extra["fusion_reason"].startswith("server-side hybrid available but not used")
+    assert len(searched) == 1  # the capability probe, not a search
 
 
 @pytest.mark.server
@@ -379,7 +448,7 @@ def test_a_server_that_is_down_is_named_with_how_to_start_one(minilm) -> None:
     from thresher.index.ingest import ingest
     from thresher.index.server import ServerStore
 
-    url = f"http://127.0.0.1:{_free_port()}/chunks"
+    url = f"http://127.0.0.1:{free_port()}/chunks"
     for attempt in (
         lambda: ServerStore(url, embedder=minilm),
         lambda: open_store(url),

@@ -1,7 +1,13 @@
-"""The endpoint client: settings resolution, backoff arithmetic, and retries over real HTTP."""
+"""The endpoint client: settings resolution, backoff arithmetic, and retries over real HTTP.
+
+What is retried (429/5xx, timeouts, dropped connections) and what fails at
+once (refused connections, bodies that are not a chat completion, other 4xx)
+is checked against a real server process, or a port nobody listens on.
+"""
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 from email.utils import formatdate
@@ -17,12 +23,22 @@ from thresher.llm.client import (
     MAX_WAIT_S,
     ChatClient,
     EndpointRequestError,
+    EndpointResponseError,
     EndpointSettings,
     EndpointUnavailableError,
+    _no_connection,
     backoff_delay,
     parse_retry_after,
 )
-from thresher.testing.replay_server import ReplayServer, http_error, reply
+from thresher.testing.replay_server import (
+    ReplayServer,
+    cut_off,
+    delayed,
+    dropped,
+    garbage,
+    http_error,
+    reply,
+)
 
 
 def test_settings_precedence_config_then_env_then_default():
@@ -82,13 +98,110 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_endpoint_down_for_good_is_a_typed_error():
+NO_SERVER_FIX = (
+    "start the model server (see docs/serving.md) or set llm.base_url / THRESHER_LLM_BASE_URL"
+)
+
+
+@pytest.mark.parametrize("model", ["m", ""])  # "": the /v1/models discovery fails fast too
+def test_refused_connection_fails_at_once_with_the_fix(model):
     sleeps: list[float] = []
-    client = client_for(f"http://127.0.0.1:{free_port()}/v1", sleeps, model="m", max_retries=2)
-    with pytest.raises(EndpointUnavailableError, match="after 3 attempt") as info:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    client = client_for(url, sleeps, model=model, max_retries=4)
+    with pytest.raises(EndpointUnavailableError) as info:
         client.complete([{"role": "user", "content": "x"}], [], {})
-    assert isinstance(info.value, BackendUnavailableError) and len(sleeps) == 2
-    assert "connection failed" in str(info.value)
+    assert isinstance(info.value, BackendUnavailableError)
+    assert str(info.value).startswith(f"no server at {url}: {NO_SERVER_FIX}")
+    assert "connection refused" in str(info.value)
+    assert sleeps == []  # one attempt, no retry
+
+
+def test_unknown_host_counts_as_no_server():
+    # the chain openai raises: APIConnectionError <- transport ConnectError <- socket error
+    def chained(root: BaseException) -> Exception:
+        try:
+            try:
+                raise root
+            except OSError as exc:
+                raise ConnectionError("transport: connect failed") from exc
+        except ConnectionError as exc:
+            return exc
+
+    assert _no_connection(chained(socket.gaierror(-2, "Name or service not known")))
+    assert _no_connection(chained(ConnectionRefusedError(111, "refused"))) == "connection refused"
+    assert _no_connection(chained(ConnectionResetError(104, "reset"))) is None
+
+
+TRANSIENT = {
+    "HTTP 503": http_error(503),
+    "timeout": delayed(reply(content="late"), 2.0),
+    "dropped before the response": dropped(),
+    "dropped mid-response": cut_off(reply(content="half")),
+}
+
+
+@pytest.mark.parametrize("kind", list(TRANSIENT))
+def test_transient_failures_are_still_retried(kind, tmp_path):
+    sleeps: list[float] = []
+    with ReplayServer([TRANSIENT[kind], reply(content="ok")], tmp_path) as server:
+        client = client_for(server.base_url, sleeps, model="m", timeout_s=0.5, backoff_s=0.01)
+        response = client.complete([{"role": "user", "content": "x"}], [], {})
+        assert len(server.chat_requests()) == 2
+    assert response.body["choices"][0]["message"]["content"] == "ok"
+    assert response.attempts == 2 and len(response.retries) == len(sleeps) == 1
+
+
+NOT_A_COMPLETION = {
+    "HTML page": (
+        garbage("<!DOCTYPE html><html><title>Open WebUI</title></html>", content_type="text/html"),
+        "text/html",
+        "not JSON",
+    ),
+    "JSON without choices": (
+        garbage('{"status": "ok", "version": "1.2"}', content_type="application/json"),
+        "application/json",
+        "no choices",
+    ),
+    "choice without a message": (
+        {"completion": {"choices": [{"index": 0, "text": "legacy completion"}]}},
+        "application/json",
+        "no message",
+    ),
+    "JSON that is not an object": (garbage("[1, 2, 3]"), "text/plain", "not a JSON object"),
+    "garbage": (garbage("\x00\x01 ok?" * 40), "text/plain", "not JSON"),
+}
+
+
+@pytest.mark.parametrize("kind", list(NOT_A_COMPLETION))
+def test_a_body_that_is_not_a_completion_is_named_and_not_retried(kind, tmp_path):
+    entry, ctype, problem = NOT_A_COMPLETION[kind]
+    sleeps: list[float] = []
+    with ReplayServer([entry, reply(content="never reached")], tmp_path) as server:
+        client = client_for(server.base_url, sleeps, model="m", max_retries=4)
+        with pytest.raises(EndpointResponseError) as info:
+            client.complete([{"role": "user", "content": "x"}], [], {})
+        assert len(server.chat_requests()) == 1 and sleeps == []
+    message = str(info.value)
+    assert isinstance(info.value, EndpointUnavailableError)  # the episode: endpoint_unavailable
+    assert f"{server.base_url} answered with something that is not a chat completion" in message
+    assert problem in message and "HTTP 200" in message and f"content-type {ctype}" in message
+    assert "the /v1 root of an OpenAI-compatible server" in message and "llm.base_url" in message
+    sent = entry.get("raw") or json.dumps(entry.get("completion"))
+    head = " ".join(sent.split())
+    assert f"body {head[:100]!r}" in message  # the first 100 characters, quoted
+    assert len(head) <= 100 or head[:101] not in message
+
+
+def test_a_models_listing_that_is_not_json_is_named(tmp_path):
+    # base_url at a web UI's root: /models answers its HTML page with 200
+    page = garbage("<html><body>Sign in</body></html>", content_type="text/html")
+    sleeps: list[float] = []
+    with ReplayServer([], tmp_path, models_reply=page) as server:
+        client = client_for(server.base_url, sleeps)
+        with pytest.raises(EndpointResponseError, match="not a model list") as info:
+            client.complete([{"role": "user", "content": "x"}], [], {})
+        assert len(server.requests()) == 1 and sleeps == []
+    assert "content-type text/html" in str(info.value) and "Sign in" in str(info.value)
 
 
 def test_retry_after_is_honored_and_counted(tmp_path):

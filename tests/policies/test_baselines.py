@@ -41,12 +41,13 @@ def test_api_applies_a_policys_retrieval_mode(store, config):
     assert r.exit_reason is ExitReason.ANSWERED
 
 
-def test_unknown_mode_is_a_tool_error(store, config):
-    r = run_episode(
-        QUESTION, store, Bm25SingleShotPolicy(), config.override({"retrieval.mode": "nope"})
-    )
-    errors = [e for e in r.trace if e.type == "tool_result" and e.status == "error"]
-    assert errors and "retrieval.mode" in errors[0].header
+def test_unknown_mode_is_refused_when_the_config_loads(config):
+    import pytest
+
+    from thresher.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="retrieval.mode must be one of 'hybrid', 'bm25'"):
+        config.override({"retrieval.mode": "nope"})
 
 
 def test_hybrid_rerank_searches_once(store, config):

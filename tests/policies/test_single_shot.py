@@ -22,4 +22,4 @@ def test_searches_once_then_answers(store, config):
     assert r.exit_reason is ExitReason.ANSWERED and r.turns == 2
     assert r.tool_calls == {"search_corpus": 1}
     assert r.doc_ids[0] == "glassworks" and len(r.documents) == 3
-    assert all(d.justification.startswith("Ranked ") for d in r.documents)
+    assert all(d.justification.startswith("Rank ") for d in r.documents)

@@ -95,3 +95,10 @@ def test_record_without_docid_is_refused(tmp_path: Path) -> None:
     rows = [{**QUERIES[0], "evidence_docs": [{"text": "x"}]}]
     with pytest.raises(InputError, match=r"evidence_docs\[0\]"):
         read_tasks(_write_jsonl(tmp_path / "bc.jsonl", rows))
+
+
+def test_corpus_lines_with_bad_bytes_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(b'{"docid": "1", "text": "ok"}\n{"docid": "2", "text": "caf\xe9"}\n')
+    with pytest.raises(InputError, match=r"corpus\.jsonl:2: invalid UTF-8 at byte offset"):
+        list(iter_browsecomp_corpus(path))

@@ -9,7 +9,7 @@ import pytest
 from eval.conftest import write_tiny_hotpot
 from thresher.config import Config
 from thresher.errors import InputError, UnknownIdError
-from thresher.index.open import open_store
+from thresher.index.backends import open_store
 from thresher.tasks.corpus import (
     RestrictedStore,
     corpus_key,
@@ -66,11 +66,67 @@ def test_restricted_store_shows_only_the_task_paragraphs(tiny_hotpot) -> None:
             view.read_document(outside)
         with pytest.raises(UnknownIdError):
             view.get([f"{outside}#0"])
-        assert view.grep("rowing") == []  # the Halbeck page belongs to q3 only
-        assert len(view.grep("Halbeck")) == 1  # Dana Mohr's page mentions it
-        assert len(view.grep("poetry")) == 2
+        assert view.grep("rowing").total == 0  # the Halbeck page belongs to q3 only
+        assert store.grep("rowing").total > 0
+        assert len(view.grep("Halbeck").hits) == 1  # Dana Mohr's page mentions it
+        poetry = view.grep("poetry", limit=1)
+        assert len(poetry.hits) == 1 and poetry.total == 2 and poetry.cut  # allowed matches
         assert view.stats().documents == 4
         view.close()
         assert store.stats().documents == 10  # the wrapped store stays open
     finally:
         store.close()
+
+
+def test_restricted_store_fuses_with_the_configured_k(tiny_hotpot) -> None:
+    from thresher.index.fusion import rrf_score
+
+    tasks_file, _, index = tiny_hotpot
+    corpora = task_corpora(tasks_file)
+    store = open_store(index)
+    try:
+        for k, view in [
+            (60, RestrictedStore(store, corpora["q2"])),  # RetrievalConfig's default
+            (7, RestrictedStore(store, corpora["q2"], rrf_k=7)),
+        ]:
+            hits = view.hybrid_search("Quill Press founder law", k=10)
+            assert hits
+            for h in hits:
+                assert h.score == pytest.approx(rrf_score([h.bm25_rank, h.dense_rank], k))
+    finally:
+        store.close()
+
+
+def test_ensure_index_never_reuses_a_stale_index(tmp_path: Path, monkeypatch) -> None:
+    """train/local's ensure_index keys its index by content and settings, as pooled_index."""
+    from thresher.tasks import corpus as corpus_module
+    from thresher.train.local.data import ensure_index
+
+    data = write_tiny_hotpot(tmp_path / "tiny_hotpot.jsonl")
+    cache = tmp_path / "indexes"
+    first = ensure_index([data], cache)
+    data.write_text(data.read_text().replace("glassblower", "potter"))
+    changed = ensure_index([data], cache)
+    store = open_store(changed)
+    try:  # the changed data, never the folder built from the old one
+        assert store.grep("potter").total > 0 and store.grep("glassblower").total == 0
+    finally:
+        store.close()
+    assert changed != first and changed.parent == first.parent == cache
+    assert changed.name == corpus_key([data])
+    assert ensure_index([data], cache) == changed  # same data, same settings: reused
+
+    smaller = Config().override({"chunking.max_tokens": 64})
+    rechunked = ensure_index([data], cache, smaller)
+    assert rechunked not in (first, changed)
+    store = open_store(rechunked)
+    try:
+        assert store.stats().extra["chunking"]["max_tokens"] == 64
+    finally:
+        store.close()
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("an index for this content and these settings exists")
+
+    monkeypatch.setattr(corpus_module, "task_documents", no_build)
+    assert ensure_index([data], cache, smaller) == rechunked

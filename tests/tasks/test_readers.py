@@ -311,7 +311,8 @@ def test_load_tasks_logs_skips(tmp_path: Path, caplog: pytest.LogCaptureFixture)
         ("q1 Q0 doc1 1 0.5 run\n", "TREC run file"),
         ("hello\n", r":1: not JSON"),
         ('[{"title": "T", "text": "x"}]', r"\[0\]: not a task record \(it is a corpus"),
-        ('{"id": 1, "text": "plain"}\n', r":1: not a task record \(expected one of"),
+        ('{"id": 1, "text": "plain"}\n', r":1: not a task record \(it looks like a corpus of doc"),
+        ('{"name": 1}\n', r":1: not a task record \(expected one of"),
         ('{"query_id": "a", "query": "q", "document_ids": ["d"]}\n{bad\n', r":2: not valid JSON"),
         ('{"query_id": "a", "query": "q", "document_ids": ["d"]}\n'
          '{"query_id": "a", "query": "q", "document_ids": ["e"]}\n', r":2: task id 'a' repeats"),

@@ -135,3 +135,12 @@ def test_bad_records_name_the_problem(tmp_path: Path) -> None:
     bad.write_text("{not json\n")
     with pytest.raises(InputError, match="bad.jsonl:1"):
         read_synth_tasks(bad)
+
+
+def test_task_file_with_a_byte_order_mark_or_bad_bytes(tmp_path: Path) -> None:
+    path = write_synth_tasks(tmp_path / "t.jsonl", [task()])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # as some editors save it
+    assert [t.task_id for t in read_synth_tasks(path)] == ["synth-0-00000"]
+    path.write_bytes(path.read_bytes() + b'{"schema": "caf\xe9"}\n')
+    with pytest.raises(InputError, match=r"t\.jsonl:2: invalid UTF-8"):
+        read_synth_tasks(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -10,6 +11,7 @@ import pytest
 
 from thresher.testing.replay_server import (
     ReplayServer,
+    cut_off,
     delayed,
     dropped,
     garbage,
@@ -70,3 +72,19 @@ def test_drop_and_delay(tmp_path):
             post(url, {}, timeout=0.2)
         status, _, text = post(url, {})
         assert status == 200 and json.loads(text)["choices"][0]["message"]["content"] == "ok"
+
+
+def test_content_type_cut_off_and_models_reply(tmp_path):
+    page = garbage("<html>sign in</html>", content_type="text/html")
+    script = [page, cut_off(reply(content="x" * 200)), reply(content="ok")]
+    with ReplayServer(script, tmp_path, models_reply=page) as s:
+        url = s.base_url + "/chat/completions"
+        status, headers, text = post(url, {})
+        assert (status, headers["Content-Type"], text) == (200, "text/html", "<html>sign in</html>")
+        # half the body arrives, then the connection closes: a short read, not a response
+        with pytest.raises(http.client.IncompleteRead):
+            post(url, {})
+        assert json.loads(post(url, {})[2])["choices"][0]["message"]["content"] == "ok"
+        with urllib.request.urlopen(s.base_url + "/models", timeout=5) as r:
+            assert r.headers["Content-Type"] == "text/html" and r.read() == b"<html>sign in</html>"
+        assert [r["entry"] for r in s.requests()] == [0, 1, 2, None]

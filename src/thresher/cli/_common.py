@@ -1,4 +1,12 @@
-"""Arguments and output helpers shared by the subcommands."""
+"""Arguments and output helpers shared by the subcommands.
+
+Output rule: stdout carries the command's result (text, or one JSON document
+with ``--json``); stderr carries errors and, for a person watching, the live
+episode view and progress bars. ``--json`` means a program is reading, so it
+turns the live view and the progress bars off (:func:`live_view`,
+:func:`show_progress`); bars are also off whenever stderr is not a terminal
+(tqdm's ``disable=None``, or the ingest's own check).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,15 @@ from typing import Any
 
 from thresher.config import Config
 
-__all__ = ["add_index_arg", "add_config_args", "load_config", "print_json", "shorten"]
+__all__ = [
+    "add_index_arg",
+    "add_config_args",
+    "load_config",
+    "print_json",
+    "shorten",
+    "live_view",
+    "show_progress",
+]
 
 
 def add_index_arg(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -61,3 +77,21 @@ def shorten(text: str, width: int = 160) -> str:
     """One line of at most ``width`` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def live_view(args: argparse.Namespace) -> bool:
+    """Whether to print the live episode view (and other running commentary) on stderr.
+
+    False with ``--quiet`` or ``--json``: JSON output is for programs, which read
+    stdout and should find stderr empty unless something went wrong.
+    """
+    return not getattr(args, "quiet", False) and not getattr(args, "json", False)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether to ask for progress bars: False with ``--no-progress`` or ``--json``.
+
+    A True answer is a request, not a promise: every bar is still off when stderr
+    is not a terminal, so pipes and log files never receive carriage returns.
+    """
+    return not getattr(args, "no_progress", False) and not getattr(args, "json", False)

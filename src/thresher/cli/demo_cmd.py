@@ -14,7 +14,14 @@ import json
 import sys
 from pathlib import Path
 
-from thresher.cli._common import add_config_args, load_config, print_json, shorten
+from thresher.cli._common import (
+    add_config_args,
+    live_view,
+    load_config,
+    print_json,
+    shorten,
+    show_progress,
+)
 
 __all__ = ["add_arguments", "run"]
 
@@ -27,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--policy", help="policy name (default: the library's default)")
     parser.add_argument("--question", help="ask this instead of the world's first chain")
-    parser.add_argument("--quiet", action="store_true", help="no live view on stderr")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no live view on stderr (implied by --json)"
+    )
     add_config_args(parser)
 
 
@@ -46,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     manifest = generate_world(args.seed, args.size, world_dir)
     chain = manifest.chains[0]
     say(f"[1/3] fictional world (seed {args.seed}, {args.size}) in {world_dir}")
-    report = ingest(iter_documents([world_dir]), index_dir, config, progress=sys.stderr.isatty())
+    report = ingest(iter_documents([world_dir]), index_dir, config, progress=show_progress(args))
     say(
         f"[2/3] index {index_dir}: {report.documents_seen} documents, "
         f"{report.chunks_added} chunks added, {report.documents_unchanged} unchanged"
@@ -64,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         index=index_dir,
         config=config,
         trace=trace_file,
-        on_event=None if (args.quiet or args.json) else live,
+        on_event=live if live_view(args) else None,
         **kwargs,
     )
     gold = [] if args.question else [hop.doc for hop in chain.hops]

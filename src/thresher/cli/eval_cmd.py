@@ -8,9 +8,8 @@ any config sections). TASKS: dataset files in any supported format; without
 from __future__ import annotations
 
 import argparse
-import sys
 
-from thresher.cli._common import add_config_args, load_config, print_json
+from thresher.cli._common import add_config_args, load_config, print_json, show_progress
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="paired significance test (default randomization)",
     )  # fmt: skip
     parser.add_argument("--resamples", type=int, default=10000, metavar="N")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (implied by --json)"
+    )
     add_config_args(parser)
 
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"task id {t.task_id!r} appears in two task files; ids must be unique")
         seen.add(t.task_id)
     tasks = tasks[: args.limit] if args.limit else tasks
-    progress = not args.no_progress and sys.stderr.isatty()
+    progress = show_progress(args)  # bars stay off anyway when stderr is not a terminal
     index = args.index or str(
         pooled_index([*args.tasks, *args.pool], args.cache_dir, base, progress=progress)
     )

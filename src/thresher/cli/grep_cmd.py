@@ -1,4 +1,9 @@
-"""``thresher grep PATTERN --index DIR``: bounded regular-expression search."""
+"""``thresher grep PATTERN --index DIR``: bounded regular-expression search.
+
+Prints the first ``--limit`` matching chunks in corpus order and, when more
+matched, how many (``5 of 40 matching chunks``); ``--json`` prints
+``{"total": N, "hits": [...]}``.
+"""
 
 from __future__ import annotations
 
@@ -15,18 +20,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.index.open import open_store
+    from thresher.index.backends import open_store
 
     store = open_store(args.index, load_config(args))
     try:
-        hits = store.grep(args.pattern, limit=args.limit)
+        found = store.grep(args.pattern, limit=args.limit)
     finally:
         store.close()
     if args.json:
-        print_json([h.to_dict() for h in hits])
+        print_json(found.to_dict())
         return 0
-    if not hits:
+    if not found.total:
         print("no match")
-    for hit in hits:
+    for hit in found.hits:
         print(f"{hit.chunk.chunk_id}\t{hit.chunk.title}\t{shorten(hit.chunk.text, 120)}")
+    if found.cut:
+        print(f"{len(found.hits)} of {found.total} matching chunks (raise --limit to see more)")
     return 0

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from thresher.cli._common import add_config_args, add_index_arg, load_config, print_json
+from thresher.cli._common import (
+    add_config_args,
+    add_index_arg,
+    load_config,
+    print_json,
+    show_progress,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     config = load_config(
         args,
@@ -34,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         iter_documents(args.paths),
         args.index,
         config,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        progress=show_progress(args),
     )
     if args.json:
         print_json(report.to_dict())

@@ -2,9 +2,10 @@
 
 The live view (one line per event: turns, tool calls with arguments, results,
 prunes, refusals, usage) goes to stderr; the ranked documents with their
-justifications go to stdout (``--json``: the Result as JSON). Exit code 0 when
-the episode produced a result (answered, or partial on a cap), 1 on a policy
-or internal error, 2 on invalid input.
+justifications go to stdout. ``--json`` prints the Result as JSON and draws no
+live view, so stderr then carries errors only. Exit code 0 when the episode
+produced a result (answered, or partial on a cap), 1 on a policy or internal
+error, 2 on invalid input.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from thresher.cli._common import add_config_args, add_index_arg, load_config, print_json, shorten
+from thresher.cli._common import (
+    add_config_args,
+    add_index_arg,
+    live_view,
+    load_config,
+    print_json,
+    shorten,
+)
 
 __all__ = ["add_arguments", "run"]
 
@@ -21,11 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", help="the question to find supporting documents for")
     add_index_arg(parser)
     parser.add_argument(
-        "--policy", default="local", help="policy: local (default), single-shot, bm25, dense, ..."
+        "--policy",
+        default="local",
+        help="policy: local (default), single-shot, bm25, dense, ..., or package.module:Factory",
     )
     parser.add_argument("--budget", type=int, metavar="N", help="token budget (default 32768)")
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
-    parser.add_argument("--quiet", action="store_true", help="no live view on stderr")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no live view on stderr (implied by --json)"
+    )
     add_config_args(parser)
 
 
@@ -35,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from thresher.harness.result import ExitReason
 
     config = load_config(args, {"budget.total": args.budget})
+    watching = live_view(args)
 
     def live(event: object) -> None:
         for line in format_event(event):
@@ -46,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         policy=args.policy,
         config=config,
         trace=args.trace,
-        on_event=None if args.quiet else live,
+        on_event=live if watching else None,
     )
     if args.json:
         print_json(result.to_dict())
@@ -60,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"   {shorten(doc.text, 200)}")
         if result.partial:
             print(f"(partial result: {result.exit_reason.value} {result.message})".rstrip())
-    if args.trace and not args.quiet:
+    if args.trace and watching:
         print(f"trace written to {args.trace}", file=sys.stderr)
     if result.exit_reason is ExitReason.INVALID_INPUT:
         print(f"thresher search: error: {result.message}", file=sys.stderr)

@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.index.open import open_store
+    from thresher.index.backends import open_store
 
     store = open_store(args.index, load_config(args))
     try:

@@ -10,7 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from thresher.cli._common import add_config_args, add_index_arg, load_config, print_json
+from thresher.cli._common import (
+    add_config_args,
+    add_index_arg,
+    load_config,
+    print_json,
+    show_progress,
+)
 
 
 def _weights(text: str) -> dict[int, float]:
@@ -60,7 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--qrels", metavar="FILE", help="also write TREC qrels (document level)")
     parser.add_argument("--report", metavar="FILE", help="also write the counts as JSON")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (implied by --json)"
+    )
     add_config_args(parser)
 
 
@@ -84,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             k=args.k,
             n_distractors=args.distractors,
             config=config,
-            progress=not args.no_progress and not args.json,
+            progress=show_progress(args),
         )
     finally:
         store.close()

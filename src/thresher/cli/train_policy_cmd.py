@@ -18,6 +18,9 @@ With ``--curriculum N`` those tasks are drawn N times by the hop curriculum
 chunks shown per follow-up search) by the episode reward on those tasks
 (:mod:`thresher.train.local.tune`; first ``--tune-limit`` tasks) and saves
 them with the weights.
+
+Progress (questions loaded, training rounds, the tuning bar and grid) goes to
+stderr; ``--json`` silences it and prints only the result on stdout.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from thresher.cli._common import add_config_args, load_config, print_json
+from thresher.cli._common import add_config_args, live_view, load_config, print_json, show_progress
 
 __all__ = ["add_arguments", "run"]
 
@@ -83,27 +86,35 @@ def split_pair(value: str) -> tuple[Path, Path]:
     return Path(file), Path(index)
 
 
-def tune(pair: str, limit: int, weights: Any, config: Any) -> Any:
-    """``weights`` with controls tuned by reward on the tasks of ``pair`` (FILE:DIR)."""
+def tune(pair: str, limit: int, weights: Any, config: Any, *, quiet: bool = False) -> Any:
+    """``weights`` with controls tuned by reward on the tasks of ``pair`` (FILE:DIR).
+
+    Shows a progress bar (on a terminal) and prints the tuning grid on stderr
+    unless ``quiet``.
+    """
     from dataclasses import replace
 
     from tqdm import tqdm
 
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.backends import open_store
     from thresher.train.local.data import group_tasks
     from thresher.train.local.tune import tune_controls
 
     file, index = split_pair(pair)
     tasks = group_tasks([file])[:limit]
-    bar = tqdm(desc="tuning controls", unit="episode", disable=not sys.stderr.isatty())
-    with EmbeddedStore(index, config) as store, bar:
+    bar = tqdm(desc="tuning controls", unit="episode", disable=True if quiet else None)
+    store = open_store(index, config)
+    try:
+        with bar:
 
-        def step(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
+            def step(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
 
-        report = tune_controls(tasks, store, weights, config=config, progress=step)
-    for line in report.lines():
+            report = tune_controls(tasks, store, weights, config=config, progress=step)
+    finally:
+        store.close()
+    for line in [] if quiet else report.lines():
         print(line, file=sys.stderr)
     meta = {**weights.meta, "tuned": report.to_dict() | {"tasks_file": file.name}}
     return replace(weights, controls=dict(report.chosen.controls), meta=meta)
@@ -111,7 +122,7 @@ def tune(pair: str, limit: int, weights: Any, config: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from thresher.errors import InputError
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.backends import open_store
     from thresher.train.local.data import ensure_index, group_tasks, index_dir_for
     from thresher.train.local.trainer import curriculum_tasks, train
 
@@ -119,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("train-policy needs --data FILE[,FILE...] or --tasks-index FILE:DIR")
 
     config = load_config(args)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if live_view(args) else None
     out = Path(args.out)
     cache = Path(args.index_cache) if args.index_cache else out / "indexes"
     corpora = []
@@ -129,21 +141,25 @@ def run(args: argparse.Namespace) -> int:
             files = [f.strip() for f in group.split(",") if f.strip()]
             files_used.extend(Path(f).name for f in files)
             tasks = group_tasks(files)
-            index = ensure_index(files, index_dir_for(files, cache), config)
-            store = EmbeddedStore(index, config)
+            index = ensure_index(
+                files, index_dir_for(files, cache), config, progress=show_progress(args)
+            )
+            store = open_store(index, config)
             stores.append(store)
             corpora.append((tasks, store))
-            print(f"{len(tasks)} questions from {', '.join(files)}", file=sys.stderr)
+            if say:
+                say(f"{len(tasks)} questions from {', '.join(files)}")
         for pair in args.tasks_index:
             file, index = split_pair(pair)
             files_used.append(file.name)
             tasks = group_tasks([file])
             if args.curriculum:
                 tasks = curriculum_tasks(tasks, args.curriculum)
-            store = EmbeddedStore(index, config)
+            store = open_store(index, config)
             stores.append(store)
             corpora.append((tasks, store))
-            print(f"{len(tasks)} questions from {file} (index {index})", file=sys.stderr)
+            if say:
+                say(f"{len(tasks)} questions from {file} (index {index})")
         weights = train(
             corpora,
             rounds=args.rounds,
@@ -154,13 +170,13 @@ def run(args: argparse.Namespace) -> int:
                 "questions": sum(len(t) for t, _ in corpora),
                 **({"curriculum": args.curriculum} if args.curriculum else {}),
             },
-            progress=lambda line: print(line, file=sys.stderr, flush=True),
+            progress=say,
         )
     finally:
         for store in stores:
             store.close()
     if args.tune:  # after closing: the tuning index may be one of the training indexes
-        weights = tune(args.tune, args.tune_limit, weights, config)
+        weights = tune(args.tune, args.tune_limit, weights, config, quiet=say is None)
     path = weights.save(out / "local_policy.json")
     if args.json:
         print_json({"weights": str(path), "meta": weights.meta})

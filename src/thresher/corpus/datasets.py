@@ -13,7 +13,12 @@ Formats (detected from a record's keys, not the file name):
 - ``2wikimultihopqa``: ``context: [[title, [sentences]]]`` with ``_id`` and 2Wiki
   fields (``evidences``, ``entity_ids``) or 2Wiki question types.
 - ``musique``: ``paragraphs: [{idx, title, paragraph_text, is_supporting}]``.
-- ``paragraph_corpus``: a bare ``{title, text}`` passage (HippoRAG corpus files).
+- ``paragraph_corpus``: a bare ``{title, text}`` passage without an id (HippoRAG
+  corpus files), identified by its content.
+
+A record with an id of its own (:data:`DOC_ID_KEYS`) and a ``text`` is a plain
+document record (``detect_format`` gives None), whatever else it holds: a BEIR
+``corpus.jsonl`` line ``{_id, title, text, metadata}`` keeps its ``_id``.
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from typing import Any
 
 from thresher.corpus.ids import join_sentences
 
-__all__ = ["detect_format", "record_paragraphs", "DATASET_FORMATS"]
+__all__ = ["detect_format", "record_paragraphs", "record_id_key", "DATASET_FORMATS", "DOC_ID_KEYS"]
 
+#: keys holding a document record's own id, in the order they are looked up
+#: (``id``; BEIR's ``_id``; ``doc_id``; ``docid`` as in Pyserini and BrowseComp-Plus)
+DOC_ID_KEYS = ("id", "_id", "doc_id", "docid")
 DATASET_FORMATS = ("hotpotqa", "2wikimultihopqa", "musique", "paragraph_corpus")
 _TWOWIKI_KEYS = frozenset({"evidences", "entity_ids", "evidences_id", "answer_id"})
 _TWOWIKI_TYPES = frozenset({"compositional", "bridge_comparison", "inference"})
@@ -49,9 +57,24 @@ def detect_format(record: Any) -> str | None:
         if _TWOWIKI_KEYS & record.keys() or record.get("type") in _TWOWIKI_TYPES:
             return "2wikimultihopqa"
         return "hotpotqa"
-    if "title" in record and "text" in record and "id" not in record:
+    if "title" in record and "text" in record and record_id_key(record) is None:
         return "paragraph_corpus"
     return None
+
+
+def record_id_key(record: Any) -> str | None:
+    """The key of a document record's own id: the first of :data:`DOC_ID_KEYS` it has.
+
+    Args:
+        record: one parsed JSON value.
+
+    Returns:
+        The key, or None when the record has none (or is not an object): such a
+        record is identified by its content.
+    """
+    if not isinstance(record, dict):
+        return None
+    return next((k for k in DOC_ID_KEYS if record.get(k) is not None), None)
 
 
 def record_paragraphs(fmt: str, record: Any) -> list[tuple[str, str]] | None:

@@ -1,12 +1,34 @@
 """Read files, folders and dataset dumps into sanitized :class:`Document` records.
 
 Supported: ``.txt``, ``.md``/``.markdown``, ``.html``/``.htm``, ``.jsonl`` and
-``.json``. A ``.jsonl``/``.json`` file holds either plain records (``id``,
-``text``, optional ``title`` and ``metadata``) or a multi-hop QA dataset
-(HotpotQA, MuSiQue, 2WikiMultihopQA, a HippoRAG-style ``{title, text}`` corpus),
-recognized from its first record (see :mod:`thresher.corpus.datasets`).
-Dataset paragraphs from every question and file of one call are pooled and
-deduplicated by :func:`~thresher.corpus.ids.paragraph_doc_id`.
+``.json``. A ``.jsonl``/``.json`` file holds either document records or a
+multi-hop QA dataset (HotpotQA, MuSiQue, 2WikiMultihopQA), recognized from its
+first record (see :mod:`thresher.corpus.datasets`); lines are read by
+:mod:`thresher.corpus.jsonl`.
+
+Document ids:
+
+- a text file (``.txt``, ``.md``, ``.html``): its path relative to the folder
+  named (a named file: its name);
+- a document record (``{id, text, title?, metadata?}``): its own id, the first of
+  ``id``, ``_id`` (BEIR), ``doc_id``, ``docid`` it has, unchanged; an id seen twice
+  (in one file or across the files of one call) is an ``InputError`` naming
+  ``file:LINE`` of both, since evaluation judgments (qrels) name documents by
+  that id and could not tell the two apart;
+- a record without an id (a HippoRAG ``{title, text}`` corpus) and every dataset
+  paragraph: ``paragraph_doc_id(title, text)``, a hash of its content; equal
+  passages from every question and file of one call are pooled into one document
+  (later copies are skipped and counted as ``duplicate``).
+
+Titles: a document record's ``title`` (else its id); HTML: ``<title>``, else the
+first ``<h1>``; ``.txt`` and ``.md``: from the text, by the rules of
+:mod:`thresher.corpus.titles` (a ``Title:``/``Subject:`` header field, a Markdown
+heading, the first line when more text follows; the stem itself when it is an
+identifier the text states, as a patent number), else the file stem.
+
+A BEIR dataset folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``; see
+:mod:`thresher.corpus.beir`) contributes ``corpus.jsonl`` only: its queries are
+skipped and counted as ``beir_queries``.
 
 Policy on unsupported files: a file named explicitly with an unsupported
 extension is an error; inside a folder, unsupported and hidden entries are
@@ -18,34 +40,30 @@ line) and what to do.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thresher.corpus.datasets import detect_format, record_paragraphs
+from thresher.corpus.beir import QUERIES_FILE, is_beir_folder
+from thresher.corpus.datasets import detect_format, record_id_key, record_paragraphs
 from thresher.corpus.document import Document
 from thresher.corpus.html import html_to_text
 from thresher.corpus.ids import file_doc_id, paragraph_doc_id
+from thresher.corpus.jsonl import decode_utf8, iter_json_records, iter_jsonl, read_bytes
 from thresher.corpus.sanitize import flag_injection, merge_counts, sanitize_text
+from thresher.corpus.titles import text_title
 from thresher.errors import InputError
 
 __all__ = [
     "LoadStats",
     "iter_documents",
     "make_document",
-    "markdown_title",
     "SUPPORTED_EXTENSIONS",
 ]
 
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".json")
 _SUPPORTED_HINT = " ".join(SUPPORTED_EXTENSIONS)
-_BOM = b"\xef\xbb\xbf"
-_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}=+[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
 
 
 @dataclass(slots=True)
@@ -57,7 +75,8 @@ class LoadStats:
         documents: documents yielded.
         questions: dataset question records read.
         skipped: counts by reason: ``hidden`` and ``unsupported`` (folder entries),
-            ``empty`` (no text after sanitization), ``duplicate`` (a dataset paragraph
+            ``beir_queries`` (the queries file of a BEIR folder), ``empty`` (no text
+            after sanitization), ``duplicate`` (a dataset paragraph or id-less record
             already yielded), ``no_context`` (a dataset question without paragraphs).
     """
 
@@ -69,23 +88,6 @@ class LoadStats:
     def skip(self, reason: str, n: int = 1) -> None:
         """Count ``n`` skipped items for ``reason``."""
         self.skipped[reason] = self.skipped.get(reason, 0) + n
-
-
-def markdown_title(text: str) -> str | None:
-    """The first ATX (``# Title``) or setext (``Title`` over ``===``) heading, outside code fences."""
-    in_fence = False
-    previous = ""
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence:
-            m = _ATX.match(line)
-            if m:
-                return m.group(1).strip()
-            if previous.strip() and _SETEXT.match(line):
-                return previous.strip()
-        previous = "" if in_fence else line
-    return None
 
 
 def iter_documents(
@@ -102,9 +104,9 @@ def iter_documents(
 
     Returns:
         An iterator of :class:`Document`. File documents have ``doc_id`` = path
-        relative to the named folder (a named file: its name); plain records their
-        ``id``; dataset paragraphs ``paragraph_doc_id(title, text)`` and
-        ``metadata["dataset"]``. ``Document.sanitized`` holds removal counts,
+        relative to the named folder (a named file: its name); records their own
+        id (see the module docstring); dataset paragraphs and id-less records
+        ``paragraph_doc_id(title, text)`` and ``metadata["dataset"]``. ``Document.sanitized`` holds removal counts,
         ``injection_flagged`` (patterns matched) and ``hidden_html``; flagged
         documents also carry ``metadata["injection_flags"]`` (comma-separated names).
 
@@ -155,9 +157,12 @@ def _walk(folder: Path, stats: LoadStats) -> Iterator[Path]:
         raise InputError(
             f"cannot list folder {folder}: {exc.strerror}; check its permissions"
         ) from exc
+    beir = is_beir_folder(folder)
     for entry in entries:
         if entry.name.startswith("."):
             stats.skip("hidden")
+        elif beir and entry.name == QUERIES_FILE:
+            stats.skip("beir_queries")  # queries are tasks (thresher.tasks.beir), not documents
         elif entry.is_dir():
             if not entry.is_symlink():  # never follow folder links (cycles)
                 yield from _walk(entry, stats)
@@ -170,82 +175,13 @@ def _walk(folder: Path, stats: LoadStats) -> Iterator[Path]:
 # -- reading ---------------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}; check that it is readable") from exc
-
-
-def _decode(data: bytes, where: str, base_offset: int = 0) -> str:
-    """UTF-8 text of ``data`` (a leading BOM dropped); InputError for binary or bad bytes."""
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise InputError(
-            f"{where}: binary content (NUL byte at byte offset {base_offset + nul}); "
-            "only UTF-8 text can be ingested, convert or remove this file"
-        )
-    skip = len(_BOM) if base_offset == 0 and data.startswith(_BOM) else 0
-    try:
-        return data[skip:].decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{where}: invalid UTF-8 at byte offset {base_offset + skip + exc.start}; "
-            "re-save the file as UTF-8"
-        ) from exc
-
-
-def _jsonl_lines(path: Path) -> Iterator[tuple[str, Any]]:
-    """``(":LINE", parsed_value)`` for each non-blank line of a JSONL file."""
-    offset = 0
-    try:
-        with path.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                line = _decode(raw, f"{path}:{number}", offset)
-                offset += len(raw)
-                if not line.strip():
-                    continue
-                try:
-                    yield f":{number}", json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                        "fix or remove the line"
-                    ) from exc
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}; check that it is readable") from exc
-
-
-def _json_records(path: Path) -> Iterator[tuple[str, Any]]:
-    """``(location suffix, record)`` of a ``.json`` file: an array, one object, or JSONL."""
-    text = _decode(_read_bytes(path), str(path))
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":  # several values, one per line: JSONL named .json
-            yield from _jsonl_lines(path)
-            return
-        raise InputError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the file"
-        ) from exc
-    if isinstance(value, list):
-        for i, record in enumerate(value):
-            yield f"[{i}]", record
-    elif isinstance(value, dict):
-        yield "", value
-    else:
-        raise InputError(
-            f"{path}: expected a JSON array or object, found {type(value).__name__}; "
-            "store documents as objects with 'id' and 'text'"
-        )
-
-
 class _Reader:
     """Turns planned files into documents, tracking ids already yielded."""
 
     def __init__(self, stats: LoadStats) -> None:
         self.stats = stats
-        self.seen: dict[str, tuple[str, bool]] = {}  # doc_id -> (source, is dataset paragraph)
+        # doc_id -> (where first seen, whether its id is a content hash)
+        self.seen: dict[str, tuple[str, bool]] = {}
 
     def run(self, plan: list[tuple[Path, Path]]) -> Iterator[Document]:
         for path, root in plan:
@@ -253,21 +189,23 @@ class _Reader:
             rel = file_doc_id(path, root)
             suffix = path.suffix.lower()
             if suffix == ".jsonl":
-                yield from self._records(_jsonl_lines(path), path, rel)
+                lines = ((f":{n}", record) for n, record in iter_jsonl(path))
+                yield from self._records(lines, path, rel)
             elif suffix == ".json":
-                yield from self._records(_json_records(path), path, rel)
+                yield from self._records(iter_json_records(path), path, rel)
             else:
-                yield from self._emit(self._file_document(path, rel))
+                yield from self._emit(self._file_document(path, rel), str(path))
 
     def _file_document(self, path: Path, rel: str) -> Document:
-        text = _decode(_read_bytes(path), str(path))
+        text = decode_utf8(read_bytes(path), str(path))
         suffix = path.suffix.lower()
         extra: dict[str, int] = {}
         title: str | None = None
         if suffix in (".html", ".htm"):
             text, title, extra = html_to_text(text)
-        elif suffix in (".md", ".markdown"):
-            title = markdown_title(sanitize_text(text)[0])
+        else:
+            markdown = suffix in (".md", ".markdown")
+            title = text_title(sanitize_text(text)[0], markdown=markdown, stem=path.stem)
         return make_document(rel, title or path.stem, text, rel, {}, extra)
 
     def _records(
@@ -280,11 +218,16 @@ class _Reader:
             where = f"{path}{location}"
             if first:
                 fmt, first = detect_format(record), False
+                if fmt == "paragraph_corpus":
+                    fmt = None  # document records: each keeps its own id, if it has one
             if fmt is None:
-                yield from self._emit(_plain_record(record, where, f"{rel}{location}"))
+                doc, hashed = _record_document(record, where, rel, location)
+                if hashed and doc.doc_id in self.seen and self.seen[doc.doc_id][1]:
+                    self.stats.skip("duplicate")
+                    continue
+                yield from self._emit(doc, where, hashed)
                 continue
-            if fmt != "paragraph_corpus":
-                self.stats.questions += 1
+            self.stats.questions += 1
             try:
                 paragraphs = record_paragraphs(fmt, record)
             except ValueError as exc:
@@ -300,16 +243,16 @@ class _Reader:
                     self.stats.skip("duplicate")
                     continue
                 meta = {"dataset": fmt}
-                yield from self._emit(make_document(doc_id, title, text, rel, meta), True)
+                yield from self._emit(make_document(doc_id, title, text, rel, meta), where, True)
 
-    def _emit(self, doc: Document, paragraph: bool = False) -> Iterator[Document]:
+    def _emit(self, doc: Document, where: str, hashed: bool = False) -> Iterator[Document]:
         if doc.doc_id in self.seen:
             raise InputError(
-                f"duplicate document id '{doc.doc_id}' in {doc.source} "
-                f"(first seen in {self.seen[doc.doc_id][0]}); give every document a unique id "
+                f"duplicate document id '{doc.doc_id}' in {where} (first seen in "
+                f"{self.seen[doc.doc_id][0]}); give every document a unique id "
                 "or do not name the same file twice"
             )
-        self.seen[doc.doc_id] = (doc.source, paragraph)
+        self.seen[doc.doc_id] = (where, hashed)
         if not doc.text.strip():
             self.stats.skip("empty")
             return
@@ -317,31 +260,43 @@ class _Reader:
         yield doc
 
 
-def _plain_record(record: Any, where: str, source: str) -> Document:
-    """A Document from a plain ``{id, text, title?, metadata?}`` record."""
+def _record_document(record: Any, where: str, rel: str, location: str) -> tuple[Document, bool]:
+    """A Document from a ``{id, text, title?, metadata?}`` record, and whether its id is a hash.
+
+    The id is the record's own (the first of ``id``, ``_id``, ``doc_id``, ``docid``
+    it has; source ``rel`` + ``location``); a record without one is identified by
+    its content, ``paragraph_doc_id(title, text)`` (source ``rel``, since equal
+    passages anywhere are one document), and marked ``metadata["dataset"] =
+    "paragraph_corpus"``.
+    """
     if not isinstance(record, dict):
         raise InputError(
-            f"{where}: expected a JSON object with 'id' and 'text', found {type(record).__name__}"
+            f"{where}: expected a JSON object with 'text' (and 'id'), found {type(record).__name__}"
         )
-    for key in ("id", "text"):
-        if key not in record:
-            raise InputError(
-                f"{where}: record has no '{key}' field; every record needs 'id' and 'text'"
-            )
-    doc_id, text = record["id"], record["text"]
-    if isinstance(doc_id, bool) or not isinstance(doc_id, str | int) or str(doc_id) == "":
-        raise InputError(f"{where}: 'id' must be a non-empty string or an integer, got {doc_id!r}")
+    if "text" not in record:
+        raise InputError(f"{where}: record has no 'text' field; every record needs a 'text'")
+    text, title = record["text"], record.get("title")
+    metadata = {} if record.get("metadata") is None else record["metadata"]
     if not isinstance(text, str):
         raise InputError(f"{where}: 'text' must be a string, got {type(text).__name__}")
-    title = record.get("title", str(doc_id))
-    if not isinstance(title, str):
+    if title is not None and not isinstance(title, str):
         raise InputError(f"{where}: 'title' must be a string, got {type(title).__name__}")
-    metadata = record.get("metadata", {})
     if not isinstance(metadata, dict):
         raise InputError(
             f"{where}: 'metadata' must be a JSON object, got {type(metadata).__name__}"
         )
-    return make_document(str(doc_id), title or str(doc_id), text, source, metadata)
+    key = record_id_key(record)
+    if key is None:
+        doc_id, source = paragraph_doc_id(title or "", text), rel
+        metadata = {**metadata, "dataset": "paragraph_corpus"}
+    else:
+        raw = record[key]
+        if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
+            raise InputError(
+                f"{where}: '{key}' must be a non-empty string or an integer, got {raw!r}"
+            )
+        doc_id, source = str(raw), f"{rel}{location}"
+    return make_document(doc_id, title or doc_id, text, source, metadata), key is None
 
 
 def make_document(

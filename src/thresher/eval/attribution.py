@@ -1,4 +1,4 @@
-"""Why an episode failed, read from its trace alone (the table of DESIGN §5).
+"""Why an episode failed, read from its trace alone (the table in ``docs/eval.md``).
 
 An episode *fails* when a gold document is missing from its final ranking, or
 (when an answering model's prediction is given) when the prediction is wrong.
@@ -17,11 +17,15 @@ the order of :data:`CAUSES`). For premature pruning the pruned chunks are still
 in the retrieval cache by construction (the recovery invariant), so
 ``recall_chunks`` of them would have restored the document without re-querying
 the corpus: ``recoverable`` is True, with the chunk ids and the prune's turn.
+
+:func:`attribution_counts` and :func:`attribution_by_hop` tally many episodes'
+attributions; the markdown summary and the HTML report both read them from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,7 +36,15 @@ from thresher.harness.replay import replay
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
 from thresher.tasks.task import Task
 
-__all__ = ["CAUSES", "CAUSE_LABELS", "Evidence", "Attribution", "attribute"]
+__all__ = [
+    "CAUSES",
+    "CAUSE_LABELS",
+    "Evidence",
+    "Attribution",
+    "attribute",
+    "attribution_counts",
+    "attribution_by_hop",
+]
 
 CAUSES = (
     "hallucination",
@@ -241,3 +253,35 @@ def attribute(
         recover_chunk_ids=chunks,
         pruned_turn=turn,
     )
+
+
+def attribution_counts(attributions: Iterable[Attribution]) -> dict[str, int]:
+    """Failures per cause over many episodes: every cause listed (zeros included), then ``ok``.
+
+    Args:
+        attributions: one :class:`Attribution` per episode (or per task).
+
+    Returns:
+        ``{cause: count}`` in the order of :data:`CAUSES`, then ``"ok"`` (no failure).
+    """
+    counts = Counter(a.cause if a.failed else "ok" for a in attributions)
+    return {c: counts.get(c, 0) for c in (*CAUSES, "ok")}
+
+
+def attribution_by_hop(attributions: Iterable[Attribution]) -> dict[str, dict[str, int]]:
+    """Failures per hop of the deciding document, per cause.
+
+    Args:
+        attributions: one :class:`Attribution` per episode (or per task).
+
+    Returns:
+        ``{hop: {cause: count}}`` with hops as strings in ascending order and
+        ``"?"`` (no hop order known) last; episodes that did not fail are left out.
+    """
+    out: dict[str, dict[str, int]] = {}
+    for a in attributions:
+        if not a.failed or a.cause is None:
+            continue
+        hop = "?" if a.hop is None else str(a.hop)
+        out.setdefault(hop, {c: 0 for c in CAUSES})[a.cause] += 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == "?", kv[0])))

@@ -47,7 +47,7 @@ class EpisodeMetrics:
     task_id: str
     exit_reason: str
     ranked_doc_ids: list[str]
-    answer_found: bool
+    answer_found: bool | None
     output_recall: float
     output_precision: float
     output_f1: float
@@ -161,7 +161,7 @@ def episode_metrics(
         task_id=task.task_id,
         exit_reason=end.exit_reason if end else "incomplete",
         ranked_doc_ids=ranked,
-        answer_found=bool(set(holders) & set(ranked)),
+        answer_found=bool(set(holders) & set(ranked)) if task.answer else None,
         output_recall=m.output_recall(ranked, gold),
         output_precision=m.output_precision(ranked, gold),
         output_f1=m.output_f1(ranked, gold),
@@ -181,6 +181,10 @@ def episode_metrics(
         wall_s=float(end.wall_s) if end else 0.0,
         seen_doc_ids=seen,
         answer_doc_ids=holders,
-        answer_em=None if prediction is None else m.exact_match(prediction, *_answers(task)),
-        answer_f1=None if prediction is None else m.f1(prediction, *_answers(task)),
+        answer_em=None
+        if prediction is None or not task.answer
+        else m.exact_match(prediction, *_answers(task)),
+        answer_f1=None
+        if prediction is None or not task.answer
+        else m.f1(prediction, *_answers(task)),
     )

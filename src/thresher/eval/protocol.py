@@ -19,7 +19,6 @@ A configuration is a registered policy name, or a TOML/JSON file::
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import threading
@@ -38,6 +37,7 @@ from thresher.eval.episode_metrics import EpisodeMetrics
 from thresher.eval.rollouts import fused_metrics
 from thresher.eval.stats import MeanCI, PairedResult, mean_ci, paired_test
 from thresher.index.store import Store
+from thresher.policies import factory_parameters
 from thresher.tasks.task import Task
 
 __all__ = [
@@ -131,7 +131,7 @@ def load_run_config(spec: str, base: Config | None = None) -> RunConfig:
         ConfigError: an unknown policy name, an unreadable file, a file without
             ``[policy] name``, or an unknown setting.
     """
-    from thresher.policies import policy_names
+    from thresher.policies import is_policy_spec, policy_names
 
     base = base or Config()
     path = Path(spec)
@@ -145,7 +145,7 @@ def load_run_config(spec: str, base: Config | None = None) -> RunConfig:
             raise ConfigError(f"{path}: expected a table of sections")
         policy = dict(data.get("policy") or {})
         name = policy.pop("name", None)
-        if not isinstance(name, str) or name not in policy_names():
+        if not isinstance(name, str) or not is_policy_spec(name):
             raise ConfigError(
                 f"{path}: [policy] name must be one of {', '.join(policy_names())}, got {name!r}"
             )
@@ -158,36 +158,20 @@ def load_run_config(spec: str, base: Config | None = None) -> RunConfig:
                 raise ConfigError(f"{path}: '{section}' must be a table of settings")
             flat.update({f"{section}.{k}": v for k, v in values.items()})
         return RunConfig(str(label), name, base.override(flat), policy, str(path))
-    if spec not in policy_names():
+    if not is_policy_spec(spec):
         raise ConfigError(
             f"'{spec}' is neither a config file nor a policy; policies: {', '.join(policy_names())}"
         )
     return RunConfig(spec, spec, base, {}, spec)
 
 
-def _factory_params(policy: str) -> set[str]:
-    import importlib
-
-    from thresher.policies import POLICIES
-
-    module, _, attr = POLICIES[policy].partition(":")
-    try:
-        return set(inspect.signature(getattr(importlib.import_module(module), attr)).parameters)
-    except (TypeError, ValueError):
-        return set()
-
-
 def _run_episode(task: Task, store: Store, run: RunConfig, seed: int | None) -> Any:
+    """One episode of ``run``'s policy, built and run as every other caller does."""
     from thresher.harness.episode import run_episode
-    from thresher.policies import get_policy
+    from thresher.policies import build_policy
 
-    params = _factory_params(run.policy)
-    options = dict(run.policy_options)
-    if "config" in params:
-        options.setdefault("config", run.config)
-    if seed is not None and "seed" in params:
-        options.setdefault("seed", seed)
-    return run_episode(task.question, store, get_policy(run.policy, **options), run.config)
+    policy = build_policy(run.policy, run.config, run.policy_options, seed=seed)
+    return run_episode(task.question, store, policy, run.config)
 
 
 def _fused_attribution(
@@ -298,14 +282,18 @@ def run_config(
         return list(pool.map(job, tasks))
 
 
-def metric_value(metrics: EpisodeMetrics, name: str) -> float:
-    """One of :data:`PAIRED_METRICS` (or ``recall@K`` / ``all_gold@K``) as a number."""
+def metric_value(metrics: EpisodeMetrics, name: str) -> float | None:
+    """One of :data:`PAIRED_METRICS` (or ``recall@K`` / ``all_gold@K``) as a number.
+
+    None when the metric is undefined for the episode (say, answer metrics of a
+    task without an answer string, such as a BEIR query).
+    """
     if name.startswith("recall@"):
         return metrics.recall_at[int(name[7:])]
     if name.startswith("all_gold@"):
         return metrics.all_gold_at[int(name[9:])]
     value = getattr(metrics, name)
-    return float(value)
+    return None if value is None else float(value)
 
 
 def compare(
@@ -350,7 +338,7 @@ def compare(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=2 * len(tasks) * rollouts, unit="episode", desc="eval", leave=True)
+        bar = tqdm(total=2 * len(tasks) * rollouts, unit="episode", desc="eval", disable=None)
 
     def tick() -> None:
         if bar is not None:
@@ -373,12 +361,19 @@ def compare(
     if answerer is not None:
         names += list(ANSWER_METRICS)
     for name in names:
-        xa = [metric_value(o.metrics, name) for o in a]
-        xb = [metric_value(o.metrics, name) for o in b]
+        pairs = [
+            (va, vb)
+            for oa, ob in zip(a, b, strict=True)
+            if (va := metric_value(oa.metrics, name)) is not None
+            and (vb := metric_value(ob.metrics, name)) is not None
+        ]
+        if not pairs:  # undefined on every task (no answers to find): not reported
+            continue
+        xa, xb = [p[0] for p in pairs], [p[1] for p in pairs]
         tests[name] = paired_test(xa, xb, method=test, n=resamples, seed=seed)  # type: ignore[arg-type]
         means["a"][name] = mean_ci(xa, n=resamples, seed=seed)
         means["b"][name] = mean_ci(xb, n=resamples, seed=seed)
-    seeded = {s: "seed" in _factory_params(r.policy) for s, r in (("a", run_a), ("b", run_b))}
+    seeded = {s: "seed" in factory_parameters(r.policy) for s, r in (("a", run_a), ("b", run_b))}
     settings = {"rollouts_seeded": seeded, "rollouts": rollouts, "workers": workers, "seed": seed, "test": test,
                 "resamples": resamples, "corpus": "question" if corpora is not None else "pooled"}  # fmt: skip
     return PairedReport(run_a, run_b, tasks, a, b, tests, means, settings)

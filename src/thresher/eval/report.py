@@ -16,11 +16,15 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from thresher.eval.attribution import CAUSE_LABELS, CAUSES
+from thresher.eval.attribution import (
+    CAUSE_LABELS,
+    CAUSES,
+    attribution_by_hop,
+    attribution_counts,
+)
 from thresher.eval.protocol import (
     ANSWER_METRICS,
     PAIRED_METRICS,
@@ -34,8 +38,6 @@ from thresher.tasks.trec import write_qrels, write_run
 __all__ = [
     "side_record",
     "task_records",
-    "attribution_counts",
-    "attribution_by_hop",
     "summary_dict",
     "summary_markdown",
     "write_report",
@@ -65,9 +67,11 @@ def task_records(report: PairedReport) -> list[dict[str, Any]]:
     out = []
     for task, a, b in zip(report.tasks, report.a, report.b, strict=True):
         diff = {
-            n: metric_value(a.metrics, n) - metric_value(b.metrics, n)
+            n: va - vb
             for n in report.tests
-            if n in PAIRED_METRICS or n in ANSWER_METRICS
+            if (n in PAIRED_METRICS or n in ANSWER_METRICS)
+            and (va := metric_value(a.metrics, n)) is not None
+            and (vb := metric_value(b.metrics, n)) is not None
         }
         out.append(
             {
@@ -84,31 +88,13 @@ def task_records(report: PairedReport) -> list[dict[str, Any]]:
     return out
 
 
-def attribution_counts(outcomes: list[TaskOutcome]) -> dict[str, int]:
-    """Failures per cause (every cause listed, zeros included) and ``ok``."""
-    counts = Counter(o.attribution.cause if o.attribution.failed else "ok" for o in outcomes)
-    return {c: counts.get(c, 0) for c in (*CAUSES, "ok")}
-
-
-def attribution_by_hop(outcomes: list[TaskOutcome]) -> dict[str, dict[str, int]]:
-    """Failures per hop of the deciding document (``"?"``: no hop order), per cause."""
-    out: dict[str, dict[str, int]] = {}
-    for o in outcomes:
-        a = o.attribution
-        if not a.failed or a.cause is None:
-            continue
-        hop = "?" if a.hop is None else str(a.hop)
-        out.setdefault(hop, {c: 0 for c in CAUSES})[a.cause] += 1
-    return dict(sorted(out.items(), key=lambda kv: (kv[0] == "?", kv[0])))
-
-
 def _recoverable(outcomes: list[TaskOutcome]) -> int:
     return sum(1 for o in outcomes if o.attribution.recoverable)
 
 
 def summary_dict(report: PairedReport) -> dict[str, Any]:
     """Settings, per-side means with CIs, paired tests and attribution, JSON-safe."""
-    sides = {"a": (report.run_a, report.a), "b": (report.run_b, report.b)}
+    sides = {"a": report.a, "b": report.b}
     return {
         "n_tasks": len(report.tasks),
         "settings": report.settings,
@@ -118,9 +104,13 @@ def summary_dict(report: PairedReport) -> dict[str, Any]:
             side: {n: ci._asdict() for n, ci in report.means[side].items()} for side in sides
         },
         "paired": {n: r._asdict() for n, r in report.tests.items()},
-        "attribution": {side: attribution_counts(o) for side, (_, o) in sides.items()},
-        "attribution_by_hop": {side: attribution_by_hop(o) for side, (_, o) in sides.items()},
-        "prune_recoverable": {side: _recoverable(o) for side, (_, o) in sides.items()},
+        "attribution": {
+            side: attribution_counts(x.attribution for x in o) for side, o in sides.items()
+        },
+        "attribution_by_hop": {
+            side: attribution_by_hop(x.attribution for x in o) for side, o in sides.items()
+        },
+        "prune_recoverable": {side: _recoverable(o) for side, o in sides.items()},
     }
 
 
@@ -157,7 +147,9 @@ def summary_markdown(report: PairedReport) -> str:
     if report.settings["rollouts"] > 1 and unseeded:
         lines += ["", f"Note: the policy of {' and '.join(unseeded)} takes no seed; its "
                   "rollouts are identical unless the policy itself is stochastic."]  # fmt: skip
-    lines += ["", "## Failure attribution (DESIGN §5)", "", "| cause | A | B |", "|---|---|---|"]
+    lines += ["", "## Failure attribution", "",
+              "How each cause is read from the trace: the failure attribution table in "
+              "thresher's docs/eval.md.", "", "| cause | A | B |", "|---|---|---|"]  # fmt: skip
     for c in (*CAUSES, "ok"):
         label = CAUSE_LABELS.get(c, "no failure")
         lines.append(f"| {label} | {s['attribution']['a'][c]} | {s['attribution']['b'][c]} |")

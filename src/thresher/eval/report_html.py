@@ -11,9 +11,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from thresher.eval.attribution import CAUSE_LABELS, CAUSES
+from thresher.eval.attribution import (
+    CAUSE_LABELS,
+    CAUSES,
+    attribution_by_hop,
+    attribution_counts,
+)
 from thresher.eval.protocol import PairedReport
-from thresher.eval.report import attribution_by_hop, attribution_counts
 
 __all__ = ["render_html", "scatter_svg", "bars_svg", "stacked_svg"]
 
@@ -174,7 +178,7 @@ def stacked_svg(by_hop: dict[str, dict[str, dict[str, int]]], title: str) -> str
     marks, top = _yticks(left, bottom, height, top)
     parts.append(marks)
     for i, (hop, side) in enumerate(cols):
-        y = bottom
+        y = float(bottom)
         for cause in CAUSES:
             v = by_hop.get(side, {}).get(hop, {}).get(cause, 0)
             if not v:
@@ -263,7 +267,7 @@ def _task_table(records: list[dict[str, Any]]) -> str:
 
 
 def render_html(report: PairedReport, records: list[dict[str, Any]]) -> str:
-    """The whole report page (``records`` from :func:`report.task_records`)."""
+    """The whole report page (``records``: one dict per task, as ``report.task_records`` makes)."""
     a, b = report.run_a.label, report.run_b.label
     points = {
         side: [
@@ -277,9 +281,10 @@ def render_html(report: PairedReport, records: list[dict[str, Any]]) -> str:
         ]
         for side, outcomes in (("a", report.a), ("b", report.b))
     }
-    ca, cb = attribution_counts(report.a), attribution_counts(report.b)
-    causes = {CAUSE_LABELS[c]: {"a": ca[c], "b": cb[c]} for c in CAUSES}
-    by_hop = {"a": attribution_by_hop(report.a), "b": attribution_by_hop(report.b)}
+    sides = {"a": report.a, "b": report.b}
+    counts = {side: attribution_counts(o.attribution for o in oc) for side, oc in sides.items()}
+    causes = {CAUSE_LABELS[c]: {side: n[c] for side, n in counts.items()} for c in CAUSES}
+    by_hop = {side: attribution_by_hop(o.attribution for o in oc) for side, oc in sides.items()}
     s = report.settings
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"

@@ -74,5 +74,5 @@ def fused_metrics(
     fused.exit_reason = each[0].exit_reason if len({e.exit_reason for e in each}) == 1 else "mixed"
     holders = {d for e in each for d in e.answer_doc_ids}
     fused.answer_doc_ids = [d for d in ranking if d in holders]
-    fused.answer_found = bool(fused.answer_doc_ids)
+    fused.answer_found = bool(fused.answer_doc_ids) if fused.answer_found is not None else None
     return fused, each

@@ -28,7 +28,6 @@ __all__ = [
     "write_jsonl",
     "parse_final",
     "TRACE_SCHEMA_VERSION",
-    "TOOL_SCHEMAS",
 ]
 
 _WHERE = {
@@ -49,7 +48,6 @@ _WHERE = {
     "write_jsonl": "trace",
     "parse_final": "final",
     "TRACE_SCHEMA_VERSION": "trace",
-    "TOOL_SCHEMAS": "schemas",
 }
 
 

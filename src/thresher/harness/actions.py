@@ -65,25 +65,31 @@ class RankedDocument:
 
     ``doc_id`` may name a document or a chunk (the harness maps chunk ids to
     their document); ``chunk_ids`` optionally names the supporting chunks.
+    ``justification`` is 1-3 sentences of evidence (text, never numbers about the
+    ranking); ``score`` is the policy's own score for the document, if it has one.
     """
 
     doc_id: str
     justification: str = ""
     chunk_ids: tuple[str, ...] = ()
+    score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "doc_id": self.doc_id,
             "justification": self.justification,
             "chunk_ids": list(self.chunk_ids),
+            "score": self.score,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RankedDocument:
+        score = data.get("score")
         return cls(
             str(data["doc_id"]),
             str(data.get("justification", "")),
             tuple(str(c) for c in data.get("chunk_ids") or ()),
+            float(score) if isinstance(score, int | float) else None,
         )
 
 

@@ -15,9 +15,10 @@ from dataclasses import replace
 from thresher.config import Config
 from thresher.harness.actions import RETRIEVAL_TOOLS, Proposal, ToolCall
 from thresher.harness.budget import UsageState, tool_room
+from thresher.harness.policy import SearchReranker
 from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import Fetched, Reranker, fetch
+from thresher.harness.tools import Fetched, fetch
 from thresher.harness.trace import ToolResult, TraceEvent
 from thresher.harness.transitions import (
     CallContext,
@@ -44,7 +45,7 @@ class CallRunner:
         store: the index.
         config: the episode's settings.
         counter: the episode's transcript counter.
-        reranker: optional reorder of search candidates.
+        reranker: the policy, when it declares :class:`SearchReranker`.
         emit: records an event and applies it to ``state``.
         elapsed: seconds since the episode started.
         notice_reserve: tokens kept for the next turn's notice message.
@@ -56,7 +57,7 @@ class CallRunner:
         store: Store,
         config: Config,
         counter: TranscriptCounter,
-        reranker: Reranker | None,
+        reranker: SearchReranker | None,
         emit: Callable[[TraceEvent], TraceEvent],
         elapsed: Callable[[], float],
         notice_reserve: int,
@@ -132,6 +133,7 @@ class CallRunner:
                 seen=seen,
                 in_context=in_context,
                 current_query=query,
+                question=state.question,
                 reranker=self.reranker,
             )
         )

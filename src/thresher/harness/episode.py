@@ -31,20 +31,20 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from thresher.config import Config, EpisodeConfig
 from thresher.errors import BackendUnavailableError
-from thresher.harness.actions import (
-    MalformedReply,
-)
+from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.budget import (
     UsageState,
     notices_for,
     settle_usage,
 )
 from thresher.harness.calls import CallRunner
+from thresher.harness.final import DroppedId
 from thresher.harness.observation import Observation, build_observation
+from thresher.harness.policy import ChoosesRetrievalMode, Policy, SearchReranker
 from thresher.harness.render import (
     TranscriptCounter,
     render_messages,
@@ -57,7 +57,6 @@ from thresher.harness.result import (
     partial_ranking,
 )
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import Reranker
 from thresher.harness.trace import (
     EpisodeEnd,
     EpisodeStart,
@@ -68,15 +67,12 @@ from thresher.harness.trace import (
     TraceEvent,
     UsageReport,
 )
-from thresher.harness.validate import check_final, check_proposal
+from thresher.harness.validate import ProposalCheck, check_final, check_proposal
 from thresher.harness.workers import submit
 from thresher.index.store import Store
 from thresher.tokens import TokenCounter, get_counter
 
-if TYPE_CHECKING:
-    from thresher.policies.base import Policy
-
-__all__ = ["run_episode", "MAX_REFUSED_PROPOSALS", "MAX_HARD_REFUSALS"]
+__all__ = ["run_episode", "episode_config", "MAX_REFUSED_PROPOSALS", "MAX_HARD_REFUSALS"]
 
 #: defaults of ``EpisodeConfig.max_refused_in_a_row`` and ``.max_hard_refused_turns``
 MAX_REFUSED_PROPOSALS = EpisodeConfig().max_refused_in_a_row
@@ -90,7 +86,7 @@ class _Episode:
         store: Store,
         policy: Policy,
         config: Config,
-        reranker: Reranker | None,
+        reranker: SearchReranker | None,
         on_event: Callable[[TraceEvent], None] | None,
         on_turn: Callable[[EpisodeState], None] | None,
         counter: TokenCounter | None,
@@ -99,7 +95,7 @@ class _Episode:
         self.store = store
         self.policy = policy
         self.config = config
-        self.reranker = reranker or getattr(policy, "rerank", None)
+        self.reranker = reranker or (policy if isinstance(policy, SearchReranker) else None)
         self.on_event = on_event
         self.on_turn = on_turn
         self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer))
@@ -108,6 +104,9 @@ class _Episode:
         self.hop: int | None = None
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.refused_streak = 0  # refused proposals in a row
+        self.hard_streak = 0  # turns in a row whose calls the hard cutoff refused
+        self.extra: list[str] = []  # notice lines for the next turn (the last refusal)
         # the largest notice message a turn after tool calls can get (no proposal refusals)
         worst = notices_for(int("9" * len(str(config.budget.total))), config.budget)
         reserve = self.tc.message({"content": "\n".join(worst)}) + 4
@@ -165,24 +164,28 @@ class _Episode:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> Result:
-        cfg = self.config
+        ended = self.start()
+        while ended is None:
+            ended = self.turn()
+        return ended
+
+    def start(self) -> Result | None:
+        """Record the episode's start; a Result when it cannot begin."""
         broken = ""
         try:
-            bind = getattr(self.policy, "bind", None)
-            if callable(bind):  # a policy that reads the index directly (the local policy)
-                bind(self.store)
             schemas = list(self.policy.tool_schemas() or [])
             system_prompt = str(self.policy.system_prompt)
+            name = str(self.policy.name)
         except Exception as exc:  # a policy that cannot even describe itself
-            schemas, system_prompt = [], ""
+            schemas, system_prompt, name = [], "", type(self.policy).__name__
             broken = f"{type(exc).__name__}: {exc}"
         self.emit(
             EpisodeStart(
                 question=self.question,
-                policy=str(getattr(self.policy, "name", type(self.policy).__name__)),
+                policy=name,
                 system_prompt=system_prompt,
                 tool_schemas=schemas,
-                config=cfg.to_dict(),
+                config=self.config.to_dict(),
                 tokenizer=self.tc.counter.name,
                 started_at=datetime.now(UTC).isoformat(timespec="seconds"),
             )
@@ -191,79 +194,101 @@ class _Episode:
             return self.finish(ExitReason.POLICY_ERROR, broken)
         if not self.question.strip():
             return self.finish(ExitReason.INVALID_INPUT, "the question is empty")
-        refused_streak = hard_streak = 0
-        extra: list[str] = []
-        while True:
-            turn = len(self.state.turns)
-            if self.elapsed() >= cfg.episode.wall_time_s:
-                return self.finish(ExitReason.TIMEOUT, f"wall time {cfg.episode.wall_time_s}s")
-            if turn >= cfg.episode.max_turns:
-                return self.finish(ExitReason.MAX_TURNS, f"{cfg.episode.max_turns} turns")
-            usage, notices = self.settle(extra)
-            if usage.used > usage.budget:
-                return self.finish(
-                    ExitReason.BUDGET,
-                    f"the next prompt needs {usage.used} tokens, over the budget of {usage.budget}",
-                )
-            self.emit(self.query_state(turn, usage, notices))
-            messages = render_messages(self.state, self.tc.render_memo)
-            observation = build_observation(self.state, messages, usage, notices, hop=self.hop)
-            if self.on_turn is not None:
-                self.on_turn(self.state)
-            asked = self.ask(turn, observation)
-            if isinstance(asked, Result):
-                return asked
-            value, elapsed = asked
-            check, docs, dropped = check_final(
-                check_proposal(value, turn),
-                self.state.cache,
-                self.state.context,
-                cfg.episode.max_final_documents,
+        return None
+
+    def turn(self) -> Result | None:
+        """One turn: observe, propose, validate and apply; a Result when the episode ends."""
+        cfg = self.config
+        turn = len(self.state.turns)
+        if self.elapsed() >= cfg.episode.wall_time_s:
+            return self.finish(ExitReason.TIMEOUT, f"wall time {cfg.episode.wall_time_s}s")
+        if turn >= cfg.episode.max_turns:
+            return self.finish(ExitReason.MAX_TURNS, f"{cfg.episode.max_turns} turns")
+        usage, notices = self.settle(self.extra)
+        if usage.used > usage.budget:
+            return self.finish(
+                ExitReason.BUDGET,
+                f"the next prompt needs {usage.used} tokens, over the budget of {usage.budget}",
             )
-            proposal = check.proposal
-            if not check.ok:
-                self.emit(
-                    ProposalEvent(
-                        turn=turn,
-                        proposal=proposal.to_dict() if proposal is not None else None,
-                        valid=False,
-                        raw=repr(value)[:2000],
-                        elapsed_s=elapsed,
-                    )
-                )
-                self.emit(Refusal(turn=turn, code=check.code, message=check.message))
-                if isinstance(value, MalformedReply):
-                    self.reconcile(turn, usage, value.usage)
-                refused_streak += 1
-                extra = [f"[Refused: {check.message}]"]
-                if refused_streak >= cfg.episode.max_refused_in_a_row:
-                    return self.finish(
-                        ExitReason.POLICY_ERROR,
-                        f"{refused_streak} refused proposals in a row; last: {check.message}",
-                    )
-                continue
-            assert proposal is not None
-            refused_streak, extra = 0, []
-            self.emit(
-                ProposalEvent(turn=turn, proposal=proposal.to_dict(), valid=True, elapsed_s=elapsed)
+        self.emit(self.query_state(turn, usage, notices))
+        messages = render_messages(self.state, self.tc.render_memo)
+        observation = build_observation(self.state, messages, usage, notices, hop=self.hop)
+        if self.on_turn is not None:
+            self.on_turn(self.state)
+        asked = self.ask(turn, observation)
+        if isinstance(asked, Result):
+            return asked
+        value, elapsed = asked
+        check, docs, dropped = check_final(
+            check_proposal(value, turn),
+            self.state.cache,
+            self.state.context,
+            cfg.episode.max_final_documents,
+        )
+        if not check.ok:
+            return self.refuse(turn, value, check, usage, elapsed)
+        assert check.proposal is not None
+        return self.apply(turn, check.proposal, usage, elapsed, docs, dropped)
+
+    def refuse(
+        self, turn: int, value: Any, check: ProposalCheck, usage: UsageState, elapsed: float
+    ) -> Result | None:
+        """Record a refused proposal; end the episode after too many in a row."""
+        proposal = check.proposal
+        self.emit(
+            ProposalEvent(
+                turn=turn,
+                proposal=proposal.to_dict() if proposal is not None else None,
+                valid=False,
+                raw=repr(value)[:2000],
+                elapsed_s=elapsed,
             )
-            self.reconcile(turn, usage, proposal.usage)
-            if proposal.hop is not None:
-                self.hop = proposal.hop
-            if proposal.final is not None:
-                for d in dropped:
-                    self.emit(Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}"))
-                self.emit(FinalEvent(turn=turn, documents=docs))
-                return self.finish(ExitReason.ANSWERED)
-            outcome = self.calls.run(turn, usage, proposal)
-            if outcome == "max_calls":
-                return self.finish(ExitReason.MAX_CALLS, f"{cfg.episode.max_calls} tool calls")
-            hard_streak = hard_streak + 1 if outcome == "hard_refused" else 0
-            if hard_streak >= cfg.episode.max_hard_refused_turns:
-                return self.finish(
-                    ExitReason.BUDGET,
-                    f"past the hard limit, {hard_streak} turns of refused retrieval calls",
-                )
+        )
+        self.emit(Refusal(turn=turn, code=check.code, message=check.message))
+        if isinstance(value, MalformedReply):
+            self.reconcile(turn, usage, value.usage)
+        self.refused_streak += 1
+        self.extra = [f"[Refused: {check.message}]"]
+        if self.refused_streak >= self.config.episode.max_refused_in_a_row:
+            return self.finish(
+                ExitReason.POLICY_ERROR,
+                f"{self.refused_streak} refused proposals in a row; last: {check.message}",
+            )
+        return None
+
+    def apply(
+        self,
+        turn: int,
+        proposal: Proposal,
+        usage: UsageState,
+        elapsed: float,
+        docs: list[dict[str, Any]],
+        dropped: list[DroppedId],
+    ) -> Result | None:
+        """Record a valid proposal and apply it: the final answer, or the turn's calls."""
+        cfg = self.config
+        self.refused_streak, self.extra = 0, []
+        self.emit(
+            ProposalEvent(turn=turn, proposal=proposal.to_dict(), valid=True, elapsed_s=elapsed)
+        )
+        self.reconcile(turn, usage, proposal.usage)
+        if proposal.hop is not None:
+            self.hop = proposal.hop
+        if proposal.final is not None:
+            for d in dropped:
+                self.emit(Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}"))
+            self.emit(FinalEvent(turn=turn, documents=docs))
+            return self.finish(ExitReason.ANSWERED)
+        outcome = self.calls.run(turn, usage, proposal)
+        if outcome == "max_calls":
+            return self.finish(ExitReason.MAX_CALLS, f"{cfg.episode.max_calls} tool calls")
+        self.hard_streak = self.hard_streak + 1 if outcome == "hard_refused" else 0
+        if self.hard_streak >= cfg.episode.max_hard_refused_turns:
+            return self.finish(
+                ExitReason.BUDGET,
+                f"past the hard limit, {self.hard_streak} turns of refused retrieval calls",
+            )
+        return None
 
     def ask(self, turn: int, observation: Observation) -> tuple[Any, float] | Result:
         """The policy's reply and its time, or the Result ending the episode."""
@@ -334,13 +359,24 @@ class _Episode:
         )
 
 
+def episode_config(policy: Policy, config: Config) -> Config:
+    """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
+
+    A :class:`~thresher.harness.policy.ChoosesRetrievalMode` policy sets
+    ``retrieval.mode``; the result is recorded in the trace's start event.
+    """
+    if isinstance(policy, ChoosesRetrievalMode) and policy.retrieval_mode != config.retrieval.mode:
+        return config.override({"retrieval.mode": policy.retrieval_mode})
+    return config
+
+
 def run_episode(
     question: str,
     store: Store,
     policy: Policy,
     config: Config | None = None,
     *,
-    reranker: Reranker | None = None,
+    reranker: SearchReranker | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
     on_turn: Callable[[EpisodeState], None] | None = None,
     counter: TokenCounter | None = None,
@@ -352,7 +388,8 @@ def run_episode(
         store: the index, through the Store protocol.
         policy: proposes tool calls or the final answer each turn.
         config: settings (defaults from the Context-1 report).
-        reranker: reorders search candidates (default: the policy's ``rerank``, if any).
+        reranker: reorders search candidates (default: the policy itself when it
+            declares :class:`~thresher.harness.policy.SearchReranker`).
         on_event: called with every trace event as it is recorded (live views).
         on_turn: called with the live state right after each turn's query state
             (tests snapshot it to compare with replay).
@@ -362,7 +399,14 @@ def run_episode(
         A :class:`Result`, always: partial on caps and errors, with the trace.
     """
     episode = _Episode(
-        question, store, policy, config or Config(), reranker, on_event, on_turn, counter
+        question,
+        store,
+        policy,
+        episode_config(policy, config or Config()),
+        reranker,
+        on_event,
+        on_turn,
+        counter,
     )
     try:
         return episode.run()

@@ -26,7 +26,7 @@ from typing import Any
 from thresher.harness.actions import FinalAnswer, RankedDocument
 from thresher.harness.state import ActiveContext, RetrievalCache
 
-__all__ = ["parse_final", "DroppedId", "resolve_final"]
+__all__ = ["parse_final", "DroppedId", "resolve_final", "cited_pruned"]
 
 _DOC_OPEN = re.compile(r"<\s*document\b([^>]*)>", re.IGNORECASE)
 _DOC_CLOSE = re.compile(r"<\s*/\s*document\s*>", re.IGNORECASE)
@@ -145,6 +145,32 @@ class DroppedId:
     message: str
 
 
+def _pruned(entry: RankedDocument, cache: RetrievalCache, context: ActiveContext) -> list[str]:
+    """The ids an answer entry cites that are out of view (pruned): chunk ids, or the doc id
+    when none of its chunks is in the active context."""
+    named = cache.get(entry.doc_id)
+    out = [c for c in entry.chunk_ids if c in cache and c not in context]
+    if named is not None:
+        return ([named.chunk_id] if named.chunk_id not in context else []) + out
+    docs = [c for c in cache.chunks() if c.doc_id == entry.doc_id]
+    if docs and not any(c.chunk_id in context for c in docs):
+        return [entry.doc_id, *out]
+    return out
+
+
+def cited_pruned(final: FinalAnswer, cache: RetrievalCache, context: ActiveContext) -> list[str]:
+    """Every id a final answer cites whose evidence was pruned (in the cache, out of view).
+
+    The answer handed on must come from evidence in view: the harness refuses a
+    final answer that cites any of these, and tells the policy to recall them
+    (``recall_chunks``) or leave them out.
+    """
+    out: list[str] = []
+    for entry in final.documents:
+        out += [i for i in _pruned(entry, cache, context) if i not in out]
+    return out
+
+
 def resolve_final(
     final: FinalAnswer,
     cache: RetrievalCache,
@@ -161,7 +187,7 @@ def resolve_final(
 
     Returns:
         ``(documents, dropped)``: documents as dicts ``{doc_id, title, chunk_ids,
-        justification, rank}`` in rank order (1-based), and every id left out
+        justification, score, rank}`` in rank order (1-based), and every id left out
         with its reason (``unknown_id``, ``unknown_chunk``, ``too_many_documents``).
     """
     by_doc: dict[str, list[str]] = {}
@@ -182,8 +208,8 @@ def resolve_final(
             )
             continue
         for cid in entry.chunk_ids:
-            chunk = cache.get(cid)
-            if chunk is None or chunk.doc_id != doc_id:
+            cited = cache.get(cid)
+            if cited is None or cited.doc_id != doc_id:
                 dropped.append(
                     DroppedId(cid, "unknown_chunk", f"'{cid}' is not a seen chunk of {doc_id}")
                 )
@@ -200,7 +226,11 @@ def resolve_final(
                 )
                 continue
             order.append(doc_id)
-            merged[doc_id] = {"chunk_ids": [], "justification": entry.justification}
+            merged[doc_id] = {
+                "chunk_ids": [],
+                "justification": entry.justification,
+                "score": entry.score,
+            }
         slot = merged[doc_id]
         slot["chunk_ids"] += [c for c in chunk_ids if c not in slot["chunk_ids"]]
         if not slot["justification"]:
@@ -218,6 +248,7 @@ def resolve_final(
                 "title": first.title if first is not None else "",
                 "chunk_ids": chunk_ids,
                 "justification": slot["justification"],
+                "score": slot["score"],
                 "rank": rank,
             }
         )

@@ -63,6 +63,8 @@ class Observation:
         refusals: the previous turn's refusals of the proposal as a whole.
         current_query: the last search query (else the question).
         cache: read-only view of every chunk fetched so far, by id.
+        origins: how each cached chunk was first found (its origin lineage, with the
+            call's query and the hit's ranks and scores), by id.
         hop: the policy's last reported hop (None if it reports none).
     """
 
@@ -77,6 +79,7 @@ class Observation:
     refusals: tuple[Refusal, ...] = ()
     current_query: str = ""
     cache: Mapping[str, Chunk] = field(default_factory=dict)
+    origins: Mapping[str, LineageRecord] = field(default_factory=dict)
     hop: int | None = None
 
     def chunk(self, chunk_id: str) -> Chunk | None:
@@ -122,6 +125,9 @@ def build_observation(
         if (chunk := state.cache.get(cid)) is not None
     )
     cache = MappingProxyType({c.chunk_id: c for c in state.cache.chunks()})
+    origins = MappingProxyType(
+        {cid: origin for cid in cache if (origin := state.lineage.origin(cid)) is not None}
+    )
     return Observation(
         question=state.question,
         turn=turn,
@@ -134,5 +140,6 @@ def build_observation(
         refusals=tuple(refusals),
         current_query=state.current_query,
         cache=cache,
+        origins=origins,
         hop=hop,
     )

@@ -7,11 +7,13 @@ they were retrieved.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from thresher.harness.state import EpisodeState
+from thresher.corpus.document import Chunk
+from thresher.harness.state import EpisodeState, LineageRecord
 from thresher.harness.trace import TraceEvent
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "Usage",
     "Result",
     "partial_ranking",
+    "rank_by_retrieval",
     "documents_from_final",
 ]
 
@@ -40,10 +43,17 @@ class ExitReason(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ResultDocument:
-    """One ranked supporting document.
+    """One ranked supporting document, as handed to the answering model.
 
-    chunk_ids: the chunks that support it (named in the answer, else those in
-    context, else every cached chunk of it); text: those chunks' text joined.
+    Attributes:
+        doc_id: the document's id in the index.
+        title: its title.
+        chunk_ids: the chunks that support it (named in the answer, else those in
+            the active context); all were in view when the episode ended.
+        text: those chunks' text, joined by blank lines.
+        justification: why it supports the answer, 1-3 sentences of evidence.
+        rank: 1-based position, best first.
+        score: the policy's score for it (None when the policy gives none).
     """
 
     doc_id: str
@@ -52,6 +62,7 @@ class ResultDocument:
     text: str
     justification: str
     rank: int
+    score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +72,7 @@ class ResultDocument:
             "text": self.text,
             "justification": self.justification,
             "rank": self.rank,
+            "score": self.score,
         }
 
 
@@ -86,7 +98,20 @@ class Usage:
 
 @dataclass(frozen=True)
 class Result:
-    """What ``run_episode`` and ``thresher.search`` return."""
+    """What ``run_episode`` and ``thresher.search`` return: always one, never None.
+
+    Attributes:
+        question: the question asked.
+        documents: the ranked supporting documents (the final answer; on a partial
+            result, the active context ranked by retrieval).
+        exit_reason: why the episode ended (:class:`ExitReason`).
+        partial: True when the episode ended without a final answer (a cap, an error).
+        usage: tokens: last count sent, peak, budget, endpoint-reported totals.
+        turns: turns taken. tool_calls: calls run, per tool name.
+        wall_s: wall time in seconds.
+        trace: every event of the episode (write it with ``trace.write_jsonl``).
+        message: what ended the episode, in words (empty when answered).
+    """
 
     question: str
     documents: tuple[ResultDocument, ...]
@@ -122,34 +147,50 @@ class Result:
         return out
 
 
-def partial_ranking(state: EpisodeState, limit: int) -> list[dict[str, Any]]:
-    """Documents of the active context ranked by their best retrieval.
+def rank_by_retrieval(
+    active: Iterable[tuple[Chunk, LineageRecord | None]], limit: int
+) -> list[tuple[str, list[str], int]]:
+    """Documents of the given chunks ranked by their best retrieval: the one owner of that order.
 
-    A chunk's key is (rank in the call that found it, turn, arrival order);
-    a document takes its best chunk's key. Returns resolved-document dicts
-    (``doc_id, title, chunk_ids, justification="", rank``), at most ``limit``.
+    A chunk's key is (rank in the call that found it, turn, position in ``active``);
+    a document takes its best chunk's key. Pure.
+
+    Args:
+        active: chunks in view with their origin lineage, in the order they entered.
+        limit: keep at most this many documents.
+
+    Returns:
+        ``(doc_id, chunk_ids, best_rank)`` tuples, best first.
     """
-    order = {cid: i for i, cid in enumerate(state.cache.ids())}
     best: dict[str, tuple[int, int, int]] = {}
     chunks: dict[str, list[str]] = {}
-    for cid in state.context.ids():
-        chunk = state.cache.get(cid)
-        if chunk is None:
-            continue
-        origin = state.lineage.origin(cid)
-        key = (origin.rank, origin.turn, order[cid]) if origin else (10**9, 10**9, order[cid])
-        doc = chunk.doc_id
-        chunks.setdefault(doc, []).append(cid)
-        best[doc] = min(best.get(doc, key), key)
+    for order, (chunk, origin) in enumerate(active):
+        key = (origin.rank, origin.turn, order) if origin else (10**9, 10**9, order)
+        chunks.setdefault(chunk.doc_id, []).append(chunk.chunk_id)
+        best[chunk.doc_id] = min(best.get(chunk.doc_id, key), key)
     ranked = sorted(best, key=lambda d: best[d])[:limit]
+    return [(doc, chunks[doc], best[doc][0]) for doc in ranked]
+
+
+def partial_ranking(state: EpisodeState, limit: int) -> list[dict[str, Any]]:
+    """The documents of the active context ranked by :func:`rank_by_retrieval`.
+
+    Returns resolved-document dicts (``doc_id, title, chunk_ids,
+    justification="", rank``), at most ``limit``: what a partial Result holds.
+    """
+    active = [
+        (chunk, state.lineage.origin(cid))
+        for cid in state.context.ids()
+        if (chunk := state.cache.get(cid)) is not None
+    ]
     out = []
-    for rank, doc in enumerate(ranked, 1):
-        first = state.cache.get(chunks[doc][0])
+    for rank, (doc, chunk_ids, _) in enumerate(rank_by_retrieval(active, limit), 1):
+        first = state.cache.get(chunk_ids[0])
         out.append(
             {
                 "doc_id": doc,
                 "title": first.title if first else "",
-                "chunk_ids": chunks[doc],
+                "chunk_ids": chunk_ids,
                 "justification": "",
                 "rank": rank,
             }
@@ -172,6 +213,7 @@ def documents_from_final(
                 text="\n\n".join(texts),
                 justification=d.get("justification", ""),
                 rank=int(d["rank"]),
+                score=d.get("score"),
             )
         )
     return tuple(docs)

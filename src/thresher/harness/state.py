@@ -54,6 +54,9 @@ class LineageRecord:
         query: the call's query, pattern or document id.
         rank: 1-based position in that call's result list.
         score: the retrieval score there (None for reads without scores).
+        bm25_rank, dense_rank: 1-based rank in each retriever's list (None if absent).
+        bm25_score, dense_score: raw BM25 and cosine scores against the call's query
+            (for grep, against the episode's question; None if absent).
         parents: chunk ids the call was derived from (from the proposal).
         duplicate_of: set when the chunk's text equals an already shown chunk's.
     """
@@ -69,6 +72,10 @@ class LineageRecord:
     score: float | None = None
     parents: tuple[str, ...] = ()
     duplicate_of: str | None = None
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
+    bm25_score: float | None = None
+    dense_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +90,10 @@ class LineageRecord:
             "score": self.score,
             "parents": list(self.parents),
             "duplicate_of": self.duplicate_of,
+            "bm25_rank": self.bm25_rank,
+            "dense_rank": self.dense_rank,
+            "bm25_score": self.bm25_score,
+            "dense_score": self.dense_score,
         }
 
     @classmethod

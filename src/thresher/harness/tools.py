@@ -11,24 +11,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from thresher.config import Config
 from thresher.corpus.document import Chunk
 from thresher.errors import PatternRejectedError, ThresherError, UnknownIdError
+from thresher.harness.policy import RerankRequest, SearchReranker
+from thresher.index.fusion import fuse_scores
 from thresher.index.store import Hit, Store
 
 __all__ = [
-    "Reranker",
     "Fetched",
     "check_arguments",
     "rank_by_similarity",
     "fetch",
 ]
-
-#: ``(query, hits) -> hits`` reordered; the default keeps the fused order
-Reranker = Callable[[str, list[Hit]], list[Hit]]
 
 _REQUIRED: dict[str, tuple[str, type]] = {
     "search_corpus": ("query", str),
@@ -44,7 +42,8 @@ class Fetched:
     """Raw output of one retrieval call.
 
     hits: candidates in the order to show them (after rerank).
-    total: for read_document, the document's chunk count.
+    total: for read_document, the document's chunk count; for grep_corpus, how many
+        chunks matched (after exclusion) before the cut to the limit.
     error_code / error: set when the call failed (then ``hits`` is empty).
     """
 
@@ -82,30 +81,26 @@ def check_arguments(name: str, arguments: Any) -> tuple[dict[str, Any], str]:
     return {key: [v.strip() for v in value]}, ""
 
 
-def rank_by_similarity(chunks: Sequence[Chunk], scores: Sequence[tuple[float, float]]) -> list[Hit]:
-    """Order a document's chunks by relevance to a query.
+def rank_by_similarity(
+    chunks: Sequence[Chunk], scores: Sequence[tuple[float, float]], rrf_k: int
+) -> list[Hit]:
+    """Order a document's chunks by relevance to a query: RRF of their BM25 and dense orders.
 
-    Reciprocal rank fusion (k=60) of the BM25 and dense orders,
-    score = 1/(60 + rank_bm25) + 1/(60 + rank_dense); ties keep document order.
+    The fusion is :func:`thresher.index.fusion.fuse_scores` with ``rrf_k``
+    (``config.retrieval.rrf_k``); ties keep document order.
     """
-    n = len(chunks)
-    by_bm25 = sorted(range(n), key=lambda i: (-scores[i][0], i))
-    by_dense = sorted(range(n), key=lambda i: (-scores[i][1], i))
-    rb = {i: r for r, i in enumerate(by_bm25, 1)}
-    rd = {i: r for r, i in enumerate(by_dense, 1)}
-    fused = {i: 1.0 / (60 + rb[i]) + 1.0 / (60 + rd[i]) for i in range(n)}
-    order = sorted(range(n), key=lambda i: (-fused[i], i))
+    fused = fuse_scores([s[0] for s in scores], [s[1] for s in scores], rrf_k)
     return [
         Hit(
-            chunk=chunks[i],
-            score=fused[i],
+            chunk=chunks[f.item],
+            score=f.score,
             method="get",
-            bm25_rank=rb[i],
-            dense_rank=rd[i],
-            bm25_score=float(scores[i][0]),
-            dense_score=float(scores[i][1]),
+            bm25_rank=f.bm25_rank,
+            dense_rank=f.dense_rank,
+            bm25_score=float(scores[f.item][0]),
+            dense_score=float(scores[f.item][1]),
         )
-        for i in order
+        for f in fused
     ]
 
 
@@ -126,7 +121,8 @@ def fetch(
     seen: Collection[str],
     in_context: Collection[str],
     current_query: str,
-    reranker: Reranker | None = None,
+    question: str = "",
+    reranker: SearchReranker | None = None,
 ) -> Fetched:
     """Run one retrieval call against the Store; never raises.
 
@@ -138,7 +134,9 @@ def fetch(
         seen: chunk ids excluded from search and grep (the retrieval cache).
         in_context: chunk ids read_document leaves out (already visible).
         current_query: what read_document ranks a document's chunks against.
-        reranker: optional reorder of search candidates.
+        question: the episode's question: grep hits are scored against it (grep
+            has no query of its own), and a reranker may score candidates against it.
+        reranker: the policy's reorder of search candidates, if it declares one.
 
     Returns:
         A :class:`Fetched` with hits, or with ``error_code`` set
@@ -146,31 +144,16 @@ def fetch(
     """
     start = time.perf_counter()
     try:
-        total = 0
         if name == "search_corpus":
-            query = arguments["query"]
-            search = _SEARCHES.get(config.retrieval.mode)
-            if search is None:
-                return _failed(
-                    "tool_error",
-                    f"retrieval.mode '{config.retrieval.mode}' is not one of "
-                    f"{', '.join(_SEARCHES)}; fix the setting",
-                    start,
-                )
-            hits = search(store, query, k=config.retrieval.candidates, exclude=seen)
-            if reranker is not None:
-                hits = list(reranker(query, list(hits)))
-        elif name == "grep_corpus":
-            limit = min(5, config.grep.limit)
-            hits = store.grep(arguments["pattern"], limit=limit, exclude=seen)[:limit]
-        elif name == "read_document":
-            chunks = store.read_document(arguments["doc_id"])
-            total = len(chunks)
-            rest = [c for c in chunks if c.chunk_id not in in_context]
-            scores = store.similarity(current_query, [c.chunk_id for c in rest]) if rest else []
-            hits = rank_by_similarity(rest, scores)
-        else:
-            return Fetched(error_code="unknown_tool", error=f"'{name}' does not touch the index")
+            hits = _search(arguments["query"], store, config, seen, question, reranker)
+            return Fetched(tuple(hits), elapsed_s=time.perf_counter() - start)
+        if name == "grep_corpus":
+            hits, total = _grep(arguments["pattern"], store, config, seen, question)
+            return Fetched(tuple(hits), total, elapsed_s=time.perf_counter() - start)
+        if name == "read_document":
+            hits, total = _read(arguments["doc_id"], store, config, in_context, current_query)
+            return Fetched(tuple(hits), total, elapsed_s=time.perf_counter() - start)
+        return Fetched(error_code="unknown_tool", error=f"'{name}' does not touch the index")
     except PatternRejectedError as exc:
         return _failed("pattern_rejected", f"pattern refused: {exc}", start)
     except UnknownIdError as exc:
@@ -179,7 +162,53 @@ def fetch(
         return _failed("tool_error", str(exc), start)
     except Exception as exc:  # isolation boundary: a failing tool never ends the episode
         return _failed("tool_failed", f"{type(exc).__name__}: {exc}", start)
-    return Fetched(tuple(hits), total, elapsed_s=time.perf_counter() - start)
+
+
+def _search(
+    query: str,
+    store: Store,
+    config: Config,
+    seen: Collection[str],
+    question: str,
+    reranker: SearchReranker | None,
+) -> list[Hit]:
+    """``search_corpus``: the configured retriever(s), then the policy's rerank if any."""
+    search = _SEARCHES[config.retrieval.mode]
+    hits = search(store, query, k=config.retrieval.candidates, exclude=seen)
+    if reranker is None:
+        return list(hits)
+
+    def score_against_question(chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
+        return store.similarity(question or query, list(chunk_ids)) if chunk_ids else []
+
+    request = RerankRequest(query, question or query, tuple(hits), score_against_question)
+    return list(reranker.rerank(request))
+
+
+def _grep(
+    pattern: str, store: Store, config: Config, seen: Collection[str], question: str
+) -> tuple[list[Hit], int]:
+    """``grep_corpus``: at most 5 matches (and how many matched), scored against the question."""
+    limit = min(5, config.grep.limit)
+    found = store.grep(pattern, limit=limit, exclude=seen)
+    hits = list(found.hits[:limit])
+    if hits and question:
+        scores = store.similarity(question, [h.chunk.chunk_id for h in hits])
+        hits = [
+            replace(h, bm25_score=float(b), dense_score=float(d))
+            for h, (b, d) in zip(hits, scores, strict=True)
+        ]
+    return hits, max(found.total, len(hits))
+
+
+def _read(
+    doc_id: str, store: Store, config: Config, in_context: Collection[str], current_query: str
+) -> tuple[list[Hit], int]:
+    """``read_document``: the chunks not in view, ranked against the current query."""
+    chunks = store.read_document(doc_id)
+    rest = [c for c in chunks if c.chunk_id not in in_context]
+    scores = store.similarity(current_query, [c.chunk_id for c in rest]) if rest else []
+    return rank_by_similarity(rest, scores, config.retrieval.rrf_k), len(chunks)
 
 
 def _failed(code: str, message: str, start: float) -> Fetched:

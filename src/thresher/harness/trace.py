@@ -281,7 +281,7 @@ def read_jsonl(path: str | Path) -> list[TraceEvent]:
             continue
         try:
             data = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(f"{p}:{n}: not valid JSON ({exc.msg})") from exc
         if not isinstance(data, dict):
             raise InputError(f"{p}:{n}: a trace line must be a JSON object")

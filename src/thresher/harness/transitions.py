@@ -15,6 +15,7 @@ event with :meth:`EpisodeState.apply`. Rules, per the Context-1 report:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,11 +93,23 @@ def _lineage(
         score=float(hit.score),
         parents=ctx.parents,
         duplicate_of=dup,
+        bm25_rank=hit.bm25_rank,
+        dense_rank=hit.dense_rank,
+        bm25_score=_float(hit.bm25_score),
+        dense_score=_float(hit.dense_score),
     ).to_dict()
 
 
+def _float(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
 def _fit(
-    ctx: CallContext, cap: int, blocks: list[str], header_of, footer_of
+    ctx: CallContext,
+    cap: int,
+    blocks: list[str],
+    header_of: Callable[[int], str],
+    footer_of: Callable[[list[int], int], str],
 ) -> tuple[list[int], str, int]:
     """Which blocks fit in ``cap`` tokens: ``(kept indices, content, tokens)``.
 
@@ -133,6 +146,71 @@ def _fit(
     return [], content, tokens
 
 
+@dataclass(slots=True)
+class _Selection:
+    """A retrieval call's hits sorted into shown candidates, same-text duplicates and repeats."""
+
+    fresh: list[tuple[int, Hit]]
+    dups: list[tuple[int, Hit, str]]
+    repeats: int
+
+
+_QUERY_ARG = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id"}
+
+
+def _select(call: ToolCall, fetched: Fetched, state: EpisodeState, limit: int) -> _Selection:
+    """Which hits may be shown: new chunks (or pruned ones a read brings back), first of a text."""
+    is_read = call.name == "read_document"
+    out = _Selection([], [], 0)
+    hashes: dict[str, str] = {}
+    for rank, hit in enumerate(fetched.hits, 1):
+        if len(out.fresh) >= limit:
+            break
+        chunk = hit.chunk
+        cached = chunk.chunk_id in state.cache
+        if is_read and cached and chunk.chunk_id in state.pruned:
+            out.fresh.append((rank, hit))  # reactivated
+            continue
+        if cached or (is_read and chunk.chunk_id in state.context):
+            out.repeats += 1
+            continue
+        first = state.cache.first_with_hash(chunk.content_hash) or hashes.get(chunk.content_hash)
+        if first is not None and first != chunk.chunk_id:
+            out.dups.append((rank, hit, first))
+            continue
+        hashes.setdefault(chunk.content_hash, chunk.chunk_id)
+        out.fresh.append((rank, hit))
+    return out
+
+
+def _header(call: ToolCall, query: str, fetched: Fetched, n: int) -> str:
+    """The tool message's first line for ``n`` shown chunks."""
+    if call.name == "read_document":
+        return f"read_document {query}: {n} of {fetched.total} chunk(s), most relevant first."
+    if call.name == "grep_corpus":
+        if fetched.total > n:
+            return f"grep_corpus: {n} of {fetched.total} matching chunk(s)."
+        return f"grep_corpus: {n} chunk(s) matching."
+    return f"search_corpus: {n} new chunk(s)."
+
+
+def _footer(call: ToolCall, sel: _Selection, shown: int, candidates: int) -> str:
+    """The tool message's closing notes: what was left out and why."""
+    is_read = call.name == "read_document"
+    notes = []
+    if candidates > shown:
+        notes.append(f"{candidates - shown} more result(s) left out to fit the token budget.")
+    if sel.dups:
+        same = ", ".join(sorted({d[2] for d in sel.dups}))
+        notes.append(f"{len(sel.dups)} result(s) not shown: same text as {same}.")
+    if sel.repeats:
+        where = "already in context" if is_read else "already shown this turn"
+        notes.append(f"{sel.repeats} result(s) {where}.")
+    if candidates == 0 and not is_read:
+        notes.append("No new chunks (chunks seen this episode are excluded).")
+    return " ".join(notes)
+
+
 def retrieval_result(
     call: ToolCall, fetched: Fetched, state: EpisodeState, ctx: CallContext
 ) -> ToolResult:
@@ -140,88 +218,56 @@ def retrieval_result(
     if fetched.error_code:
         return _error(call, ctx, fetched.error_code, fetched.error, fetched.elapsed_s)
     args = dict(call.arguments)
-    query = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id"}
-    query = str(args.get(query[call.name], ""))
-    is_read = call.name == "read_document"
+    query = str(args.get(_QUERY_ARG[call.name], ""))
     limit = ctx.search_results if call.name == "search_corpus" else len(fetched.hits)
-    fresh: list[tuple[int, Hit]] = []
-    dups: list[tuple[int, Hit, str]] = []
-    hashes: dict[str, str] = {}
-    repeats = 0
-    for rank, hit in enumerate(fetched.hits, 1):
-        if len(fresh) >= limit:
-            break
-        chunk = hit.chunk
-        cached = chunk.chunk_id in state.cache
-        if is_read and cached and chunk.chunk_id in state.pruned:
-            fresh.append((rank, hit))  # reactivated
-            continue
-        if cached or (is_read and chunk.chunk_id in state.context):
-            repeats += 1
-            continue
-        first = state.cache.first_with_hash(chunk.content_hash) or hashes.get(chunk.content_hash)
-        if first is not None and first != chunk.chunk_id:
-            dups.append((rank, hit, first))
-            continue
-        hashes.setdefault(chunk.content_hash, chunk.chunk_id)
-        fresh.append((rank, hit))
-    cap = ctx.room if is_read else min(ctx.per_call, ctx.room)
+    sel = _select(call, fetched, state, limit)
+    cap = ctx.room if call.name == "read_document" else min(ctx.per_call, ctx.room)
 
     def header_of(n: int) -> str:
-        if is_read:
-            return f"read_document {query}: {n} of {fetched.total} chunk(s), most relevant first."
-        if call.name == "grep_corpus":
-            return f"grep_corpus: {n} chunk(s) matching."
-        return f"search_corpus: {n} new chunk(s)."
+        return _header(call, query, fetched, n)
 
     def footer_of(keep: list[int], m: int) -> str:
-        n = len(keep)
-        notes = []
-        if m > n:
-            notes.append(f"{m - n} more result(s) left out to fit the token budget.")
-        if dups:
-            same = ", ".join(sorted({d[2] for d in dups}))
-            notes.append(f"{len(dups)} result(s) not shown: same text as {same}.")
-        if repeats:
-            where = "already in context" if is_read else "already shown this turn"
-            notes.append(f"{repeats} result(s) {where}.")
-        if m == 0 and not is_read:
-            notes.append("No new chunks (chunks seen this episode are excluded).")
-        return " ".join(notes)
+        return _footer(call, sel, len(keep), m)
 
-    blocks = [chunk_block(hit.chunk) for _, hit in fresh]
+    blocks = [chunk_block(hit.chunk) for _, hit in sel.fresh]
     keep, _content, tokens = _fit(ctx, cap, blocks, header_of, footer_of)
-    kept = len(keep)
-    if fresh and kept == 0:
-        smallest = min(
-            MESSAGE_OVERHEAD + ctx.counter.text(tool_content(header_of(1), [b], "")) for b in blocks
-        )
-        return _error(
-            call,
-            ctx,
-            "budget_exhausted",
-            f"not enough token budget for even one result (the smallest needs about "
-            f"{smallest} tokens, {max(cap, 0)} are available). Prune chunks or give your "
-            "final answer.",
-            fetched.elapsed_s,
-        )
-    shown = [fresh[i] for i in keep]
+    if sel.fresh and not keep:
+        return _no_room(call, ctx, cap, blocks, header_of(1), fetched.elapsed_s)
+    shown = [sel.fresh[i] for i in keep]
     new_chunks = [_chunk_dict(h.chunk) for _, h in shown if h.chunk.chunk_id not in state.cache]
-    new_chunks += [_chunk_dict(h.chunk) for _, h, _ in dups]
+    new_chunks += [_chunk_dict(h.chunk) for _, h, _ in sel.dups]
     lineage = [_lineage(h, call, ctx, query, r, None) for r, h in shown]
-    lineage += [_lineage(h, call, ctx, query, r, first) for r, h, first in dups]
+    lineage += [_lineage(h, call, ctx, query, r, first) for r, h, first in sel.dups]
     return ToolResult(
         **_base(call, ctx.turn, args),
-        header=header_of(kept),
-        footer=footer_of(keep, len(fresh)),
+        header=header_of(len(keep)),
+        footer=footer_of(keep, len(sel.fresh)),
         shown=[h.chunk.chunk_id for _, h in shown],
         new_chunks=new_chunks,
         lineage=lineage,
-        duplicates=[[h.chunk.chunk_id, first] for _, h, first in dups],
+        duplicates=[[h.chunk.chunk_id, first] for _, h, first in sel.dups],
         reactivated=[h.chunk.chunk_id for _, h in shown if h.chunk.chunk_id in state.cache],
         query=query if call.name == "search_corpus" else "",
         tokens=tokens,
         elapsed_s=fetched.elapsed_s,
+    )
+
+
+def _no_room(
+    call: ToolCall, ctx: CallContext, cap: int, blocks: list[str], header: str, elapsed: float
+) -> ToolResult:
+    """The error of a call none of whose results fits in the room left."""
+    smallest = min(
+        MESSAGE_OVERHEAD + ctx.counter.text(tool_content(header, [b], "")) for b in blocks
+    )
+    return _error(
+        call,
+        ctx,
+        "budget_exhausted",
+        f"not enough token budget for even one result (the smallest needs about "
+        f"{smallest} tokens, {max(cap, 0)} are available). Prune chunks or give your "
+        "final answer.",
+        elapsed,
     )
 
 

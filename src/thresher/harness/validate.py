@@ -22,7 +22,7 @@ from thresher.harness.actions import (
     ToolCall,
 )
 from thresher.harness.budget import HARD_REFUSAL, UsageState
-from thresher.harness.final import DroppedId, parse_final, resolve_final
+from thresher.harness.final import DroppedId, cited_pruned, parse_final, resolve_final
 from thresher.harness.state import ActiveContext, RetrievalCache
 from thresher.harness.tools import check_arguments
 
@@ -116,13 +116,22 @@ def check_final(
 ) -> tuple[ProposalCheck, list[dict[str, Any]], list[DroppedId]]:
     """Resolve a checked proposal's final answer against the episode.
 
-    Returns ``(check, documents, dropped)``; the check becomes a refusal
-    (``no_known_documents``) when the answer names documents but none was seen.
+    Returns ``(check, documents, dropped)``; the check becomes a refusal when the
+    answer cites pruned evidence (``final_cites_pruned``: recall it first) or names
+    documents but none was seen (``no_known_documents``).
     A proposal without a final answer passes through with no documents.
     """
     proposal = check.proposal
     if not check.ok or proposal is None or proposal.final is None:
         return check, [], []
+    pruned = cited_pruned(proposal.final, cache, context)
+    if pruned:
+        shown = ", ".join(pruned[:8]) + (f" and {len(pruned) - 8} more" if len(pruned) > 8 else "")
+        message = (
+            f"the final answer cites evidence that was pruned: {shown}. Call recall_chunks "
+            "with those chunk ids first, or leave them out of the answer"
+        )
+        return replace(check, code="final_cites_pruned", message=message), [], []
     docs, dropped = resolve_final(proposal.final, cache, context, max_documents)
     if proposal.final.documents and not docs:
         named = ", ".join(d.doc_id for d in proposal.final.documents[:5])

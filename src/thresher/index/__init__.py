@@ -1,9 +1,11 @@
-"""The index: the Store protocol, the embedded backend, ingestion, and the parts
-every backend shares (BM25 side index, RRF fusion, grep guard, embedders).
+"""The index: the Store protocol, the backend registry (folder | http(s)://),
+the embedded and Chroma server backends, ingestion, and the parts every backend
+shares (BM25 side index, RRF fusion, grep guard, embedders).
 
 Names are imported lazily, so ``import thresher.index`` does not load chromadb.
-Ingestion is ``thresher.index.ingest.ingest`` (not re-exported here: the name
-would clash with its own module once that is imported).
+Stores are opened with :func:`open_store` and built with
+``thresher.index.backends.ingest`` (also ``thresher.index.ingest.ingest``; not
+re-exported here: the name would clash with its own module once that is imported).
 """
 
 from __future__ import annotations
@@ -14,12 +16,18 @@ from typing import Any
 __all__ = [
     "Store",
     "Hit",
+    "GrepResult",
     "IngestReport",
     "StoreStats",
     "EmbeddedStore",
     "open_store",
+    "Backend",
+    "backend_for",
+    "register_backend",
     "Bm25Index",
     "rrf",
+    "fuse_retrievers",
+    "fuse_scores",
     "check_pattern",
     "Embedder",
     "MiniLMEmbedder",
@@ -31,12 +39,18 @@ __all__ = [
 _WHERE = {
     "Store": "store",
     "Hit": "store",
+    "GrepResult": "store",
     "IngestReport": "store",
     "StoreStats": "store",
     "EmbeddedStore": "embedded",
-    "open_store": "open",
+    "open_store": "backends",
+    "Backend": "backends",
+    "backend_for": "backends",
+    "register_backend": "backends",
     "Bm25Index": "bm25",
     "rrf": "fusion",
+    "fuse_retrievers": "fusion",
+    "fuse_scores": "fusion",
     "check_pattern": "grep",
     "Embedder": "embedder",
     "MiniLMEmbedder": "embedder",

@@ -52,7 +52,8 @@ class Analyzer:
                     "installed; run `pip install PyStemmer` (or `make setup`)"
                 ) from exc
             stem = self._local.stem = Stemmer.Stemmer(self.stemmer).stemWords
-        return stem(words)
+        stemmed: list[str] = stem(words)
+        return stemmed
 
     def terms(self, text: str) -> list[str]:
         """The index terms of ``text``, in order (repeats kept)."""

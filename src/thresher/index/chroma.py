@@ -25,10 +25,10 @@ from thresher.corpus.document import Chunk
 from thresher.errors import InputError, UnknownIdError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedder import Embedder, QueryEmbeddingCache
-from thresher.index.fusion import rrf
+from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep import grep_ids
 from thresher.index.records import chunk_from_record
-from thresher.index.store import Hit
+from thresher.index.store import GrepResult, Hit
 
 __all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client"]
 
@@ -121,17 +121,12 @@ class CollectionStore:
         dense_future = self._pool.submit(self._dense, view, query, depth, excluded)
         lexical = view.bm25.search(query, depth, excluded)
         dense = dense_future.result()
-        fused = rrf([[c for c, _ in lexical], [c for c, _ in dense]], self.config.retrieval.rrf_k)
-        fused = fused[:k]
-        chunks = self._chunks(view, [c for c, _ in fused])
-        bm25_at = {c: (rank, s) for rank, (c, s) in enumerate(lexical, start=1)}
-        dense_at = {c: (rank, s) for rank, (c, s) in enumerate(dense, start=1)}
-        hits = []
-        for (cid, score), chunk in zip(fused, chunks, strict=True):
-            b_rank, b_score = bm25_at.get(cid, (None, None))
-            d_rank, d_score = dense_at.get(cid, (None, None))
-            hits.append(Hit(chunk, score, "hybrid", b_rank, d_rank, b_score, d_score))
-        return hits
+        fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
+        chunks = self._chunks(view, [f.key for f in fused])
+        return [
+            Hit(chunk, f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score, f.dense_score)
+            for f, chunk in zip(fused, chunks, strict=True)
+        ]
 
     def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
         """Lexical retrieval alone (BM25 scores, highest first, ties by chunk id)."""
@@ -173,11 +168,12 @@ class CollectionStore:
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:depth]
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> list[Hit]:
+    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
         """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
 
-        Runs on chromadb's ``$regex`` (Rust engine, linear time). Raises
-        ``PatternRejectedError`` naming a refused construct or a timeout.
+        Runs on chromadb's ``$regex`` (Rust engine, linear time), which returns
+        every matching id, so the total is exact. Raises ``PatternRejectedError``
+        naming a refused construct or a timeout.
         """
         view = self._view()
 
@@ -185,8 +181,8 @@ class CollectionStore:
             found = view.collection.get(where_document={"$regex": rust_pattern}, include=[])
             return list(found["ids"])
 
-        ids = grep_ids(matching, pattern, self.config.grep, view.order, limit, exclude)
-        return [Hit(c, 1.0, "grep") for c in self._chunks(view, ids)]
+        ids, total = grep_ids(matching, pattern, self.config.grep, view.order, limit, exclude)
+        return GrepResult(tuple(Hit(c, 1.0, "grep") for c in self._chunks(view, ids)), total)
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -52,11 +52,15 @@ class Embedder(Protocol):
     Attributes:
         name: recorded in the index manifest; an index is only queried with the
             embedder that built it.
-        dimension: the vector size.
+        dimension: the vector size (read-only: it may be learned on first use).
     """
 
     name: str
-    dimension: int
+
+    @property
+    def dimension(self) -> int:
+        """The vector size."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), dimension)`` float32 array of L2-normalized rows."""
@@ -66,7 +70,8 @@ class Embedder(Protocol):
 def _normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
+    normalized: np.ndarray = vectors / np.maximum(norms, 1e-12)
+    return normalized
 
 
 def _verify_sha256(path: Path, expected: str) -> None:
@@ -299,7 +304,7 @@ class QueryEmbeddingCache:
             if hit is not None:
                 self._cache.move_to_end(text)
                 return hit
-        vector = self.embedder.embed([text])[0]
+        vector: np.ndarray = self.embedder.embed([text])[0]
         vector.setflags(write=False)
         with self._lock:
             self._cache[text] = vector

@@ -1,16 +1,46 @@
 """Reciprocal rank fusion: several ranked lists in, one ranked list out.
 
-Pure: no I/O, no state. Used by every backend's ``hybrid_search``.
+The one owner of RRF in thresher: every fusion (the stores' ``hybrid_search``,
+per-question views, the harness's reranking of a document's chunks, fused
+rollouts) goes through :func:`rrf_score`, with the ``k`` the caller was
+configured with (``config.retrieval.rrf_k``); no function here has a default ``k``.
+
+Pure: no I/O, no state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
-__all__ = ["rrf"]
+__all__ = ["rrf_score", "rrf", "Fused", "fuse_retrievers", "FusedScore", "fuse_scores"]
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
+def _check_k(k: int) -> None:
+    if k <= 0:
+        raise ValueError(f"rrf: k must be positive, got {k!r}")
+
+
+def rrf_score(ranks: Iterable[int | None], k: int) -> float:
+    """The fused score of one item from its 1-based rank in each list.
+
+    score = Σ_r 1 / (k + rank_r), over the lists that hold the item (``None``: absent).
+
+    Raises:
+        ValueError: ``k`` is not positive or a rank is below 1.
+    """
+    _check_k(k)
+    total = 0.0
+    for rank in ranks:
+        if rank is None:
+            continue
+        if rank < 1:
+            raise ValueError(f"rrf: ranks are 1-based, got {rank}")
+        total += 1.0 / (k + rank)
+    return total
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int) -> list[tuple[str, float]]:
     """Fuse ranked lists of ids with reciprocal rank fusion (Cormack et al., 2009).
 
     score(d) = Σ_r 1 / (k + rank_r(d))
@@ -22,8 +52,8 @@ def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float
     Args:
         rankings: ranked lists of ids, best first. An id must not repeat within
             one list.
-        k: the smoothing constant (60 in the original paper and the Context-1
-            report); must be positive.
+        k: the smoothing constant (``config.retrieval.rrf_k``; 60 in the original
+            paper and the Context-1 report); must be positive.
 
     Returns:
         ``(id, score)`` pairs ordered by score, highest first; equal scores are
@@ -32,14 +62,105 @@ def rrf(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float
     Raises:
         ValueError: if ``k`` is not positive or an id repeats within one list.
     """
-    if k <= 0:
-        raise ValueError(f"rrf: k must be positive, got {k}")
-    scores: dict[str, float] = {}
+    _check_k(k)
+    ranks: dict[str, list[int]] = {}
     for r, ranking in enumerate(rankings):
         seen: set[str] = set()
         for rank, doc in enumerate(ranking, start=1):
             if doc in seen:
                 raise ValueError(f"rrf: id {doc!r} repeats in ranking {r}")
             seen.add(doc)
-            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+            ranks.setdefault(doc, []).append(rank)
+    scores = [(doc, rrf_score(found, k)) for doc, found in ranks.items()]
+    return sorted(scores, key=lambda item: (-item[1], item[0]))
+
+
+class Fused(NamedTuple):
+    """One result of :func:`fuse_retrievers`: the id, its RRF score, and the
+    1-based rank and raw score it had in each retriever's list (None if absent)."""
+
+    key: str
+    score: float
+    bm25_rank: int | None
+    dense_rank: int | None
+    bm25_score: float | None
+    dense_score: float | None
+
+
+def fuse_retrievers(
+    bm25: Sequence[tuple[str, float]],
+    dense: Sequence[tuple[str, float]],
+    k: int,
+    limit: int | None = None,
+) -> list[Fused]:
+    """Fuse a BM25 and a dense result list by RRF, keeping each retriever's evidence.
+
+    score(d) = 1 / (k + rank_bm25(d)) + 1 / (k + rank_dense(d)), a missing term
+    contributing nothing (see :func:`rrf`).
+
+    Args:
+        bm25: ``(id, BM25 score)`` pairs, best first (ranks are positions, from 1).
+        dense: ``(id, cosine)`` pairs, best first.
+        k: the RRF constant (``config.retrieval.rrf_k``).
+        limit: keep at most this many (default: all).
+
+    Returns:
+        Fused results, highest score first, equal scores ordered by id.
+
+    Raises:
+        ValueError: as :func:`rrf`.
+    """
+    fused = rrf([[c for c, _ in bm25], [c for c, _ in dense]], k)
+    if limit is not None:
+        fused = fused[: max(limit, 0)]
+    b_at = {c: (rank, s) for rank, (c, s) in enumerate(bm25, start=1)}
+    d_at = {c: (rank, s) for rank, (c, s) in enumerate(dense, start=1)}
+    out: list[Fused] = []
+    for key, score in fused:
+        b_rank, b_score = b_at.get(key, (None, None))
+        d_rank, d_score = d_at.get(key, (None, None))
+        out.append(Fused(key, score, b_rank, d_rank, b_score, d_score))
+    return out
+
+
+class FusedScore(NamedTuple):
+    """One result of :func:`fuse_scores`: the item (its index in the input lists),
+    its RRF score, and its 1-based rank by BM25 and by dense score."""
+
+    item: int
+    score: float
+    bm25_rank: int
+    dense_rank: int
+
+
+def fuse_scores(
+    bm25_scores: Sequence[float], dense_scores: Sequence[float], k: int
+) -> list[FusedScore]:
+    """Rank items scored by both retrievers, fused by RRF.
+
+    Each list is ranked by score (highest first, equal scores by index), then
+    score(i) = 1 / (k + rank_bm25(i)) + 1 / (k + rank_dense(i)).
+
+    Args:
+        bm25_scores: the BM25 score of each item.
+        dense_scores: the dense score of each item (same length, same items).
+        k: the RRF constant (``config.retrieval.rrf_k``).
+
+    Returns:
+        One entry per item, highest fused score first, equal scores by index.
+
+    Raises:
+        ValueError: the lists differ in length, or ``k`` is not positive.
+    """
+    _check_k(k)
+    n = len(bm25_scores)
+    if len(dense_scores) != n:
+        raise ValueError(f"fuse_scores: {n} BM25 scores but {len(dense_scores)} dense scores")
+    by_bm25 = sorted(range(n), key=lambda i: (-bm25_scores[i], i))
+    by_dense = sorted(range(n), key=lambda i: (-dense_scores[i], i))
+    b_rank = {i: r for r, i in enumerate(by_bm25, start=1)}
+    d_rank = {i: r for r, i in enumerate(by_dense, start=1)}
+    out = [
+        FusedScore(i, rrf_score((b_rank[i], d_rank[i]), k), b_rank[i], d_rank[i]) for i in range(n)
+    ]
+    return sorted(out, key=lambda f: (-f.score, f.item))

@@ -26,7 +26,7 @@ The guard accepts the subset of syntax on which Python ``re`` and Rust
 
 The runner is backend-agnostic: it takes a function that returns the ids of
 the chunks matching a Rust-syntax pattern, orders them in corpus order,
-skips excluded ids and cuts to ``limit``, all under a time bound.
+skips excluded ids, counts them and cuts to ``limit``, all under a time bound.
 """
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ def grep_ids(
     order: Mapping[str, int],
     limit: int,
     exclude: Collection[str] = (),
-) -> list[str]:
+) -> tuple[list[str], int]:
     """Ids of the first ``limit`` chunks (corpus order) whose text matches ``pattern``.
 
     Args:
@@ -297,47 +297,46 @@ def grep_ids(
         pattern: the user's pattern (Python syntax; checked here).
         config: bounds on pattern size, repetition and run time (``timeout_s``).
         order: chunk id -> position in corpus order (ids missing from it sort last).
-        limit: the most ids returned.
+        limit: the most ids returned (0 or less: none, but the matches are still counted).
         exclude: ids skipped before the cut to ``limit``.
 
     Returns:
-        Matching chunk ids in corpus order.
+        (matching chunk ids in corpus order, at most ``limit``; how many chunks
+        matched after exclusion).
 
     Raises:
         PatternRejectedError: the pattern is refused, or the search ran longer than
             ``config.timeout_s``.
     """
     translated = rust_pattern(pattern, config)
-    if limit <= 0:
-        return []
     ids = _bounded(lambda: list(match_ids(translated)), config.timeout_s, pattern)
     excluded = set(exclude)
     tail = len(order)
-    kept = [c for c in ids if c not in excluded]
+    kept = list(dict.fromkeys(c for c in ids if c not in excluded))
     kept.sort(key=lambda c: (order.get(c, tail), c))
-    return kept[:limit]
+    return kept[: max(limit, 0)], len(kept)
 
 
 def _bounded(fn: Callable[[], list[str]], timeout_s: float, pattern: str) -> list[str]:
     """Run ``fn`` in a daemon thread; give up after ``timeout_s`` seconds."""
-    box: dict[str, object] = {}
+    values: list[list[str]] = []
+    errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            box["value"] = fn()
+            values.append(fn())
         except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
+            errors.append(exc)
 
     worker = threading.Thread(target=run, name="thresher-grep", daemon=True)
     worker.start()
     worker.join(timeout_s)
     if worker.is_alive():
         raise _reject(pattern, f"the search ran longer than {timeout_s:g} s; make it more specific")
-    if "error" in box:
-        error = box["error"]
-        assert isinstance(error, BaseException)
+    if errors:
+        error = errors[0]
         if "regex" in str(error).lower():  # the engine's own parse or size error
             first_line = str(error).strip().splitlines()[0]
             raise _reject(pattern, f"the regex engine refused it: {first_line}") from error
         raise error
-    return box["value"]  # type: ignore[return-value]
+    return values[0]

@@ -1,5 +1,9 @@
 """Build or update an embedded index from documents: incremental and atomic.
 
+:func:`ingest` (here for its many importers; it is
+:func:`thresher.index.backends.ingest`) picks the backend from the location;
+:func:`ingest_embedded` is the embedded backend's ingestion.
+
 The documents given are the whole corpus. Each document's hash (title, text,
 source, metadata) is compared with the manifest of the live generation:
 new documents are added, changed ones re-chunked and replaced, absent ones
@@ -25,6 +29,7 @@ from thresher.corpus.document import Document
 from thresher.errors import ConfigError, IndexNotFoundError, InputError
 from thresher.index import ingest_common as common
 from thresher.index import layout
+from thresher.index.backends import ingest
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
 from thresher.index.embedder import Embedder, get_embedder
@@ -32,24 +37,26 @@ from thresher.index.ingest_common import document_hash
 from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
 
-__all__ = ["ingest", "document_hash"]
+__all__ = ["ingest", "ingest_embedded", "document_hash"]
 
 _EMBED_BATCH = common.EMBED_BATCH  # read at each call (a test sets it smaller)
 
 
-def ingest(
+def ingest_embedded(
     documents: Iterable[Document],
     index_dir: str | Path,
     config: Config | None = None,
     embedder: Embedder | None = None,
     progress: bool = True,
 ) -> IngestReport:
-    """Make the index at ``index_dir`` hold exactly ``documents``.
+    """Make the embedded index in the folder ``index_dir`` hold exactly ``documents``.
+
+    Reached through :func:`thresher.index.backends.ingest` (also importable from
+    here as ``ingest``), which picks the backend from the location.
 
     Args:
         documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
-        index_dir: the index folder (created if missing), or ``http(s)://host:port[/collection]``
-            for a Chroma server (see :func:`thresher.index.server_ingest.ingest_server`).
+        index_dir: the index folder (created if missing).
         config: chunking and embedder settings (defaults: ``Config()``).
         embedder: overrides ``config.retrieval.embedder``.
         progress: show a progress bar while embedding (only on a terminal).
@@ -58,14 +65,10 @@ def ingest(
         What changed, with sanitization counts summed over the documents seen.
 
     Raises:
-        InputError: a doc_id repeats with different content.
+        InputError: a doc_id repeats with different content, or the folder cannot be created.
         ConfigError: the index was built with another embedder.
         IndexVersionError: the index was written by a newer thresher.
     """
-    if str(index_dir).startswith(("http://", "https://")):  # a Chroma server
-        from thresher.index.server_ingest import ingest_server
-
-        return ingest_server(documents, str(index_dir), config, embedder, progress)
     started = time.perf_counter()
     config = config or Config()
     root = Path(index_dir)

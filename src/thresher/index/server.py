@@ -8,15 +8,15 @@ server; the BM25 side index is built from the collection (every id and text,
 read in pages) and cached in a local folder keyed by the collection's version
 marker and chunk count, so it is rebuilt only when the index changed.
 
-Hybrid search: at open, a capability probe runs a tiny server-side
-``collection.search(Search().rank(Rrf([Knn(...)])))``. ``chroma run`` answers
-"Search operation is not implemented for local executor"; then (and whenever
-the collection has no sparse BM25 index) hybrid search is fused client-side:
-the BM25 side index and the server's dense query, fused by :func:`rrf`, exactly
-as the embedded store does. When the server runs ``search`` and the collection
-carries a sparse BM25 index, fusion runs on the server (Chroma's own BM25 over
-the chunk text, ``Rrf`` with the same k); those hits carry no per-retriever
-ranks. ``stats().extra["fusion"]`` says which path is used and why.
+Hybrid search is always fused here, by :func:`thresher.index.fusion.fuse_retrievers`
+with ``config.retrieval.rrf_k``, from the BM25 side index and the server's dense
+query, exactly as the embedded store does, so every hit carries both
+retrievers' ranks and scores and the two backends return the same fields.
+(``chroma run`` has no server-side ``search``: it answers "Search operation is
+not implemented for local executor"; a distributed Chroma that has one would
+return only fused scores.) ``stats().extra["fusion_reason"]`` says so, after a
+one-off capability probe, and ``extra["bm25_cache"]`` names the folder of the
+side index.
 
 A long-running store re-reads the header at most every ``refresh_s`` seconds
 and switches to the new state once an ingest has finished (never mid-run).
@@ -31,7 +31,6 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,22 +40,22 @@ from thresher.errors import (
     BackendUnavailableError,
     ConfigError,
     IndexNotFoundError,
-    InputError,
 )
 from thresher.index import server_layout as sl
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView
 from thresher.index.embedder import Embedder, get_embedder
 from thresher.index.records import indexed_text
-from thresher.index.store import Hit, StoreStats
+from thresher.index.store import StoreStats
 
 __all__ = ["ServerStore", "open_server_store", "default_cache_dir"]
 
 _CACHE_FORMAT = 1
-#: Rank given to a record one retriever did not return (server-side RRF): ~no contribution.
-_ABSENT_RANK = 1e9
-#: Extra results fetched from server-side search so that ties at the cut are ordered by id.
-_TIE_SLACK = 10
+_NO_SERVER_SEARCH = "server-side hybrid not available, fused client-side"
+_SERVER_SEARCH_UNUSED = (
+    "server-side hybrid available but not used: fused client-side so that every hit "
+    "carries both retrievers' ranks and scores"
+)
 
 
 def default_cache_dir(location: sl.ServerLocation) -> Path:
@@ -72,6 +71,7 @@ class _State:
     fingerprint: str
     header: sl.ServerHeader
     view: IndexView
+    folder: Path  # where this state's BM25 side index is cached
 
 
 def open_server_store(location: str, config: Config | None = None) -> ServerStore:
@@ -100,6 +100,8 @@ class ServerStore(CollectionStore):
     """
 
     backend = "server"
+    #: where hybrid search is fused: always here (see the module docs)
+    fusion = "client"
 
     def __init__(
         self,
@@ -111,7 +113,7 @@ class ServerStore(CollectionStore):
         cache_dir: str | Path | None = None,
         refresh_s: float = 2.0,
     ) -> None:
-        if url_or_host.startswith(("http://", "https://")):
+        if "://" in url_or_host:
             self.location = sl.parse_location(url_or_host, collection)
         else:
             self.location = sl.ServerLocation(url_or_host, port or sl.DEFAULT_PORT, collection)
@@ -138,7 +140,7 @@ class ServerStore(CollectionStore):
             self._closed = False
             self._state = self._load(raw, header)
             self._checked = time.monotonic()
-            self.fusion, self.fusion_reason = self._probe(self._state)
+            self._fusion_reason: str | None = None
         except BaseException:
             self._client.close()
             raise
@@ -177,7 +179,7 @@ class ServerStore(CollectionStore):
         if bm25 is None:
             bm25 = self._build_bm25(collection)
             self._save(folder, fingerprint, bm25)
-        return _State(fingerprint, header, IndexView.of(collection, bm25))
+        return _State(fingerprint, header, IndexView.of(collection, bm25), folder)
 
     def _build_bm25(self, collection: sl.Guarded) -> Bm25Index:
         """BM25 over every chunk on the server, in corpus order (manifest order, position)."""
@@ -249,54 +251,27 @@ class ServerStore(CollectionStore):
         self._state = self._load(collection, header)
         return True
 
-    # -- hybrid search ------------------------------------------------------------------------
+    # -- what hybrid search could use ----------------------------------------------------------
 
-    def _probe(self, state: _State) -> tuple[str, str]:
-        """Which fusion path hybrid search takes: ("server" | "client", why)."""
-        from chromadb import Knn, Rrf, Search
+    @property
+    def fusion_reason(self) -> str:
+        """Why hybrid search is fused client-side (probes the server once, then remembered)."""
+        if self._fusion_reason is None:
+            available = self._server_search_available(self._current())
+            self._fusion_reason = _SERVER_SEARCH_UNUSED if available else _NO_SERVER_SEARCH
+        return self._fusion_reason
+
+    def _server_search_available(self, state: _State) -> bool:
+        """True when the server runs ``collection.search`` (Chroma's distributed API)."""
+        from chromadb import Knn, Search
         from chromadb.errors import ChromaError
 
         unit = [1.0] + [0.0] * (state.header.dimension - 1)
-        probe = Rrf([Knn(query=unit, return_rank=True, limit=1)], k=self.config.retrieval.rrf_k + 1)
         try:
-            state.view.collection.search(Search().rank(probe).limit(1))
-        except (ChromaError, ValueError, NotImplementedError, AttributeError) as exc:
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return "client", f"server-side search unavailable: {text}"
-        if not state.header.sparse_key:
-            return "client", "the server runs search, but the collection has no sparse BM25 index"
-        return "server", f"server-side Search with Rrf over dense and {state.header.sparse_key!r}"
-
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
-        """BM25 and dense fused by RRF (k=60): on the server when it can, else here."""
-        if self.fusion != "server":
-            return super().hybrid_search(query, k, exclude)
-        if not query or not query.strip():
-            raise InputError("empty query; give at least one word to search for")
-        if k <= 0:
-            raise InputError(f"k must be a positive number of results, got {k}")
-        from chromadb import K, Knn, Rrf, Search
-
-        state = self._current()
-        depth = max(self.config.retrieval.per_retriever, k)
-        vector = [float(x) for x in self._queries.embed_query(query)]
-        ranks = [
-            Knn(query=vector, return_rank=True, limit=depth, default=_ABSENT_RANK),
-            Knn(query=query, key=state.header.sparse_key, return_rank=True, limit=depth,
-                default=_ABSENT_RANK),
-        ]  # fmt: skip
-        # Chroma's ranks are 0-based: 1 / (k + 1 + rank0) is our 1 / (k + rank1).
-        search = Search().rank(Rrf(ranks, k=self.config.retrieval.rrf_k + 1))
-        if exclude:
-            search = search.where(K.ID.not_in(sorted(set(exclude))))
-        found = state.view.collection.search(search.limit(k + _TIE_SLACK).select(K.SCORE))
-        pairs = [
-            (cid, -float(s)) for cid, s in zip(found["ids"][0], found["scores"][0], strict=True)
-        ]
-        pairs.sort(key=lambda p: (-p[1], p[0]))
-        pairs = pairs[:k]
-        chunks = self._chunks(state.view, [c for c, _ in pairs])
-        return [Hit(chunk, s, "hybrid") for (_, s), chunk in zip(pairs, chunks, strict=True)]
+            state.view.collection.search(Search().rank(Knn(query=unit, limit=1)).limit(1))
+        except (ChromaError, ValueError, NotImplementedError, AttributeError):
+            return False
+        return True
 
     # -- the rest of the protocol -------------------------------------------------------------
 
@@ -322,7 +297,7 @@ class ServerStore(CollectionStore):
                 "chunking": dict(h.chunking),
                 "created_at": h.created_at,
                 "updated_at": h.updated_at,
-                "bm25_cache": str(self.cache_dir),
+                "bm25_cache": str(state.folder),
             },
         )
 

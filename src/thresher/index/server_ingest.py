@@ -30,6 +30,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from thresher import __version__
@@ -88,6 +89,21 @@ def ingest_server(
     return report
 
 
+@dataclass(slots=True)
+class _Changes:
+    """What a run has to do: documents to (re)write, delete and re-order, and whether
+    it completes a stopped run (header still ``writing``)."""
+
+    changed: list[str]
+    deleted: list[str]
+    moved: list[str]
+    resume: bool
+
+    def nothing(self) -> bool:
+        """True when the index already holds the corpus, in order, and is not mid-run."""
+        return not (self.resume or self.changed or self.deleted or self.moved)
+
+
 def _ingest(
     client: Any,
     where: sl.ServerLocation,
@@ -96,17 +112,57 @@ def _ingest(
     embedder: Embedder | None,
     progress: bool,
 ) -> IngestReport:
-    from chromadb.errors import NotFoundError
-
+    """One ingest run, in the order the module docstring guarantees."""
     report = IngestReport()
     plan = common.plan_documents(documents, report)
     emb = embedder or get_embedder(config.retrieval.embedder)
+    collection, header = _existing_index(client, where, emb)
+    manifest = client.get_or_create_collection(
+        sl.manifest_name(where.collection), embedding_function=None
+    )
+    entries = sl.read_entries(manifest)
+    known = {d: e for d, (e, _) in entries.items()}
+    chunking = common.chunking_settings(config)
+    todo = _changes(plan, entries, header, chunking)
+    if header is not None and todo.nothing():
+        report.documents_unchanged = len(plan)
+        return report
+
+    now = common.utc_now()
+    header = _writing_header(header, emb, chunking, now)
+    collection = _mark_writing(client, where, collection, header)
+    batch = client.get_max_batch_size()
+    if todo.resume:  # an earlier run stopped midway: redo documents whose chunks are not all there
+        todo.changed += _incomplete(collection, plan, known, todo.changed)
+    common.count_changes(report, plan, known, todo.changed, todo.deleted)
+    new_entries = _write_chunks(
+        collection, plan, known, todo.changed, todo.deleted, config, emb, now, batch, progress,
+        report,
+    )  # fmt: skip
+    final = _write_manifest(manifest, plan, known, new_entries, todo, batch)
+    if todo.resume:
+        _delete_leftovers(collection, final, batch)
+    _mark_ready(collection, header, final, now)
+    return report
+
+
+def _existing_index(
+    client: Any, where: sl.ServerLocation, emb: Embedder
+) -> tuple[Any | None, sl.ServerHeader | None]:
+    """The chunk collection and its header, if any; checks they are thresher's and match.
+
+    Raises:
+        InputError: the collection holds records thresher did not write.
+        ConfigError: the index was built with another embedder.
+    """
+    from chromadb.errors import NotFoundError
+
     try:
         collection = client.get_collection(where.collection, embedding_function=None)
         header = sl.ServerHeader.from_metadata(collection.metadata, where.url)
     except NotFoundError:
-        collection, header = None, None
-    if collection is not None and header is None and collection.count() > 0:
+        return None, None
+    if header is None and collection.count() > 0:
         raise InputError(
             f"collection {where.collection!r} at {where.url} holds records thresher did not "
             "write; index into another collection (http://HOST:PORT/NAME)"
@@ -117,40 +173,81 @@ def _ingest(
             f"({header.dimension} dims) but this run uses {emb.name} ({emb.dimension} dims); "
             "use the same embedder or index into another collection"
         )
-    manifest = client.get_or_create_collection(
-        sl.manifest_name(where.collection), embedding_function=None
-    )
-    entries = sl.read_entries(manifest)
+    return collection, header
+
+
+def _changes(
+    plan: common.Plan,
+    entries: dict[str, tuple[layout.DocEntry, int]],
+    header: sl.ServerHeader | None,
+    chunking: dict[str, Any],
+) -> _Changes:
+    """Compare the corpus with the manifest (and the header's chunking and state)."""
     known = {d: e for d, (e, _) in entries.items()}
-    chunking = common.chunking_settings(config)
-    resume = header is not None and header.state == "writing"
     rechunk_all = header is not None and header.chunking != chunking
     changed, deleted = common.changed_documents(plan, known, rechunk_all)
     moved = [d for i, d in enumerate(plan) if d in entries and entries[d][1] != i]
-    if header is not None and not resume and not changed and not deleted and not moved:
-        report.documents_unchanged = len(plan)
-        return report
+    resume = header is not None and header.state == "writing"
+    return _Changes(changed, deleted, moved, resume)
 
-    now = common.utc_now()
+
+def _writing_header(
+    header: sl.ServerHeader | None, emb: Embedder, chunking: dict[str, Any], now: str
+) -> sl.ServerHeader:
+    """The header for this run, marked ``writing`` (a new one for a new index)."""
     if header is None:
         header = sl.ServerHeader(
             layout.FORMAT_VERSION, emb.name, emb.dimension, chunking, created_at=now
         )
     header.state, header.chunking, header.thresher_version = "writing", chunking, __version__
+    return header
+
+
+def _mark_writing(
+    client: Any, where: sl.ServerLocation, collection: Any | None, header: sl.ServerHeader
+) -> Any:
+    """Write the ``writing`` header first (creating the chunk collection if needed)."""
     if collection is None:
-        collection = client.create_collection(
+        return client.create_collection(
             where.collection,
             metadata={"hnsw:space": "cosine", **header.to_metadata()},
             embedding_function=None,
         )
-    else:
-        collection.modify(metadata=header.to_metadata())
-    batch = client.get_max_batch_size()
-    if resume:  # an earlier run stopped midway: redo documents whose chunks are not all there
-        present = {cid for got in sl.pages(collection, []) for cid in got["ids"]}
-        changed += [d for d in plan if d not in changed and not set(known[d].chunk_ids) <= present]
-    common.count_changes(report, plan, known, changed, deleted)
+    collection.modify(metadata=header.to_metadata())
+    return collection
 
+
+def _present_ids(collection: Any) -> set[str]:
+    """Every chunk id the collection holds."""
+    return {cid for got in sl.pages(collection, []) for cid in got["ids"]}
+
+
+def _incomplete(
+    collection: Any,
+    plan: common.Plan,
+    known: dict[str, layout.DocEntry],
+    changed: list[str],
+) -> list[str]:
+    """Documents not yet in ``changed`` whose recorded chunks are not all on the server."""
+    present = _present_ids(collection)
+    return [d for d in plan if d not in changed and not set(known[d].chunk_ids) <= present]
+
+
+def _write_chunks(
+    collection: Any,
+    plan: common.Plan,
+    known: dict[str, layout.DocEntry],
+    changed: list[str],
+    deleted: list[str],
+    config: Config,
+    emb: Embedder,
+    now: str,
+    batch: int,
+    progress: bool,
+    report: IngestReport,
+) -> dict[str, layout.DocEntry]:
+    """Upsert the chunks of changed documents (reusing stored vectors), then delete the
+    chunks no document wants any more; returns the changed documents' new entries."""
     fresh, new_entries = common.chunk_documents(plan, changed, config, now)
     stale = common.stale_chunk_ids(known, changed + deleted)
     wanted = {c.chunk_id: None for c in fresh}
@@ -167,9 +264,21 @@ def _ingest(
     )
     common.delete_ids(collection, [c for c in stale if c not in wanted], batch)
     report.chunks_added, report.chunks_deleted = len(fresh), len(stale)
+    return new_entries
 
+
+def _write_manifest(
+    manifest: Any,
+    plan: common.Plan,
+    known: dict[str, layout.DocEntry],
+    new_entries: dict[str, layout.DocEntry],
+    todo: _Changes,
+    batch: int,
+) -> dict[str, layout.DocEntry]:
+    """Record changed and moved documents (after their chunks), drop deleted ones;
+    returns every document's entry in corpus order."""
     order = {d: i for i, d in enumerate(plan)}
-    rewrite = list(dict.fromkeys(changed + moved))
+    rewrite = list(dict.fromkeys(todo.changed + todo.moved))
     for start in range(0, len(rewrite), batch):
         part = rewrite[start : start + batch]
         manifest.upsert(
@@ -177,15 +286,21 @@ def _ingest(
             embeddings=[_PLACEHOLDER] * len(part),
             metadatas=[sl.entry_metadata(new_entries.get(d) or known[d], order[d]) for d in part],
         )
-    common.delete_ids(manifest, deleted, batch)
+    common.delete_ids(manifest, todo.deleted, batch)
+    return {d: new_entries.get(d) or known[d] for d in plan}
 
-    final = {d: new_entries.get(d) or known[d] for d in plan}
-    if resume:  # leftovers of the stopped run that no document claims
-        keep = {c for e in final.values() for c in e.chunk_ids}
-        present = {cid for got in sl.pages(collection, []) for cid in got["ids"]}
-        common.delete_ids(collection, sorted(present - keep), batch)
+
+def _delete_leftovers(collection: Any, final: dict[str, layout.DocEntry], batch: int) -> None:
+    """Delete chunks of a stopped run that no document claims."""
+    keep = {c for e in final.values() for c in e.chunk_ids}
+    common.delete_ids(collection, sorted(_present_ids(collection) - keep), batch)
+
+
+def _mark_ready(
+    collection: Any, header: sl.ServerHeader, final: dict[str, layout.DocEntry], now: str
+) -> None:
+    """Write the header last: ``ready``, a new version marker, the counts."""
     header.state, header.version, header.updated_at = "ready", uuid.uuid4().hex, now
     header.documents = len(final)
     header.chunks = sum(len(e.chunk_ids) for e in final.values())
     collection.modify(metadata=header.to_metadata())
-    return report

@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from thresher.corpus.document import Chunk
 
-__all__ = ["Hit", "IngestReport", "StoreStats", "Store"]
+__all__ = ["Hit", "GrepResult", "IngestReport", "StoreStats", "Store"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,29 @@ class Hit:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class GrepResult:
+    """What a grep found: the first ``limit`` matching chunks and how many matched.
+
+    Attributes:
+        hits: at most ``limit`` hits (method ``grep``, score 1.0), in corpus order.
+        total: chunks that matched, after exclusion (``>= len(hits)``); more than
+            ``len(hits)`` when the result was cut to the limit.
+    """
+
+    hits: tuple[Hit, ...]
+    total: int
+
+    @property
+    def cut(self) -> bool:
+        """True when more chunks matched than ``hits`` holds."""
+        return self.total > len(self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form: ``{"total": n, "hits": [...]}``."""
+        return {"total": self.total, "hits": [h.to_dict() for h in self.hits]}
+
+
 @dataclass(slots=True)
 class IngestReport:
     """What one ingestion run changed."""
@@ -65,6 +88,7 @@ class IngestReport:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """Every count as a plain dict."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
@@ -82,6 +106,7 @@ class StoreStats:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field as a plain dict (``extra`` as the backend gave it)."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
@@ -96,26 +121,38 @@ class Store(Protocol):
     """
 
     def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
-        """BM25 and dense retrieval run concurrently, fused by RRF (k=60).
+        """BM25 and dense retrieval run concurrently, fused by RRF (``config.retrieval.rrf_k``).
 
         Returns at most ``k`` hits ordered by fused score, each carrying its
-        BM25 and dense ranks and scores. Raises ``InputError`` on an empty query.
+        1-based rank and raw score in each retriever's own list (``None`` where
+        that list, ``config.retrieval.per_retriever`` deep, lacks it), the score
+        being ``Σ 1/(rrf_k + rank)``. Raises ``InputError`` on an empty query.
         """
         ...
 
     def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
-        """Lexical retrieval alone (BM25 scores, highest first)."""
+        """Lexical retrieval alone (BM25 scores, highest first).
+
+        Hits carry ``bm25_rank`` (1-based) and ``bm25_score`` (equal to ``score``);
+        the dense fields are ``None``.
+        """
         ...
 
     def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
-        """Dense retrieval alone (cosine similarity, highest first)."""
+        """Dense retrieval alone (cosine similarity, highest first).
+
+        Hits carry ``dense_rank`` (1-based) and ``dense_score`` (equal to ``score``);
+        the BM25 fields are ``None``.
+        """
         ...
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> list[Hit]:
+    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
         """Chunks whose text matches the regular expression, in corpus order.
 
         The pattern is checked first (size, refused constructs) and the run is
-        bounded in time. Raises ``PatternRejectedError`` naming the problem.
+        bounded in time. Returns the first ``limit`` matching chunks not in
+        ``exclude`` (score 1.0, no ranks) and how many matched in all. Raises
+        ``PatternRejectedError`` naming the problem.
         """
         ...
 

@@ -9,8 +9,15 @@ from __future__ import annotations
 from thresher.llm.client import (
     ChatClient,
     EndpointRequestError,
+    EndpointResponseError,
     EndpointSettings,
     EndpointUnavailableError,
 )
 
-__all__ = ["ChatClient", "EndpointSettings", "EndpointUnavailableError", "EndpointRequestError"]
+__all__ = [
+    "ChatClient",
+    "EndpointSettings",
+    "EndpointUnavailableError",
+    "EndpointResponseError",
+    "EndpointRequestError",
+]

@@ -1,13 +1,29 @@
 """The OpenAI-compatible endpoint: settings from config or environment, and retried requests.
 
-The ``openai`` client is built with ``max_retries=0``; retries are ours, so
-each one is counted, logged and reported back (``ChatResponse.retries``).
-Retried: HTTP 408, 429 and 5xx, timeouts, refused or dropped connections,
-and a body that is not a chat completion. The wait is exponential with
-jitter, ``backoff_s · 2^attempt · U(0.5, 1)``, never shorter than the
-server's ``Retry-After`` and never longer than :data:`MAX_WAIT_S`. When every
-attempt fails the request raises :class:`EndpointUnavailableError`; any
-other 4xx raises :class:`EndpointRequestError` at once (retrying cannot fix it).
+What is retried, and what is not:
+
+* retried: HTTP 408, 429 and 5xx, timeouts, and connections dropped before
+  or during the response. The wait is exponential with jitter,
+  ``backoff_s · 2^attempt · U(0.5, 1)``, never shorter than the server's
+  ``Retry-After`` and never longer than :data:`MAX_WAIT_S`. When every attempt
+  fails the request raises :class:`EndpointUnavailableError`.
+* failing at once with :class:`EndpointUnavailableError`: a refused connection
+  or an unknown host (no server at ``base_url``; waiting does not start one).
+* failing at once with :class:`EndpointResponseError`: a 2xx body that is not
+  a chat completion (an HTML page, JSON without ``choices``, garbage), which
+  means ``base_url`` points at something that is not an OpenAI-compatible
+  ``/v1``; a retry would get the same page.
+* failing at once with :class:`EndpointRequestError`: any other 4xx (retrying
+  cannot fix the request).
+
+Why the retry loop is ours and not the ``openai`` client's ``max_retries``
+(the client is built with ``max_retries=0``): every retry must be counted
+per request and reported back (``ChatResponse.retries``, which the policy
+writes into the trace); the openai loop retries every connection error alike,
+refused connections included; it ignores ``llm.backoff_s`` (fixed 0.5 s
+start, 8 s cap) and gives up on a ``Retry-After`` over two minutes; and its
+sleep cannot be replaced, so tests would wait for real. httpx transport
+retries cover only failed connects, the one case that must not be retried.
 
 The API key is read from the environment variable the config names and is
 kept out of every repr, log line and trace.
@@ -21,11 +37,12 @@ import logging
 import math
 import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from thresher.config import LLMConfig
 from thresher.errors import BackendUnavailableError, ThresherError
@@ -35,6 +52,7 @@ __all__ = [
     "MAX_WAIT_S",
     "EndpointSettings",
     "EndpointUnavailableError",
+    "EndpointResponseError",
     "EndpointRequestError",
     "RetryRecord",
     "ChatResponse",
@@ -43,7 +61,7 @@ __all__ = [
     "parse_retry_after",
 ]
 
-log = logging.getLogger("thresher.policies.llm")
+log = logging.getLogger("thresher.llm")
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
 #: the longest single wait between attempts, in seconds
@@ -52,8 +70,25 @@ MAX_WAIT_S = 120.0
 PLACEHOLDER_KEY = "not-needed"
 
 
+#: characters of an unexpected body quoted in :class:`EndpointResponseError`
+BODY_SNIPPET_CHARS = 100
+
+
 class EndpointUnavailableError(BackendUnavailableError):
-    """The LLM endpoint did not answer after every retry (the episode ends ``endpoint_unavailable``)."""
+    """No usable LLM endpoint: no server at ``base_url``, or no answer after every retry.
+
+    The episode ends ``endpoint_unavailable``.
+    """
+
+
+class EndpointResponseError(EndpointUnavailableError):
+    """The endpoint answered with a body that is not a chat completion: not retried.
+
+    ``base_url`` most likely points at something other than the ``/v1`` root of
+    an OpenAI-compatible server (a web page, a proxy, the server's root). The
+    model never replied, so the episode ends ``endpoint_unavailable``, like an
+    endpoint that is down, and not ``policy_error``, which blames the policy.
+    """
 
 
 class EndpointRequestError(ThresherError):
@@ -161,29 +196,71 @@ def backoff_delay(
     return min(MAX_WAIT_S, max(jittered, retry_after or 0.0))
 
 
-class _BadBody(Exception):
-    """The server answered 2xx with something that is not a chat completion."""
+class _RawResponse(Protocol):
+    """What is read of an undecoded response (``openai``'s ``with_raw_response`` results)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def text(self) -> str: ...
 
 
-def _decode(text: str, what: str) -> dict[str, Any]:
+def _not_a(raw: _RawResponse, expected: str, problem: str, base_url: str) -> EndpointResponseError:
+    """The error for a 2xx body that is not ``expected``: what came back and what to check."""
+    snippet = " ".join(raw.text.split())[:BODY_SNIPPET_CHARS]
+    ctype = raw.headers.get("content-type") or "none"
+    return EndpointResponseError(
+        f"{base_url} answered with something that is not {expected} ({problem}): "
+        f"HTTP {raw.status_code}, content-type {ctype}, body {snippet!r}; check that "
+        "llm.base_url (or THRESHER_LLM_BASE_URL) is the /v1 root of an OpenAI-compatible "
+        "server, e.g. http://127.0.0.1:8000/v1 for vLLM (see docs/serving.md)"
+    )
+
+
+def _decode(raw: _RawResponse, expected: str, base_url: str) -> dict[str, Any]:
+    """The body as a JSON object. Raises EndpointResponseError when it is not one."""
     try:
-        body = json.loads(text)
-    except ValueError as exc:
-        snippet = " ".join(text.split())[:80]
-        raise _BadBody(f"the {what} body is not JSON ({snippet!r})") from exc
+        body = json.loads(raw.text)
+    except ValueError:
+        raise _not_a(raw, expected, "the body is not JSON", base_url) from None
     if not isinstance(body, dict):
-        raise _BadBody(f"the {what} body is not a JSON object")
+        raise _not_a(raw, expected, "the body is not a JSON object", base_url)
     return body
 
 
-def _check_completion(body: dict[str, Any]) -> dict[str, Any]:
+def _decode_completion(raw: _RawResponse, base_url: str) -> dict[str, Any]:
+    """The body as a chat completion. Raises EndpointResponseError when it is not one."""
+    expected = "a chat completion"
+    body = _decode(raw, expected, base_url)
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices:
-        raise _BadBody("the reply has no choices")
+        raise _not_a(raw, expected, "no choices", base_url)
     first = choices[0]
     if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
-        raise _BadBody("the reply's first choice has no message")
+        raise _not_a(raw, expected, "the first choice has no message", base_url)
     return body
+
+
+def _no_connection(exc: BaseException) -> str | None:
+    """Why no connection could be made at all (refused, unknown host), else None.
+
+    Walks the exception's causes, since ``openai`` wraps the transport's error,
+    which wraps the socket's.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(current, socket.gaierror):
+            return "host name not found"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class ChatClient:
@@ -220,20 +297,29 @@ class ChatClient:
     def model(self) -> str:
         """The model name: configured, else the first one ``/v1/models`` lists (cached).
 
-        Raises ``EndpointUnavailableError`` / ``EndpointRequestError`` as :meth:`complete`.
+        Raises:
+            EndpointUnavailableError: as :meth:`complete` (``EndpointResponseError``
+                when the listing is not JSON).
+            EndpointRequestError: the server refused the listing, or it names no model.
         """
         with self._lock:
             if self._model:
                 return self._model
-        response = self._retrying(
-            lambda: _decode(self._client.models.with_raw_response.list().text, "models"), "models"
-        )
+        base_url = self.settings.base_url
+
+        def attempt() -> dict[str, Any]:
+            raw = self._client.models.with_raw_response.list()
+            return _decode(raw, "a model list", base_url)
+
+        response = self._retrying(attempt, "models")
         data = response.body.get("data")
-        ids = [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []
-        ids = [i for i in ids if isinstance(i, str) and i]
+        listed = (
+            [m.get("id") for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+        )
+        ids = [i for i in listed if isinstance(i, str) and i]
         if not ids:
             raise EndpointRequestError(
-                f"{self.settings.base_url}/models lists no model; set llm.model or THRESHER_LLM_MODEL"
+                f"{base_url}/models lists no model; set llm.model or THRESHER_LLM_MODEL"
             )
         with self._lock:
             self._model = ids[0]
@@ -256,45 +342,33 @@ class ChatClient:
             The decoded completion with its attempt count and retry records.
 
         Raises:
-            EndpointUnavailableError: every attempt failed transiently.
+            EndpointUnavailableError: no server at ``base_url`` (at once), or every
+                attempt failed transiently.
+            EndpointResponseError: the body is not a chat completion (at once).
             EndpointRequestError: the server refused the request (4xx).
         """
         model = self.model()
         request: dict[str, Any] = {"model": model, "messages": list(messages), **params}
         if tools:
             request["tools"] = list(tools)
+        base_url = self.settings.base_url
 
         def attempt() -> dict[str, Any]:
             raw = self._client.chat.completions.with_raw_response.create(**request)
-            return _check_completion(_decode(raw.text, "chat completion"))
+            return _decode_completion(raw, base_url)
 
         return self._retrying(attempt, "chat completion")
 
     def _retrying(self, fn: Callable[[], dict[str, Any]], what: str) -> ChatResponse:
-        openai = self._openai
+        """``fn()`` with its transient failures retried (see the module docstring)."""
         s = self.settings
         retries: list[RetryRecord] = []
         reason = ""
         for n in range(s.max_retries + 1):
-            retry_after: float | None = None
             try:
                 return ChatResponse(fn(), n + 1, tuple(retries))
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                if status not in (408, 429) and status < 500:
-                    raise EndpointRequestError(
-                        f"{s.base_url} refused the {what} request: HTTP {status}: "
-                        f"{_error_text(exc)}; check llm.model, llm.api_key_env and the server log"
-                    ) from exc
-                reason = f"HTTP {status}"
-                retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-            except openai.APITimeoutError:
-                reason = f"no answer within {s.timeout_s}s"
-            except openai.APIConnectionError as exc:
-                cause = exc.__cause__ or exc
-                reason = f"connection failed ({type(cause).__name__})"
-            except _BadBody as exc:
-                reason = str(exc)
+            except (self._openai.APIStatusError, self._openai.APIConnectionError) as exc:
+                reason, retry_after = self._transient(exc, what)
             if n == s.max_retries:
                 break
             wait = backoff_delay(n, s.backoff_s, retry_after, self._rng)
@@ -309,8 +383,37 @@ class ChatClient:
             "(see docs/serving.md), check llm.base_url, or raise llm.max_retries"
         )
 
+    def _transient(self, exc: Exception, what: str) -> tuple[str, float | None]:
+        """A retryable failure's reason and ``Retry-After``; raises for the others.
 
-def _error_text(exc: Any) -> str:
+        Raises:
+            EndpointUnavailableError: no connection could be made (refused, unknown host).
+            EndpointRequestError: an HTTP 4xx other than 408 and 429.
+        """
+        openai = self._openai
+        s = self.settings
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            if status not in (408, 429) and status < 500:
+                raise EndpointRequestError(
+                    f"{s.base_url} refused the {what} request: HTTP {status}: "
+                    f"{_error_text(exc)}; check llm.model, llm.api_key_env and the server log"
+                ) from exc
+            return f"HTTP {status}", parse_retry_after(exc.response.headers.get("retry-after"))
+        if isinstance(exc, openai.APITimeoutError):
+            return f"no answer within {s.timeout_s}s", None
+        why = _no_connection(exc)
+        if why is not None:
+            raise EndpointUnavailableError(
+                f"no server at {s.base_url}: start the model server (see docs/serving.md) "
+                f"or set llm.base_url / THRESHER_LLM_BASE_URL ({why})"
+            ) from exc
+        cause = exc.__cause__ or exc
+        return f"connection failed ({type(cause).__name__})", None
+
+
+def _error_text(exc: Exception) -> str:
+    """The server's error message from an ``APIStatusError`` (whitespace collapsed, capped)."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)

@@ -1,15 +1,14 @@
-"""The policy protocol: the one thing the harness knows about a policy.
+"""What a policy author needs in one import: the protocols, the proposal types, a default prompt.
 
-A policy reads an :class:`~thresher.harness.observation.Observation` and
-returns a :class:`~thresher.harness.actions.Proposal`. It never touches the
-harness state; everything it wants changed goes through a proposal the
-harness validates. A policy may also offer ``rerank(query, hits) -> hits`` to
-reorder ``search_corpus`` candidates (the harness uses it when present).
+The harness owns the contract (:mod:`thresher.harness.policy`): a policy reads
+an :class:`Observation` and returns a :class:`Proposal`; it never touches the
+harness state. Optional capabilities are declared protocols the harness
+checks and calls: :class:`SearchReranker` (reorder ``search_corpus``
+candidates) and :class:`ChoosesRetrievalMode` (a single-retriever baseline).
+This module re-exports them next to the default system prompt.
 """
 
 from __future__ import annotations
-
-from typing import Any, Protocol, runtime_checkable
 
 from thresher.harness.actions import (
     FinalAnswer,
@@ -19,9 +18,18 @@ from thresher.harness.actions import (
     ToolCall,
 )
 from thresher.harness.observation import ActiveChunk, Observation
+from thresher.harness.policy import (
+    ChoosesRetrievalMode,
+    Policy,
+    RerankRequest,
+    SearchReranker,
+)
 
 __all__ = [
     "Policy",
+    "SearchReranker",
+    "RerankRequest",
+    "ChoosesRetrievalMode",
     "Observation",
     "ActiveChunk",
     "Proposal",
@@ -41,28 +49,3 @@ DEFAULT_SYSTEM_PROMPT = (
     'first: <Document id="..."><Justification>one to three sentences</Justification>'
     "</Document>."
 )
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """Proposes each turn's tool calls or the final answer.
-
-    Attributes:
-        name: a short identifier recorded in the trace.
-        system_prompt: the first message of the transcript (counted in the budget).
-    """
-
-    name: str
-    system_prompt: str
-
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        """The tool schemas the policy sends its model (counted in the budget); may be empty."""
-        ...
-
-    def propose(self, observation: Observation) -> Proposal | MalformedReply:
-        """The next proposal, or a ``MalformedReply`` the harness refuses with its message.
-
-        May raise; the harness then ends with ``policy_error`` (``endpoint_unavailable``
-        for a ``BackendUnavailableError``).
-        """
-        ...

@@ -3,9 +3,10 @@
 They share the tools, the budget and the trace with the local policy, so a
 comparison isolates the strategy:
 
-* ``bm25`` / ``dense``: single-shot with one retriever (``search_corpus`` runs
-  with ``retrieval.mode`` set to ``bm25`` / ``dense``; :func:`thresher.search`
-  applies a policy's ``retrieval_mode``, a bench passes it in the config);
+* ``bm25`` / ``dense``: single-shot with one retriever: they declare
+  :class:`~thresher.harness.policy.ChoosesRetrievalMode`, and
+  :func:`~thresher.harness.episode.run_episode` runs ``search_corpus`` with that
+  mode whoever calls it;
 * ``single-shot`` (hybrid, in :mod:`thresher.policies.single_shot`);
 * ``hybrid-rerank``: one hybrid search, candidates reranked and the final
   documents ranked by the local policy's learned scorer;
@@ -17,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from thresher.config import RetrievalMode
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.local.scorer import LocalWeights
 from thresher.policies.single_shot import SingleShotPolicy
@@ -33,14 +35,14 @@ class Bm25SingleShotPolicy(SingleShotPolicy):
     """One BM25-only search with the question, then the documents in rank order."""
 
     name = "bm25"
-    retrieval_mode = "bm25"
+    retrieval_mode: RetrievalMode = "bm25"
 
 
 class DenseSingleShotPolicy(SingleShotPolicy):
     """One dense-only search with the question, then the documents in rank order."""
 
     name = "dense"
-    retrieval_mode = "dense"
+    retrieval_mode: RetrievalMode = "dense"
 
 
 def hybrid_rerank_policy(

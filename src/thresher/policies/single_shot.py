@@ -12,32 +12,21 @@ from typing import Any
 
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
 from thresher.harness.observation import Observation
+from thresher.harness.result import rank_by_retrieval
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 
 __all__ = ["SingleShotPolicy", "rank_active_documents"]
 
 
 def rank_active_documents(observation: Observation, limit: int) -> list[RankedDocument]:
-    """Documents in view, best first: by (rank in the call that found a chunk, turn, order).
+    """Documents in view, best first, by their best retrieval rank (the harness's order).
 
     Each document is justified by how it was found.
     """
-    best: dict[str, tuple[int, int, int]] = {}
-    chunks: dict[str, list[str]] = {}
-    for order, active in enumerate(observation.active):
-        lin = active.lineage
-        key = (lin.rank, lin.turn, order) if lin is not None else (10**9, 10**9, order)
-        doc = active.chunk.doc_id
-        chunks.setdefault(doc, []).append(active.chunk_id)
-        best[doc] = min(best.get(doc, key), key)
-    ranked = sorted(best, key=lambda d: best[d])[:limit]
+    ranked = rank_by_retrieval(((a.chunk, a.lineage) for a in observation.active), limit)
     return [
-        RankedDocument(
-            doc,
-            f"Ranked {best[doc][0]} by hybrid search for the question.",
-            tuple(chunks[doc]),
-        )
-        for doc in ranked
+        RankedDocument(doc, f"Rank {rank} of the search for the question.", tuple(chunk_ids))
+        for doc, chunk_ids, rank in ranked
     ]
 
 

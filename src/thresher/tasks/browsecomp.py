@@ -20,12 +20,12 @@ Tasks: ``gold_doc_ids`` = evidence docs, then gold docs not already listed;
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from thresher.corpus.document import Document
+from thresher.corpus.jsonl import iter_jsonl
 from thresher.corpus.loaders import make_document
 from thresher.errors import InputError
 from thresher.tasks.task import Task
@@ -160,21 +160,6 @@ def _document(item: Any, where: str, source: str) -> Document:
     return make_document(str(docid), title or url or str(docid), text, source, meta)
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        fh = path.open(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}; check the path") from exc
-    with fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
-
-
 def iter_browsecomp_corpus(path: str | Path) -> Iterator[Document]:
     """Documents of a BrowseComp-Plus corpus JSONL (``{docid, text, url?}`` per line).
 
@@ -186,7 +171,7 @@ def iter_browsecomp_corpus(path: str | Path) -> Iterator[Document]:
     """
     p = Path(path)
     seen: set[str] = set()
-    for lineno, record in _jsonl(p):
+    for lineno, record in iter_jsonl(p):
         doc = _document(record, f"{p}:{lineno}", f"{p.name}:{lineno}")
         if doc.doc_id not in seen:
             seen.add(doc.doc_id)
@@ -204,7 +189,7 @@ def iter_query_documents(path: str | Path) -> Iterator[Document]:
     """
     p = Path(path)
     seen: set[str] = set()
-    for lineno, record in _jsonl(p):
+    for lineno, record in iter_jsonl(p):
         if not is_browsecomp_query(record):
             raise InputError(f"{p}:{lineno}: not a BrowseComp-Plus query record")
         for key in _DOC_LISTS:

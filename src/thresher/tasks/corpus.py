@@ -2,9 +2,11 @@
 
 **Pooled** (HippoRAG's protocol): every question's paragraphs go into one corpus,
 so each question is searched among every other question's paragraphs too.
-:func:`pooled_index` builds that index once with :func:`thresher.index.ingest.ingest`
+:func:`pooled_index` builds that index once with :func:`thresher.index.backends.ingest`
 and caches it under ``CACHE/<key>/``, the key hashing the files' contents, the
-embedder and the chunking settings; a later run with the same inputs reuses it.
+embedder and the chunking settings; a later run with the same inputs reuses it,
+and a change to the files or those settings builds a new one (a folder is never
+reused because it merely exists).
 
 **Per question** (the datasets' own setting: a question sees only its own 10-20
 paragraphs): building an index per question costs an embedding pass per task, so
@@ -24,16 +26,17 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from thresher.config import Config
+from thresher.config import Config, RetrievalConfig
 from thresher.corpus.datasets import record_paragraphs
 from thresher.corpus.document import Chunk, Document
 from thresher.corpus.ids import doc_of, paragraph_doc_id
 from thresher.errors import IndexNotFoundError, InputError, UnknownIdError
-from thresher.index.fusion import rrf
-from thresher.index.store import Hit, Store, StoreStats
+from thresher.index.fusion import fuse_retrievers
+from thresher.index.store import GrepResult, Hit, Store, StoreStats
 from thresher.tasks import browsecomp as bc
 from thresher.tasks import readers as tk
 from thresher.tasks import world as st
+from thresher.tasks.beir import beir_source
 from thresher.tasks.formats import SkipRecord
 
 __all__ = [
@@ -57,7 +60,7 @@ def default_cache_dir() -> Path:
 
 
 def _format_of(path: Path) -> str:
-    for _where, record in tk._records(path, tk._decode(path)):
+    for _where, record in tk.iter_task_records(path):
         fmt = tk.detect_task_format(record)
         if fmt is None:
             from thresher.corpus.datasets import detect_format
@@ -73,6 +76,10 @@ def _corpus_sources(paths: Sequence[str | Path]) -> list[tuple[str, Path]]:
     """``(kind, path)`` to read: ``files`` (corpus loader), ``browsecomp``, ``world``."""
     out: list[tuple[str, Path]] = []
     for raw in paths:
+        beir = beir_source(raw)
+        if beir is not None:  # a BEIR dataset (folder, folder::split, qrels or queries file)
+            out.append(("files", beir.corpus))
+            continue
         p = Path(raw)
         if p.is_dir():
             out.append(("files", p))
@@ -181,7 +188,7 @@ def pooled_index(
     Raises:
         InputError: as :func:`task_documents`.
     """
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.index.layout import current_generation
 
     config = config or Config()
@@ -209,10 +216,12 @@ def task_corpora(path: str | Path) -> dict[str, frozenset[str]]:
         InputError: a format without per-question documents (world chains, ``query``
             or ``thresher`` tasks), or any reader error.
     """
+    if beir_source(path) is not None:
+        raise InputError(f"{path}: BEIR tasks have no per-question documents; use --corpus pooled")
     p = Path(path)
     out: dict[str, frozenset[str]] = {}
     fmt: str | None = None
-    for where, record in tk._records(p, tk._decode(p)):
+    for where, record in tk.iter_task_records(p):
         fmt = fmt or tk.detect_task_format(record)
         if fmt == "browsecomp":
             task = bc.browsecomp_task(record, where)
@@ -239,16 +248,22 @@ class RestrictedStore:
     Args:
         store: the pooled store (left open by :meth:`close`).
         doc_ids: the documents this view holds; ids the store lacks are ignored.
-        rrf_k, per_retriever: fusion settings, as ``config.retrieval``.
+        rrf_k, per_retriever: fusion settings, as ``config.retrieval`` (default:
+            ``RetrievalConfig()``'s).
     """
 
     def __init__(
-        self, store: Store, doc_ids: Collection[str], rrf_k: int = 60, per_retriever: int = 100
+        self,
+        store: Store,
+        doc_ids: Collection[str],
+        rrf_k: int | None = None,
+        per_retriever: int | None = None,
     ) -> None:
+        defaults = RetrievalConfig()
         self._store = store
         self._docs = frozenset(doc_ids)
-        self._rrf_k = rrf_k
-        self._per = per_retriever
+        self._rrf_k = defaults.rrf_k if rrf_k is None else rrf_k
+        self._per = defaults.per_retriever if per_retriever is None else per_retriever
         self._chunks: dict[str, Chunk] | None = None
 
     def _allowed(self) -> dict[str, Chunk]:
@@ -272,7 +287,7 @@ class RestrictedStore:
 
     @staticmethod
     def _order(scored: list[tuple[str, float, float]], col: int) -> list[tuple[str, float]]:
-        pairs = [(s[0], s[col]) for s in scored if col == 2 or s[col] > 0]
+        pairs = [(s[0], float(s[col])) for s in scored if col == 2 or float(s[col]) > 0]
         return sorted(pairs, key=lambda p: (-p[1], p[0]))
 
     def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
@@ -299,22 +314,20 @@ class RestrictedStore:
         depth = max(self._per, k)
         lexical = self._order(scored, 1)[:depth]
         dense = self._order(scored, 2)[:depth]
-        fused = rrf([[c for c, _ in lexical], [c for c, _ in dense]], self._rrf_k)[:k]
-        b_at = {c: (r, s) for r, (c, s) in enumerate(lexical, 1)}
-        d_at = {c: (r, s) for r, (c, s) in enumerate(dense, 1)}
         chunks = self._allowed()
-        hits = []
-        for cid, score in fused:
-            br, bs = b_at.get(cid, (None, None))
-            dr, ds = d_at.get(cid, (None, None))
-            hits.append(Hit(chunks[cid], score, "hybrid", br, dr, bs, ds))
-        return hits
+        return [
+            Hit(chunks[f.key], f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score,
+                f.dense_score)
+            for f in fuse_retrievers(lexical, dense, self._rrf_k, limit=k)
+        ]  # fmt: skip
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> list[Hit]:
-        """The store's grep, keeping only allowed chunks (corpus order)."""
+    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
+        """The store's grep, keeping only allowed chunks (corpus order); ``total``
+        counts the allowed chunks that matched."""
         allowed = self._allowed()
-        hits = self._store.grep(pattern, limit=10**9, exclude=exclude)
-        return [h for h in hits if h.chunk.chunk_id in allowed][:limit]
+        found = self._store.grep(pattern, limit=10**9, exclude=exclude)
+        hits = [h for h in found.hits if h.chunk.chunk_id in allowed]
+        return GrepResult(tuple(hits[: max(limit, 0)]), len(hits))
 
     def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         """Allowed chunks by id; ``UnknownIdError`` lists ids outside this corpus."""

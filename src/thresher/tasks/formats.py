@@ -127,7 +127,7 @@ def hotpotqa_task(record: dict[str, Any], where: str) -> Task:
     paragraphs = _paragraphs("hotpotqa", record, where)
     titles = _supporting_titles(record, where)
     ids, texts = _gold_by_title(titles, paragraphs)
-    meta = {k: record[k] for k in ("type", "level") if k in record}
+    meta: dict[str, Any] = {k: record[k] for k in ("type", "level") if k in record}
     if record.get("type") == "comparison":
         gold = [ids[t] for t in titles]
         return Task(task_id, question, answer, [], gold, [list(gold)], list(gold), "hotpotqa", meta)
@@ -297,7 +297,7 @@ def query_task(record: dict[str, Any], where: str) -> Task:
     meta = dict(record.get("metadata") or {})
     if facts:
         meta["facts"] = facts
-    dataset = record.get("dataset") if isinstance(record.get("dataset"), str) else "custom"
+    dataset = str(record["dataset"]) if isinstance(record.get("dataset"), str) else "custom"
     return Task(
         task_id, question, answer, aliases, gold, [], list(dict.fromkeys(final)), dataset, meta
     )

@@ -23,6 +23,11 @@ Formats (JSONL, or a JSON array; the file name does not matter):
 More formats plug in with :func:`register_task_format`; detectors registered
 there are tried first.
 
+Paths that name a dataset laid out in several files are read by *path readers*
+(tried before the content is looked at): ``beir``, a BEIR dataset folder
+(``scifact``, ``scifact::dev``, ``scifact/qrels/dev.tsv`` or
+``scifact/queries.jsonl``), see :mod:`thresher.tasks.beir`.
+
 Relevance judgments in TREC qrels form (``qid 0 docid rel``) are read by
 :func:`load_qrels`. How gold ids and hops are derived for each format is
 described in :mod:`thresher.tasks.formats`.
@@ -37,8 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thresher.corpus.datasets import detect_format
+from thresher.corpus.datasets import detect_format, record_id_key
+from thresher.corpus.jsonl import iter_json_records
 from thresher.errors import InputError
+from thresher.tasks import beir
 from thresher.tasks import browsecomp as bc
 from thresher.tasks import formats as tf
 from thresher.tasks import world as st
@@ -52,6 +59,7 @@ __all__ = [
     "detect_task_format",
     "register_task_format",
     "read_tasks",
+    "iter_task_records",
     "load_tasks",
     "write_tasks",
     "load_qrels",
@@ -143,19 +151,20 @@ def detect_task_format(record: Any) -> str | None:
     return fmt if fmt in _CONVERTERS else None
 
 
-def _decode(path: Path) -> str:
+def _check_file(path: Path) -> None:
+    source = beir.beir_source(path)
+    if source is not None:  # read_tasks reads these first: a caller wants one file of records
+        raise InputError(
+            f"{path}: a BEIR dataset, not one task file: it has no per-question documents "
+            f"(use the pooled corpus); its corpus is {source.corpus} (index it, pass --index)"
+        )
+    if path.is_dir():
+        raise InputError(
+            f"{path}: a folder, not a task file; name a task file, or a BEIR dataset folder "
+            "(corpus.jsonl, queries.jsonl, qrels/)"
+        )
     if not path.is_file():
         raise InputError(f"{path}: no such task file; check the path")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}; check that it is readable") from exc
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: invalid UTF-8 at byte offset {exc.start}; re-save the file as UTF-8"
-        ) from exc
 
 
 def _not_json_hint(path: Path, first_line: str) -> str:
@@ -170,55 +179,63 @@ def _not_json_hint(path: Path, first_line: str) -> str:
     return f"{path}:1: not JSON; expected a JSONL file or a JSON array of task records"
 
 
-def _records(path: Path, text: str) -> Iterator[tuple[str, Any]]:
-    """``(location, parsed record)``: ``file:LINE`` for JSONL, ``file[i]`` for an array."""
-    stripped = text.lstrip()
-    if not stripped:
-        return
-    if stripped[0] not in "[{":
-        raise InputError(_not_json_hint(path, stripped.splitlines()[0]))
-    if stripped[0] == "[":
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                "fix the file"
-            ) from exc
-        for i, record in enumerate(value):
-            yield f"{path}[{i}]", record
-        return
-    lines = text.splitlines()
+def iter_task_records(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """``(location, parsed record)`` of a task file: ``file:LINE`` for JSONL, ``file[i]`` for an array.
+
+    A JSON array, one JSON object, or JSON Lines, decided by the content
+    (:func:`thresher.corpus.jsonl.iter_json_records`).
+
+    Raises:
+        InputError: a missing file or folder, a file that is not JSON (TREC qrels
+            and run files are recognized and named), or invalid JSON (naming the line).
+    """
+    p = Path(path)
+    _check_file(p)
     try:
-        json.loads(lines[0])
-    except json.JSONDecodeError:  # one object spread over several lines
-        try:
-            yield f"{path}", json.loads(text)
-            return
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                "fix the file"
-            ) from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield f"{path}:{number}", json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                "fix or remove the line"
-            ) from exc
+        with p.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror}; check that it is readable") from exc
+    if head and head[0] not in "[{":
+        raise InputError(_not_json_hint(p, head.splitlines()[0]))
+    for location, record in iter_json_records(p):
+        yield f"{p}{location}", record
+
+
+def _not_task_hint(record: Any) -> str:
+    if detect_format(record) == "paragraph_corpus":
+        return "it is a corpus of passages; index it instead"
+    if isinstance(record, dict) and "text" in record and record_id_key(record) is not None:
+        return (
+            "it looks like a corpus of documents or BEIR queries: index a corpus with "
+            "'thresher index'; for BEIR, name the dataset folder (corpus.jsonl, "
+            "queries.jsonl, qrels/)"
+        )
+    return f"expected one of {', '.join(TASK_FORMATS)}"
+
+
+def _read_beir(path: str | Path) -> TaskFile | None:
+    source = beir.beir_source(path)
+    if source is None:
+        return None
+    read = beir.read_beir_tasks(source)
+    return TaskFile(Path(path), "beir", read.tasks, read.records, read.skipped)
+
+
+#: (name, reader) pairs tried on the path before its content: ``path -> TaskFile | None``
+_PATH_READERS: list[tuple[str, Callable[[str | Path], TaskFile | None]]] = [("beir", _read_beir)]
 
 
 def read_tasks(path: str | Path) -> TaskFile:
     """Read every task of a file, with counts of the records that gave none.
 
-    The format is detected from the first record; every record must have it.
+    A path that a path reader recognizes (a BEIR dataset) is read by it;
+    otherwise the format is detected from the first record and every record must
+    have it.
 
     Args:
-        path: a JSONL file or a JSON array file (see the module docstring).
+        path: a JSONL file or a JSON array file, or a BEIR dataset path (see the
+            module docstring).
 
     Returns:
         A :class:`TaskFile`.
@@ -227,20 +244,20 @@ def read_tasks(path: str | Path) -> TaskFile:
         InputError: a missing or unreadable file, bad JSON, an unknown format, a
             record that does not fit the detected format, or a repeated task id;
             the message names the file and line (JSONL) or element index (array).
+            BEIR paths: as :func:`thresher.tasks.beir.read_beir_tasks`.
     """
+    for _name, read in _PATH_READERS:
+        found = read(path)
+        if found is not None:
+            return found
     p = Path(path)
     result: TaskFile | None = None
     first_seen: dict[str, str] = {}
-    for where, record in _records(p, _decode(p)):
+    for where, record in iter_task_records(p):
         if result is None:
             fmt = detect_task_format(record)
             if fmt is None:
-                hint = (
-                    "it is a corpus of passages; index it instead"
-                    if detect_format(record) == "paragraph_corpus"
-                    else f"expected one of {', '.join(TASK_FORMATS)}"
-                )
-                raise InputError(f"{where}: not a task record ({hint})")
+                raise InputError(f"{where}: not a task record ({_not_task_hint(record)})")
             result = TaskFile(path=p, format=fmt)
         if not isinstance(record, dict):
             raise InputError(f"{where}: expected a JSON object, found {type(record).__name__}")

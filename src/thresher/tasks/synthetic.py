@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from thresher.corpus.ids import doc_of
+from thresher.corpus.jsonl import iter_jsonl
 from thresher.errors import InputError
 from thresher.tasks.task import Task
 
@@ -234,18 +235,8 @@ def read_synth_tasks(path: str | Path) -> list[SynthTask]:
         InputError: the file is unreadable, or a line is not a synthetic task (file:line).
     """
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read task file {p}: {exc.strerror}") from exc
     tasks = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{p}:{n}: not valid JSON ({exc.msg})") from exc
+    for n, data in iter_jsonl(p):
         if not isinstance(data, dict):
             raise InputError(f"{p}:{n}: a task line must be a JSON object")
         tasks.append(SynthTask.from_dict(data, f"{p}:{n}"))

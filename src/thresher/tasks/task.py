@@ -17,13 +17,15 @@ class Task:
     Attributes:
         task_id: the dataset's question id (unique within a file).
         question: the question text.
-        answer: the reference answer.
+        answer: the reference answer; empty when the dataset has none (BEIR): answer
+            metrics are then undefined for the task, not zero.
         answer_aliases: other accepted answers.
         gold_doc_ids: the supporting documents, in hop order where the dataset gives
             one (ids as the index stores them: ``paragraph_doc_id`` for dataset paragraphs).
         hops: the doc ids needed at each hop, in order; empty when unknown.
         final_doc_ids: the document(s) holding the answer; empty when unknown.
-        dataset: ``hotpotqa``, ``musique``, ``2wikimultihopqa`` or the record's own name.
+        dataset: ``hotpotqa``, ``musique``, ``2wikimultihopqa``, ``beir/<name>`` or the
+            record's own name.
         metadata: JSON-safe extras (question type, level, facts, ...).
     """
 

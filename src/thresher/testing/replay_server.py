@@ -14,12 +14,16 @@ entry is one of:
   completion around that assistant message (see :func:`reply`);
 * ``{"completion": {...}}``: a whole response body, served verbatim;
 * ``{"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}``: an HTTP error;
-* ``{"raw": "text", "status": 200}``: a body that is not JSON;
+* ``{"raw": "text", "status": 200, "content_type": "text/html"}``: a body
+  served as is (not JSON, or JSON that is not a chat completion);
 * ``{"drop": true}``: the connection is closed without any response;
 
-and any entry may add ``"delay_s": 2.0`` to answer late (a client timeout).
+and any entry may add ``"delay_s": 2.0`` to answer late (a client timeout),
+or ``"cut": true`` to send the headers and half the body, then close the
+connection (a connection dropped mid-response).
 Once the replies run out, every chat request gets HTTP 410 ``replay script
-exhausted``.
+exhausted``. ``GET /v1/models`` lists the script's model, unless the script
+has a ``"models_reply"`` entry, which is then served instead (every time).
 
 This module uses the standard library only, so the server process starts in
 milliseconds: ``python replay_server.py --script S --log L`` prints
@@ -50,6 +54,7 @@ __all__ = [
     "dropped",
     "garbage",
     "delayed",
+    "cut_off",
     "main",
 ]
 
@@ -101,9 +106,11 @@ def dropped() -> dict[str, Any]:
     return {"drop": True}
 
 
-def garbage(text: str = "<html>bad gateway</html>") -> dict[str, Any]:
-    """A 200 response whose body is not JSON."""
-    return {"raw": text, "status": 200}
+def garbage(
+    text: str = "<html>bad gateway</html>", *, content_type: str = "text/plain"
+) -> dict[str, Any]:
+    """A 200 response whose body is ``text`` as is (by default not JSON)."""
+    return {"raw": text, "status": 200, "content_type": content_type}
 
 
 def delayed(entry: dict[str, Any], seconds: float) -> dict[str, Any]:
@@ -111,8 +118,14 @@ def delayed(entry: dict[str, Any], seconds: float) -> dict[str, Any]:
     return {**entry, "delay_s": seconds}
 
 
+def cut_off(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with its connection closed halfway through the body."""
+    return {**entry, "cut": True}
+
+
 # -- the server process -----------------------------------------------------------------
-def _completion(entry: dict[str, Any], n: int, model: str) -> dict[str, Any]:
+def _completion(entry: dict[str, Any], n: int, model: str) -> Any:
+    """The JSON served for a completion entry: verbatim, or built around its message."""
     if "completion" in entry:
         return entry["completion"]
     body: dict[str, Any] = {
@@ -136,6 +149,7 @@ def _completion(entry: dict[str, Any], n: int, model: str) -> dict[str, Any]:
 def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPRequestHandler]:
     replies: list[dict[str, Any]] = list(script.get("replies") or [])
     model = str(script.get("model") or "replay")
+    models_reply: dict[str, Any] | None = script.get("models_reply")
     lock = threading.Lock()
     counter = {"next": 0, "seen": 0}
 
@@ -159,7 +173,15 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
                 with log_path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-        def _send(self, status: int, body: bytes, ctype: str, headers: dict[str, str]) -> None:
+        def _send(
+            self,
+            status: int,
+            body: bytes,
+            ctype: str,
+            headers: dict[str, str],
+            *,
+            cut: bool = False,
+        ) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
@@ -167,20 +189,32 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(body)
+                self.wfile.write(body[: len(body) // 2] if cut else body)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
                 self.close_connection = True
+            if cut:
+                self.close_connection = True
 
-        def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-            self._send(status, json.dumps(data).encode(), "application/json", headers or {})
+        def _json(
+            self,
+            status: int,
+            data: Any,
+            headers: dict[str, str] | None = None,
+            *,
+            cut: bool = False,
+        ) -> None:
+            body = json.dumps(data).encode()
+            self._send(status, body, "application/json", headers or {}, cut=cut)
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
             self._record(None, None)
-            if self.path.rstrip("/").endswith("/models"):
+            if not self.path.rstrip("/").endswith("/models"):
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+            elif models_reply is not None:
+                self._serve(models_reply, -1)
+            else:
                 data = [{"id": model, "object": "model", "owned_by": "replay-server"}]
                 self._json(200, {"object": "list", "data": data})
-            else:
-                self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
             length = int(self.headers.get("Content-Length") or 0)
@@ -201,7 +235,10 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
                 message = f"replay script exhausted after {len(replies)} replies"
                 self._json(410, {"error": {"message": message, "type": "replay_exhausted"}})
                 return
-            entry = replies[index]
+            self._serve(replies[index], index)
+
+        def _serve(self, entry: dict[str, Any], index: int) -> None:
+            """Answer with one scripted entry (see the module docstring)."""
             if entry.get("delay_s"):
                 time.sleep(float(entry["delay_s"]))
             if entry.get("drop"):
@@ -209,12 +246,15 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
                 return
             headers = {str(k): str(v) for k, v in (entry.get("headers") or {}).items()}
             status = int(entry.get("status", 200))
+            cut = bool(entry.get("cut"))
             if "raw" in entry:
-                self._send(status, str(entry["raw"]).encode(), "text/plain", headers)
+                ctype = str(entry.get("content_type") or "text/plain")
+                self._send(status, str(entry["raw"]).encode(), ctype, headers, cut=cut)
             elif status != 200:
-                self._json(status, entry.get("body") or {"error": {"message": "error"}}, headers)
+                error = entry.get("body") or {"error": {"message": "error"}}
+                self._json(status, error, headers, cut=cut)
             else:
-                self._json(200, _completion(entry, index, model), headers)
+                self._json(200, _completion(entry, index, model), headers, cut=cut)
 
     return Handler
 
@@ -243,18 +283,25 @@ class ReplayServer:
         replies: the scripted entries, in order (see the module docstring).
         workdir: where the script and request log are written.
         model: the model name ``/v1/models`` lists.
+        models_reply: an entry served for ``GET /v1/models`` instead of the listing.
 
     Use as a context manager; ``base_url`` is ``http://127.0.0.1:<port>/v1``.
     """
 
     def __init__(
-        self, replies: Sequence[dict[str, Any]], workdir: str | Path, *, model: str = "replay"
+        self,
+        replies: Sequence[dict[str, Any]],
+        workdir: str | Path,
+        *,
+        model: str = "replay",
+        models_reply: dict[str, Any] | None = None,
     ) -> None:
         self.workdir = Path(workdir)
         self.script_path = self.workdir / "replay-script.json"
         self.log_path = self.workdir / "replay-requests.jsonl"
         self.replies = [dict(r) for r in replies]
         self.model = model
+        self.models_reply = models_reply
         self.port = 0
         self._proc: subprocess.Popen[str] | None = None
 
@@ -265,7 +312,9 @@ class ReplayServer:
     def start(self, timeout_s: float = 20.0) -> ReplayServer:
         """Spawn the process and wait until it listens. Raises ``RuntimeError`` if it does not."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        script = {"model": self.model, "replies": self.replies}
+        script: dict[str, Any] = {"model": self.model, "replies": self.replies}
+        if self.models_reply is not None:
+            script["models_reply"] = self.models_reply
         self.script_path.write_text(json.dumps(script), encoding="utf-8")
         self.log_path.write_text("", encoding="utf-8")
         cmd = [sys.executable, os.path.abspath(__file__)]

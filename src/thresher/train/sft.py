@@ -275,6 +275,7 @@ def export_sft(
                 if reason is not None:
                     dropped[reason] += 1
                     continue
+                assert task is not None  # a missing task set ``reason`` above
                 facts = episode_facts(events)
                 gold = list(task.gold_doc_ids)
                 traj = trajectory_recall(facts.seen_docs, gold)

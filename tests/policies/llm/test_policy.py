@@ -28,6 +28,7 @@ from thresher.policies.llm import LLMPolicy
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.testing.replay_server import (
     ReplayServer,
+    cut_off,
     delayed,
     dropped,
     garbage,
@@ -291,7 +292,7 @@ TRANSIENT = {
     "HTTP 500": http_error(500),
     "timeout": delayed(SEARCH, 2.0),
     "dropped connection": dropped(),
-    "garbage body": garbage(),
+    "connection dropped mid-response": cut_off(SEARCH),
 }
 
 
@@ -310,23 +311,55 @@ def test_transient_failure_is_retried_then_succeeds(kind, tmp_path, store, confi
         assert run.sleeps[0] >= 2.0
 
 
-def test_endpoint_down_for_good_is_a_typed_exit(tmp_path, store, config):
+def test_no_server_is_a_typed_exit_at_once(tmp_path, store, config):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
     sleeps: list[float] = []
     policy = LLMPolicy(
-        config.override({"llm.max_retries": 2, "llm.backoff_s": 0.01}),
+        config.override({"llm.max_retries": 4, "llm.backoff_s": 0.01}),
         env={},
         sleep=sleeps.append,
-        base_url=f"http://127.0.0.1:{port}/v1",
+        base_url=url,
         model="m",
     )
     r = run_episode(QUESTION, store, policy, config)
     assert r.exit_reason is ExitReason.ENDPOINT_UNAVAILABLE and r.partial
-    assert "after 3 attempt(s)" in r.message and "docs/serving.md" in r.message
+    assert r.message.startswith(
+        f"no server at {url}: start the model server (see docs/serving.md) "
+        "or set llm.base_url / THRESHER_LLM_BASE_URL"
+    )
     (refusal,) = [e for e in r.trace if isinstance(e, Refusal)]
-    assert refusal.code == "endpoint_unavailable" and len(sleeps) == 2
+    assert refusal.code == "endpoint_unavailable" and sleeps == []  # no retry
+    assert policy.stats() == {}  # no request was answered
+
+
+NOT_A_COMPLETION = {
+    "HTML page": (
+        garbage("<!DOCTYPE html><html><title>Open WebUI</title></html>", content_type="text/html"),
+        "content-type text/html",
+    ),
+    "JSON without choices": (
+        garbage('{"object": "list", "data": []}', content_type="application/json"),
+        "no choices",
+    ),
+    "garbage": (garbage(), "not JSON"),
+}
+
+
+@pytest.mark.parametrize("kind", list(NOT_A_COMPLETION))
+def test_a_body_that_is_not_a_completion_ends_the_episode_at_once(kind, tmp_path, store, config):
+    entry, fragment = NOT_A_COMPLETION[kind]
+    run = episode(tmp_path, store, config, [SEARCH, entry, FINAL], max_retries=4)
+    r = run.result
+    assert r.exit_reason is ExitReason.ENDPOINT_UNAVAILABLE and r.partial
+    assert "is not a chat completion" in r.message and fragment in r.message
+    assert "HTTP 200" in r.message and "/v1 root of an OpenAI-compatible server" in r.message
+    # turn 0 went through; turn 1's body was not retried and no refusal went to the model
+    assert len(run.requests) == 2 and run.sleeps == []
+    (refusal,) = run.events(Refusal)
+    assert (refusal.turn, refusal.code) == (1, "endpoint_unavailable")
 
 
 def test_unending_http_errors_exhaust_the_retries(tmp_path, store, config):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +62,19 @@ def test_rejected_arguments(name, arguments, code):
     normalized, problem = check_tool_arguments(name, arguments)
     assert normalized == {} and problem is not None and problem.code == code
     assert name in problem.message
+
+
+def test_the_schemas_have_one_owner():
+    # the tool schemas are defined here only; the harness's unused copy is gone
+    import thresher
+    import thresher.harness
+
+    src = Path(thresher.__file__).parent
+    owners = [
+        path.relative_to(src).as_posix()
+        for path in src.rglob("*.py")
+        if re.search(r"^(TOOL_SCHEMAS\b|def tool_schemas\()", path.read_text(), re.MULTILINE)
+    ]
+    assert owners == ["policies/llm/schemas.py"]
+    for name in thresher.harness.__all__:  # every lazy export still resolves
+        getattr(thresher.harness, name)

@@ -37,6 +37,24 @@ def test_two_hop_episode_answers_with_both_documents(store, config):
     assert hops, "follow-up turns carry their hop"
 
 
+def test_final_documents_come_from_evidence_in_view_with_scores_in_fields(store, config):
+    """A pruning episode cites only what it kept; justifications are evidence sentences."""
+    from thresher.harness.replay import replay
+
+    pruning = LocalPolicy(config=config, keep_docs=1, prune_below=0.99, stop_at=1.01)
+    r = run_episode(QUESTION, store, pruning, config)
+    assert r.exit_reason is ExitReason.ANSWERED and r.tool_calls.get("prune_chunks") == 1
+    state = replay(list(r.trace))
+    assert state.pruned, "the episode pruned something"
+    for doc in r.documents:
+        assert doc.chunk_ids and all(c in state.context for c in doc.chunk_ids), doc.doc_id
+        assert doc.score is not None and 0.0 <= doc.score <= 1.0
+        assert "utility" not in doc.justification and "found by" not in doc.justification
+        text = " ".join(doc.text.split())
+        assert any(s.strip(" .") in text for s in doc.justification.split(". ") if s.strip())
+    assert not any(e.type == "refusal" for e in r.trace)
+
+
 def test_episode_is_deterministic(store, config):
     a = run_episode(QUESTION, store, LocalPolicy(config=config), config)
     b = run_episode(QUESTION, store, LocalPolicy(config=config), config)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from thresher.llm.client import (
     ChatClient,
     EndpointRequestError,
+    EndpointResponseError,
     EndpointSettings,
     EndpointUnavailableError,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "ChatClient",
     "EndpointSettings",
     "EndpointUnavailableError",
+    "EndpointResponseError",
     "EndpointRequestError",
     "MalformedReplyLimitError",
     "SYSTEM_PROMPT",

@@ -32,9 +32,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from thresher.harness.actions import MalformedReply, Proposal, ToolCall
+from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal, ToolCall
 from thresher.harness.final import parse_final
 from thresher.policies.llm.schemas import argument_example, check_tool_arguments, tool_names
 
@@ -110,61 +111,34 @@ def refused_replies(messages: Sequence[dict[str, Any]]) -> int:
     )
 
 
-def _raw(message: dict[str, Any], finish_reason: Any) -> str:
-    text = json.dumps({"message": message, "finish_reason": finish_reason}, ensure_ascii=False)
-    return text if len(text) <= _RAW_CHARS else text[: _RAW_CHARS - 1] + "…"
+#: a reply problem: (reason code, sentence for the model)
+Problem = tuple[str, str]
 
-
-def _read_call(
-    index: int, call: Any, searched: set[str]
-) -> tuple[ToolCall | None, tuple[str, str] | None]:
-    """One tool call -> (ToolCall, None) or (None, (code, problem))."""
-    fn = call.get("function") if isinstance(call, dict) else None
-    name = fn.get("name") if isinstance(fn, dict) else None
-    if not isinstance(name, str) or not name.strip():
-        return None, ("malformed_tool_call", f"tool call {index + 1} has no function name")
-    name = name.strip()
-    if name not in tool_names():
-        return None, (
-            "unknown_tool",
-            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} "
-            "(to finish, reply with the final answer as text and no tool call)",
-        )
-    raw_args = fn.get("arguments")
-    if isinstance(raw_args, str):
-        try:
-            decoded = json.loads(raw_args) if raw_args.strip() else {}
-        except ValueError as exc:
-            reason = getattr(exc, "msg", str(exc))
-            return None, (
-                "invalid_json_arguments",
-                f"the arguments of {name} are not valid JSON ({reason}); send one JSON "
-                f"object, e.g. {argument_example(name)}",
-            )
-    else:
-        decoded = {} if raw_args is None else raw_args
-    arguments, problem = check_tool_arguments(name, decoded)
-    if problem is not None:
-        return None, (problem.code, problem.message)
-    if name == "search_corpus":
-        key = normalize_query(arguments["query"])
-        if key in searched:
-            return None, (
-                "repeated_search",
-                f"you already searched for '{arguments['query'][:120]}'; results exclude what "
-                "you have seen, so a repeat only returns weaker matches: rephrase it, use "
-                "grep_corpus for exact terms, or read_document",
-            )
-        searched.add(key)
-    call_id = call.get("id") if isinstance(call.get("id"), str) else ""
-    return ToolCall(name, arguments, call_id), None
-
-
-def _refuse(codes: list[tuple[str, str]], raw: str) -> MalformedReply:
-    listed = codes[:MAX_LISTED_PROBLEMS]
-    more = len(codes) - len(listed)
-    message = "; ".join(m for _, m in listed) + (f" (and {more} more)" if more else "")
-    return MalformedReply(codes[0][0], message, raw)
+_CUT_OFF = (
+    "over_long",
+    "your reply was cut off at the output token limit; keep replies short: "
+    "tool calls, or the final answer with one to three sentences per document",
+)
+_NOT_A_LIST = ("malformed_tool_call", "tool_calls must be a list of function calls")
+_BOTH = (
+    "answer_and_tool_calls",
+    "your reply has tool calls and a final answer together; send the tool "
+    "calls now and the final answer alone, without tool calls, when done",
+)
+_EMPTY = (
+    "empty_reply",
+    f"your reply was empty; call a tool, or give the final answer as {_FINAL_FORM}",
+)
+_NO_ACTION = (
+    "no_action",
+    "your reply has neither a tool call nor a final answer; call a tool, or "
+    f"list the supporting documents as {_FINAL_FORM}",
+)
+_NO_DOCUMENTS = (
+    "empty_final_answer",
+    "your final answer names no document; list the retrieved documents that "
+    "support the answer, best first, or keep searching",
+)
 
 
 def parse_completion(
@@ -175,6 +149,9 @@ def parse_completion(
     count_tokens: Callable[[str], int] | None = None,
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
+
+    The checks run in order and the first that fails refuses the reply: length,
+    then every tool call, then whether the reply is an action at all.
 
     Args:
         body: the completion JSON (``choices[0].message``, ``finish_reason``, ``usage``).
@@ -187,96 +164,170 @@ def parse_completion(
         A :class:`Proposal` (tool calls, or a final answer) or a
         :class:`MalformedReply`; either carries the reported usage.
     """
-    choices = body.get("choices")
-    choice = choices[0] if isinstance(choices, list) and choices else {}
-    choice = choice if isinstance(choice, dict) else {}
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    finish = choice.get("finish_reason")
+    message, finish = _first_choice(body)
     usage = completion_usage(body)
-    raw = _raw(message, finish)
-
-    def refuse(codes: list[tuple[str, str]]) -> MalformedReply:
-        reply = _refuse(codes, raw)
-        return MalformedReply(reply.code, reply.message, reply.raw, usage)
-
     text = message_text(message.get("content"))
+    problem = _length_problem(text, finish, max_content_tokens, count_tokens)
+    if problem is not None:
+        return _refuse([problem], _raw(message, finish), usage)
+    calls, problems = _read_calls(message.get("tool_calls"), searched)
+    if problems:
+        return _refuse(problems, _raw(message, finish), usage)
+    final = parse_final(text)
+    problem = _action_problem(text, calls, final)
+    if problem is not None:
+        return _refuse([problem], _raw(message, finish), usage)
+    if calls:
+        return Proposal(tool_calls=tuple(calls), text=text, usage=usage)
+    return Proposal(final=final, text=text, usage=usage)
+
+
+def _first_choice(body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The first choice's message ({} when missing or garbled) and its ``finish_reason``."""
+    choices = body.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choice, dict):
+        return {}, None
+    message = choice.get("message")
+    return (message if isinstance(message, dict) else {}), choice.get("finish_reason")
+
+
+def _length_problem(
+    text: str, finish: Any, max_tokens: int, count_tokens: Callable[[str], int] | None
+) -> Problem | None:
+    """``over_long`` when the reply was cut off or its text is over ``max_tokens`` (0: no cap)."""
     if finish == "length":
-        return refuse(
-            [
-                (
-                    "over_long",
-                    "your reply was cut off at the output token limit; keep replies short: "
-                    "tool calls, or the final answer with one to three sentences per document",
-                )
-            ]
-        )
-    if max_content_tokens > 0:
-        n = count_tokens(text) if count_tokens is not None else -(-len(text) // 4)
-        if n > max_content_tokens:
-            return refuse(
-                [
-                    (
-                        "over_long",
-                        f"your reply holds {n} tokens of text, over the limit of "
-                        f"{max_content_tokens}; keep replies short: tool calls, or the final "
-                        "answer with one to three sentences per document",
-                    )
-                ]
-            )
-    raw_calls = message.get("tool_calls") or []
+        return _CUT_OFF
+    if max_tokens <= 0:
+        return None
+    n = count_tokens(text) if count_tokens is not None else -(-len(text) // 4)
+    if n <= max_tokens:
+        return None
+    return (
+        "over_long",
+        f"your reply holds {n} tokens of text, over the limit of {max_tokens}; keep "
+        "replies short: tool calls, or the final answer with one to three sentences "
+        "per document",
+    )
+
+
+def _read_calls(raw_calls: Any, searched: Collection[str]) -> tuple[list[ToolCall], list[Problem]]:
+    """Every tool call of a reply, and the problems of those that cannot be run."""
+    if not raw_calls:
+        return [], []
     if not isinstance(raw_calls, list):
-        return refuse([("malformed_tool_call", "tool_calls must be a list of function calls")])
+        return [], [_NOT_A_LIST]
     seen = set(searched)
     calls: list[ToolCall] = []
-    problems: list[tuple[str, str]] = []
+    problems: list[Problem] = []
     for i, item in enumerate(raw_calls):
-        call, problem = _read_call(i, item, seen)
-        if problem is not None:
-            problems.append(problem)
-        elif call is not None:
-            calls.append(call)
-    if problems:
-        return refuse(problems)
-    final = parse_final(text)
+        read = _read_call(i, item, seen)
+        if isinstance(read, ToolCall):
+            calls.append(read)
+        else:
+            problems.append(read)
+    return calls, problems
+
+
+def _read_call(index: int, call: Any, searched: set[str]) -> ToolCall | Problem:
+    """One tool call, or why it cannot be run; adds a new search query to ``searched``."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict):
+        fn = {}
+    name = _tool_name(index, fn)
+    if isinstance(name, tuple):
+        return name
+    decoded = _decode_arguments(name, fn.get("arguments"))
+    if isinstance(decoded, tuple):
+        return decoded
+    arguments, problem = check_tool_arguments(name, decoded.value)
+    if problem is not None:
+        return (problem.code, problem.message)
+    if name == "search_corpus":
+        repeat = _repeat_problem(arguments["query"], searched)
+        if repeat is not None:
+            return repeat
+    call_id = call.get("id") if isinstance(call, dict) else None
+    return ToolCall(name, arguments, call_id if isinstance(call_id, str) else "")
+
+
+def _tool_name(index: int, fn: dict[str, Any]) -> str | Problem:
+    """The called tool's name, or ``malformed_tool_call`` / ``unknown_tool``."""
+    name = fn.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return ("malformed_tool_call", f"tool call {index + 1} has no function name")
+    name = name.strip()
+    if name not in tool_names():
+        return (
+            "unknown_tool",
+            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} "
+            "(to finish, reply with the final answer as text and no tool call)",
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    """Decoded call arguments (any JSON value; the schema check comes next)."""
+
+    value: Any
+
+
+def _decode_arguments(name: str, raw_args: Any) -> _Decoded | Problem:
+    """A call's arguments decoded from their JSON string (objects pass as they are)."""
+    if not isinstance(raw_args, str):
+        return _Decoded({} if raw_args is None else raw_args)
+    if not raw_args.strip():
+        return _Decoded({})
+    try:
+        return _Decoded(json.loads(raw_args))
+    except ValueError as exc:
+        reason = getattr(exc, "msg", str(exc))
+        return (
+            "invalid_json_arguments",
+            f"the arguments of {name} are not valid JSON ({reason}); send one JSON "
+            f"object, e.g. {argument_example(name)}",
+        )
+
+
+def _repeat_problem(query: str, searched: set[str]) -> Problem | None:
+    """``repeated_search`` when ``query`` was already searched; else records it."""
+    key = normalize_query(query)
+    if key not in searched:
+        searched.add(key)
+        return None
+    return (
+        "repeated_search",
+        f"you already searched for '{query[:120]}'; results exclude what you have seen, "
+        "so a repeat only returns weaker matches: rephrase it, use grep_corpus for exact "
+        "terms, or read_document",
+    )
+
+
+def _action_problem(
+    text: str, calls: Sequence[ToolCall], final: FinalAnswer | None
+) -> Problem | None:
+    """Why a reply is not one action (tool calls, or a final answer naming documents)."""
     if calls:
-        if final is not None and final.documents:
-            return refuse(
-                [
-                    (
-                        "answer_and_tool_calls",
-                        "your reply has tool calls and a final answer together; send the tool "
-                        "calls now and the final answer alone, without tool calls, when done",
-                    )
-                ]
-            )
-        return Proposal(tool_calls=tuple(calls), text=text, usage=usage)
+        return _BOTH if final is not None and final.documents else None
     if not text.strip():
-        return refuse(
-            [
-                (
-                    "empty_reply",
-                    f"your reply was empty; call a tool, or give the final answer as {_FINAL_FORM}",
-                )
-            ]
-        )
+        return _EMPTY
     if final is None:
-        return refuse(
-            [
-                (
-                    "no_action",
-                    "your reply has neither a tool call nor a final answer; call a tool, or "
-                    f"list the supporting documents as {_FINAL_FORM}",
-                )
-            ]
-        )
+        return _NO_ACTION
     if not final.documents:
-        return refuse(
-            [
-                (
-                    "empty_final_answer",
-                    "your final answer names no document; list the retrieved documents that "
-                    "support the answer, best first, or keep searching",
-                )
-            ]
-        )
-    return Proposal(final=final, text=text, usage=usage)
+        return _NO_DOCUMENTS
+    return None
+
+
+def _raw(message: dict[str, Any], finish_reason: Any) -> str:
+    """The reply as kept in the trace: its message and finish reason as JSON, capped."""
+    text = json.dumps({"message": message, "finish_reason": finish_reason}, ensure_ascii=False)
+    return text if len(text) <= _RAW_CHARS else text[: _RAW_CHARS - 1] + "…"
+
+
+def _refuse(problems: list[Problem], raw: str, usage: dict[str, int] | None) -> MalformedReply:
+    """A refusal with the first problem's code, listing up to :data:`MAX_LISTED_PROBLEMS`."""
+    listed = problems[:MAX_LISTED_PROBLEMS]
+    more = len(problems) - len(listed)
+    message = "; ".join(m for _, m in listed) + (f" (and {more} more)" if more else "")
+    return MalformedReply(problems[0][0], message, raw, usage)

@@ -109,7 +109,11 @@ class LLMPolicy:
 
         Raises:
             MalformedReplyLimitError: ``llm.max_malformed`` replies were already refused.
-            EndpointUnavailableError: the endpoint stayed unreachable through the retries.
+            EndpointUnavailableError: no server at ``base_url`` (at once), or the endpoint
+                stayed unreachable through the retries; the harness ends the episode
+                ``endpoint_unavailable``.
+            EndpointResponseError: (an ``EndpointUnavailableError``) the endpoint answered
+                with something that is not a chat completion; not retried.
             EndpointRequestError: the endpoint rejected the request (4xx).
         """
         messages = list(observation.messages)

@@ -15,12 +15,16 @@ An episode, turn by turn:
 2. *Prune*: chunks of low predicted utility outside the best documents, that
    link to none of them, leave the context (skipped with ``prune=False``: the
    no-prune multi-turn baseline).
-3. *Final*: documents ranked by their best chunk's utility, each justified by
-   its sentences closest to the question and the bridge that found it.
+3. *Final*: the documents still in view ranked by their best chunk's utility
+   (the score goes in the answer's ``score`` field), each justified by its
+   sentences closest to the question and the follow-up that found it.
 
 The policy keeps per-episode state (scores of every candidate it saw), so one
-instance runs one episode at a time. It needs the store for scores against
-the question of chunks a subquery found: the harness calls :meth:`bind`.
+instance runs one episode at a time. It never holds the Store: it declares
+:class:`~thresher.harness.policy.SearchReranker`, and each rerank request
+carries the harness's scorer of chunks against the question (used for a
+follow-up's best-fused candidates); grep hits come scored against the question
+in their lineage.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ import numpy as np
 
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
 from thresher.harness.observation import Observation
-from thresher.index.store import Hit, Store
+from thresher.harness.policy import QuestionScorer, RerankRequest
+from thresher.harness.state import LineageRecord
+from thresher.index.store import Hit
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.bridges import Anchor, bridge_queries, question_patterns
 from thresher.policies.local.features import (
@@ -139,16 +145,11 @@ class LocalPolicy:
             self.final_k = min(final_k, config.episode.max_final_documents)
         self.recorder = recorder
         self.question_scores = question_scores
-        self.store: Store | None = None
         self._ep: _EpisodeState | None = None
 
     # -- the protocol ---------------------------------------------------------------------
     def tool_schemas(self) -> list[dict[str, Any]]:
         return []
-
-    def bind(self, store: Store) -> None:
-        """Give the policy read access to the index (the harness calls this before turn 0)."""
-        self.store = store
 
     def propose(self, observation: Observation) -> Proposal:
         """The next turn's calls, prune or final answer (see the module docstring)."""
@@ -172,16 +173,17 @@ class LocalPolicy:
                 return Proposal(tool_calls=(call,), hop=ep.hop)
         return Proposal(final=FinalAnswer(tuple(self._final(ep, observation, ranked))))
 
-    def rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
+    def rerank(self, request: RerankRequest) -> list[Hit]:
         """Score ``search_corpus`` candidates; return the best few, best first."""
         ep = self._ep
+        query, hits = request.query, list(request.hits)
         if ep is None or not hits:
             return hits
         with ep.lock:
             hop = ep.hop
             show = ep.show.get(query.strip(), self.hop_k)
             anchors = list(ep.anchors)
-        cands = self._candidates(ep, query, hits, hop)
+        cands = self._candidates(ep, query, hits, hop, request.score_against_question)
         bx = base_matrix(cands, ep.question)
         base = self.weights.base.predict(bx)
         if not anchors:
@@ -286,13 +288,7 @@ class LocalPolicy:
     def _final(
         self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]
     ) -> list[RankedDocument]:
-        best: dict[str, _Ranked] = {}
-        chunks: dict[str, list[str]] = {}
-        for r in ranked:
-            doc = r.cand.chunk.doc_id
-            chunks.setdefault(doc, []).append(r.chunk_id)
-            if doc not in best:
-                best[doc] = r
+        """The documents still in view, best first: the answer cites only evidence it kept."""
         if self.recorder is not None and ranked:
             cands = [r.cand for r in ranked]
             anchors = _anchor_views(cands, np.asarray([r.base for r in ranked]), 4)
@@ -303,22 +299,29 @@ class LocalPolicy:
                 base_matrix(cands, ep.question),
                 link_matrix(cands, ep.question, anchors),
             )
+        active = {a.chunk_id for a in obs.active}
+        best: dict[str, _Ranked] = {}
+        chunks: dict[str, list[str]] = {}
+        for r in ranked:
+            if r.chunk_id not in active:
+                continue
+            doc = r.cand.chunk.doc_id
+            chunks.setdefault(doc, []).append(r.chunk_id)
+            best.setdefault(doc, r)
         out = []
         for doc, r in list(best.items())[: self.final_k]:
             cues = [ep.question.question]
             if r.cand.subquery and r.cand.subquery != ep.question.question:
                 cues.append(r.cand.subquery)
-            why = best_sentences(r.cand.chunk.text, cues, limit=2)
-            how = "the question" if r.cand.hop == 0 else f"the follow-up '{r.cand.subquery}'"
-            text = (
-                f"{why} (utility {r.prob:.2f}, found by {how})" if why else f"utility {r.prob:.2f}"
+            why = best_sentences(r.cand.chunk.text, cues, limit=2) or _first_sentence(
+                r.cand.chunk.text
             )
-            out.append(RankedDocument(doc, text, tuple(chunks[doc])))
+            out.append(RankedDocument(doc, why, tuple(chunks[doc]), round(r.prob, 4)))
         return out
 
     # -- scoring ------------------------------------------------------------------------------
     def _candidates(
-        self, ep: _EpisodeState, query: str, hits: list[Hit], hop: int
+        self, ep: _EpisodeState, query: str, hits: list[Hit], hop: int, scorer: QuestionScorer
     ) -> list[Candidate]:
         q = ep.question
         is_question = query.strip() == q.question.strip()
@@ -348,7 +351,12 @@ class LocalPolicy:
         missing = [c for c in cands if c.bm25_q is None or c.dense_q is None]
         # scores against the question for the best-fused candidates only (a store read
         # per call; the tail of a follow-up's list is rarely shown): the rest get the floor
-        self._fill_question_scores(q, missing[: self.question_scores])
+        head = missing[: self.question_scores]
+        if head:
+            scores = scorer([c.chunk.chunk_id for c in head])
+            for c, (b, d) in zip(head, scores, strict=True):
+                c.bm25_q = b if c.bm25_q is None else c.bm25_q
+                c.dense_q = d if c.dense_q is None else c.dense_q
         floor_b = min((c.bm25_q for c in cands if c.bm25_q is not None), default=0.0)
         floor_d = min((c.dense_q for c in cands if c.dense_q is not None), default=0.0)
         for c in missing[self.question_scores :]:
@@ -356,39 +364,25 @@ class LocalPolicy:
             c.dense_q = floor_d if c.dense_q is None else c.dense_q
         return cands
 
-    def _fill_question_scores(self, q: QuestionContext, cands: Sequence[Candidate]) -> None:
-        if not cands:
-            return
-        if self.store is None:
-            for c in cands:
-                c.bm25_q = c.bm25_q if c.bm25_q is not None else 0.0
-                c.dense_q = c.dense_q if c.dense_q is not None else 0.0
-            return
-        scores = self.store.similarity(q.question, [c.chunk.chunk_id for c in cands])
-        for c, (b, d) in zip(cands, scores, strict=True):
-            c.bm25_q = b if c.bm25_q is None else c.bm25_q
-            c.dense_q = d if c.dense_q is None else c.dense_q
-
     def _adopt(self, ep: _EpisodeState, obs: Observation) -> None:
         """Give every cached chunk a candidate record (grep hits and reads have none)."""
-        found_by = {a.chunk_id: a.lineage.query for a in obs.active if a.lineage is not None}
-        fresh = []
         for cid, chunk in obs.cache.items():
             if cid in ep.cands:
                 continue
-            pooled = ep.pools.get(found_by.get(cid, "").strip(), {}).get(cid)
+            origin = obs.origins.get(cid)
+            query = origin.query.strip() if origin is not None else ""
+            pooled = ep.pools.get(query, {}).get(cid)
             if pooled is not None:  # the record of the search that showed it
                 ep.cands[cid] = pooled
                 continue
-            fresh.append(Candidate(chunk, hop=obs.hop or 0, subquery=ep.question.question, rank=5))
+            fresh = Candidate(chunk, hop=obs.hop or 0, subquery=ep.question.question, rank=5)
+            fresh.bm25_q, fresh.dense_q = _question_scores(origin, ep.question.question)
+            ep.cands[cid] = fresh
         titles: dict[str, str] = {}
-        for query in sorted(ep.pools):  # sorted: the same map whatever order reranks ran in
-            for c in ep.pools[query].values():
+        for q in sorted(ep.pools):  # sorted: the same map whatever order reranks ran in
+            for c in ep.pools[q].values():
                 titles.setdefault(c.chunk.title, c.chunk.doc_id)
         ep.titles = titles
-        self._fill_question_scores(ep.question, fresh)
-        for c in fresh:
-            ep.cands[c.chunk.chunk_id] = c
 
     def _rank_cached(self, ep: _EpisodeState, obs: Observation) -> list[_Ranked]:
         """Every cached chunk with its base and full utility, best first."""
@@ -437,6 +431,24 @@ def _anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[
         if len(out) >= k:
             break
     return out
+
+
+def _question_scores(origin: LineageRecord | None, question: str) -> tuple[float, float]:
+    """A chunk's BM25 and cosine scores against the question, from how it was found.
+
+    Grep hits are scored against the question by the harness; a search for the
+    question itself carries them too. Anything else (a read) scores 0.
+    """
+    if origin is None or (origin.tool != "grep_corpus" and origin.query.strip() != question):
+        return 0.0, 0.0
+    return origin.bm25_score or 0.0, origin.dense_score or 0.0
+
+
+def _first_sentence(text: str, limit: int = 300) -> str:
+    """The chunk's first sentence (at most ``limit`` characters): a justification of last resort."""
+    line = " ".join(text.split())
+    end = next((i + 1 for i, ch in enumerate(line) if ch in ".!?" and i > 20), len(line))
+    return line[: min(end, limit)]
 
 
 def _doc_probs(ranked: Sequence[_Ranked]) -> list[tuple[str, float]]:

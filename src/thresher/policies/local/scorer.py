@@ -66,9 +66,9 @@ class Model:
         z = (x - self.mean) / self.std
         p = self.params
         if self.kind == "logistic":
-            return z @ p["w"] + float(p["b"])
+            return np.asarray(z @ p["w"] + float(p["b"]))
         hidden = np.maximum(z @ p["W1"] + p["b1"], 0.0)
-        return hidden @ p["w2"] + float(p["b2"])
+        return np.asarray(hidden @ p["w2"] + float(p["b2"]))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Probabilities (0..1) for the rows of ``x``."""

@@ -251,7 +251,7 @@ def read_corpus(store: Store, max_chunks: int = 200_000) -> CorpusView:
             open the store with a larger ``grep.timeout_s``.
     """
     try:
-        hits = store.grep(ALL_CHUNKS, limit=max_chunks)
+        hits = store.grep(ALL_CHUNKS, limit=max_chunks).hits
     except PatternRejectedError as exc:
         raise PatternRejectedError(
             f"reading the corpus (one grep over every chunk) failed: {exc}; open the store "

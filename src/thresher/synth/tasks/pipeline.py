@@ -287,7 +287,7 @@ def _bar(n: int, progress: bool) -> Any:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=n, desc="synth tasks", unit="task")
+    return tqdm(total=n, desc="synth tasks", unit="task", disable=None)
 
 
 def _check(
@@ -370,8 +370,8 @@ def _task(
         Evidence(i + 1, (h.chunk_id,), h.doc_id, h.sentence, h.out if i < hops - 1 else None)
         for i, h in enumerate(chain.hops)
     )
-    aliases = (chain.answer.replace(",", ""),) if chain.answer_kind == "number" else ()
-    aliases = tuple(a for a in aliases if a != chain.answer)
+    numbers = (chain.answer.replace(",", ""),) if chain.answer_kind == "number" else ()
+    aliases = tuple(a for a in numbers if a != chain.answer)
     return SynthTask(
         task_id=f"synth-{seed}-{index:05d}",
         question=phrasing.question,

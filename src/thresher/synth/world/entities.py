@@ -172,8 +172,8 @@ class World:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form: country, office code and every entity list."""
-        kinds = ("regions", "rivers", "towns", "universities", "companies", "people")
-        kinds += ("patents", "products", "events")
+        kinds: tuple[str, ...] = ("regions", "rivers", "towns", "universities", "companies")
+        kinds += ("people", "patents", "products", "events")
         out: dict[str, Any] = {
             "country": self.country,
             "patent_office_code": self.patent_office_code,

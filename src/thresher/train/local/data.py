@@ -41,25 +41,39 @@ def group_tasks(files: Sequence[str | Path]) -> list[Task]:
 
 
 def index_dir_for(files: Sequence[str | Path], cache: str | Path) -> Path:
-    """A stable index folder under ``cache`` for this group of files."""
+    """A stable cache folder under ``cache`` for this group of files (named by their paths;
+    :func:`ensure_index` keys the index inside it by their contents)."""
     key = "\n".join(str(Path(f).resolve()) for f in files)
     stem = Path(files[0]).stem.split("_")[0] if files else "corpus"
     return Path(cache) / f"{stem}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
 def ensure_index(
-    files: Sequence[str | Path], index_dir: str | Path, config: Config | None = None
+    files: Sequence[str | Path],
+    index_dir: str | Path,
+    config: Config | None = None,
+    *,
+    progress: bool = True,
 ) -> Path:
-    """Index ``files`` into ``index_dir`` unless an index is already there; returns the folder.
+    """The index of ``files`` (pooled), built once and cached under ``index_dir``.
+
+    The index lives in ``index_dir/<key>``, the key hashing the files' contents,
+    the embedder, the chunking settings and the thresher version
+    (:func:`thresher.tasks.corpus.corpus_key`; built by
+    :func:`thresher.tasks.corpus.pooled_index`), so a change to the data or the
+    settings builds a new index instead of reusing a stale one.
+
+    Args:
+        files: the dataset files of one corpus group.
+        index_dir: the cache folder of this group's indexes.
+        config: chunking and embedder settings (default ``Config()``).
+        progress: show the embedding progress bar (only on a terminal).
+
+    Returns:
+        The index folder; open it with :func:`thresher.index.backends.open_store`.
 
     Raises the loader's and ingest's typed errors (unreadable files, bad formats).
     """
-    from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
-    from thresher.index.layout import CURRENT
+    from thresher.tasks.corpus import pooled_index
 
-    out = Path(index_dir)
-    if (out / CURRENT).exists():
-        return out
-    ingest(iter_documents([str(f) for f in files]), out, config or Config())
-    return out
+    return pooled_index(files, index_dir, config or Config(), progress=progress)

@@ -136,12 +136,12 @@ class TrainingData:
         stops = zip(
             self.stop_x, self.stop_y, self.stop_groups, self.stop_sample_weights(), strict=True
         )
-        for x, y, g, w in stops:
-            if g in keep:
-                out.stop_x.append(x)
-                out.stop_y.append(y)
-                out.stop_groups.append(g)
-                out.stop_weights.append(w)
+        for sx, sy, sg, sw in stops:
+            if sg in keep:
+                out.stop_x.append(sx)
+                out.stop_y.append(sy)
+                out.stop_groups.append(sg)
+                out.stop_weights.append(sw)
         return out
 
     def arrays(self, kind: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

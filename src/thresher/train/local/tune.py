@@ -185,7 +185,7 @@ def tune_controls(
     """
     from thresher.eval.metrics import recall_at_k
     from thresher.harness.episode import run_episode
-    from thresher.policies.local.policy import LocalPolicy
+    from thresher.policies.local.policy import DEFAULT_CONTROLS, LocalPolicy
     from thresher.train.rewards import reward
 
     if not tasks:
@@ -198,7 +198,16 @@ def tune_controls(
     for controls in points:
         rewards, tokens, recalls = [], [], []
         for task in tasks:
-            policy = LocalPolicy(bare, config=cfg, **controls)
+            policy = LocalPolicy(
+                bare,
+                config=cfg,
+                max_hops=int(controls.get("max_hops", DEFAULT_CONTROLS["max_hops"])),
+                hop_k=int(controls.get("hop_k", DEFAULT_CONTROLS["hop_k"])),
+                bridges_per_hop=int(
+                    controls.get("bridges_per_hop", DEFAULT_CONTROLS["bridges_per_hop"])
+                ),
+                stop_at=float(controls.get("stop_at", DEFAULT_CONTROLS["stop_at"])),
+            )
             result = run_episode(task.question, store, policy, cfg)
             rewards.append(reward(result, task, beta=beta).total)
             tokens.append(result.usage.used)

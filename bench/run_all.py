@@ -1,0 +1,123 @@
+"""Run every benchmark of ``bench/`` in turn: quick sizes by default, ``--full`` for real ones.
+
+Each benchmark runs as its own process (the same Python) and prints its own
+figures; this script adds a header before each and a table at the end (exit
+code and wall time per benchmark). Quick sizes keep the whole run to a few
+minutes on a 2-core machine once the development indexes exist (the first run
+builds them, which takes longer); ``--full`` runs each benchmark with its own
+defaults (the sizes its figures are quoted at).
+
+Benchmarks that read the development data (``../shared/data/dev``) are skipped,
+with a note, when it is absent. The exit code is 1 when any benchmark failed
+(a crash, or a non-zero exit), else 0. Timings are printed, never asserted.
+
+Usage::
+
+    .venv/bin/python bench/run_all.py [--full] [--only bench_harness ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+DEV = BENCH.parent / ".." / "shared" / "data" / "dev"
+
+
+@dataclass(frozen=True)
+class Bench:
+    """One benchmark script: its quick flags, and whether it needs the development data."""
+
+    script: str
+    quick: tuple[str, ...]
+    needs_dev: bool = False
+
+
+#: every benchmark, cheapest first; a new bench_*.py must be added here (a test checks)
+BENCHES: tuple[Bench, ...] = (
+    Bench("bench_harness.py", ("--docs", "80", "--repeats", "2", "--turns", "4")),
+    Bench("bench_synth_tasks.py", ("--world-size", "small", "--n", "20")),
+    Bench("bench_index.py", ("--limit", "300", "--queries", "20"), needs_dev=True),
+    Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
+    Bench(
+        "bench_retrieval.py",
+        ("--queries", "20", "--big", "20000", "--ingest-docs", "100"),
+        needs_dev=True,
+    ),
+)
+
+
+@dataclass
+class Outcome:
+    """How one benchmark ended: ``code`` None when it was skipped."""
+
+    name: str
+    code: int | None
+    seconds: float
+    note: str = ""
+
+
+def run_one(script: Path, flags: Sequence[str]) -> Outcome:
+    """Run ``script`` with ``flags``, its output going straight to ours; never raises."""
+    started = time.perf_counter()
+    try:
+        code = subprocess.run([sys.executable, str(script), *flags], check=False).returncode
+        note = "" if code == 0 else f"exit code {code}"
+    except OSError as exc:  # the interpreter or the script could not be started
+        code, note = 1, f"could not start: {exc}"
+    return Outcome(script.stem, code, time.perf_counter() - started, note)
+
+
+def run_all(
+    benches: Sequence[Bench], *, full: bool = False, bench_dir: Path = BENCH, dev: Path = DEV
+) -> list[Outcome]:
+    """Run each of ``benches`` in turn (quick flags unless ``full``) and say how each ended."""
+    outcomes = []
+    for bench in benches:
+        name = Path(bench.script).stem
+        if bench.needs_dev and not dev.is_dir():
+            outcomes.append(Outcome(name, None, 0.0, f"skipped: no development data at {dev}"))
+            print(f"\n=== {name}: skipped (no development data at {dev})", flush=True)
+            continue
+        flags = () if full else bench.quick
+        print(f"\n=== {name} {' '.join(flags)}".rstrip(), flush=True)
+        outcomes.append(run_one(bench_dir / bench.script, flags))
+    return outcomes
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    benches: Sequence[Bench] = BENCHES,
+    bench_dir: Path = BENCH,
+    dev: Path = DEV,
+) -> int:
+    """Parse the arguments, run the benchmarks, print the table; 1 when any failed."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--full", action="store_true", help="each benchmark's own (real) sizes; takes hours"
+    )
+    names = [Path(b.script).stem for b in benches]
+    parser.add_argument("--only", nargs="+", choices=names, metavar="NAME", help="these only")
+    args = parser.parse_args(argv)
+    chosen = [b for b in benches if not args.only or Path(b.script).stem in args.only]
+    outcomes = run_all(chosen, full=args.full, bench_dir=bench_dir, dev=dev)
+    print("\n| benchmark | result | seconds |\n|---|---|---|")
+    for o in outcomes:
+        result = "skipped" if o.code is None else "ok" if o.code == 0 else f"FAILED ({o.note})"
+        print(f"| {o.name} | {result} | {o.seconds:.0f} |")
+    failed = [o.name for o in outcomes if o.code not in (None, 0)]
+    if failed:
+        print(f"failed: {', '.join(failed)} (their output is above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

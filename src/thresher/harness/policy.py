@@ -1,0 +1,103 @@
+"""What the harness knows about a policy: one required protocol and its declared capabilities.
+
+The harness drives a policy, so the harness owns the contract. A policy is
+anything with a ``name``, a ``system_prompt``, ``tool_schemas()`` and
+``propose(observation)``: :class:`Policy`. A policy may also *declare* optional
+capabilities, each a protocol of its own that the harness checks with
+``isinstance`` and calls itself (never a hidden hook found by attribute lookup):
+
+* :class:`SearchReranker`: reorders (and may cut) the candidates of every
+  ``search_corpus`` call before the harness cuts them to the budget. It gets a
+  :class:`RerankRequest`, whose ``score_against_question`` scores chunks
+  against the episode's question *through the harness* (the policy never
+  holds the Store).
+* :class:`ChoosesRetrievalMode`: the single-retriever baselines (``bm25``,
+  ``dense``) set ``retrieval_mode``; :func:`~thresher.harness.episode.run_episode`
+  applies it to the episode's config, so every caller (API, CLI, eval,
+  tuning, benches) runs the same episode for the same policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from thresher.config import RetrievalMode
+from thresher.index.store import Hit
+
+if TYPE_CHECKING:
+    from thresher.harness.actions import MalformedReply, Proposal
+    from thresher.harness.observation import Observation
+
+__all__ = [
+    "Policy",
+    "SearchReranker",
+    "RerankRequest",
+    "ChoosesRetrievalMode",
+    "QuestionScorer",
+]
+
+#: ``chunk_ids -> [(bm25, cosine), ...]``: scores of chunks against the episode's question
+QuestionScorer = Callable[[Sequence[str]], list[tuple[float, float]]]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Proposes each turn's tool calls, a prune, or the final answer.
+
+    Attributes:
+        name: a short identifier recorded in the trace.
+        system_prompt: the first message of the transcript (counted in the budget).
+    """
+
+    name: str
+    system_prompt: str
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tool schemas the policy sends its model (counted in the budget); may be empty."""
+        ...
+
+    def propose(self, observation: Observation) -> Proposal | MalformedReply:
+        """The next proposal, or a ``MalformedReply`` the harness refuses with its message.
+
+        May raise; the harness then ends with ``policy_error`` (``endpoint_unavailable``
+        for a ``BackendUnavailableError``).
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RerankRequest:
+    """The candidates of one ``search_corpus`` call, handed to a :class:`SearchReranker`.
+
+    Attributes:
+        query: the call's query.
+        question: the episode's question.
+        hits: fused candidates, best first, chunks seen this episode already excluded;
+            each carries its BM25 and dense ranks and scores for ``query``.
+        score_against_question: BM25 and cosine scores of chunk ids against
+            ``question`` (one Store read through the harness per call; use it for
+            the few candidates that need it).
+    """
+
+    query: str
+    question: str
+    hits: tuple[Hit, ...]
+    score_against_question: QuestionScorer
+
+
+@runtime_checkable
+class SearchReranker(Protocol):
+    """A policy that reorders the candidates of every ``search_corpus`` call."""
+
+    def rerank(self, request: RerankRequest) -> Sequence[Hit]:
+        """The hits to show, best first (a subset of ``request.hits``; may be shorter)."""
+        ...
+
+
+@runtime_checkable
+class ChoosesRetrievalMode(Protocol):
+    """A policy whose ``search_corpus`` runs one retriever (``bm25``, ``dense``) or ``hybrid``."""
+
+    retrieval_mode: RetrievalMode

@@ -1,0 +1,193 @@
+"""The backend registry: which store a location names, for opening and for ingesting.
+
+A location is either an index folder (the embedded store) or a URL whose
+scheme names a backend (``http://`` and ``https://``: a Chroma server).
+:func:`open_store` and :func:`ingest` are the entry points, and
+:func:`backend_for` is the only place in thresher that looks at a location's
+form to choose; every other module (the CLI, the API, evaluation, training, the
+benches) goes through these two functions. A backend's modules are imported
+only when it is used, so the embedded default never loads the server client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from thresher.config import Config
+from thresher.corpus.document import Document
+from thresher.errors import BackendUnavailableError, InputError
+from thresher.index.embedder import Embedder
+from thresher.index.store import IngestReport, Store
+
+__all__ = ["Backend", "register_backend", "backend_for", "open_store", "ingest"]
+
+#: open(location, config, embedder) -> an open store
+Opener = Callable[[str, Config, Embedder | None], Store]
+#: ingest(documents, location, config, embedder, progress) -> what changed
+Ingester = Callable[[Iterable[Document], str, Config, Embedder | None, bool], IngestReport]
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One kind of index location and how to open it and ingest into it.
+
+    Attributes:
+        name: what ``StoreStats.backend`` reports (``embedded``, ``server``).
+        schemes: the URL schemes it serves; empty for the folder backend.
+        open: opens the store at a location.
+        ingest: makes the index at a location hold exactly the documents given.
+    """
+
+    name: str
+    schemes: tuple[str, ...]
+    open: Opener
+    ingest: Ingester
+
+
+def _open_embedded(location: str, config: Config, embedder: Embedder | None) -> Store:
+    from thresher.index.embedded import EmbeddedStore
+
+    return EmbeddedStore(Path(location), config, embedder)
+
+
+def _ingest_embedded(
+    documents: Iterable[Document],
+    location: str,
+    config: Config,
+    embedder: Embedder | None,
+    progress: bool,
+) -> IngestReport:
+    from thresher.index.ingest import ingest_embedded
+
+    return ingest_embedded(documents, Path(location), config, embedder, progress)
+
+
+def _server_unavailable(location: str, exc: ImportError) -> BackendUnavailableError:
+    return BackendUnavailableError(
+        f"cannot use {location}: the Chroma server backend is not available in this "
+        f"installation ({exc}); use an index folder instead"
+    )
+
+
+def _open_server(location: str, config: Config, embedder: Embedder | None) -> Store:
+    try:
+        from thresher.index.server import ServerStore
+    except ImportError as exc:
+        raise _server_unavailable(location, exc) from exc
+    return ServerStore(location, config=config, embedder=embedder)
+
+
+def _ingest_server(
+    documents: Iterable[Document],
+    location: str,
+    config: Config,
+    embedder: Embedder | None,
+    progress: bool,
+) -> IngestReport:
+    try:
+        from thresher.index.server_ingest import ingest_server
+    except ImportError as exc:
+        raise _server_unavailable(location, exc) from exc
+    return ingest_server(documents, location, config, embedder, progress)
+
+
+_FOLDER = Backend("embedded", (), _open_embedded, _ingest_embedded)
+_BY_SCHEME: dict[str, Backend] = {}
+
+
+def register_backend(backend: Backend) -> None:
+    """Serve ``backend.schemes`` with ``backend`` (replacing any earlier one).
+
+    Raises:
+        InputError: the backend names no scheme (the folder backend is fixed).
+    """
+    if not backend.schemes:
+        raise InputError(
+            f"backend {backend.name!r} names no URL scheme; only the embedded store serves folders"
+        )
+    for scheme in backend.schemes:
+        _BY_SCHEME[scheme.lower()] = backend
+
+
+register_backend(Backend("server", ("http", "https"), _open_server, _ingest_server))
+
+
+def backend_for(location: str | Path) -> Backend:
+    """The backend a location names: a registered URL scheme, else the folder backend.
+
+    Args:
+        location: an index folder, or ``SCHEME://...`` (``http(s)://host:port[/collection]``).
+
+    Raises:
+        InputError: a URL whose scheme no backend serves.
+    """
+    text = str(location)
+    scheme, sep, _ = text.partition("://")
+    if not sep:
+        return _FOLDER
+    backend = _BY_SCHEME.get(scheme.lower())
+    if backend is None:
+        known = ", ".join(f"{s}://" for s in sorted(_BY_SCHEME))
+        raise InputError(
+            f"no index backend serves {scheme}:// locations ({text}); give an index folder "
+            f"or one of {known}"
+        )
+    return backend
+
+
+def open_store(
+    location: str | Path, config: Config | None = None, *, embedder: Embedder | None = None
+) -> Store:
+    """The store at ``location``.
+
+    Args:
+        location: an index folder (the embedded store), or
+            ``http(s)://host:port[/collection]`` (a Chroma server).
+        config: settings (defaults: ``Config()``).
+        embedder: the query embedder (default: the one the index was built with).
+
+    Returns:
+        An open store; call ``close()`` when done.
+
+    Raises:
+        IndexNotFoundError: no index there.
+        InputError: a URL scheme no backend serves.
+        BackendUnavailableError: the server backend is unavailable or unreachable.
+        ConfigError: ``embedder`` is not the one the index was built with.
+    """
+    return backend_for(location).open(str(location), config or Config(), embedder)
+
+
+def ingest(
+    documents: Iterable[Document],
+    location: str | Path,
+    config: Config | None = None,
+    embedder: Embedder | None = None,
+    progress: bool = True,
+) -> IngestReport:
+    """Make the index at ``location`` hold exactly ``documents`` (incremental).
+
+    Args:
+        documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
+        location: an index folder (created if missing; see
+            :func:`thresher.index.ingest.ingest_embedded`) or
+            ``http(s)://host:port[/collection]`` (see
+            :func:`thresher.index.server_ingest.ingest_server`).
+        config: chunking and embedder settings (defaults: ``Config()``).
+        embedder: overrides ``config.retrieval.embedder``.
+        progress: show a progress bar while embedding (only on a terminal).
+
+    Returns:
+        What changed, with sanitization counts summed over the documents seen.
+
+    Raises:
+        InputError: a doc_id repeats with different content, or a URL scheme no
+            backend serves.
+        ConfigError: the index was built with another embedder.
+        IndexVersionError: the index was written by a newer thresher.
+        BackendUnavailableError: the server backend is unavailable or unreachable.
+    """
+    chosen = backend_for(location)
+    return chosen.ingest(documents, str(location), config or Config(), embedder, progress)

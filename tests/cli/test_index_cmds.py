@@ -1,0 +1,101 @@
+"""``thresher index``, ``stats`` and ``grep`` on both backends: an index folder and a
+real ``chroma run`` server on loopback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from index.chroma_server import running_chroma
+from thresher.cli.main import main
+
+RIVERS = ["Vell", "Ossa", "Arno", "Tamsin", "Brede", "Harrow", "Kell", "Lune"]
+
+
+def write_corpus(folder: Path) -> Path:
+    """Eight short notes, each naming a river (so ``river`` matches 8 chunks)."""
+    folder.mkdir()
+    for i, name in enumerate(RIVERS):
+        (folder / f"river-{i}.md").write_text(
+            f"# River {name}\n\nThe river {name} rises in the hills and reaches the sea "
+            f"after {100 + i} km.\n",
+            encoding="utf-8",
+        )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    with running_chroma(tmp_path_factory.mktemp("chroma-cli")) as url:
+        yield url
+
+
+def location(kind: str, tmp_path: Path, request) -> str:
+    if kind == "server":
+        return f"{request.getfixturevalue('chroma_server')}/cli-grep"
+    return str(tmp_path / "index")
+
+
+@pytest.mark.parametrize("kind", ["embedded", pytest.param("server", marks=pytest.mark.server)])
+def test_index_then_grep_says_how_many_matched(kind, tmp_path, request, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a server's BM25 cache
+    where = location(kind, tmp_path, request)
+    corpus = write_corpus(tmp_path / "corpus")
+    assert main(["index", str(corpus), "--index", where, "--no-progress"]) == 0
+    assert "8 added" in capsys.readouterr().out
+
+    assert main(["grep", "river", "--index", where, "--limit", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and all("\t" in line for line in lines[:3])
+    assert lines[3].startswith("3 of 8 matching chunks")
+
+    assert main(["grep", "river", "--index", where, "--limit", "3", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["total"] == 8 and len(found["hits"]) == 3
+    assert all(h["method"] == "grep" for h in found["hits"])
+
+    assert main(["grep", "Tamsin", "--index", where]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and "river-3" in lines[0]  # not cut: no count line
+    assert main(["grep", "Danube", "--index", where]) == 0
+    assert capsys.readouterr().out.strip() == "no match"
+
+
+@pytest.mark.server
+def test_stats_on_a_server_names_the_fusion_and_the_bm25_cache(
+    chroma_server, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    where = f"{chroma_server}/stats-demo"
+    corpus = write_corpus(tmp_path / "corpus")
+    assert main(["index", str(corpus), "--index", where, "--no-progress"]) == 0
+    capsys.readouterr()
+
+    assert main(["stats", "--index", where]) == 0
+    out = capsys.readouterr().out
+    assert "server-side hybrid not available, fused client-side" in out
+    assert "not implemented" not in out.lower()  # Chroma's raw error text stays out
+    cache_line = next(line for line in out.splitlines() if "bm25_cache" in line)
+    folder = Path(cache_line.split(":", 1)[1].strip())
+    assert folder.is_relative_to(tmp_path / "cache") and (folder / "bm25").is_dir()
+
+    assert main(["stats", "--index", where, "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["backend"] == "server" and stats["documents"] == 8
+    assert stats["extra"]["fusion_reason"] == "server-side hybrid not available, fused client-side"
+    assert stats["extra"]["bm25_cache"] == str(folder)
+
+
+def test_stats_on_a_folder(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "corpus")
+    assert main(["index", str(corpus), "--index", str(tmp_path / "idx"), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--index", str(tmp_path / "idx"), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert (stats["backend"], stats["documents"], stats["location"]) == (
+        "embedded",
+        8,
+        str(tmp_path / "idx"),
+    )

@@ -1,0 +1,89 @@
+"""Titles of text files: one rule set for .txt and .md, and what the loader makes of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from thresher.corpus.loaders import iter_documents
+from thresher.corpus.titles import MAX_TITLE_CHARS, markdown_title, shorten_title, text_title
+
+EMAIL = (
+    "From: Ada Marsh <ada@example.org>\nTo: Ivo Brandt <ivo@example.org>\n"
+    "Subject: Site visit in Tarrow\n\nHi Ivo,\n\nSee you on Monday.\n"
+)
+REGISTRY = (
+    "KESSEL PATENT REGISTRY (invented)\nPatent number: KS-2020-000001\n"
+    "Title: Method for drying kelp\nInventors: Orla Venn\n\nABSTRACT\n\nA method.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "markdown", "title"),
+    [
+        (EMAIL, False, "Site visit in Tarrow"),  # a header field
+        (REGISTRY, False, "Method for drying kelp"),  # a field in the first block
+        ("Harbour notes\nThe pier was built in 1881.\n", False, "Harbour notes"),
+        ("\n\n  Harbour notes  \n\nThe pier.\n", False, "Harbour notes"),
+        ("# Harbour notes\n\nThe pier.\n", False, "Harbour notes"),
+        ("---\n\nHarbour notes\nThe pier.\n", False, "Harbour notes"),  # no word on line 1
+        ("One paragraph without a line break after it.", False, None),
+        ("One paragraph.\n\n", False, None),
+        ("", False, None),
+        ("Body text.\n\nLater: Title: not a field, it is after the first block.", False,
+         "Body text."),
+        ("intro line\n\n## Second level ##\nmore", True, "Second level"),  # heading wins in .md
+        ("intro line\n\n## Second level ##\nmore", False, "intro line"),  # first line in .txt
+        ('---\ntitle: "Front matter"\ndate: 2020\n---\n# Heading\nx', True, "Front matter"),
+        ("---\ndate: 2020\n---\nFirst line\nmore\n", True, "First line"),
+        ("```\ncode\n```\nAfter the fence\nmore", True, "After the fence"),
+    ],
+)  # fmt: skip
+def test_text_title_rules(text: str, markdown: bool, title: str | None) -> None:
+    assert text_title(text, markdown=markdown) == title
+
+
+def test_an_identifier_stem_the_text_states_is_the_title() -> None:
+    # a patent file is cited by its number, so its number stays its title
+    assert text_title(REGISTRY, stem="KS-2020-000001") == "KS-2020-000001"
+    assert text_title(REGISTRY, stem="ks-2020-000001") == "ks-2020-000001"  # any case
+    assert text_title(REGISTRY, stem="KS-2020") == "Method for drying kelp"  # not a whole id
+    assert text_title(EMAIL, stem="thread-00001") == "Site visit in Tarrow"  # never stated
+    assert text_title("Notes\nabout notes\n", stem="notes") == "Notes"  # no digit: no id
+    late = "Kelp report\n\nSee KS-2020-000001.\n"
+    assert text_title(late, stem="KS-2020-000001") == "Kelp report"  # after the first block
+
+
+def test_long_first_lines_are_cut_at_a_word() -> None:
+    line = "word " * 60
+    title = text_title(f"{line}\n\nmore")
+    assert title is not None and len(title) <= MAX_TITLE_CHARS and title.endswith("word…")
+    assert shorten_title("x" * 300).endswith("…") and len(shorten_title("x" * 300)) == 120
+    assert shorten_title("  a \n b  ") == "a b"
+
+
+def test_markdown_title_rules() -> None:
+    assert markdown_title("intro\n\n## Second level ##\n# Later") == "Second level"
+    assert markdown_title("```\n# not a heading\n```\nSetext\n======\n") == "Setext"
+    assert markdown_title("no heading here") is None
+
+
+def test_loader_titles_of_text_files(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "thread-00001.txt").write_text(EMAIL, encoding="utf-8")
+    (root / "KS-2020-000001.txt").write_text(REGISTRY, encoding="utf-8")
+    (root / "note.txt").write_text("Harbour notes\nThe pier.\n", encoding="utf-8")
+    (root / "blob.txt").write_text("One long paragraph and nothing else.", encoding="utf-8")
+    (root / "plain.md").write_text("Tide tables\n\nHigh water at noon.\n", encoding="utf-8")
+    (root / "head.md").write_text("intro\n\n# Real heading\n", encoding="utf-8")
+    titles = {d.doc_id: d.title for d in iter_documents([root])}
+    assert titles == {
+        "KS-2020-000001.txt": "KS-2020-000001",
+        "blob.txt": "blob",
+        "head.md": "Real heading",
+        "note.txt": "Harbour notes",
+        "plain.md": "Tide tables",
+        "thread-00001.txt": "Site visit in Tarrow",
+    }
