@@ -172,9 +172,7 @@ def test_corpus_helpers_explain_what_a_beir_split_needs(beir: Path) -> None:
         task_corpora(beir)
     # every way of naming a split pools the folder's corpus.jsonl
     for named in (beir, f"{beir}::dev", beir / "qrels" / "dev.tsv", beir / "queries.jsonl"):
-        assert sorted(d.doc_id for d in task_documents([named])) == sorted(
-            r["_id"] for r in CORPUS
-        )
+        assert sorted(d.doc_id for d in task_documents([named])) == sorted(r["_id"] for r in CORPUS)
 
 
 def test_eval_on_a_beir_folder_leaves_answer_metrics_undefined(
