@@ -15,25 +15,25 @@ The public surface, imported lazily so that ``import thresher`` (and the CLI's
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from thresher import errors
+from thresher._lazy import lazy_dir, lazy_getattr
 
 __version__ = "0.1.0"
 
-#: lazily imported top-level names -> (module, attribute)
+#: lazily imported top-level names -> their module
 _LAZY = {
-    "search": ("thresher.api", "search"),
-    "Config": ("thresher.config", "Config"),
-    "Result": ("thresher.harness.result", "Result"),
-    "ResultDocument": ("thresher.harness.result", "ResultDocument"),
-    "ExitReason": ("thresher.harness.result", "ExitReason"),
-    "open_store": ("thresher.index.backends", "open_store"),
-    "ingest": ("thresher.index.backends", "ingest"),
-    "Policy": ("thresher.harness.policy", "Policy"),
-    "SearchReranker": ("thresher.harness.policy", "SearchReranker"),
-    "ChoosesRetrievalMode": ("thresher.harness.policy", "ChoosesRetrievalMode"),
+    "search": "thresher.api",
+    "Config": "thresher.config",
+    "Result": "thresher.harness.result",
+    "ResultDocument": "thresher.harness.result",
+    "ExitReason": "thresher.harness.result",
+    "open_store": "thresher.index.backends",
+    "ingest": "thresher.index.backends",
+    "Policy": "thresher.harness.policy",
+    "SearchReranker": "thresher.harness.policy",
+    "ChoosesRetrievalMode": "thresher.harness.policy",
 }
 
 __all__ = [
@@ -59,14 +59,5 @@ if TYPE_CHECKING:
     from thresher.index.backends import ingest, open_store
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'thresher' has no attribute '{name}'")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__ = lazy_getattr(__name__, _LAZY)
+__dir__ = lazy_dir(__all__)

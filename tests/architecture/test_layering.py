@@ -17,6 +17,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "thresher"
 
 #: layer index per top-level part of the package, lowest first
 LAYERS: dict[str, int] = {
+    "_lazy": 0,
     "errors": 0,
     "config": 1,
     "tokens": 1,

@@ -54,6 +54,25 @@ def test_grep_returns_at_most_five_chunks(store, config):
     assert grep.status == "ok" and len(grep.shown) == 5
 
 
+def test_grep_says_how_many_matched_when_it_cut_to_the_limit(store, config):
+    """ "5 of 20": the policy learns that its pattern matched more than it was shown."""
+    r, policy = run(store, config, [turn(call("grep_corpus", pattern="market town")), answer()])
+    (grep,) = results(r)
+    matched = len(store.grep("market town", limit=1000).hits)
+    assert matched > 5
+    assert grep.header == f"grep_corpus: 5 of {matched} matching chunk(s)."
+    assert f"5 of {matched} matching" in policy.observations[-1].messages[-2]["content"]
+    # scored against the question (grep has no query of its own): lineage carries it
+    assert all(lin["bm25_score"] is not None and lin["dense_score"] is not None
+               for lin in grep.lineage)  # fmt: skip
+
+
+def test_grep_under_the_limit_says_only_what_matched(store, config):
+    r, _ = run(store, config, [turn(call("grep_corpus", pattern="Marrowick")), answer()])
+    (grep,) = results(r)
+    assert grep.header == f"grep_corpus: {len(grep.shown)} chunk(s) matching."
+
+
 def test_identical_text_under_two_ids_is_shown_once(store, config):
     r, policy = run(
         store,

@@ -73,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from thresher.corpus.jsonl import jsonl_line
     from thresher.index.open import open_store
     from thresher.synth.tasks.pipeline import synthesize_tasks
     from thresher.tasks.synthetic import to_query_record, write_qrels, write_synth_tasks
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.query_out:
         with open(args.query_out, "w", encoding="utf-8") as fh:
             for task in report.tasks:
-                fh.write(json.dumps(to_query_record(task), ensure_ascii=False) + "\n")
+                fh.write(jsonl_line(to_query_record(task)))
     if args.qrels:
         write_qrels(args.qrels, report.tasks)
     summary = report.to_dict()

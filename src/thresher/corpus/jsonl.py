@@ -1,4 +1,4 @@
-"""Reading JSON Lines and JSON record files: one owner of line numbers and their errors.
+"""Reading and writing JSON Lines and JSON record files; one owner of line numbers and errors.
 
 Every reader of record files (the corpus loader, the task readers, BrowseComp-Plus,
 BEIR, synthetic tasks) goes through :func:`iter_jsonl` or :func:`iter_json_records`,
@@ -6,18 +6,30 @@ so a bad line is reported the same way everywhere: ``FILE:LINE: not valid JSON
 (...)``, invalid UTF-8 with its byte offset, a NUL byte as binary content. JSONL
 files are streamed line by line (corpora can be larger than memory); blank lines
 are skipped; a UTF-8 byte order mark at the start of a file is dropped.
+
+Every JSONL file thresher writes (traces, task files, SFT records, reports) is
+written with :func:`write_jsonl` or :func:`jsonl_line`: one compact JSON object
+per line, non-ASCII kept as UTF-8.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from thresher.errors import InputError
 
-__all__ = ["decode_utf8", "read_bytes", "iter_jsonl", "iter_json_records"]
+__all__ = [
+    "decode_utf8",
+    "read_bytes",
+    "iter_jsonl",
+    "iter_json_records",
+    "jsonl_line",
+    "write_jsonl",
+]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -75,6 +87,25 @@ def _parse_line(line: str, path: Path, number: int) -> Any:
         ) from exc
 
 
+def _text_lines(path: Path) -> Generator[tuple[int, str], None, None]:
+    """``(line number, text)`` of every non-blank line of ``path``, streamed and decoded.
+
+    Raises:
+        InputError: the file cannot be opened or read, or a line is not UTF-8 or
+            holds a NUL byte (naming ``file:LINE``).
+    """
+    offset = 0
+    try:
+        with path.open("rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                line = decode_utf8(raw, f"{path}:{number}", offset)
+                offset += len(raw)
+                if line.strip():
+                    yield number, line
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}; check that it is readable") from exc
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` for every non-blank line of a JSON Lines file.
 
@@ -92,31 +123,15 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             a NUL byte, or a line is not valid JSON; the message names ``file:LINE``.
     """
     p = Path(path)
-    offset = 0
-    try:
-        with p.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                line = decode_utf8(raw, f"{p}:{number}", offset)
-                offset += len(raw)
-                if line.strip():
-                    yield number, _parse_line(line, p, number)
-    except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc.strerror}; check that it is readable") from exc
+    for number, line in _text_lines(p):
+        yield number, _parse_line(line, p, number)
 
 
 def _first_line(path: Path) -> str | None:
     """The first non-blank line of ``path``, or None for a blank file."""
-    offset = 0
-    try:
-        with path.open("rb") as fh:
-            for number, raw in enumerate(fh, start=1):
-                line = decode_utf8(raw, f"{path}:{number}", offset)
-                offset += len(raw)
-                if line.strip():
-                    return line
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}; check that it is readable") from exc
-    return None
+    with closing(_text_lines(path)) as lines:
+        first = next(lines, None)
+    return first[1] if first else None
 
 
 def _whole(path: Path) -> Any:
@@ -176,3 +191,26 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[str, Any]]:
             return
     for n, record in iter_jsonl(p):
         yield f":{n}", record
+
+
+def jsonl_line(record: Any) -> str:
+    """``record`` as one JSON Lines line: compact JSON (non-ASCII kept) and a newline."""
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
+    """Write ``records`` to ``path``, one :func:`jsonl_line` each (parent folders created).
+
+    Args:
+        path: the file (replaced if it exists).
+        records: JSON-serializable values, usually dicts (``to_dict()`` of a record).
+
+    Returns:
+        The path written.
+    """
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(jsonl_line(record))
+    return out

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from thresher.corpus.jsonl import write_jsonl
 from thresher.eval.attribution import (
     CAUSE_LABELS,
     CAUSES,
@@ -186,10 +187,7 @@ def write_report(report: PairedReport, out_dir: str | Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
     records = task_records(report)
-    paths["tasks"] = out / "tasks.jsonl"
-    with paths["tasks"].open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    paths["tasks"] = write_jsonl(out / "tasks.jsonl", records)
     for side, run, outcomes in (("a", report.run_a, report.a), ("b", report.run_b, report.b)):
         ranked = {o.task.task_id: o.metrics.ranked_doc_ids for o in outcomes}
         paths[f"run_{side}"] = write_run(out / f"run_{side}.trec", ranked, safe_name(run.label))

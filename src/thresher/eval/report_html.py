@@ -9,7 +9,7 @@ table (sortable by clicking a header) linking to each trace file.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import Any, NamedTuple
 
 from thresher.eval.attribution import (
     CAUSE_LABELS,
@@ -73,6 +73,38 @@ def _axis(x0: float, y0: float, x1: float, y1: float) -> str:
     return f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y1}" stroke="#555" stroke-width="1"/>'
 
 
+def _frame(title: str, left: float, bottom: float, width: float, top: float) -> list[str]:
+    """The opening of a plot: the ``<svg>`` tag, the title, the x axis along ``bottom``
+    and the y axis up to ``top``; the caller appends the marks and ``</svg>``."""
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" role="img">',
+        _text(_W / 2, 15, title, size=13),
+        _axis(left, bottom, left + width, bottom) + _axis(left, bottom, left, top),
+    ]
+
+
+class _Bars(NamedTuple):
+    """Where a bar chart draws: the plot's left edge and baseline, its height, the
+    width of one column slot, and the value at the top of the y axis."""
+
+    left: int
+    bottom: int
+    height: int
+    slot: float
+    top: int
+
+
+def _bar_chart(title: str, margin: int, columns: int, top: int) -> tuple[list[str], _Bars]:
+    """The opening of a bar chart of ``columns`` slots (``margin``: room below the
+    baseline for labels) with y ticks up to at least ``top``, and its layout."""
+    left, bottom = _PAD, _H - margin
+    width, height = _W - left - 10, bottom - 30
+    parts = _frame(title, left, bottom, width, 30)
+    marks, scale = _yticks(left, bottom, height, top)
+    parts.append(marks)
+    return parts, _Bars(left, bottom, height, width / max(1, columns), scale)
+
+
 def _text(x: float, y: float, s: str, anchor: str = "middle", size: int = 11) -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
@@ -93,9 +125,7 @@ def scatter_svg(points: dict[str, list[tuple[float, float, str]]], title: str) -
     def py(y: float) -> float:
         return bottom - height * y
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" role="img">']
-    parts.append(_text(_W / 2, 15, title, size=13))
-    parts.append(_axis(left, bottom, left + width, bottom) + _axis(left, bottom, left, 24))
+    parts = _frame(title, left, bottom, width, 24)
     for i in range(6):
         y = i / 5
         parts.append(_text(left - 6, py(y) + 4, f"{y:.1f}", "end", 10))
@@ -137,14 +167,7 @@ def bars_svg(groups: dict[str, dict[str, int]], title: str) -> str:
     """Grouped bars: ``{group label: {side: count}}`` (sides ``a``/``b``)."""
     labels = list(groups)
     top = max([v for g in groups.values() for v in g.values()] + [1])
-    left, bottom = _PAD, _H - 60
-    width, height = _W - left - 10, bottom - 30
-    slot = width / max(1, len(labels))
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" role="img">']
-    parts.append(_text(_W / 2, 15, title, size=13))
-    parts.append(_axis(left, bottom, left + width, bottom) + _axis(left, bottom, left, 30))
-    marks, top = _yticks(left, bottom, height, top)
-    parts.append(marks)
+    parts, (left, bottom, height, slot, top) = _bar_chart(title, 60, len(labels), top)
     for i, label in enumerate(labels):
         for j, side in enumerate(("a", "b")):
             v = groups[label].get(side, 0)
@@ -169,14 +192,7 @@ def stacked_svg(by_hop: dict[str, dict[str, dict[str, int]]], title: str) -> str
     cols = [(h, s) for h in hops for s in ("a", "b")]
     totals = [sum(by_hop.get(s, {}).get(h, {}).values()) for h, s in cols]
     top = max(totals + [1])
-    left, bottom = _PAD, _H - 50
-    width, height = _W - left - 10, bottom - 30
-    slot = width / max(1, len(cols))
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" role="img">']
-    parts.append(_text(_W / 2, 15, title, size=13))
-    parts.append(_axis(left, bottom, left + width, bottom) + _axis(left, bottom, left, 30))
-    marks, top = _yticks(left, bottom, height, top)
-    parts.append(marks)
+    parts, (left, bottom, height, slot, top) = _bar_chart(title, 50, len(cols), top)
     for i, (hop, side) in enumerate(cols):
         y = float(bottom)
         for cause in CAUSES:

@@ -7,8 +7,7 @@ Main names, imported lazily::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from thresher._lazy import lazy_getattr
 
 __all__ = [
     "run_episode",
@@ -31,30 +30,24 @@ __all__ = [
 ]
 
 _WHERE = {
-    "run_episode": "episode",
-    "Result": "result",
-    "ResultDocument": "result",
-    "ExitReason": "result",
-    "Proposal": "actions",
-    "ToolCall": "actions",
-    "FinalAnswer": "actions",
-    "RankedDocument": "actions",
-    "MalformedReply": "actions",
-    "call": "actions",
-    "answer": "actions",
-    "Observation": "observation",
-    "EpisodeState": "state",
-    "read_jsonl": "trace",
-    "write_jsonl": "trace",
-    "parse_final": "final",
-    "TRACE_SCHEMA_VERSION": "trace",
+    "run_episode": ".episode",
+    "Result": ".result",
+    "ResultDocument": ".result",
+    "ExitReason": ".result",
+    "Proposal": ".actions",
+    "ToolCall": ".actions",
+    "FinalAnswer": ".actions",
+    "RankedDocument": ".actions",
+    "MalformedReply": ".actions",
+    "call": ".actions",
+    "answer": ".actions",
+    "Observation": ".observation",
+    "EpisodeState": ".state",
+    "read_jsonl": ".trace",
+    "write_jsonl": ".trace",
+    "parse_final": ".final",
+    "TRACE_SCHEMA_VERSION": ".trace",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'thresher.harness' has no attribute '{name}'")
-    value = getattr(importlib.import_module(f"thresher.harness.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE)

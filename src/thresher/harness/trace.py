@@ -13,12 +13,12 @@ and applies it to the state with the same function replay uses
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from thresher.corpus import jsonl
 from thresher.errors import InputError
 
 __all__ = [
@@ -252,17 +252,12 @@ class Trace:
 
     def to_jsonl(self) -> str:
         """One JSON object per line."""
-        return "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in self._events)
+        return "".join(jsonl.jsonl_line(e.to_dict()) for e in self._events)
 
 
 def write_jsonl(events: Iterable[TraceEvent], path: str | Path) -> Path:
     """Write ``events`` to ``path`` as JSONL (parents created); returns the path."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as fh:
-        for e in events:
-            fh.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
-    return p
+    return jsonl.write_jsonl(path, (e.to_dict() for e in events))
 
 
 def read_jsonl(path: str | Path) -> list[TraceEvent]:
@@ -271,18 +266,8 @@ def read_jsonl(path: str | Path) -> list[TraceEvent]:
     Raises ``InputError`` naming the file and line of anything unreadable.
     """
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read trace file {p}: {exc.strerror}") from exc
     events: list[TraceEvent] = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{p}:{n}: not valid JSON ({exc.msg})") from exc
+    for n, data in jsonl.iter_jsonl(p):
         if not isinstance(data, dict):
             raise InputError(f"{p}:{n}: a trace line must be a JSON object")
         try:

@@ -10,8 +10,7 @@ re-exported here: the name would clash with its own module once that is imported
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from thresher._lazy import lazy_dir, lazy_getattr
 
 __all__ = [
     "Store",
@@ -37,35 +36,28 @@ __all__ = [
 ]
 
 _WHERE = {
-    "Store": "store",
-    "Hit": "store",
-    "GrepResult": "store",
-    "IngestReport": "store",
-    "StoreStats": "store",
-    "EmbeddedStore": "embedded",
-    "open_store": "backends",
-    "Backend": "backends",
-    "backend_for": "backends",
-    "register_backend": "backends",
-    "Bm25Index": "bm25",
-    "rrf": "fusion",
-    "fuse_retrievers": "fusion",
-    "fuse_scores": "fusion",
-    "check_pattern": "grep",
-    "Embedder": "embedder",
-    "MiniLMEmbedder": "embedder",
-    "OpenAIEmbedder": "embedder",
-    "SentenceTransformerEmbedder": "embedder",
-    "get_embedder": "embedder",
+    "Store": ".store",
+    "Hit": ".store",
+    "GrepResult": ".store",
+    "IngestReport": ".store",
+    "StoreStats": ".store",
+    "EmbeddedStore": ".embedded",
+    "open_store": ".backends",
+    "Backend": ".backends",
+    "backend_for": ".backends",
+    "register_backend": ".backends",
+    "Bm25Index": ".bm25",
+    "rrf": ".fusion",
+    "fuse_retrievers": ".fusion",
+    "fuse_scores": ".fusion",
+    "check_pattern": ".grep",
+    "Embedder": ".embedder",
+    "MiniLMEmbedder": ".embedder",
+    "OpenAIEmbedder": ".embedder",
+    "SentenceTransformerEmbedder": ".embedder",
+    "get_embedder": ".embedder",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'thresher.index' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"thresher.index.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__ = lazy_getattr(__name__, _WHERE)
+__dir__ = lazy_dir(__all__)

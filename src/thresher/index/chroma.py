@@ -16,13 +16,13 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
 from thresher.config import Config
 from thresher.corpus.document import Chunk
-from thresher.errors import InputError, UnknownIdError
+from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedder import Embedder, QueryEmbeddingCache
 from thresher.index.fusion import fuse_retrievers
@@ -97,8 +97,8 @@ def _check_query(query: str, k: int | None = None) -> None:
 class CollectionStore:
     """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
 
-    Subclasses implement :meth:`_view`, :meth:`stats` and call :meth:`close`.
-    Safe to call from several threads.
+    Subclasses implement :meth:`_view`, :meth:`stats` and :meth:`_release` (what
+    :meth:`close` frees besides the worker threads). Safe to call from several threads.
     """
 
     def __init__(self, config: Config, embedder: Embedder) -> None:
@@ -106,9 +106,35 @@ class CollectionStore:
         self.embedder = embedder
         self._queries = QueryEmbeddingCache(embedder)
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thresher-dense")
+        self._lock = threading.Lock()
+        self._closed = False
 
     def _view(self) -> IndexView:
         raise NotImplementedError
+
+    def _release(self) -> None:
+        """Close the backend's clients (called once, from :meth:`close`, under the lock)."""
+        raise NotImplementedError
+
+    def _check_open(self, location: object) -> None:
+        """Raise ``BackendUnavailableError`` once the store is closed (``location`` names it)."""
+        if self._closed:
+            raise BackendUnavailableError(f"the store on {location} is closed; open it again")
+
+    def close(self) -> None:
+        """Stop the worker threads and release the backend's clients. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- searches ---------------------------------------------------------------------------
 
@@ -246,7 +272,3 @@ class CollectionStore:
         if missing:
             raise _unknown("chunk ids", missing)
         return out
-
-    def _shutdown(self) -> None:
-        """Stop the worker threads (subclasses call this from ``close``)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -9,17 +9,15 @@ process always answers from the latest complete index.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
-from thresher.errors import BackendUnavailableError, ConfigError
 from thresher.index import layout
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView, open_client
-from thresher.index.embedder import Embedder, get_embedder
+from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.store import StoreStats
 
 __all__ = ["EmbeddedStore"]
@@ -58,18 +56,11 @@ class EmbeddedStore(CollectionStore):
         manifest = layout.read_manifest(path)
         emb = embedder or get_embedder(manifest.embedder)
         super().__init__(config or Config(), emb)
-        self._lock = threading.Lock()
         self._retired: list[Any] = []
-        self._closed = False
         self._generation = self._open(path, manifest)
 
     def _open(self, path: Path, manifest: layout.Manifest) -> _Generation:
-        if manifest.embedder != self.embedder.name or manifest.dimension != self.embedder.dimension:
-            raise ConfigError(
-                f"index at {self.index_dir} was built with embedder {manifest.embedder} "
-                f"({manifest.dimension} dims), not {self.embedder.name} "
-                f"({self.embedder.dimension} dims); open it with the embedder it was built with"
-            )
+        check_built_with(self.embedder, manifest.embedder, manifest.dimension, str(self.index_dir))
         bm25 = Bm25Index.load(path / "bm25")
         client = open_client(path / "chroma")
         try:
@@ -84,8 +75,7 @@ class EmbeddedStore(CollectionStore):
 
     def _current(self) -> _Generation:
         """The live generation, reopened if an ingest committed a newer one."""
-        if self._closed:
-            raise BackendUnavailableError(f"the store on {self.index_dir} is closed; open it again")
+        self._check_open(self.index_dir)
         generation = self._generation
         try:
             name = (self.index_dir / layout.CURRENT).read_text(encoding="utf-8").strip()
@@ -123,19 +113,8 @@ class EmbeddedStore(CollectionStore):
             },
         )
 
-    def close(self) -> None:
-        """Release the chromadb clients and worker threads. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._shutdown()
-            for client in [*self._retired, self._generation.client]:
-                client.close()
-            self._retired.clear()
-
-    def __enter__(self) -> EmbeddedStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _release(self) -> None:
+        """Close the chromadb clients of the live and the retired generations."""
+        for client in [*self._retired, self._generation.client]:
+            client.close()
+        self._retired.clear()

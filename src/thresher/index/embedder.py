@@ -33,6 +33,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "QueryEmbeddingCache",
     "get_embedder",
+    "check_built_with",
     "MINILM_SHA256",
 ]
 
@@ -65,6 +66,31 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), dimension)`` float32 array of L2-normalized rows."""
         ...
+
+
+def check_built_with(
+    emb: Embedder, name: str, dimension: int, index: str, *, instead: str = ""
+) -> None:
+    """Refuse ``emb`` for an index built with another embedder (name or dimension).
+
+    Args:
+        emb: the embedder this run uses.
+        name: the embedder name the index records.
+        dimension: the vector size the index records.
+        index: the index location, for the message.
+        instead: when ingesting, where else to build (``build into a new index
+            folder``); empty when opening the index.
+
+    Raises:
+        ConfigError: ``emb`` is not the embedder the index was built with.
+    """
+    if emb.name == name and emb.dimension == dimension:
+        return
+    built = f"index at {index} was built with embedder {name} ({dimension} dims)"
+    used = f"{emb.name} ({emb.dimension} dims)"
+    if not instead:
+        raise ConfigError(f"{built}, not {used}; open it with the embedder it was built with")
+    raise ConfigError(f"{built} but this run uses {used}; use the same embedder or {instead}")
 
 
 def _normalize(vectors: np.ndarray) -> np.ndarray:

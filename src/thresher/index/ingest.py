@@ -26,13 +26,13 @@ from typing import Any
 from thresher import __version__
 from thresher.config import Config
 from thresher.corpus.document import Document
-from thresher.errors import ConfigError, IndexNotFoundError, InputError
+from thresher.errors import IndexNotFoundError, InputError
 from thresher.index import ingest_common as common
 from thresher.index import layout
 from thresher.index.backends import ingest
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
-from thresher.index.embedder import Embedder, get_embedder
+from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.ingest_common import document_hash
 from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
@@ -95,11 +95,9 @@ def _ingest_locked(
         old_gen = None
     old = layout.read_manifest(old_gen) if old_gen else None
     emb = embedder or get_embedder(config.retrieval.embedder)
-    if old is not None and (old.embedder != emb.name or old.dimension != emb.dimension):
-        raise ConfigError(
-            f"index at {root} was built with embedder {old.embedder} ({old.dimension} dims) "
-            f"but this run uses {emb.name} ({emb.dimension} dims); use the same embedder "
-            "or build into a new index folder"
+    if old is not None:
+        check_built_with(
+            emb, old.embedder, old.dimension, str(root), instead="build into a new index folder"
         )
     name = layout.next_generation_name(root)  # taken before leftovers go: never reused
     layout.remove_stale_generations(root, keep=old_gen)

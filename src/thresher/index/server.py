@@ -37,14 +37,12 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.errors import (
-    BackendUnavailableError,
-    ConfigError,
     IndexNotFoundError,
 )
 from thresher.index import server_layout as sl
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView
-from thresher.index.embedder import Embedder, get_embedder
+from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.records import indexed_text
 from thresher.index.store import StoreStats
 
@@ -129,15 +127,8 @@ class ServerStore(CollectionStore):
                     f"index; build one with `thresher index PATH --index {self.url}`"
                 )
             emb = embedder or get_embedder(header.embedder)
-            if header.embedder != emb.name or header.dimension != emb.dimension:
-                raise ConfigError(
-                    f"index at {self.url} was built with embedder {header.embedder} "
-                    f"({header.dimension} dims), not {emb.name} ({emb.dimension} dims); "
-                    "open it with the embedder it was built with"
-                )
+            check_built_with(emb, header.embedder, header.dimension, self.url)
             super().__init__(config or Config(), emb)
-            self._lock = threading.Lock()
-            self._closed = False
             self._state = self._load(raw, header)
             self._checked = time.monotonic()
             self._fusion_reason: str | None = None
@@ -228,8 +219,7 @@ class ServerStore(CollectionStore):
 
     def _current(self) -> _State:
         """The live state, switched when an ingest has finished since the last look."""
-        if self._closed:
-            raise BackendUnavailableError(f"the store on {self.url} is closed; open it again")
+        self._check_open(self.url)
         if time.monotonic() - self._checked < self.refresh_s:
             return self._state
         with self._lock:
@@ -301,17 +291,6 @@ class ServerStore(CollectionStore):
             },
         )
 
-    def close(self) -> None:
-        """Release the HTTP client and worker threads. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._shutdown()
-            self._client.close()
-
-    def __enter__(self) -> ServerStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _release(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()

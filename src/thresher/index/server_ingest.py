@@ -36,11 +36,11 @@ from typing import Any
 from thresher import __version__
 from thresher.config import Config
 from thresher.corpus.document import Document
-from thresher.errors import ConfigError, InputError
+from thresher.errors import InputError
 from thresher.index import ingest_common as common
 from thresher.index import layout
 from thresher.index import server_layout as sl
-from thresher.index.embedder import Embedder, get_embedder
+from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.store import IngestReport
 
 __all__ = ["ingest_server"]
@@ -167,11 +167,13 @@ def _existing_index(
             f"collection {where.collection!r} at {where.url} holds records thresher did not "
             "write; index into another collection (http://HOST:PORT/NAME)"
         )
-    if header is not None and (header.embedder != emb.name or header.dimension != emb.dimension):
-        raise ConfigError(
-            f"index at {where.url} was built with embedder {header.embedder} "
-            f"({header.dimension} dims) but this run uses {emb.name} ({emb.dimension} dims); "
-            "use the same embedder or index into another collection"
+    if header is not None:
+        check_built_with(
+            emb,
+            header.embedder,
+            header.dimension,
+            where.url,
+            instead="index into another collection",
         )
     return collection, header
 

@@ -290,22 +290,26 @@ class RestrictedStore:
         pairs = [(s[0], float(s[col])) for s in scored if col == 2 or float(s[col]) > 0]
         return sorted(pairs, key=lambda p: (-p[1], p[0]))
 
+    def _top(
+        self, query: str, k: int, exclude: Collection[str], col: int
+    ) -> list[tuple[int, Chunk, float]]:
+        """``(rank, chunk, score)`` of the ``k`` best allowed chunks by score column ``col``."""
+        found = self._order(self._scored(query, exclude), col)[:k]
+        chunks = self._allowed()
+        return [(r, chunks[c], s) for r, (c, s) in enumerate(found, 1)]
+
     def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
         """BM25 over the allowed chunks (positive scores only, highest first)."""
-        found = self._order(self._scored(query, exclude), 1)[:k]
-        chunks = self._allowed()
         return [
-            Hit(chunks[c], s, "bm25", bm25_rank=r, bm25_score=s)
-            for r, (c, s) in enumerate(found, 1)
+            Hit(c, s, "bm25", bm25_rank=r, bm25_score=s)
+            for r, c, s in self._top(query, k, exclude, 1)
         ]
 
     def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
         """Cosine similarity over the allowed chunks, highest first."""
-        found = self._order(self._scored(query, exclude), 2)[:k]
-        chunks = self._allowed()
         return [
-            Hit(chunks[c], s, "dense", dense_rank=r, dense_score=s)
-            for r, (c, s) in enumerate(found, 1)
+            Hit(c, s, "dense", dense_rank=r, dense_score=s)
+            for r, c, s in self._top(query, k, exclude, 2)
         ]
 
     def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:

@@ -35,7 +35,6 @@ described in :mod:`thresher.tasks.formats`.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.corpus.datasets import detect_format, record_id_key
-from thresher.corpus.jsonl import iter_json_records
+from thresher.corpus.jsonl import iter_json_records, write_jsonl
 from thresher.errors import InputError
 from thresher.tasks import beir
 from thresher.tasks import browsecomp as bc
@@ -297,12 +296,7 @@ def write_tasks(path: str | Path, tasks: Iterable[Task]) -> Path:
     Returns:
         The path written (parent folders are created).
     """
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        for task in tasks:
-            fh.write(json.dumps(task.to_dict(), ensure_ascii=False) + "\n")
-    return out
+    return write_jsonl(path, (task.to_dict() for task in tasks))
 
 
 def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:

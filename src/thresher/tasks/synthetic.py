@@ -29,14 +29,13 @@ form that :func:`thresher.tasks.readers.load_tasks` reads), :func:`to_eval_task`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from thresher.corpus.ids import doc_of
-from thresher.corpus.jsonl import iter_jsonl
+from thresher.corpus.jsonl import iter_jsonl, write_jsonl
 from thresher.errors import InputError
 from thresher.tasks.task import Task
 
@@ -198,13 +197,21 @@ class SynthTask:
             evidence=evidence,
             final_chunk_id=str(final),
             answer_aliases=tuple(str(a) for a in data.get("answer_aliases") or ()),
-            distractor_ids=tuple(str(d) for d in data.get("distractor_ids") or ()),
-            difficulty=float(data.get("difficulty", 0.0)),
-            anchor=str(data.get("anchor", "")),
-            mode=str(data.get("mode", "offline")),
-            seed=int(data.get("seed", 0)),
-            checks=dict(data.get("checks") or {}),
+            **_provenance(data),
         )
+
+
+def _provenance(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The optional fields of a task (distractors, difficulty, anchor, mode, seed, checks)
+    from a record (``data``: the task record, or the query form's ``metadata``)."""
+    return {
+        "distractor_ids": tuple(str(d) for d in data.get("distractor_ids") or ()),
+        "difficulty": float(data.get("difficulty", 0.0)),
+        "anchor": str(data.get("anchor", "")),
+        "mode": str(data.get("mode", "offline")),
+        "seed": int(data.get("seed", 0)),
+        "checks": dict(data.get("checks") or {}),
+    }
 
 
 def _bad(where: str, i: int) -> Evidence:
@@ -220,12 +227,7 @@ def is_synth_record(record: Any) -> bool:
 
 def write_synth_tasks(path: str | Path, tasks: Iterable[SynthTask]) -> Path:
     """Write tasks as JSONL (parents created); returns the path."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        for task in tasks:
-            fh.write(json.dumps(task.to_dict(), ensure_ascii=False) + "\n")
-    return out
+    return write_jsonl(path, (task.to_dict() for task in tasks))
 
 
 def read_synth_tasks(path: str | Path) -> list[SynthTask]:
@@ -332,12 +334,7 @@ def from_query_record(record: Mapping[str, Any], where: str = "record") -> Synth
         evidence=tuple(evidence),
         final_chunk_id=str(meta.get("final_chunk_id") or final_chunk or evidence[-1].chunk_ids[0]),
         answer_aliases=tuple(aliases),
-        distractor_ids=tuple(str(d) for d in meta.get("distractor_ids") or ()),
-        difficulty=float(meta.get("difficulty", 0.0)),
-        anchor=str(meta.get("anchor", "")),
-        mode=str(meta.get("mode", "offline")),
-        seed=int(meta.get("seed", 0)),
-        checks=dict(meta.get("checks") or {}),
+        **_provenance(meta),
     )
 
 

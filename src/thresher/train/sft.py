@@ -31,7 +31,6 @@ answer, or a question matching no task.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -39,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from thresher.corpus.jsonl import jsonl_line
 from thresher.errors import InputError
 from thresher.eval.metrics import output_recall, trajectory_recall
 from thresher.harness.render import render_messages
@@ -296,7 +296,7 @@ def export_sft(
                             "output_recall": round(outr, 4),
                             "source": f"{path}#{i}",
                         }
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    fh.write(jsonl_line(record))
                     report.records += 1
     report.dropped = dict(sorted(dropped.items()))
     report.out = out

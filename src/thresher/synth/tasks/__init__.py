@@ -8,8 +8,7 @@ Names are imported lazily, so importing this package does not load the index.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from thresher._lazy import lazy_dir, lazy_getattr
 
 __all__ = [
     "SCHEMA",
@@ -44,12 +43,5 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'thresher.synth.tasks' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__ = lazy_getattr(__name__, _WHERE)
+__dir__ = lazy_dir(__all__)

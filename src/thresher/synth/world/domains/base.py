@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from thresher.synth.world.entities import Event, Patent, Product, World
 from thresher.synth.world.relations import Fact, say
 
-__all__ = ["RenderedDoc", "FactWriter", "display"]
+__all__ = ["RenderedDoc", "FactWriter", "display", "text_document"]
 
 
 @dataclass(slots=True)
@@ -81,3 +81,17 @@ class FactWriter:
     def also(self, relation: str, subject: str, obj: str, sentence: str) -> None:
         """Record that an already written ``sentence`` also states ``relation(subject, obj)``."""
         self.facts.append(Fact(relation, subject, obj, self.path, sentence))
+
+
+def text_document(
+    fw: FactWriter,
+    domain: str,
+    kind: str,
+    about: str | None,
+    title: str,
+    content: str,
+    groups: tuple[str, ...],
+) -> RenderedDoc:
+    """A plain-text document at ``fw.path``: readers see the file content as it is, and
+    it states the facts ``fw`` wrote (see :class:`RenderedDoc` for the fields)."""
+    return RenderedDoc(fw.path, domain, kind, about, title, content, content, fw.facts, groups)

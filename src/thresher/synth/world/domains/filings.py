@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from thresher.synth.world.domains.base import FactWriter, RenderedDoc
-from thresher.synth.world.domains.prose import fill
+from thresher.synth.world.domains.base import FactWriter, RenderedDoc, text_document
+from thresher.synth.world.domains.prose import fill, industry_slots
 from thresher.synth.world.entities import Company, World
 from thresher.synth.world.lexicon import ROLES
 from thresher.synth.world.names import slugify
@@ -22,7 +22,7 @@ __all__ = ["render_filings"]
 def _filing(w: World, c: Company, fw: FactWriter, rng: random.Random) -> str:
     ind = w.industry(c.industry)
     fy = c.fiscal_year
-    slots = {"industry": ind.label, "term": rng.choice(ind.terms), "term2": rng.choice(ind.terms)}
+    slots = industry_slots(ind, rng)
     founder = fw.fact("founder", c.id, c.founder, year=c.founded)
     fw.also("company_founded", c.id, str(c.founded), founder)
     business = [
@@ -138,17 +138,6 @@ def render_filings(world: World, rng: random.Random) -> list[RenderedDoc]:
         fw = FactWriter(world, path, "filing", rng)
         content = _filing(world, c, fw, rng)
         title = f"{c.name} Annual Report {c.fiscal_year}"
-        docs.append(
-            RenderedDoc(
-                path,
-                "filings",
-                "annual_report",
-                c.id,
-                title,
-                content,
-                content,
-                fw.facts,
-                (f"industry:{c.industry}", f"town:{c.hq}"),
-            )
-        )
+        groups = (f"industry:{c.industry}", f"town:{c.hq}")
+        docs.append(text_document(fw, "filings", "annual_report", c.id, title, content, groups))
     return docs

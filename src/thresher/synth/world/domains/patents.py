@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from thresher.synth.world.domains.base import FactWriter, RenderedDoc
-from thresher.synth.world.domains.prose import BANKS, fill
+from thresher.synth.world.domains.base import FactWriter, RenderedDoc, text_document
+from thresher.synth.world.domains.prose import BANKS, MONTHS, fill, industry_slots
 from thresher.synth.world.entities import Patent, World
 
 __all__ = ["render_patents"]
@@ -26,13 +26,9 @@ _CLAIM_TAILS = (
 )
 
 
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")  # fmt: skip
-
-
 def _date(rng: random.Random, year: int) -> str:
     """A date in ``year`` written as ``14 March 2015`` (locale-independent)."""
-    return f"{rng.randint(1, 28)} {rng.choice(_MONTHS)} {year}"
+    return f"{rng.randint(1, 28)} {rng.choice(MONTHS)} {year}"
 
 
 def _drawings(rng: random.Random, term: str) -> list[str]:
@@ -43,7 +39,7 @@ def _drawings(rng: random.Random, term: str) -> list[str]:
 
 def _patent(w: World, pat: Patent, fw: FactWriter, rng: random.Random) -> str:
     ind = w.industry(pat.industry)
-    slots = {"industry": ind.label, "term": rng.choice(ind.terms), "term2": rng.choice(ind.terms)}
+    slots = industry_slots(ind, rng)
     inventors = "; ".join(w.by_id[i].name for i in pat.inventors)
     notes = [
         fw.fact("inventor", pat.id, pat.inventors[0]),
@@ -117,17 +113,6 @@ def render_patents(world: World, rng: random.Random) -> list[RenderedDoc]:
         fw = FactWriter(world, path, "patent", rng)
         content = _patent(world, pat, fw, rng)
         title = f"{pat.number}: {pat.title}"
-        docs.append(
-            RenderedDoc(
-                path,
-                "patents",
-                "patent",
-                pat.id,
-                title,
-                content,
-                content,
-                fw.facts,
-                (f"process:{pat.process}", f"industry:{pat.industry}"),
-            )
-        )
+        groups = (f"process:{pat.process}", f"industry:{pat.industry}")
+        docs.append(text_document(fw, "patents", "patent", pat.id, title, content, groups))
     return docs

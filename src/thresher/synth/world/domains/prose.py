@@ -14,12 +14,15 @@ from typing import Any
 
 from thresher.synth.world.domains.banks_docs import DOC_BANKS
 from thresher.synth.world.domains.banks_web import WEB_BANKS
+from thresher.synth.world.lexicon import Industry
 
-__all__ = ["fill", "BANKS"]
+__all__ = ["fill", "industry_slots", "BANKS", "MONTHS"]
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")  # fmt: skip
 
 _GENERIC: dict[str, Any] = {
-    "month": ("January", "February", "March", "April", "May", "June", "July", "August",
-              "September", "October", "November", "December"),
+    "month": MONTHS,
     "weekday": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"),
     "crop": ("barley", "rapeseed", "flax", "potatoes", "orchard fruit", "hops", "sugar beet"),
     "hobby": ("long-distance cycling", "choral singing", "restoring old clocks", "sailing",
@@ -73,6 +76,12 @@ def fill(rng: random.Random, bank: str, k: int, **slots: Any) -> list[str]:
     templates = rng.sample(BANKS[bank], min(k, len(BANKS[bank])))
     values = _Slots(rng, slots)
     return [t.format_map(values) for t in templates]
+
+
+def industry_slots(ind: Industry, rng: random.Random) -> dict[str, Any]:
+    """The slots of filler about an industry: ``{industry}`` and two of its terms
+    (``{term}``, ``{term2}``, drawn in that order, possibly the same)."""
+    return {"industry": ind.label, "term": rng.choice(ind.terms), "term2": rng.choice(ind.terms)}
 
 
 BANKS: dict[str, list[str]] = {**WEB_BANKS, **DOC_BANKS}

@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from thresher.synth.world.domains.base import FactWriter, RenderedDoc, display
-from thresher.synth.world.domains.prose import fill
+from thresher.synth.world.domains.prose import fill, industry_slots
 from thresher.synth.world.entities import Event, Person, Product, Town, University, World
 from thresher.synth.world.names import slugify
 
@@ -186,12 +186,7 @@ def _university(w: World, u: University, fw: FactWriter, rng: random.Random) -> 
 
 def _product(w: World, p: Product, fw: FactWriter, rng: random.Random) -> list[Block]:
     ind = w.industry(w.by_id[p.maker].industry)
-    slots = {
-        "kind": p.kind,
-        "industry": ind.label,
-        "term": rng.choice(ind.terms),
-        "term2": rng.choice(ind.terms),
-    }
+    slots = {"kind": p.kind, **industry_slots(ind, rng)}
     lead = [
         f"The {p.name} is a {p.kind} first sold in {p.launch_year}.",
         fw.fact("maker", p.id, p.maker),
@@ -217,7 +212,7 @@ def _product(w: World, p: Product, fw: FactWriter, rng: random.Random) -> list[B
 def _event(w: World, e: Event, fw: FactWriter, rng: random.Random) -> list[Block]:
     ind = w.industry(e.industry)
     lead = [fw.fact("venue", e.id, e.town), fw.fact("event_first", e.id, str(e.first_year))]
-    slots = {"industry": ind.label, "term": rng.choice(ind.terms), "term2": rng.choice(ind.terms)}
+    slots = industry_slots(ind, rng)
     body = fill(rng, "event_body", rng.randint(5, 7), **slots)
     return [_para(lead), ("h2", "Programme"), _para(body[:3]), ("h2", "History"), _para(body[3:])]
 
