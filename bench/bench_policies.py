@@ -1,12 +1,14 @@
 """Policy benchmark on the pooled dev sets: baselines against the local policy.
 
 For each dataset (HotpotQA: the paragraphs of both dev files in one index;
-MuSiQue: the questions file plus its 1,890-passage corpus) and each policy it
-prints: recall@5 of the final ranked documents, the share of questions with
-every gold document in the top 5, context tokens at termination, turns, tool
-calls, and ms per episode (wall, with query embeddings cold), plus, for the
-local policy, ms per episode with query embeddings cached (the policy and
-harness cost, "query embedding aside").
+MuSiQue: the questions file plus its 1,890-passage corpus; 2WikiMultihopQA:
+the 500 questions' context paragraphs) and each policy it prints: recall@5 of
+the final ranked documents, the share of questions with every gold document in
+the top 5, recall@5 by hop count (h2/h3/h4: the task's number of gold
+documents), context tokens at termination, turns, tool calls, and ms per
+episode p50/p95 (wall, query embeddings cold), plus, for the local policy, ms
+p50/p95 with query embeddings cached (the policy and harness cost, "query
+embedding aside").
 
 Held-out figures (the default for the learned policies): the scorer is never
 trained on the questions it is evaluated on. Feature rows are collected once
@@ -14,7 +16,7 @@ by running the local policy with the hand-set bootstrap weights on every
 question; then for HotpotQA a model fit on the questions of
 ``hotpotqa_rpt_train.jsonl`` (+ all MuSiQue questions when loaded) is
 evaluated on the questions of ``hotpotqa_rpt_dev.jsonl`` and the reverse;
-for MuSiQue, 5 folds by question (+ all HotpotQA questions). ``--shipped``
+for MuSiQue and 2Wiki, 5 folds by question (+ all questions of the other pools). ``--shipped``
 also runs the shipped weights (fit on every dev question: in-sample).
 ``--extra-train FILE:DIR`` (repeatable) adds the rows of extra tasks (e.g.
 synthetic tasks from ``thresher synth tasks``, never a dev question) to every
@@ -33,7 +35,7 @@ held-out)`` row: every split's held-out weights with those controls.
 
 Usage::
 
-    .venv/bin/python bench/bench_policies.py --dataset both [--limit 50]
+    .venv/bin/python bench/bench_policies.py [--dataset all|both|hotpotqa|musique|2wiki] [--limit 50]
 
 Indexes are built into ``--cache`` (default /tmp/thresher-dev-index) when absent.
 Prints figures; asserts nothing.
@@ -79,7 +81,10 @@ DEV = (REPO / ".." / "shared" / "data" / "dev").resolve()
 DATASETS = {
     "hotpotqa": ["hotpotqa_rpt_dev.jsonl", "hotpotqa_rpt_train.jsonl"],
     "musique": ["musique_train_hipporag.json", "musique_train_hipporag_corpus.json"],
+    "2wiki": ["2wiki_train_migres.json"],
 }
+#: ``--dataset`` shorthands
+GROUPS = {"both": ["hotpotqa", "musique"], "all": ["hotpotqa", "musique", "2wiki"]}
 
 
 @dataclass
@@ -90,6 +95,7 @@ class Row:
     turns: int
     calls: int
     ms: float
+    hops: int  # gold documents of the task: the hop count of its chain
 
 
 def run(
@@ -108,26 +114,39 @@ def run(
                 result.turns,
                 sum(result.tool_calls.values()),
                 result.wall_s * 1000,
+                len(task.gold_doc_ids),
             )
         )
     return rows
 
 
-def summary(name: str, rows: list[Row], warm_ms: float | None = None) -> str:
-    def mean(f: Callable[[Row], float]) -> float:
-        return statistics.fmean(f(r) for r in rows)
+def _pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
-    warm = f"{warm_ms:9.0f}" if warm_ms is not None else " " * 9
+
+def summary(name: str, rows: list[Row], warm: Sequence[float] = ()) -> str:
+    """One table line: recall, by hop count, tokens, turns, calls, ms p50/p95 (cold, warm)."""
+
+    def mean(f: Callable[[Row], float], rs: Sequence[Row] = rows) -> float:
+        return statistics.fmean(f(r) for r in rs) if rs else float("nan")
+
+    by_hop = []
+    for h in (2, 3, 4):
+        part = [r for r in rows if r.hops == h]
+        by_hop.append(f"{100 * mean(lambda r: r.recall, part):6.1f}" if part else f"{'-':>6}")
+    ms = [r.ms for r in rows]
+    warm_txt = f"{_pct(warm, 0.5):6.0f}/{_pct(warm, 0.95):<4.0f}" if warm else " " * 11
     return (
         f"  {name:<26} {100 * mean(lambda r: r.recall):6.1f} {100 * mean(lambda r: r.all_gold):7.1f}"
-        f" {mean(lambda r: r.tokens):8.0f} {mean(lambda r: r.turns):6.2f}"
-        f" {mean(lambda r: r.calls):6.2f} {mean(lambda r: r.ms):8.0f}{warm}"
+        f" {''.join(by_hop)} {mean(lambda r: r.tokens):8.0f} {mean(lambda r: r.turns):6.2f}"
+        f" {mean(lambda r: r.calls):6.2f} {_pct(ms, 0.5):6.0f}/{_pct(ms, 0.95):<4.0f}{warm_txt}"
     )
 
 
 HEADER = (
-    f"  {'policy':<26} {'R@5':>6} {'AllG@5':>7} {'ctx_tok':>8} {'turns':>6} {'calls':>6}"
-    f" {'ms/ep':>8} {'warm_ms':>8}"
+    f"  {'policy':<26} {'R@5':>6} {'AllG@5':>7} {'h2':>6}{'h3':>6}{'h4':>6} {'ctx_tok':>8}"
+    f" {'turns':>6} {'calls':>6} {'ms p50/p95':>11} {'warm p50/p95':>12}"
 )
 
 
@@ -138,6 +157,7 @@ def held_out_models(
     others: set[str],
     extra: TrainingData | None = None,
     extra_docs: dict[str, set[str]] | None = None,
+    order: bool = True,
 ) -> list[tuple[list[Task], LocalWeights]]:
     """(evaluated tasks, weights fit without them) per split.
 
@@ -165,7 +185,7 @@ def held_out_models(
             keep = set(extra.groups) | set(extra.stop_groups)
             keep = {g for g in keep if not docs.get(g, set()) & gold}
             train.extend(extra.subset(keep))
-        weights = fit_weights(train, meta={"held_out": sorted(ev)[:3]})
+        weights = fit_weights(train, meta={"held_out": sorted(ev)[:3]}, order=order)
         out.append((evaluated, weights))
     return out
 
@@ -203,7 +223,9 @@ def tune_for(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--dataset", choices=["hotpotqa", "musique", "both"], default="both")
+    ap.add_argument(
+        "--dataset", choices=[*DATASETS, *GROUPS], default="all", help="all = the three pools"
+    )
     ap.add_argument("--limit", type=int, default=0, help="first N questions of each task file")
     ap.add_argument("--cache", default="/tmp/thresher-dev-index", help="index folder")
     ap.add_argument("--data", default=str(DEV), help="the dev data folder")
@@ -227,8 +249,24 @@ def main(argv: list[str] | None = None) -> int:
         help="tune the local controls on these tasks (DIR a dataset name: that dataset only)",
     )
     ap.add_argument("--tune-limit", type=int, default=200, help="tasks used by --tune")
+    ap.add_argument(
+        "--order",
+        choices=["lambdarank", "none"],
+        default="lambdarank",
+        help="the final answer's order: LambdaRank (default) or the ranker's probabilities",
+    )
+    ap.add_argument(
+        "--local",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a LocalPolicy option for the local rows (e.g. max_hops=4; repeatable)",
+    )
     args = ap.parse_args(argv)
-    names = ["hotpotqa", "musique"] if args.dataset == "both" else [args.dataset]
+    local_options = {
+        k: float(v) if "." in v else int(v) for k, _, v in (o.partition("=") for o in args.local)
+    }
+    names = GROUPS.get(args.dataset, [args.dataset])
     config = Config()
     stores: dict[str, EmbeddedStore] = {}
     tasks: dict[str, list[Task]] = {}
@@ -300,12 +338,14 @@ def main(argv: list[str] | None = None) -> int:
         for label, make, over in baselines:
             if wanted(label.split()[0]):
                 print(summary(label, run(ts, store, make, config.override(over))), flush=True)
-        splits = held_out_models(name, ts, merged, others, extra, extra_docs)
+        splits = held_out_models(
+            name, ts, merged, others, extra, extra_docs, order=args.order == "lambdarank"
+        )
         which = {t.task_id: w for evaluated, w in splits for t in evaluated}
         learned: list[tuple[str, Callable[[LocalWeights], object]]] = [
             ("hybrid-rerank", lambda w: hybrid_rerank_policy(w, config=config)),
             ("no-prune", lambda w: no_prune_policy(w, config=config)),
-            ("local", lambda w: LocalPolicy(w, config=config)),
+            ("local", lambda w: LocalPolicy(w, config=config, **local_options)),
         ]
         for label, factory in learned:
             if not wanted(label):
@@ -319,10 +359,9 @@ def main(argv: list[str] | None = None) -> int:
                 return f(by_task[t.task_id])
 
             rows = run(ts, store, make, config)
-            warm = None
+            warm: list[float] = []
             if label == "local" and args.warm:
-                part = ts[: args.warm]
-                warm = statistics.fmean(r.ms for r in run(part, store, make, config))
+                warm = [r.ms for r in run(ts[: args.warm], store, make, config)]
             print(summary(label + " (held-out)", rows, warm), flush=True)
         own = [p for p in args.tune if p.rpartition(":")[2] == name]
         shared = [p for p in args.tune if p.rpartition(":")[2] not in DATASETS]
@@ -338,12 +377,8 @@ def main(argv: list[str] | None = None) -> int:
                 return LocalPolicy(replace(by_task[t.task_id], controls=c), config=config)
 
             rows = run(ts, store, make_tuned, config)
-            warm = None
-            if args.warm:
-                warm = statistics.fmean(
-                    r.ms for r in run(ts[: args.warm], store, make_tuned, config)
-                )
-            print(summary("local (tuned, held-out)", rows, warm), flush=True)
+            tuned_warm = [r.ms for r in run(ts[: args.warm], store, make_tuned, config)]
+            print(summary("local (tuned, held-out)", rows, tuned_warm), flush=True)
         if args.shipped:
             for label, factory in learned:
                 if wanted(label):

@@ -43,7 +43,7 @@ from thresher.harness.policy import QuestionScorer, RerankRequest
 from thresher.harness.state import LineageRecord
 from thresher.index.store import Hit
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
-from thresher.policies.local.bridges import Anchor, bridge_queries, question_patterns
+from thresher.policies.local.bridges import Anchor, Bridge, bridge_queries, question_patterns
 from thresher.policies.local.features import (
     AnchorView,
     Candidate,
@@ -213,19 +213,8 @@ class LocalPolicy:
             return None
         active = {a.chunk_id for a in obs.active}
         top = [r for r in ranked if r.chunk_id in active][:3]
-        anchors = [
-            Anchor(r.chunk_id, r.cand.chunk.doc_id, r.cand.chunk.title, r.cand.chunk.text, r.prob)
-            for r in top
-        ]
         known = {t: d for t, d in ep.titles.items()}
-        bridges = bridge_queries(
-            ep.question.question,
-            anchors,
-            known,
-            exclude_docs={r.cand.chunk.doc_id for r in ranked},
-            asked=ep.asked,
-            limit=self.bridges_per_hop,
-        )
+        bridges = self._bridges(ep, ranked, top, known, self.bridges_per_hop)
         if not bridges:
             return None
         if self.stop_at < 1.0 or self.recorder is not None:
@@ -262,6 +251,28 @@ class LocalPolicy:
             tool_calls=tuple(calls),
             hop=ep.hop,
             parents=tuple(dict.fromkeys(b.source for b in bridges)),
+        )
+
+    def _bridges(
+        self,
+        ep: _EpisodeState,
+        ranked: list[_Ranked],
+        chunks: list[_Ranked],
+        known: dict[str, str],
+        limit: int,
+    ) -> list[Bridge]:
+        """Follow-up queries read from ``chunks`` (anchors), best first."""
+        anchors = [
+            Anchor(r.chunk_id, r.cand.chunk.doc_id, r.cand.chunk.title, r.cand.chunk.text, r.prob)
+            for r in chunks
+        ]
+        return bridge_queries(
+            ep.question.question,
+            anchors,
+            known,
+            exclude_docs={r.cand.chunk.doc_id for r in ranked},
+            asked=ep.asked,
+            limit=limit,
         )
 
     def _prune_ids(self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]) -> list[str]:
@@ -392,10 +403,12 @@ class LocalPolicy:
         bx = base_matrix(cands, ep.question)
         base = self.weights.base.predict(bx)
         anchors = _anchor_views(cands, base, 4)
-        full = self.weights.ranker.predict(
-            np.hstack([bx, link_matrix(cands, ep.question, anchors)])
-        )
-        order = np.argsort(-full, kind="stable")
+        fx = np.hstack([bx, link_matrix(cands, ep.question, anchors)])
+        full = self.weights.ranker.predict(fx)
+        # the order: LambdaRank's when the weights carry it; the probabilities stay the
+        # ranker's (prune threshold, sufficiency features)
+        score = self.weights.order.logits(fx) if self.weights.order is not None else full
+        order = np.argsort(-score, kind="stable")
         return [
             _Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i]))
             for i in order

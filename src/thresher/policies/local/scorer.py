@@ -1,23 +1,31 @@
-"""The learned chunk-utility scorer: small models, numpy-only at inference.
+"""The learned chunk-utility scorer: small models over named features.
 
 A :class:`Model` is a logistic regression or a one-hidden-layer MLP over
 standardized features, ``p = sigmoid(f(z))`` with ``z = (x - mean) / std``:
 
 * logistic: ``f(z) = z·w + b``;
-* mlp: ``f(z) = relu(z W1 + b1)·w2 + b2``.
+* mlp: ``f(z) = relu(z W1 + b1)·w2 + b2``;
+* lambdarank: gradient-boosted trees trained with LightGBM's LambdaRank
+  objective (per-question groups, NDCG@5), kept as LightGBM's own text model
+  inside the weights file; ``f`` is the booster's raw score (an order, not a
+  probability).
 
 :class:`LocalWeights` bundles the three models the local policy uses: ``base``
 (chunk utility from the chunk and the queries), ``full`` (base plus links to
 the retained context, for search candidates), ``final`` (the same features,
 fit on the chunks episodes end with: the final ranking and prunes) and
-``stop`` (the sufficiency signal). They are saved
+``stop`` (the sufficiency signal), and optionally ``order`` (a LambdaRank
+model that orders the retained chunks for the final answer, while the
+probabilities of ``final`` still drive prunes and the stop signal). They are saved
 as one JSON file; the default one ships in ``weights/local_policy.json``.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +51,29 @@ class Model:
 
     Attributes:
         features: the column names it expects, in order.
-        kind: ``logistic`` or ``mlp``.
-        mean, std: standardization of each column.
-        params: ``w``, ``b`` (logistic) or ``W1``, ``b1``, ``w2``, ``b2`` (mlp).
+        kind: ``logistic``, ``mlp`` or ``lambdarank``.
+        mean, std: standardization of each column (identity for lambdarank: trees
+            need none).
+        params: ``w``, ``b`` (logistic), ``W1``, ``b1``, ``w2``, ``b2`` (mlp), or
+            ``model`` (lambdarank: LightGBM's text model).
     """
 
     features: tuple[str, ...]
     kind: str
     mean: np.ndarray
     std: np.ndarray
-    params: dict[str, np.ndarray] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def _booster(self) -> Any:
+        """The LightGBM booster of a lambdarank model, built once from its text."""
+        import lightgbm
+
+        return lightgbm.Booster(model_str=str(self.params["model"]))
+
+    @cached_property
+    def _lock(self) -> threading.Lock:
+        return threading.Lock()
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """Raw scores of the rows of ``x`` (shape ``(n, len(features))``)."""
@@ -63,6 +84,10 @@ class Model:
                 f"scorer expects {len(self.features)} features, got {x.shape[1]}; "
                 "retrain the local policy (thresher train-policy)"
             )
+        if self.kind == "lambdarank":
+            with self._lock:  # one booster, called from the harness's worker threads
+                raw = self._booster.predict(np.asarray(x, dtype=np.float64), num_threads=1)
+            return np.asarray(raw, dtype=np.float64)
         z = (x - self.mean) / self.std
         p = self.params
         if self.kind == "logistic":
@@ -75,25 +100,35 @@ class Model:
         return sigmoid(self.logits(x))
 
     def to_dict(self) -> dict[str, Any]:
+        params: dict[str, Any] = (
+            {"model": str(self.params["model"])}
+            if self.kind == "lambdarank"
+            else {k: np.asarray(v).tolist() for k, v in self.params.items()}
+        )
         return {
             "features": list(self.features),
             "kind": self.kind,
             "mean": self.mean.tolist(),
             "std": self.std.tolist(),
-            "params": {k: np.asarray(v).tolist() for k, v in self.params.items()},
+            "params": params,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Model:
         kind = str(data["kind"])
-        if kind not in ("logistic", "mlp"):
-            raise ConfigError(f"unknown scorer kind '{kind}'; expected logistic or mlp")
+        if kind not in ("logistic", "mlp", "lambdarank"):
+            raise ConfigError(f"unknown scorer kind '{kind}'; expected logistic, mlp or lambdarank")
+        params: dict[str, Any] = (
+            {"model": str(data["params"]["model"])}
+            if kind == "lambdarank"
+            else {k: np.asarray(v, dtype=np.float64) for k, v in data["params"].items()}
+        )
         return cls(
             tuple(data["features"]),
             kind,
             np.asarray(data["mean"], dtype=np.float64),
             np.asarray(data["std"], dtype=np.float64),
-            {k: np.asarray(v, dtype=np.float64) for k, v in data["params"].items()},
+            params,
         )
 
 
@@ -111,6 +146,8 @@ class LocalWeights:
         controls: LocalPolicy settings chosen with the weights (e.g. ``stop_at``,
             ``hop_k`` tuned by reward on synthetic tasks,
             :mod:`thresher.train.local.tune`); the policy's defaults otherwise.
+        order: a LambdaRank model ordering the retained chunks for the final answer
+            (base and link features); absent: ``ranker``'s probabilities order them.
     """
 
     base: Model
@@ -119,6 +156,7 @@ class LocalWeights:
     meta: dict[str, Any] = field(default_factory=dict)
     final: Model | None = None
     controls: dict[str, Any] = field(default_factory=dict)
+    order: Model | None = None
 
     @property
     def ranker(self) -> Model:
@@ -137,6 +175,7 @@ class LocalWeights:
             "final": self.final.to_dict() if self.final is not None else None,
             "meta": self.meta,
             **({"controls": self.controls} if self.controls else {}),
+            **({"order": self.order.to_dict()} if self.order is not None else {}),
         }
         out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         return out
@@ -161,7 +200,7 @@ def load_weights(path: str | Path | None = None) -> LocalWeights:
     if not isinstance(data, dict) or data.get("format", 0) > _FORMAT or "base" not in data:
         raise ConfigError(f"{p} is not a local policy weights file of format <= {_FORMAT}")
     try:
-        stop, final = data.get("stop"), data.get("final")
+        stop, final, order = data.get("stop"), data.get("final"), data.get("order")
         return LocalWeights(
             Model.from_dict(data["base"]),
             Model.from_dict(data["full"]),
@@ -169,6 +208,7 @@ def load_weights(path: str | Path | None = None) -> LocalWeights:
             dict(data.get("meta") or {}),
             Model.from_dict(final) if final else None,
             dict(data.get("controls") or {}),
+            Model.from_dict(order) if order else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"local policy weights {p} are malformed: {exc!r}") from exc

@@ -36,7 +36,7 @@ from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES, Candi
 from thresher.policies.local.scorer import LocalWeights, Model
 from thresher.policies.local.stop import STOP_FEATURES
 from thresher.tasks.task import Task
-from thresher.train.local.fit import fit_logistic, fit_mlp, prior_model
+from thresher.train.local.fit import fit_lambdarank, fit_logistic, fit_mlp, prior_model
 
 __all__ = [
     "TrainingData",
@@ -263,12 +263,39 @@ def curriculum_tasks(tasks: Sequence[Task], steps: int, *, seed: int = 0) -> lis
     return [t for step in range(steps) for t in sampler.sample(step, 1)]
 
 
+def final_groups(data: TrainingData) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The "final" blocks (the chunks each episode ended with) as ranking groups.
+
+    Returns ``(x, y, group sizes)``: full-feature rows, gold labels, and one group
+    per episode that holds both gold and non-gold chunks (others teach no order).
+    """
+    kinds = data.kinds or ["pool"] * len(data.labels)
+    xs, ys, sizes = [], [], []
+    for full, labels, kind in zip(data.full, data.labels, kinds, strict=True):
+        if kind != "final" or len(labels) < 2 or labels.min() == labels.max():
+            continue
+        xs.append(full)
+        ys.append(labels)
+        sizes.append(len(labels))
+    if not sizes:
+        return np.zeros((0, len(FULL_FEATURES))), np.zeros(0), []
+    return np.vstack(xs), np.concatenate(ys), sizes
+
+
 def fit_weights(
-    data: TrainingData, *, kind: str = "logistic", meta: dict[str, Any] | None = None
+    data: TrainingData,
+    *,
+    kind: str = "logistic",
+    meta: dict[str, Any] | None = None,
+    order: bool = True,
+    seed: int = 0,
 ) -> LocalWeights:
-    """Fit base, full and stop models on ``data``.
+    """Fit base, full, final and stop models on ``data``, and the LambdaRank ``order``.
 
     kind: ``logistic`` or ``mlp`` for the chunk models (stop is always logistic).
+    order: also fit the LambdaRank model that orders the final answer (needs at
+        least 20 episodes ending with both gold and non-gold chunks).
+    seed: LightGBM's seed (the fit is single-threaded and deterministic).
     """
     bx, fx, y = data.arrays()
     if len(y) == 0 or y.min() == y.max():
@@ -294,8 +321,14 @@ def fit_weights(
     if len(sy) >= 10 and 0 < sy.sum() < len(sy):
         sw = np.asarray(data.stop_sample_weights())
         stop = fit_logistic(np.vstack(data.stop_x), sy, STOP_FEATURES, l2=3.0, weight=sw)
+    ordering = None
+    ox, oy, sizes = final_groups(data)
+    if order and len(sizes) >= 20:
+        ordering = fit_lambdarank(ox, oy, sizes, FULL_FEATURES, seed=seed)
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
-    return LocalWeights(base, full, stop, info, final)
+    if ordering is not None:
+        info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
+    return LocalWeights(base, full, stop, info, final, order=ordering)
 
 
 def train(
