@@ -43,6 +43,9 @@ class Bench:
 BENCHES: tuple[Bench, ...] = (
     Bench("bench_harness.py", ("--docs", "80", "--repeats", "2", "--turns", "4")),
     Bench("bench_synth_tasks.py", ("--world-size", "small", "--n", "20")),
+    Bench("bench_attacks.py", ("--size", "small")),
+    Bench("bench_kills.py", ("--kills", "20", "--server-kills", "3")),
+    Bench("bench_serve.py", ("--n", "20")),
     Bench("bench_index.py", ("--limit", "300", "--queries", "20"), needs_dev=True),
     Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
     Bench(

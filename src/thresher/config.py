@@ -3,11 +3,18 @@
 Sections are frozen dataclasses. ``Config.load(path)`` reads a TOML or JSON file
 whose tables mirror the sections; ``config.override({"budget.total": 16384})``
 returns a copy with dotted keys replaced (the CLI and API use it).
+
+Values are checked as they come in: numbers must be finite and not negative
+(a boolean is not a number, an integer setting takes no fraction), a choice
+must be one of its choices, and the budget's shares lie in (0, 1] with the
+soft one not above the hard one. Each bad value is a ``ConfigError`` naming
+the setting.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
@@ -115,6 +122,23 @@ class BudgetConfig:
     per_call_tokens: int = 4_096
     reply_reserve: int = 1_024
 
+    def __post_init__(self) -> None:
+        for name in ("soft_fraction", "hard_fraction"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and 0 < value <= 1):
+                raise ConfigError(
+                    f"setting 'budget.{name}' must be a share of the budget in (0, 1], "
+                    f"got {value!r}"
+                )
+        if self.soft_fraction > self.hard_fraction:
+            raise ConfigError(
+                f"setting 'budget.soft_fraction' ({self.soft_fraction}) must not exceed "
+                f"'budget.hard_fraction' ({self.hard_fraction}): the prune-or-conclude notice "
+                "comes before the hard limit"
+            )
+        if self.total <= 0:
+            raise ConfigError(f"setting 'budget.total' must be a positive number, got {self.total}")
+
 
 @dataclass(frozen=True, slots=True)
 class EpisodeConfig:
@@ -197,6 +221,11 @@ class Config:
             raise ConfigError(
                 f"config file {p} is not valid {p.suffix[1:] or 'JSON'}: {exc}"
             ) from exc
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f'{p}: a config file holds tables of settings ({{"budget": {{"total": '
+                f"16384}}}}), not a {type(data).__name__}"
+            )
         flat: dict[str, Any] = {}
         for section, values in data.items():
             if not isinstance(values, dict):
@@ -207,10 +236,10 @@ class Config:
 
     def override(self, values: dict[str, Any]) -> Config:
         """A copy with dotted keys (``"budget.total"``) replaced; values are type-checked."""
-        config = self
+        changes: dict[str, dict[str, Any]] = {}
         for dotted, value in values.items():
             section_name, _, key = dotted.partition(".")
-            section = getattr(config, section_name, None)
+            section = getattr(self, section_name, None)
             if not is_dataclass(section) or not key:
                 raise ConfigError(
                     f"unknown config section in '{dotted}'; sections: "
@@ -222,8 +251,10 @@ class Config:
                     f"unknown setting '{dotted}'; {section_name} has: " + ", ".join(known)
                 )
             current = getattr(section, key)
-            value = _coerce(dotted, value, type(current))
-            updated: Any = replace(section, **{key: value})  # type: ignore[type-var]
+            changes.setdefault(section_name, {})[key] = _coerce(dotted, value, type(current))
+        config = self
+        for section_name, updates in changes.items():  # one section at a time, checked whole
+            updated: Any = replace(getattr(config, section_name), **updates)
             config = replace(config, **{section_name: updated})
         return config
 
@@ -245,11 +276,17 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
         if isinstance(value, str) and value.lower() in {"true", "false", "1", "0"}:
             return value.lower() in {"true", "1"}
     elif kind in (int, float):
+        if isinstance(value, bool):
+            raise ConfigError(f"setting '{name}' expects a number, got the boolean {value!r}")
         try:
             out = kind(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             pass
         else:
+            if not math.isfinite(out):
+                raise ConfigError(f"setting '{name}' must be a finite number, got {value!r}")
+            if kind is int and isinstance(value, float) and not value.is_integer():
+                raise ConfigError(f"setting '{name}' expects a whole number, got {value!r}")
             if out < 0:
                 raise ConfigError(f"setting '{name}' must not be negative, got {value!r}")
             return out

@@ -76,3 +76,21 @@ def test_eval_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["eval", "--a", "nope", "--b", "single-shot", str(tasks)]) == 2
     assert "neither a config file nor a policy" in capsys.readouterr().err
     assert main(["eval", "--a", "single-shot", "--b", "single-shot", str(tmp_path / "x.json")]) == 2
+
+
+def test_eval_with_whitespace_in_ids_writes_every_output(tmp_path: Path, capsys) -> None:
+    """A task id holding whitespace (TREC cannot) used to fail after every episode ran."""
+    records = [dict(r, _id=f"task {r['_id']}") for r in _RECORDS]
+    tasks = tmp_path / "spaced.json"
+    tasks.write_text(json.dumps(records), encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["eval", "--a", "single-shot", "--b", "single-shot", str(tasks), "--out", str(out),
+            "--cache-dir", str(tmp_path / "cache"), "--resamples", "200", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    files = json.loads(capsys.readouterr().out)["files"]
+    for name in ("tasks", "summary_json", "summary_md", "html", "run_a", "run_b", "qrels"):
+        assert Path(files[name]).is_file(), name
+    from thresher.tasks.trec import read_qrels, read_run
+
+    assert set(read_run(files["run_a"], decode_ids=True)) == {"task h1", "task h2"}
+    assert set(read_qrels(files["qrels"], decode_ids=True)) == {"task h1", "task h2"}

@@ -54,3 +54,63 @@ def test_pre_keeps_whitespace_and_table_cells_are_separated() -> None:
     text, _, _ = html_to_text("<p>p</p><pre>  a\n    b</pre><table><tr><td>x<td>y<tr><td>z</table>")
     assert "  a\n    b" in text
     assert "x y\nz" in text
+
+
+def _traced_steps(html: str) -> int:
+    """Python steps (calls and lines, generator steps included) one conversion takes:
+    a count of work that does not depend on the machine's speed."""
+    import sys
+
+    steps = 0
+
+    def tracer(frame, event, arg):
+        nonlocal steps
+        steps += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        html_to_text(html)
+    finally:
+        sys.settrace(None)
+    return steps
+
+
+def test_unmatched_end_tags_cost_linear_work() -> None:
+    """Many open elements then many end tags matching none (the attack: 50k <div> then
+    50k </span>): each end tag must not scan the open-element stack."""
+
+    def page(n: int) -> str:
+        return "<div>" * n + "x" + "</span>" * n
+
+    small, large = _traced_steps(page(400)), _traced_steps(page(1600))
+    assert large / small < 6  # linear: about 4; scanning the stack: about 14
+    text, _, _ = html_to_text("<div>" * 50_000 + "deep" + "</span>" * 50_000)
+    assert text == "deep"
+
+
+def test_matched_end_tags_still_close_what_they_name() -> None:
+    html = "<div><p>a<span>b</div>c<ul><li>d</li></ul>"
+    text, _, _ = html_to_text(html)
+    assert text == "ab\n\nc\n\nd"
+
+
+def test_text_painted_in_its_background_or_placed_off_screen_is_hidden() -> None:
+    """White on white, far off screen, or indented out of view: a reader never sees it."""
+    hiders = [
+        '<span style="color:#ffffff;background-color:#ffffff">X</span>',
+        '<span style="color: white; background: #FFF">X</span>',
+        '<span style="position:absolute;left:-9999px">X</span>',
+        '<div style="position: fixed; top: -5000px">X</div>',
+        '<span style="text-indent:-10000px">X</span>',
+    ]
+    for hider in hiders:
+        text, _, counts = html_to_text(f"<p>seen {hider.replace('X', 'secret order')}</p>")
+        assert "secret order" not in text and "seen" in text, hider
+        assert counts.get("hidden_html", 0) >= 1, hider
+    for visible in (
+        '<span style="color:#000;background:#fff">kept</span>',
+        '<span style="position:absolute;left:12px">kept</span>',
+    ):
+        text, _, _ = html_to_text(f"<p>seen {visible}</p>")
+        assert "kept" in text, visible

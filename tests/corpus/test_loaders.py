@@ -373,3 +373,32 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         list(iter_documents([f]))
     assert "\n" not in str(info.value)
+
+
+def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, caplog, monkeypatch):
+    import logging
+
+    from thresher.corpus import loaders
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "log.txt").write_text("word " * 1000, encoding="utf-8")  # one line, 5000 chars
+    (folder / "note.txt").write_text("A short note.", encoding="utf-8")
+    (folder / "huge.txt").write_text("x" * 5000, encoding="utf-8")  # > 4 bytes per allowed char
+    records = [{"id": "big", "text": "y" * 2000}, {"id": "small", "text": "fine"}]
+    (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    real = loaders.read_bytes
+
+    def never_the_huge_one(path):
+        assert path.name != "huge.txt", "a file certainly over the limit must not be read"
+        return real(path)
+
+    monkeypatch.setattr(loaders, "read_bytes", never_the_huge_one)
+    stats = LoadStats()
+    with caplog.at_level(logging.WARNING, logger="thresher.corpus.loaders"):
+        docs = list(iter_documents([folder], stats, max_chars=1000))
+    assert sorted(d.doc_id for d in docs) == ["note.txt", "small"]
+    assert stats.skipped["too_large"] == 3
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "log.txt: skipped" in warned and "r.jsonl:1: skipped" in warned
+    assert "huge.txt: skipped" in warned and "split it" in warned

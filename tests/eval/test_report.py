@@ -85,3 +85,11 @@ def test_docs_eval_md_has_the_failure_attribution_table() -> None:
     rows = [line for line in section.splitlines() if line.startswith("| ")]
     labels = {row.split("|")[1].strip() for row in rows[1:]}  # rows[0]: the header
     assert labels == set(CAUSE_LABELS.values())
+
+
+def test_safe_names_stay_distinct_for_distinct_ids() -> None:
+    from thresher.eval.protocol import safe_name
+
+    assert safe_name("q1") == "q1"
+    names = {safe_name(x) for x in ("a b", "a_b", "a/b", "a  b")}
+    assert len(names) == 4 and all("/" not in n and " " not in n for n in names)

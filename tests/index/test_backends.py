@@ -50,8 +50,8 @@ def test_opening_and_ingesting_go_through_the_same_registry(monkeypatch) -> None
         calls.append(("open", location, config.retrieval.rrf_k, embedder))
         return "a store"
 
-    def ingester(documents, location, config, embedder, progress):
-        calls.append(("ingest", location, len(list(documents)), progress))
+    def ingester(documents, location, config, embedder, progress, sources):
+        calls.append(("ingest", location, len(list(documents)), progress, sources))
         return IngestReport(documents_seen=1)
 
     monkeypatch.setattr(backends, "_BY_SCHEME", dict(backends._BY_SCHEME))
@@ -59,7 +59,12 @@ def test_opening_and_ingesting_go_through_the_same_registry(monkeypatch) -> None
     config = Config().override({"retrieval.rrf_k": 9})
     assert open_store("mem://x", config, embedder="e") == "a store"  # type: ignore[arg-type]
     assert ingest(make_documents()[:2], "MEM://x", progress=False).documents_seen == 1
-    assert calls == [("open", "mem://x", 9, "e"), ("ingest", "MEM://x", 2, False)]
+    assert ingest(make_documents()[:1], "mem://x", progress=False, sources=["d"]).documents_seen
+    assert calls == [
+        ("open", "mem://x", 9, "e"),
+        ("ingest", "MEM://x", 2, False, None),  # no sources: the documents are the corpus
+        ("ingest", "mem://x", 1, False, ["d"]),
+    ]
 
 
 def test_only_url_schemes_can_be_registered() -> None:

@@ -85,3 +85,24 @@ def test_read_errors_name_file_and_line(tmp_path: Path) -> None:
         read_qrels(qrels)
     with pytest.raises(InputError, match="no such run file"):
         read_run(tmp_path / "missing.txt")
+
+
+def test_encoded_ids_round_trip_and_still_match_between_run_and_qrels(tmp_path: Path) -> None:
+    from thresher.tasks.trec import decode_id, encode_id
+
+    ids = ["my notes.md", "50%off", "tab\there", "wide\u3000space", "plain", "é é"]
+    for value in ids:
+        assert decode_id(encode_id(value)) == value and not any(
+            c.isspace() for c in encode_id(value)
+        )
+    run = {"q 1": ids}
+    qrels = {"q 1": {"my notes.md": 1, "50%off": 2}}
+    with pytest.raises(InputError, match="encode_ids"):
+        write_run(tmp_path / "r.txt", run)
+    write_run(tmp_path / "r.txt", run, encode_ids=True)
+    write_qrels(tmp_path / "q.txt", qrels, encode_ids=True)
+    assert all(len(line.split()) == 6 for line in (tmp_path / "r.txt").read_text().splitlines())
+    assert list(read_run(tmp_path / "r.txt", decode_ids=True)["q 1"]) == ids
+    assert read_qrels(tmp_path / "q.txt", decode_ids=True) == qrels
+    raw = read_qrels(tmp_path / "q.txt")  # as trec_eval sees them: same keys in both files
+    assert set(raw["q%201"]) <= set(read_run(tmp_path / "r.txt")["q%201"])

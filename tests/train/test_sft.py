@@ -144,3 +144,10 @@ def test_keep_probability_by_hand() -> None:
 
 def test_malformed_reason_of_an_empty_episode() -> None:
     assert malformed_reason([]) == "no_episode_start"
+
+
+def test_a_cancelled_episode_is_no_training_example() -> None:
+    from thresher.harness.trace import EpisodeEnd, EpisodeStart
+
+    events = [EpisodeStart(question="q"), EpisodeEnd(turn=1, exit_reason="cancelled")]
+    assert malformed_reason(events) == "exit_cancelled"

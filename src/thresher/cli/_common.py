@@ -6,13 +6,26 @@ episode view and progress bars. ``--json`` means a program is reading, so it
 turns the live view and the progress bars off (:func:`live_view`,
 :func:`show_progress`); bars are also off whenever stderr is not a terminal
 (tqdm's ``disable=None``, or the ingest's own check).
+
+Terminal rule: ids, titles and chunk text are corpus data, and a terminal obeys
+what it is sent (ESC starts a control sequence that can rewrite the screen or
+the title bar, bidi controls reorder what a person reads, a newline inside an id
+forges a line). Every line of corpus data a command prints goes through
+:func:`terminal_line` (one line) or :func:`terminal_text` (newlines and tabs
+kept), which show each other non-printable character as a visible escape
+(``\\x1b``, ``\\u202e``); :func:`print_json` writes them as JSON ``\\uXXXX``
+escapes, which read back to the same strings. A dozen lines of our own, since
+what to keep (``\\n``, ``\\t``) and how to show the rest is the whole of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from thresher.config import Config
@@ -23,9 +36,36 @@ __all__ = [
     "load_config",
     "print_json",
     "shorten",
+    "terminal_line",
+    "terminal_text",
     "live_view",
     "show_progress",
+    "warnings_on_stderr",
 ]
+
+
+@contextlib.contextmanager
+def warnings_on_stderr(logger: str, *, enabled: bool = True) -> Iterator[None]:
+    """Show ``logger``'s warnings on stderr (``thresher: message``) for the block's duration.
+
+    The library reports conditions a person should know about (an ingest waiting
+    for another one's lock) as warnings; the CLI prints them, one safe line each.
+    """
+    if not enabled:
+        yield
+        return
+
+    class _Line(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            print(terminal_line(f"thresher: {record.getMessage()}"), file=sys.stderr, flush=True)
+
+    handler = _Line(logging.WARNING)
+    target = logging.getLogger(logger)
+    target.addHandler(handler)
+    try:
+        yield
+    finally:
+        target.removeHandler(handler)
 
 
 def add_index_arg(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -67,15 +107,51 @@ def load_config(args: argparse.Namespace, extra: dict[str, Any] | None = None) -
     return config.override(overrides) if overrides else config
 
 
+def _visible(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def terminal_line(text: str) -> str:
+    """``text`` safe to print as one terminal line: every non-printable character
+    (newline, ESC, bidi and zero-width characters...) shown as a visible escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _visible(c) for c in text)
+
+
+def terminal_text(text: str) -> str:
+    """Like :func:`terminal_line`, but newlines and tabs are kept (chunk text)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in "\n\t" else _visible(c) for c in text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def print_json(data: Any) -> None:
-    """One JSON document on stdout."""
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    """One JSON document on stdout; non-printable characters as ``\\uXXXX`` escapes.
+
+    Structure is ASCII, so a non-printable character can only be inside a
+    string, where the escape is exact: the document reads back unchanged.
+    """
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() or c == "\n" else _json_escape(c) for c in text)
+    sys.stdout.write(text + "\n")
 
 
 def shorten(text: str, width: int = 160) -> str:
-    """One line of at most ``width`` characters."""
-    flat = " ".join(text.split())
+    """One terminal-safe line of at most ``width`` characters (see :func:`terminal_line`)."""
+    flat = terminal_line(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import argparse
 
-from thresher.cli._common import add_config_args, add_index_arg, load_config, print_json, shorten
+from thresher.cli._common import (
+    add_config_args,
+    add_index_arg,
+    load_config,
+    print_json,
+    shorten,
+    terminal_line,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +40,10 @@ def run(args: argparse.Namespace) -> int:
     if not found.total:
         print("no match")
     for hit in found.hits:
-        print(f"{hit.chunk.chunk_id}\t{hit.chunk.title}\t{shorten(hit.chunk.text, 120)}")
+        chunk = hit.chunk
+        print(
+            f"{terminal_line(chunk.chunk_id)}\t{terminal_line(chunk.title)}\t{shorten(chunk.text, 120)}"
+        )
     if found.cut:
         print(f"{len(found.hits)} of {found.total} matching chunks (raise --limit to see more)")
     return 0

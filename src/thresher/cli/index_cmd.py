@@ -1,4 +1,13 @@
-"""``thresher index PATH... --index DIR``: ingest sources into an index (incremental)."""
+"""``thresher index PATH... --index DIR``: ingest sources into an index (incremental).
+
+Deletion is scoped to the paths named: a document already in the index is
+deleted only when it was read from under one of them and the input no longer
+has it, so indexing one file or folder never touches documents that came from
+elsewhere. ``--sync`` makes the index hold exactly the inputs named (every other
+document is deleted). An input that yields no document is an error and changes
+nothing. While another ingest holds the index folder, the command says that it
+waits for it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +19,7 @@ from thresher.cli._common import (
     load_config,
     print_json,
     show_progress,
+    warnings_on_stderr,
 )
 
 
@@ -24,6 +34,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-tokens", type=int, help="max tokens per chunk (default 512)")
     parser.add_argument("--embedder", help="embedder name (default minilm-int8)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--max-doc-chars",
+        type=int,
+        metavar="N",
+        help="skip (with a warning) documents longer than N characters (default 8000000)",
+    )
+    parser.add_argument(
+        "--sync",
+        action="store_true",
+        help="make the index hold exactly these inputs: delete every document not in them "
+        "(default: delete only documents that came from the paths named and are gone)",
+    )
     add_config_args(parser)
 
 
@@ -35,12 +57,15 @@ def run(args: argparse.Namespace) -> int:
         args,
         {"chunking.max_tokens": args.chunk_tokens, "retrieval.embedder": args.embedder},
     )
-    report = ingest(
-        iter_documents(args.paths),
-        args.index,
-        config,
-        progress=show_progress(args),
-    )
+    limit = {} if args.max_doc_chars is None else {"max_chars": args.max_doc_chars}
+    with warnings_on_stderr("thresher", enabled=not args.json):
+        report = ingest(
+            iter_documents(args.paths, **limit),
+            args.index,
+            config,
+            progress=show_progress(args),
+            sources=None if args.sync else args.paths,
+        )
     if args.json:
         print_json(report.to_dict())
         return 0
@@ -51,6 +76,11 @@ def run(args: argparse.Namespace) -> int:
         f"{report.chunks_added} chunks added, {report.chunks_deleted} removed "
         f"in {report.seconds:.1f} s"
     )
+    if report.documents_kept:
+        print(
+            f"{report.documents_kept} other documents in the index (from paths not named) "
+            "left as they are; --sync deletes them"
+        )
     removed = {k: v for k, v in report.sanitized.items() if v}
     if removed:
         print("sanitized: " + ", ".join(f"{k} {v}" for k, v in sorted(removed.items())))

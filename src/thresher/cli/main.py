@@ -23,11 +23,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "grep": ("grep_cmd", "regular-expression search over an index"),
     "read": ("read_cmd", "print a document (or chunks) by id"),
     "stats": ("stats_cmd", "summarize an index"),
-    "trace": ("trace_cmd", "inspect an episode trace (show, replay)"),
+    "trace": ("trace_cmd", "inspect an episode trace (show, replay, view)"),
     "synth": ("synth_cmd", "synthesize fictional corpora and multi-hop tasks"),
     "train-policy": ("train_policy_cmd", "fit the local policy's scorer on task files"),
     "export-sft": ("export_sft_cmd", "write chat-format SFT trajectories from episode traces"),
     "eval": ("eval_cmd", "paired evaluation of two configurations on a task file, with a report"),
+    "serve": ("serve_cmd", "serve the HTTP API: POST /search streamed as server-sent events"),
+    "mcp": ("mcp_cmd", "serve thresher as an MCP server (stdio or streamable HTTP)"),
 }
 
 
@@ -62,7 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(module.run(args) or 0)
     except ThresherError as exc:
-        print(f"thresher {chosen}: error: {exc}", file=sys.stderr)
+        from thresher.cli._common import terminal_line
+
+        print(terminal_line(f"thresher {chosen}: error: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"thresher {chosen}: interrupted", file=sys.stderr)

@@ -20,6 +20,7 @@ from thresher.cli._common import (
     load_config,
     print_json,
     shorten,
+    terminal_line,
 )
 
 __all__ = ["add_arguments", "run"]
@@ -67,16 +68,17 @@ def run(args: argparse.Namespace) -> int:
         if not result.documents:
             print("(no documents)")
         for doc in result.documents:
-            print(f"{doc.rank}. {doc.doc_id}  {doc.title}")
+            print(terminal_line(f"{doc.rank}. {doc.doc_id}  {doc.title}"))
             if doc.justification:
                 print(f"   {shorten(doc.justification, 200)}")
             print(f"   {shorten(doc.text, 200)}")
         if result.partial:
-            print(f"(partial result: {result.exit_reason.value} {result.message})".rstrip())
+            partial = f"(partial result: {result.exit_reason.value} {result.message})"
+            print(terminal_line(partial.rstrip()))
     if args.trace and watching:
         print(f"trace written to {args.trace}", file=sys.stderr)
     if result.exit_reason is ExitReason.INVALID_INPUT:
-        print(f"thresher search: error: {result.message}", file=sys.stderr)
+        print(terminal_line(f"thresher search: error: {result.message}"), file=sys.stderr)
         return 2
     failed = (ExitReason.POLICY_ERROR, ExitReason.ENDPOINT_UNAVAILABLE, ExitReason.ERROR)
     if result.exit_reason in failed:

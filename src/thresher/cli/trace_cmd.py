@@ -1,9 +1,11 @@
-"""``thresher trace show FILE [--turn N]`` and ``thresher trace replay FILE --turn N``.
+"""``thresher trace show FILE [--turn N]``, ``trace replay FILE --turn N``, ``trace view FILE``.
 
 ``show`` prints an episode turn by turn (usage, proposals, tool results,
 prunes, refusals, the final answer); ``replay`` rebuilds the state at a turn
 from the trace alone and prints it (``--messages``: the exact transcript the
-policy was sent).
+policy was sent); ``view`` writes the trace viewer page (one self-contained
+HTML file) or serves it on loopback (``--serve``), with the failure
+attribution when the trace comes from ``thresher eval``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import argparse
 import json
 from typing import Any
 
-from thresher.cli._common import print_json, shorten
+from thresher.cli._common import print_json, shorten, terminal_line, terminal_text
 
 __all__ = ["add_arguments", "run", "format_event"]
 
@@ -28,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rep.add_argument("--turn", type=int, help="0-based turn (default: the end)")
     rep.add_argument("--messages", action="store_true", help="print the transcript sent")
     rep.add_argument("--json", action="store_true", help="print JSON")
+    view = sub.add_parser("view", help="write (or serve) the trace viewer page")
+    view.add_argument("file", metavar="FILE", help="a trace (.jsonl)")
+    view.add_argument("--out", metavar="HTML", help="the page to write (default: FILE.html)")
+    view.add_argument(
+        "--serve", action="store_true", help="serve the page on 127.0.0.1 instead of writing it"
+    )
+    view.add_argument("--port", type=int, default=0, help="--serve port (default: any free one)")
 
 
 def _args(arguments: dict[str, Any]) -> str:
@@ -35,7 +44,23 @@ def _args(arguments: dict[str, Any]) -> str:
 
 
 def format_event(event: Any) -> list[str]:
-    """Human lines for one trace event (empty for events not worth a line)."""
+    """Human lines for one trace event (empty for events not worth a line).
+
+    Each line is terminal-safe (:func:`~thresher.cli._common.terminal_line`): ids,
+    queries and messages in a trace are corpus or policy text.
+    """
+    return [terminal_line(line) for line in _event_lines(event)]
+
+
+def _flagged_line(flagged: list[dict[str, Any]]) -> list[str]:
+    """``! after flagged text in view: id (flags); ...`` when a decision followed flagged text."""
+    if not flagged:
+        return []
+    named = "; ".join(f"{f['id']} ({', '.join(f['flags'])})" for f in flagged)
+    return [f"     ! after flagged text in view: {shorten(named, 200)}"]
+
+
+def _event_lines(event: Any) -> list[str]:
     kind = event.type
     if kind == "episode_start":
         budget = event.config.get("budget", {}).get("total", "?")
@@ -67,7 +92,7 @@ def format_event(event: Any) -> list[str]:
         line = f"   {mark} {event.tool} [{event.call_id}] {text} · {event.tokens} tok"
         if event.elapsed_s:
             line += f" · {event.elapsed_s * 1000:.0f} ms"
-        return [line]
+        return [line, *_flagged_line(event.flagged)]
     if kind == "refusal":
         return [f"   ✗ refusal {event.code}: {shorten(event.message, 200)}"]
     if kind == "usage":
@@ -76,7 +101,7 @@ def format_event(event: Any) -> list[str]:
             f" completion {event.completion_tokens}, correction {event.correction}"
         ]
     if kind == "final":
-        lines = [f"   final: {len(event.documents)} document(s)"]
+        lines = [f"   final: {len(event.documents)} document(s)", *_flagged_line(event.flagged)]
         for d in event.documents:
             lines.append(f"     {d['rank']}. {d['doc_id']}  {shorten(d['justification'], 160)}")
         return lines
@@ -143,31 +168,94 @@ def _replay(args: argparse.Namespace, events: list[Any]) -> int:
         return 0
     where = f"turn {data['turn']}" if args.turn is not None else "the end"
     print(f"state at {where}: [Token usage: {data['used']}/{data['budget']}]")
-    print(f"current query: {data['current_query']}")
+    print(f"current query: {terminal_line(data['current_query'])}")
     print(f"cache: {len(data['cache'])} chunk(s) · exit: {data['exit_reason'] or '-'}")
     for label in ("active", "pruned"):
         print(f"{label} ({len(data[label])}):")
         for c in data[label]:
             lin = c["lineage"] or {}
             print(
-                f"  {c['chunk_id']}  {shorten(c['title'], 50)}  ← {lin.get('tool', '?')}"
+                f"  {terminal_line(c['chunk_id'])}  {shorten(c['title'], 50)}  ← {lin.get('tool', '?')}"
                 f"({shorten(str(lin.get('query', '')), 60)}) turn {lin.get('turn')} "
                 f"rank {lin.get('rank')}"
             )
     if args.messages:
         for m in data["messages"]:
-            print(f"--- {m['role']}" + (f" [{m['tool_call_id']}]" if "tool_call_id" in m else ""))
+            call_id = f" [{m['tool_call_id']}]" if "tool_call_id" in m else ""
+            print(terminal_line(f"--- {m['role']}{call_id}"))
             if m.get("content"):
-                print(m["content"])
+                print(terminal_text(m["content"]))
             for c in m.get("tool_calls") or []:
-                print(f"→ {c['function']['name']}({c['function']['arguments']}) [{c['id']}]")
+                fn = c["function"]
+                print(terminal_line(f"→ {fn['name']}({fn['arguments']}) [{c['id']}]"))
     return 0
 
 
+def _view(args: argparse.Namespace, events: list[Any]) -> int:
+    from pathlib import Path
+
+    from thresher.serve.viewer import eval_context, render_viewer
+
+    path = Path(args.file)
+    page = render_viewer(
+        [e.to_dict() for e in events], source=path.name, context=eval_context(path)
+    )
+    if args.serve:
+        return _serve_page(page.html, page.csp, args.port)
+    out = Path(args.out) if args.out else path.with_suffix(".html")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page.html, encoding="utf-8")
+    print(out)
+    return 0
+
+
+def _serve_page(html: str, csp: str, port: int) -> int:
+    """Serve one page on 127.0.0.1 until interrupted (stdlib: nothing else is needed)."""
+    import sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    body = html.encode("utf-8")
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Security-Policy", csp)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Page)
+    print(f"http://127.0.0.1:{server.server_address[1]}/  (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+_MALFORMED = (TypeError, AttributeError, KeyError, ValueError, IndexError)
+
+
 def run(args: argparse.Namespace) -> int:
+    from thresher.errors import InputError
     from thresher.harness.trace import read_jsonl
 
     events = read_jsonl(args.file)
-    if args.action == "show":
-        return _show(args, events)
-    return _replay(args, events)
+    if args.action == "view":
+        return _view(args, events)
+    try:
+        if args.action == "show":
+            return _show(args, events)
+        return _replay(args, events)
+    except _MALFORMED as exc:  # a line that parsed as an event but holds the wrong types
+        raise InputError(
+            f"{args.file}: an event does not have the shape of a thresher trace event "
+            f"({type(exc).__name__}: {exc}); check that the file is a trace written by "
+            "`thresher search --trace`"
+        ) from exc

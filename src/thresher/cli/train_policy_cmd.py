@@ -71,7 +71,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kind", choices=["logistic", "mlp"], default="logistic", help="chunk model kind"
     )
+    parser.add_argument(
+        "--controls",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a policy control in the weights (stop_at, hop_k, bridges_per_hop, max_hops); "
+        "applied after --tune (repeatable)",
+    )
     add_config_args(parser)
+
+
+def with_controls(weights: Any, items: list[str]) -> Any:
+    """``weights`` with the controls ``KEY=VALUE`` set; raises ``InputError`` naming a bad one."""
+    from dataclasses import replace
+
+    from thresher.errors import InputError
+    from thresher.policies.local.policy import DEFAULT_CONTROLS
+
+    controls = dict(weights.controls)
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or key not in DEFAULT_CONTROLS:
+            raise InputError(
+                f"--controls {item!r}: expected KEY=VALUE with KEY one of "
+                f"{', '.join(DEFAULT_CONTROLS)}"
+            )
+        kind = type(DEFAULT_CONTROLS[key])
+        try:
+            controls[key] = kind(value)
+        except ValueError as exc:
+            raise InputError(f"--controls {item!r}: {key} takes a {kind.__name__}") from exc
+    meta = {**weights.meta, "controls_set": sorted(items)}
+    return replace(weights, controls=controls, meta=meta)
 
 
 def split_pair(value: str) -> tuple[Path, Path]:
@@ -177,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
             store.close()
     if args.tune:  # after closing: the tuning index may be one of the training indexes
         weights = tune(args.tune, args.tune_limit, weights, config, quiet=say is None)
+    if args.controls:
+        weights = with_controls(weights, args.controls)
     path = weights.save(out / "local_policy.json")
     if args.json:
         print_json({"weights": str(path), "meta": weights.meta})

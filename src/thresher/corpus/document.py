@@ -23,6 +23,10 @@ class Document:
         source: where it came from (relative path, ``file.jsonl:LINE``, dataset name).
         metadata: free-form JSON-safe extras carried onto every chunk.
         sanitized: counts of what sanitization removed, by kind.
+        origin: the absolute path of the file it was read from ('' when it came
+            from elsewhere); ingestion records it so that re-indexing a path
+            deletes only documents that came from under that path. Not part of
+            the document's content (its hash).
     """
 
     doc_id: str
@@ -31,6 +35,7 @@ class Document:
     source: str
     metadata: dict[str, Any] = field(default_factory=dict)
     sanitized: dict[str, int] = field(default_factory=dict)
+    origin: str = ""
 
 
 @dataclass(frozen=True, slots=True)

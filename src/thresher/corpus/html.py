@@ -3,11 +3,18 @@
 Dropped with their whole content: ``script``, ``style``, ``noscript``,
 ``template``, ``head`` (its ``<title>`` is still read), and any element hidden
 by the ``hidden`` attribute, ``aria-hidden="true"`` or an inline style with
-``display:none``, ``visibility:hidden``, ``font-size:0`` or ``opacity:0``.
+``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``, text
+coloured like its own background (``color:#fff;background-color:#fff``), or
+positioned off screen (``position:absolute|fixed`` with a left/top/right offset
+of -1000px or more, or ``text-indent`` of -1000px or more).
 Hidden elements are counted (``hidden_html``): hidden text is a classic
 carrier of prompt injections. Block elements become paragraph breaks, ``br``
 a line break; other whitespace is collapsed as a browser would (except in
 ``pre``).
+
+Work is linear in the input: an end tag is matched against a count of the
+open elements by name, so end tags that match nothing (``</span>`` after
+50,000 ``<div>``) cost nothing each instead of a scan of the stack.
 """
 
 from __future__ import annotations
@@ -44,6 +51,31 @@ _HIDDEN_STYLE = re.compile(
     re.IGNORECASE,
 )
 _SPACES = re.compile(r"\s+")
+_DECL = re.compile(r"\s*([a-z-]+)\s*:\s*([^;]+?)\s*(?:!important)?\s*(?:;|$)", re.IGNORECASE)
+_FAR = re.compile(r"^-\s*\d{4,}(?:\.\d+)?(?:px|pt|em|rem)?$", re.IGNORECASE)
+_NAMED = {"white": "#ffffff", "black": "#000000"}
+
+
+def _colour(value: str) -> str:
+    """A CSS colour in one comparable form (``#fff`` and ``white`` -> ``#ffffff``)."""
+    v = value.strip().lower().replace(" ", "")
+    v = _NAMED.get(v, v)
+    if re.fullmatch(r"#[0-9a-f]{3}", v):
+        v = "#" + "".join(ch * 2 for ch in v[1:])
+    return v
+
+
+def _styled_away(style: str) -> bool:
+    """Text the style paints in its own background colour, or places far off screen."""
+    decls = {m.group(1).lower(): m.group(2).strip() for m in _DECL.finditer(style)}
+    colour, ground = decls.get("color"), decls.get("background-color") or decls.get("background")
+    if colour and ground and _colour(colour) == _colour(ground):
+        return True
+    if decls.get("position", "").lower() in ("absolute", "fixed") and any(
+        _FAR.match(decls.get(side, "")) for side in ("left", "top", "right")
+    ):
+        return True
+    return bool(_FAR.match(decls.get("text-indent", "")))
 
 
 def _is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
@@ -52,7 +84,7 @@ def _is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
             return True
         if name == "aria-hidden" and (value or "").strip().lower() == "true":
             return True
-        if name == "style" and value and _HIDDEN_STYLE.search(value):
+        if name == "style" and value and (_HIDDEN_STYLE.search(value) or _styled_away(value)):
             return True
     return False
 
@@ -64,6 +96,7 @@ class _TextExtractor(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.stack: list[tuple[str, bool, bool]] = []  # (tag, invisible, hidden-by-attribute)
+        self.open_count: dict[str, int] = {}  # tag -> how many are on the stack
         self.pending_break = 0
         self.hidden = 0
         self.title_parts: list[str] = []
@@ -75,11 +108,21 @@ class _TextExtractor(HTMLParser):
     def _invisible(self) -> bool:
         return bool(self.stack) and self.stack[-1][1]
 
+    def _push(self, entry: tuple[str, bool, bool]) -> None:
+        self.stack.append(entry)
+        self.open_count[entry[0]] = self.open_count.get(entry[0], 0) + 1
+
     def _pop_to(self, tag: str) -> None:
+        """Close the innermost open ``tag`` and everything opened inside it.
+
+        Callers check ``open_count`` first, so the scan only walks elements it
+        then closes: each element is scanned and popped once (linear overall).
+        """
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i][0] == tag:
                 for closed, _, _ in self.stack[i:]:
                     self._closed(closed)
+                    self.open_count[closed] -= 1
                 del self.stack[i:]
                 return
 
@@ -123,7 +166,7 @@ class _TextExtractor(HTMLParser):
             self._break(2)
         elif tag in _LINE:
             self._break(1)
-        self.stack.append((tag, invisible, by_attr))
+        self._push((tag, invisible, by_attr))
         if tag == "pre":
             self.pre_depth += 1
         if tag == "h1" and not invisible and not self.h1_done and self.h1_parts is None:
@@ -132,7 +175,7 @@ class _TextExtractor(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "br":
             self._break(1, add=True)
-        elif any(open_tag == tag for open_tag, _, _ in self.stack):
+        elif self.open_count.get(tag):  # an end tag matching no open element is ignored
             self._pop_to(tag)
 
     def handle_data(self, data: str) -> None:

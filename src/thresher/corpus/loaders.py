@@ -26,6 +26,14 @@ first ``<h1>``; ``.txt`` and ``.md``: from the text, by the rules of
 heading, the first line when more text follows; the stem itself when it is an
 identifier the text states, as a patent number), else the file stem.
 
+Size: a document longer than ``max_chars`` characters (default
+:data:`MAX_DOCUMENT_CHARS`, 8 million: about 4,000 chunks of 512 tokens) is
+skipped with a warning on the ``thresher.corpus.loaders`` logger and counted
+as ``too_large``; a text or HTML file that large is not even read. One such
+document is almost always a log or a dump, whose chunks would take many
+minutes to embed and drown out every other document in retrieval: split it
+into smaller files, or raise the limit deliberately.
+
 A BEIR dataset folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``; see
 :mod:`thresher.corpus.beir`) contributes ``corpus.jsonl`` only: its queries are
 skipped and counted as ``beir_queries``.
@@ -40,6 +48,9 @@ line) and what to do.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,9 +71,13 @@ __all__ = [
     "iter_documents",
     "make_document",
     "SUPPORTED_EXTENSIONS",
+    "MAX_DOCUMENT_CHARS",
 ]
 
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".json")
+#: the most characters one document may have by default (see the module docstring)
+MAX_DOCUMENT_CHARS = 8_000_000
+_log = logging.getLogger(__name__)
 _SUPPORTED_HINT = " ".join(SUPPORTED_EXTENSIONS)
 
 
@@ -77,7 +92,8 @@ class LoadStats:
         skipped: counts by reason: ``hidden`` and ``unsupported`` (folder entries),
             ``beir_queries`` (the queries file of a BEIR folder), ``empty`` (no text
             after sanitization), ``duplicate`` (a dataset paragraph or id-less record
-            already yielded), ``no_context`` (a dataset question without paragraphs).
+            already yielded), ``no_context`` (a dataset question without paragraphs),
+            ``too_large`` (a document over the size limit).
     """
 
     files: int = 0
@@ -91,7 +107,10 @@ class LoadStats:
 
 
 def iter_documents(
-    paths: Sequence[str | Path], stats: LoadStats | None = None
+    paths: Sequence[str | Path],
+    stats: LoadStats | None = None,
+    *,
+    max_chars: int = MAX_DOCUMENT_CHARS,
 ) -> Iterator[Document]:
     """Every document under ``paths``, sanitized, in a deterministic order.
 
@@ -101,6 +120,7 @@ def iter_documents(
     Args:
         paths: files and folders, as the user named them.
         stats: filled in as documents are read and skipped, when given.
+        max_chars: documents longer than this are skipped with a warning.
 
     Returns:
         An iterator of :class:`Document`. File documents have ``doc_id`` = path
@@ -109,6 +129,7 @@ def iter_documents(
         ``paragraph_doc_id(title, text)`` and ``metadata["dataset"]``. ``Document.sanitized`` holds removal counts,
         ``injection_flagged`` (patterns matched) and ``hidden_html``; flagged
         documents also carry ``metadata["injection_flags"]`` (comma-separated names).
+        ``Document.origin`` is the absolute path of the file each came from.
 
     Raises:
         InputError: a path does not exist, names an unsupported file, or is a folder
@@ -120,7 +141,7 @@ def iter_documents(
     if not paths:
         raise InputError("no input paths given; name at least one file or folder")
     plan = [item for p in paths for item in _plan(Path(p), stats)]
-    return _Reader(stats).run(plan)
+    return _Reader(stats, max_chars).run(plan)
 
 
 # -- planning ------------------------------------------------------------------
@@ -178,14 +199,17 @@ def _walk(folder: Path, stats: LoadStats) -> Iterator[Path]:
 class _Reader:
     """Turns planned files into documents, tracking ids already yielded."""
 
-    def __init__(self, stats: LoadStats) -> None:
+    def __init__(self, stats: LoadStats, max_chars: int = MAX_DOCUMENT_CHARS) -> None:
         self.stats = stats
+        self.max_chars = max_chars
         # doc_id -> (where first seen, whether its id is a content hash)
         self.seen: dict[str, tuple[str, bool]] = {}
+        self.origin = ""  # the absolute path of the file being read
 
     def run(self, plan: list[tuple[Path, Path]]) -> Iterator[Document]:
         for path, root in plan:
             self.stats.files += 1
+            self.origin = os.path.abspath(path)
             rel = file_doc_id(path, root)
             suffix = path.suffix.lower()
             if suffix == ".jsonl":
@@ -193,8 +217,32 @@ class _Reader:
                 yield from self._records(lines, path, rel)
             elif suffix == ".json":
                 yield from self._records(iter_json_records(path), path, rel)
-            else:
+            elif not self._too_large_file(path):
                 yield from self._emit(self._file_document(path, rel), str(path))
+
+    def _too_large(self, where: str, chars: int, exact: bool = True) -> bool:
+        """Skip (warn, count) a document of ``chars`` characters over the limit."""
+        if chars <= self.max_chars:
+            return False
+        size = f"{chars:,} characters" if exact else f"over {chars:,} bytes"
+        _log.warning(
+            "%s: skipped, one document of %s is over the limit of %s characters; split it "
+            "into smaller files (or raise the limit: --max-doc-chars)",
+            where,
+            size,
+            f"{self.max_chars:,}",
+        )
+        self.stats.skip("too_large")
+        return True
+
+    def _too_large_file(self, path: Path) -> bool:
+        """A text/HTML file certainly over the limit (4 bytes per character at most):
+        skipped without reading it."""
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return False  # reading it reports the problem
+        return size > 4 * self.max_chars and self._too_large(str(path), size, exact=False)
 
     def _file_document(self, path: Path, rel: str) -> Document:
         text = decode_utf8(read_bytes(path), str(path))
@@ -246,6 +294,8 @@ class _Reader:
                 yield from self._emit(make_document(doc_id, title, text, rel, meta), where, True)
 
     def _emit(self, doc: Document, where: str, hashed: bool = False) -> Iterator[Document]:
+        if self._too_large(where, len(doc.text)):
+            return
         if doc.doc_id in self.seen:
             raise InputError(
                 f"duplicate document id '{doc.doc_id}' in {where} (first seen in "
@@ -257,7 +307,7 @@ class _Reader:
             self.stats.skip("empty")
             return
         self.stats.documents += 1
-        yield doc
+        yield dataclasses.replace(doc, origin=self.origin)
 
 
 def _record_document(record: Any, where: str, rel: str, location: str) -> tuple[Document, bool]:

@@ -5,14 +5,30 @@ that hide or reorder text (control characters, zero-width characters, bidi
 controls, Unicode tag characters), normalize to NFC, and *flag* (never remove)
 known prompt-injection phrases: the harness delimits retrieved text in prompts
 and owns every decision, so flagged text stays searchable and auditable.
+
+Besides phrases, the flagger knows the harness's own surface, which text has no
+business imitating: its tool names and tool-call JSON, its ``[Token usage: …]``
+and ``[Notice: …]`` lines, a line that claims a role (``SYSTEM: …``) and the
+tags that delimit chunks and final answers (``</chunk>``, ``<Document …>``).
+A chunk's flags (:func:`chunk_flags`) travel with it to the policy, as data,
+and into the trace.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
-__all__ = ["sanitize_text", "flag_injection", "merge_counts", "INJECTION_PATTERNS"]
+from thresher.corpus.document import Chunk
+
+__all__ = [
+    "sanitize_text",
+    "flag_injection",
+    "chunk_flags",
+    "merge_counts",
+    "INJECTION_PATTERNS",
+]
 
 # C0 controls except \t (09) and \n (0A); \r is normalized to \n before removal.
 # DEL (7F) and the C1 controls (80-9F).
@@ -45,6 +61,18 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
         "role_tag": r"<\|(?:system|user|assistant|developer|tool)\|>|</?(?:system|assistant)>",
         "inst_tag": r"\[/?INST\]|<</?SYS>>",
         "instruction_header": r"^\s*#{2,}\s*(?:system|instructions?|new\s+instructions?)\b",
+        # the harness's own surface, imitated by retrieved text
+        "tool_name": (
+            r"\b(?:search_corpus|grep_corpus|read_document|prune_chunks|recall_chunks)\b"
+        ),
+        "tool_call_json": (
+            r"[\"'](?:tool_calls?|function_call|tool_name)[\"']\s*:"
+            r"|[\"']name[\"']\s*:\s*[\"'][^\"']{1,80}[\"']\s*,\s*[\"'](?:arguments|parameters)[\"']\s*:"
+            r"|</?\s*(?:tool_call|tool_response|function_call)\b"
+        ),
+        "usage_line": r"\[\s*(?:token\s+usage|notice|refused)\s*:",
+        "role_line": r"^[\s>*_#\[(]*(?:system|developer)(?:\s+(?:message|prompt|note))?\s*\]?\s*:",
+        "delimiter_tag": r"</?\s*(?:chunk|document|justification)\b[^<>]{0,200}>",
     }.items()
 }
 
@@ -61,6 +89,18 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "role_tag": ("<|", "system>", "assistant>"),
     "inst_tag": ("inst]", "<<sys", "sys>>"),
     "instruction_header": ("##",),
+    "tool_name": ("_corpus", "_chunks", "read_document"),
+    "tool_call_json": (
+        "tool_call",
+        "function_call",
+        "tool_name",
+        "arguments",
+        "parameters",
+        "tool_response",
+    ),
+    "usage_line": ("[",),
+    "role_line": ("system", "developer"),
+    "delimiter_tag": ("chunk", "document", "justification"),
 }
 
 
@@ -92,12 +132,22 @@ def sanitize_text(text: str) -> tuple[str, dict[str, int]]:
     return text, counts
 
 
+# Cyrillic and Greek letters drawn like Latin ones (the look-alikes of Unicode's
+# confusables data, UTS #39, that stand for a Latin letter in English text). A table
+# of our own: the flagger needs only this one direction, not a confusables library.
+_LATIN_SKELETON = str.maketrans(
+    "аеорсухіјѕԁӏԛԝАВЕКМНОРСТХУІЈЅӀԚԜαεοριντυχκΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdlqwABEKMHOPCTXYIJSIQWaeopivtuxkABEZHIKMNOPTYX",
+)
+
+
 def flag_injection(text: str) -> list[str]:
     """Names of the known prompt-injection patterns found in ``text`` (nothing removed).
 
-    Matching is case-insensitive on the NFKC form of the text, so full-width or
-    stylized letters do not evade it. Call it on sanitized text so zero-width
-    characters cannot split a phrase.
+    Matching is case-insensitive on the NFKC form of the text with Cyrillic and
+    Greek look-alike letters read as the Latin ones they imitate, so full-width,
+    stylized or homoglyph letters do not evade it. Call it on sanitized text so
+    zero-width characters cannot split a phrase.
 
     Args:
         text: text to inspect.
@@ -105,13 +155,38 @@ def flag_injection(text: str) -> list[str]:
     Returns:
         The matching names from :data:`INJECTION_PATTERNS`, in that dict's order.
     """
-    probe = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    probe = (
+        text if text.isascii() else unicodedata.normalize("NFKC", text).translate(_LATIN_SKELETON)
+    )
     lowered = probe.lower()
     return [
         name
         for name, pattern in INJECTION_PATTERNS.items()
         if any(anchor in lowered for anchor in _ANCHORS[name]) and pattern.search(probe)
     ]
+
+
+def chunk_flags(chunk: Chunk) -> tuple[str, ...]:
+    """The injection flags a chunk carries: its document's and its own text's.
+
+    A document's flags are found at ingestion over its whole title and text
+    (``metadata["injection_flags"]``, comma-separated), so an attack split
+    across two chunks flags both; the chunk's own title and text are checked
+    again here, so a chunk from a store that recorded no flags is still judged.
+
+    Returns:
+        Pattern names, those of :data:`INJECTION_PATTERNS` first in that order.
+    """
+    recorded = chunk.metadata.get("injection_flags") if chunk.metadata else None
+    return _chunk_flags(chunk.title, chunk.text, recorded if isinstance(recorded, str) else "")
+
+
+@lru_cache(maxsize=8192)
+def _chunk_flags(title: str, text: str, recorded: str) -> tuple[str, ...]:
+    found = set(flag_injection(f"{title}\n{text}"))
+    found.update(n for n in (part.strip() for part in recorded.split(",")) if n)
+    known = [n for n in INJECTION_PATTERNS if n in found]
+    return (*known, *sorted(found.difference(known)))
 
 
 def merge_counts(*parts: dict[str, int]) -> dict[str, int]:

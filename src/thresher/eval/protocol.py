@@ -19,6 +19,7 @@ A configuration is a registered policy name, or a TOML/JSON file::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -116,8 +117,15 @@ class PairedReport:
 
 
 def safe_name(text: str) -> str:
-    """A file-name-safe form of an id or label."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+    """A file-name-safe form of an id or label, distinct for distinct inputs.
+
+    Characters outside ``[A-Za-z0-9._-]`` become ``_``; when that changed the text,
+    a short hash of the original keeps ``a b`` and ``a_b`` apart.
+    """
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+    if safe == text:
+        return safe
+    return f"{safe}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
 
 
 def load_run_config(spec: str, base: Config | None = None) -> RunConfig:

@@ -7,6 +7,8 @@
                        tool_call_counts, retrieved_docids, result) plus ours
                        (ranking, metrics, attribution, trace files), and ``diff``
     run_a.trec         TREC run of A's final rankings (same for B); qrels.txt: the gold
+                       (ids holding whitespace or ``%`` percent-encoded, as TREC
+                       cannot hold whitespace: ``trec.read_run(path, decode_ids=True)``)
     summary.json       settings, means with 95% CIs, paired tests, attribution counts
     summary.md         the same as a markdown page
     report.html        one self-contained page (inline CSS/JS/SVG, no network)
@@ -188,10 +190,6 @@ def write_report(report: PairedReport, out_dir: str | Path) -> dict[str, Path]:
     paths: dict[str, Path] = {}
     records = task_records(report)
     paths["tasks"] = write_jsonl(out / "tasks.jsonl", records)
-    for side, run, outcomes in (("a", report.run_a, report.a), ("b", report.run_b, report.b)):
-        ranked = {o.task.task_id: o.metrics.ranked_doc_ids for o in outcomes}
-        paths[f"run_{side}"] = write_run(out / f"run_{side}.trec", ranked, safe_name(run.label))
-    paths["qrels"] = write_qrels(out / "qrels.txt", tasks_to_qrels(report.tasks))
     paths["summary_json"] = out / "summary.json"
     paths["summary_json"].write_text(
         json.dumps(summary_dict(report), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
@@ -200,4 +198,10 @@ def write_report(report: PairedReport, out_dir: str | Path) -> dict[str, Path]:
     paths["summary_md"].write_text(summary_markdown(report) + "\n", encoding="utf-8")
     paths["html"] = out / "report.html"
     paths["html"].write_text(render_html(report, records), encoding="utf-8")
+    for side, run, outcomes in (("a", report.run_a, report.a), ("b", report.run_b, report.b)):
+        ranked = {o.task.task_id: o.metrics.ranked_doc_ids for o in outcomes}
+        paths[f"run_{side}"] = write_run(
+            out / f"run_{side}.trec", ranked, safe_name(run.label), encode_ids=True
+        )
+    paths["qrels"] = write_qrels(out / "qrels.txt", tasks_to_qrels(report.tasks), encode_ids=True)
     return paths

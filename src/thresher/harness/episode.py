@@ -19,6 +19,12 @@ Each turn:
 4. *Record*: every step is a trace event applied through
    :meth:`EpisodeState.apply`, the same transition replay uses.
 
+A caller may stop an episode early with ``should_stop`` (a server whose client
+hung up): it is asked before each turn and while the policy is thinking, and a
+True answer ends the episode with exit reason ``cancelled``, recorded in the
+trace like any other exit. It is the one way in from outside: the harness still
+owns the loop, and nothing else about the episode changes.
+
 Calls run on reusable daemon threads (:mod:`thresher.harness.workers`), not
 a ``ThreadPoolExecutor``: a call that times out cannot be killed, and an
 executor joins its workers at interpreter exit, so one hung store call would
@@ -47,6 +53,8 @@ from thresher.harness.observation import Observation, build_observation
 from thresher.harness.policy import ChoosesRetrievalMode, Policy, SearchReranker
 from thresher.harness.render import (
     TranscriptCounter,
+    flagged_in_view,
+    one_line,
     render_messages,
 )
 from thresher.harness.result import (
@@ -68,15 +76,30 @@ from thresher.harness.trace import (
     UsageReport,
 )
 from thresher.harness.validate import ProposalCheck, check_final, check_proposal
-from thresher.harness.workers import submit
+from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
 from thresher.tokens import TokenCounter, get_counter
 
-__all__ = ["run_episode", "episode_config", "MAX_REFUSED_PROPOSALS", "MAX_HARD_REFUSALS"]
+__all__ = [
+    "run_episode",
+    "episode_config",
+    "MAX_REFUSED_PROPOSALS",
+    "MAX_HARD_REFUSALS",
+    "CANCELLED_MESSAGE",
+    "STOP_POLL_S",
+]
 
 #: defaults of ``EpisodeConfig.max_refused_in_a_row`` and ``.max_hard_refused_turns``
 MAX_REFUSED_PROPOSALS = EpisodeConfig().max_refused_in_a_row
 MAX_HARD_REFUSALS = EpisodeConfig().max_hard_refused_turns
+#: the exit message of an episode its caller stopped (``should_stop``)
+CANCELLED_MESSAGE = "stopped by the caller"
+#: how often a waiting episode asks ``should_stop`` while the policy is thinking (seconds)
+STOP_POLL_S = 0.05
+
+
+class _Stopped(Exception):
+    """The caller asked the episode to stop while the policy was thinking."""
 
 
 class _Episode:
@@ -90,6 +113,7 @@ class _Episode:
         on_event: Callable[[TraceEvent], None] | None,
         on_turn: Callable[[EpisodeState], None] | None,
         counter: TokenCounter | None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.question = question
         self.store = store
@@ -98,6 +122,7 @@ class _Episode:
         self.reranker = reranker or (policy if isinstance(policy, SearchReranker) else None)
         self.on_event = on_event
         self.on_turn = on_turn
+        self.should_stop = should_stop
         self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer))
         self.state = EpisodeState()
         self.t0 = time.perf_counter()
@@ -200,6 +225,8 @@ class _Episode:
         """One turn: observe, propose, validate and apply; a Result when the episode ends."""
         cfg = self.config
         turn = len(self.state.turns)
+        if self.stopped():
+            return self.finish(ExitReason.CANCELLED, CANCELLED_MESSAGE)
         if self.elapsed() >= cfg.episode.wall_time_s:
             return self.finish(ExitReason.TIMEOUT, f"wall time {cfg.episode.wall_time_s}s")
         if turn >= cfg.episode.max_turns:
@@ -248,7 +275,7 @@ class _Episode:
         if isinstance(value, MalformedReply):
             self.reconcile(turn, usage, value.usage)
         self.refused_streak += 1
-        self.extra = [f"[Refused: {check.message}]"]
+        self.extra = [one_line(f"[Refused: {check.message}]")]
         if self.refused_streak >= self.config.episode.max_refused_in_a_row:
             return self.finish(
                 ExitReason.POLICY_ERROR,
@@ -277,7 +304,7 @@ class _Episode:
         if proposal.final is not None:
             for d in dropped:
                 self.emit(Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}"))
-            self.emit(FinalEvent(turn=turn, documents=docs))
+            self.emit(FinalEvent(turn=turn, documents=docs, flagged=flagged_in_view(self.state)))
             return self.finish(ExitReason.ANSWERED)
         outcome = self.calls.run(turn, usage, proposal)
         if outcome == "max_calls":
@@ -295,7 +322,11 @@ class _Episode:
         start = time.perf_counter()
         try:
             job = submit(lambda: self.policy.propose(observation))
-            value = job.result(self.config.episode.wall_time_s - self.elapsed())
+            value = self.wait(job)
+        except _Stopped:
+            self.emit(ProposalEvent(turn=turn, valid=False, raw="(cancelled before a reply)"))
+            self.emit(Refusal(turn=turn, code="cancelled", message=CANCELLED_MESSAGE))
+            return self.finish(ExitReason.CANCELLED, CANCELLED_MESSAGE)
         except TimeoutError:
             self.emit(ProposalEvent(turn=turn, valid=False, raw="(no reply before wall time)"))
             self.emit(Refusal(turn=turn, code="timeout", message="policy did not reply"))
@@ -310,6 +341,30 @@ class _Episode:
             self.emit(Refusal(turn=turn, code="policy_exception", message=message[:2000]))
             return self.finish(ExitReason.POLICY_ERROR, message)
         return value, round(time.perf_counter() - start, 6)
+
+    def stopped(self) -> bool:
+        """Whether the caller asked the episode to stop (``should_stop``)."""
+        return self.should_stop is not None and bool(self.should_stop())
+
+    def wait(self, job: Job) -> Any:
+        """The policy's reply, within the wall time; raises ``_Stopped`` once the caller stops.
+
+        Without ``should_stop`` this is one wait; with it, the wait is sliced so a
+        stop is seen within :data:`STOP_POLL_S` (the policy's thread finishes on
+        its own: a call cannot be killed, only abandoned).
+        """
+        limit = self.config.episode.wall_time_s
+        if self.should_stop is None:
+            return job.result(limit - self.elapsed())
+        while True:
+            if self.stopped():
+                raise _Stopped
+            left = limit - self.elapsed()
+            try:
+                return job.result(min(STOP_POLL_S, left))
+            except TimeoutError:
+                if left <= STOP_POLL_S:  # that wait ran to the wall time
+                    raise
 
     def settle(self, extra: list[str]) -> tuple[UsageState, list[str]]:
         base = self.tc.transcript(self.state)
@@ -380,6 +435,7 @@ def run_episode(
     on_event: Callable[[TraceEvent], None] | None = None,
     on_turn: Callable[[EpisodeState], None] | None = None,
     counter: TokenCounter | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Result:
     """Run one search episode to its end.
 
@@ -394,6 +450,9 @@ def run_episode(
         on_turn: called with the live state right after each turn's query state
             (tests snapshot it to compare with replay).
         counter: token counter (default: ``config.chunking.tokenizer``).
+        should_stop: asked before each turn and while the policy is thinking
+            (every :data:`STOP_POLL_S` s); True ends the episode with exit reason
+            ``cancelled`` (a ``threading.Event``'s ``is_set`` fits).
 
     Returns:
         A :class:`Result`, always: partial on caps and errors, with the trace.
@@ -407,6 +466,7 @@ def run_episode(
         on_event,
         on_turn,
         counter,
+        should_stop,
     )
     try:
         return episode.run()

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from thresher.corpus.document import Chunk
+from thresher.corpus.sanitize import chunk_flags
 from thresher.harness.budget import UsageState
 from thresher.harness.state import EpisodeState, LineageRecord
 from thresher.harness.trace import Refusal, ToolResult
@@ -23,10 +24,15 @@ __all__ = ["ActiveChunk", "ResultView", "Observation", "build_observation"]
 
 @dataclass(frozen=True, slots=True)
 class ActiveChunk:
-    """A chunk in the active context with how it was found (origin lineage)."""
+    """A chunk in the active context with how it was found (origin lineage).
+
+    flags: the injection patterns its text (or document) matched
+    (:func:`thresher.corpus.sanitize.chunk_flags`): data to weigh, never an order.
+    """
 
     chunk: Chunk
     lineage: LineageRecord | None
+    flags: tuple[str, ...] = ()
 
     @property
     def chunk_id(self) -> str:
@@ -66,6 +72,8 @@ class Observation:
         origins: how each cached chunk was first found (its origin lineage, with the
             call's query and the hit's ranks and scores), by id.
         hop: the policy's last reported hop (None if it reports none).
+        flags: injection flags of every flagged cached chunk, by id (the same
+            names the transcript shows as ``flags="…"`` on the chunk's tag).
     """
 
     question: str
@@ -81,6 +89,7 @@ class Observation:
     cache: Mapping[str, Chunk] = field(default_factory=dict)
     origins: Mapping[str, LineageRecord] = field(default_factory=dict)
     hop: int | None = None
+    flags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def chunk(self, chunk_id: str) -> Chunk | None:
         """A cached chunk by id (None if never fetched)."""
@@ -119,12 +128,15 @@ def build_observation(
             )
         elif isinstance(event, Refusal):
             refusals.append(event)
+    cache = MappingProxyType({c.chunk_id: c for c in state.cache.chunks()})
+    flags = MappingProxyType(
+        {cid: found for cid, chunk in cache.items() if (found := chunk_flags(chunk))}
+    )
     active = tuple(
-        ActiveChunk(chunk, state.lineage.origin(cid))
+        ActiveChunk(chunk, state.lineage.origin(cid), flags.get(cid, ()))
         for cid in state.context.ids()
         if (chunk := state.cache.get(cid)) is not None
     )
-    cache = MappingProxyType({c.chunk_id: c for c in state.cache.chunks()})
     origins = MappingProxyType(
         {cid: origin for cid in cache if (origin := state.lineage.origin(cid)) is not None}
     )
@@ -142,4 +154,5 @@ def build_observation(
         cache=cache,
         origins=origins,
         hop=hop,
+        flags=flags,
     )

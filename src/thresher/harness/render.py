@@ -11,9 +11,20 @@ The transcript is a list of chat messages (OpenAI shape)::
 Retrieved text is data: each chunk is a delimited block
 ``<chunk id="…" doc="…" title="…">…</chunk>`` whose text and attributes are
 escaped (``&``, ``<``, ``>``, ``"``), so retrieved text cannot close the
-delimiter or forge another chunk. A chunk is shown in full only at its
-placement in the active context (where it last entered); everywhere else, and
-after a prune, it is the one-line stub ``[pruned chunk <id>]``.
+delimiter or forge another chunk; a chunk whose text (or document) matched a
+known injection pattern carries ``flags="…"`` on its tag, as data the policy
+may weigh. A chunk is shown in full only at its placement in the active
+context (where it last entered); everywhere else, and after a prune, it is the
+one-line stub ``[pruned chunk <id>]``.
+
+Ids are data too: a document id is whatever a corpus file says, so every id
+is rendered through :func:`escape_id`: ``&<>"`` become entities and every
+character that is not printable (newlines, ESC and other controls, bidi and
+zero-width characters, line and paragraph separators) becomes a numeric
+reference ``&#x…;``. An id can then neither close a tag, start a line, nor
+reorder or hide text; every line the harness composes around ids is also kept
+to one line (:func:`one_line`). A policy that sends an id back in its escaped
+form is understood (:func:`resolve_id`).
 
 Token count = Σ over messages of (``MESSAGE_OVERHEAD`` + tokens of the content
 + for each tool call ``TOOL_CALL_OVERHEAD`` + tokens of name and arguments)
@@ -25,11 +36,13 @@ constant amount, which the episode reconciles from reported usage.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 from thresher.corpus.document import Chunk
+from thresher.corpus.sanitize import chunk_flags
 from thresher.harness.state import EpisodeState, ToolOutcome
 from thresher.tokens import TokenCounter
 
@@ -38,8 +51,13 @@ __all__ = [
     "TOOL_CALL_OVERHEAD",
     "escape_text",
     "escape_attr",
+    "escape_id",
+    "one_line",
+    "resolve_id",
+    "unescape_id",
     "chunk_block",
     "stub",
+    "flagged_in_view",
     "tool_content",
     "assistant_message",
     "render_messages",
@@ -55,27 +73,118 @@ def escape_text(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
+def _unprintable(text: str) -> str:
+    """Every non-printable character of ``text`` as ``&#x…;`` (printable text unchanged)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else f"&#x{ord(c):x};" for c in text)
+
+
 def escape_attr(text: str) -> str:
-    """Text safe inside a double-quoted attribute (also one line)."""
-    return escape_text(text).replace('"', "&quot;").replace("\n", " ")
+    """Text safe inside a double-quoted attribute, on one line.
+
+    Every whitespace character (newline, tab, no-break space, line separator)
+    becomes a space: a title's line breaks carry no meaning; any other
+    non-printable character becomes ``&#x…;``.
+    """
+    flat = escape_text(text).replace('"', "&quot;")
+    if not flat.isprintable():
+        flat = _unprintable(_WHITESPACE.sub(" ", flat))
+    return flat
+
+
+def escape_id(text: str) -> str:
+    """An id as it is shown to a policy: one printable line that forms no tag.
+
+    ``&<>"`` become entities and every non-printable character (newline, ESC,
+    bidi and zero-width characters, line separators...) a numeric reference
+    ``&#x…;``, so the escaped form is unambiguous and :func:`resolve_id` can map
+    it back. Ids of ordinary characters come out unchanged.
+    """
+    return _unprintable(escape_text(text).replace('"', "&quot;"))
+
+
+def one_line(text: str) -> str:
+    """A line the harness composes, kept to one printable line: every non-printable
+    character (a newline, ESC, a bidi control) becomes ``&#x…;``; ``<>&"`` are kept.
+
+    Used for every header, footer and notice line, whose ids are escaped with
+    :func:`escape_id` where the line is composed (``Pruned 2 chunk(s): …``,
+    ``same text as …``, refusals); text from outside the harness (a store's error
+    message) is escaped whole with :func:`escape_id`.
+    """
+    return _unprintable(text)
+
+
+def resolve_id(raw: str, known: Callable[[str], bool]) -> str:
+    """The id a policy meant: ``raw`` if ``known``, else its unescaped form if that is known.
+
+    A policy copies ids from the transcript, where they are escaped
+    (:func:`escape_id`); ``raw`` is returned unchanged when neither form is known.
+    """
+    if known(raw) or "&" not in raw:
+        return raw
+    plain = unescape_id(raw)
+    return plain if plain != raw and known(plain) else raw
+
+
+_REFERENCE = re.compile(r"&(?:(amp|lt|gt|quot)|#x([0-9a-fA-F]{1,6})|#([0-9]{1,7}));")
+_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"'}
+
+
+def unescape_id(text: str) -> str:
+    """Inverse of :func:`escape_id`: the four entities and numeric references back to characters.
+
+    Written here rather than ``html.unescape``, which follows HTML5 and drops or
+    replaces control characters (``&#x1b;`` becomes nothing), so it cannot give
+    back an id that holds one. References beyond U+10FFFF are left as written.
+    """
+
+    def back(m: re.Match[str]) -> str:
+        if m.group(1):
+            return _NAMED[m.group(1)]
+        code = int(m.group(2), 16) if m.group(2) else int(m.group(3))
+        return chr(code) if code <= 0x10FFFF else m.group(0)
+
+    return _REFERENCE.sub(back, text) if "&" in text else text
 
 
 def chunk_block(chunk: Chunk) -> str:
-    """The delimited DATA block of one chunk."""
-    return _block(chunk.chunk_id, chunk.doc_id, chunk.title, chunk.text)
+    """The delimited DATA block of one chunk (with its injection flags, if any)."""
+    flags = ",".join(chunk_flags(chunk))
+    return _block(chunk.chunk_id, chunk.doc_id, chunk.title, chunk.text, flags)
 
 
 @lru_cache(maxsize=4096)
-def _block(chunk_id: str, doc_id: str, title: str, text: str) -> str:
+def _block(chunk_id: str, doc_id: str, title: str, text: str, flags: str) -> str:
+    marked = f' flags="{escape_attr(flags)}"' if flags else ""
     return (
-        f'<chunk id="{escape_attr(chunk_id)}" doc="{escape_attr(doc_id)}" '
-        f'title="{escape_attr(title)}">{escape_text(text)}</chunk>'
+        f'<chunk id="{escape_id(chunk_id)}" doc="{escape_id(doc_id)}" '
+        f'title="{escape_attr(title)}"{marked}>{escape_text(text)}</chunk>'
     )
 
 
 def stub(chunk_id: str) -> str:
     """The one line that stands in for a chunk not shown in full here."""
-    return f"[pruned chunk {chunk_id}]"
+    return f"[pruned chunk {escape_id(chunk_id)}]"
+
+
+def flagged_in_view(state: EpisodeState) -> list[dict[str, Any]]:
+    """The chunks in view that carry injection flags: ``[{"id", "flags"}]``, in context order.
+
+    Recorded on a prune, a recall and the final answer (see the trace schema), so a
+    decision that followed flagged text can be named.
+    """
+    out: list[dict[str, Any]] = []
+    for cid in state.context.ids():
+        chunk = state.cache.get(cid)
+        flags = chunk_flags(chunk) if chunk is not None else ()
+        if flags:
+            out.append({"id": cid, "flags": list(flags)})
+    return out
 
 
 def tool_content(header: str, blocks: Sequence[str], footer: str) -> str:

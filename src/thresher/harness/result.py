@@ -38,6 +38,7 @@ class ExitReason(StrEnum):
     POLICY_ERROR = "policy_error"
     ENDPOINT_UNAVAILABLE = "endpoint_unavailable"  # the policy's backend (LLM endpoint) stayed down
     INVALID_INPUT = "invalid_input"
+    CANCELLED = "cancelled"  # the caller stopped it (run_episode's should_stop)
     ERROR = "error"
 
 

@@ -18,6 +18,7 @@ from thresher.config import Config
 from thresher.corpus.document import Chunk
 from thresher.errors import PatternRejectedError, ThresherError, UnknownIdError
 from thresher.harness.policy import RerankRequest, SearchReranker
+from thresher.harness.render import unescape_id
 from thresher.index.fusion import fuse_scores
 from thresher.index.store import Hit, Store
 
@@ -204,8 +205,18 @@ def _grep(
 def _read(
     doc_id: str, store: Store, config: Config, in_context: Collection[str], current_query: str
 ) -> tuple[list[Hit], int]:
-    """``read_document``: the chunks not in view, ranked against the current query."""
-    chunks = store.read_document(doc_id)
+    """``read_document``: the chunks not in view, ranked against the current query.
+
+    A doc id sent back in its escaped transcript form (``&lt;``, ``&#xa;``) is
+    read as the id it stands for when the id as written is unknown.
+    """
+    try:
+        chunks = store.read_document(doc_id)
+    except UnknownIdError:
+        plain = unescape_id(doc_id)
+        if plain == doc_id:
+            raise
+        chunks = store.read_document(plain)
     rest = [c for c in chunks if c.chunk_id not in in_context]
     scores = store.similarity(current_query, [c.chunk_id for c in rest]) if rest else []
     return rank_by_similarity(rest, scores, config.retrieval.rrf_k), len(chunks)

@@ -127,6 +127,9 @@ class ToolResult(TraceEvent):
     duplicates: ``[chunk_id, shown_id]`` pairs: cached but not shown (same text).
     pruned / recalled / reactivated: context changes of prune, recall, read.
     rejected: per-id refusals ``{"id", "code", "message"}`` (prune, recall).
+    flagged: for prune and recall, the chunks in view when the call was proposed
+        that carry an injection flag (``{"id", "flags"}``): a context change that
+        followed text imitating instructions, for attribution to name.
     """
 
     type: ClassVar[str] = "tool_result"
@@ -145,6 +148,7 @@ class ToolResult(TraceEvent):
     recalled: list[str] = field(default_factory=list)
     reactivated: list[str] = field(default_factory=list)
     rejected: list[dict[str, str]] = field(default_factory=list)
+    flagged: list[dict[str, Any]] = field(default_factory=list)
     query: str = ""
     tokens: int = 0
     elapsed_s: float = 0.0
@@ -163,10 +167,15 @@ class UsageReport(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class FinalEvent(TraceEvent):
-    """The accepted final answer, resolved to known documents (rank order)."""
+    """The accepted final answer, resolved to known documents (rank order).
+
+    flagged: the chunks in view when the answer was given that carry an
+    injection flag (``{"id", "flags"}``), as on :class:`ToolResult`.
+    """
 
     type: ClassVar[str] = "final"
     documents: list[dict[str, Any]] = field(default_factory=list)
+    flagged: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

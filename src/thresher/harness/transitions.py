@@ -11,6 +11,14 @@ event with :meth:`EpisodeState.apply`. Rules, per the Context-1 report:
   left out whole; if none fits, the call is an error saying the budget is too small;
 * prune: unknown, not-in-context and already-pruned ids are reported back;
 * recall: from the cache only, budget-checked chunk by chunk.
+
+A document id is corpus data and must not forge a line, a tag or a control
+sequence in the transcript: every id a header or footer quotes is escaped
+(:func:`~thresher.harness.render.escape_id`), every composed line is kept to
+one line (:func:`~thresher.harness.render.one_line`), and error and refusal
+lines, which quote a store's message or the policy's own words, are escaped
+whole. An id the policy sends back in its escaped form is mapped to the real
+one (:func:`~thresher.harness.render.resolve_id`).
 """
 
 from __future__ import annotations
@@ -21,7 +29,16 @@ from typing import Any
 
 from thresher.corpus.document import Chunk
 from thresher.harness.actions import ToolCall
-from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, chunk_block, tool_content
+from thresher.harness.render import (
+    MESSAGE_OVERHEAD,
+    TranscriptCounter,
+    chunk_block,
+    escape_id,
+    flagged_in_view,
+    one_line,
+    resolve_id,
+    tool_content,
+)
 from thresher.harness.state import EpisodeState, LineageRecord
 from thresher.harness.tools import Fetched
 from thresher.harness.trace import ToolResult
@@ -55,7 +72,9 @@ def refused_result(call: ToolCall, turn: int, code: str, message: str) -> ToolRe
     """A call the harness did not run (allow-list, caps, hard cutoff, bad arguments)."""
     arguments = dict(call.arguments) if isinstance(call.arguments, dict) else {}
     text = message if message.startswith("Error:") else f"Error: refused, {message}"
-    return ToolResult(**_base(call, turn, arguments), status="refused", code=code, header=text)
+    return ToolResult(
+        **_base(call, turn, arguments), status="refused", code=code, header=escape_id(text)
+    )
 
 
 def _error(call: ToolCall, ctx: CallContext, code: str, message: str, elapsed: float) -> ToolResult:
@@ -63,7 +82,7 @@ def _error(call: ToolCall, ctx: CallContext, code: str, message: str, elapsed: f
         **_base(call, ctx.turn, dict(call.arguments)),
         status="error",
         code=code,
-        header=f"Error: {message}",
+        header=escape_id(f"Error: {message}"),
         elapsed_s=elapsed,
     )
 
@@ -186,7 +205,10 @@ def _select(call: ToolCall, fetched: Fetched, state: EpisodeState, limit: int) -
 def _header(call: ToolCall, query: str, fetched: Fetched, n: int) -> str:
     """The tool message's first line for ``n`` shown chunks."""
     if call.name == "read_document":
-        return f"read_document {query}: {n} of {fetched.total} chunk(s), most relevant first."
+        return one_line(
+            f"read_document {escape_id(query)}: {n} of {fetched.total} chunk(s), "
+            "most relevant first."
+        )
     if call.name == "grep_corpus":
         if fetched.total > n:
             return f"grep_corpus: {n} of {fetched.total} matching chunk(s)."
@@ -201,14 +223,14 @@ def _footer(call: ToolCall, sel: _Selection, shown: int, candidates: int) -> str
     if candidates > shown:
         notes.append(f"{candidates - shown} more result(s) left out to fit the token budget.")
     if sel.dups:
-        same = ", ".join(sorted({d[2] for d in sel.dups}))
+        same = ", ".join(escape_id(first) for first in sorted({d[2] for d in sel.dups}))
         notes.append(f"{len(sel.dups)} result(s) not shown: same text as {same}.")
     if sel.repeats:
         where = "already in context" if is_read else "already shown this turn"
         notes.append(f"{sel.repeats} result(s) {where}.")
     if candidates == 0 and not is_read:
         notes.append("No new chunks (chunks seen this episode are excluded).")
-    return " ".join(notes)
+    return one_line(" ".join(notes))
 
 
 def retrieval_result(
@@ -271,6 +293,11 @@ def _no_room(
     )
 
 
+def _resolve_ids(raw: list[str], state: EpisodeState) -> list[str]:
+    """The policy's ids, each mapped to the cached id it names (escaped copies too), once each."""
+    return list(dict.fromkeys(resolve_id(cid, state.cache.__contains__) for cid in raw))
+
+
 def _reject(chunk_id: str, code: str, message: str) -> dict[str, str]:
     return {"id": chunk_id, "code": code, "message": message}
 
@@ -282,13 +309,15 @@ def _rejected_text(rejected: list[dict[str, str]], verb: str) -> str:
     groups: dict[str, list[str]] = {}
     for r in rejected:
         groups.setdefault(r["message"], []).append(r["id"])
-    parts = [f"{', '.join(ids)} ({message})" for message, ids in groups.items()]
-    return f"Not {verb}: " + "; ".join(parts) + "."
+    parts = [
+        f"{', '.join(escape_id(i) for i in ids)} ({message})" for message, ids in groups.items()
+    ]
+    return one_line(f"Not {verb}: " + "; ".join(parts) + ".")
 
 
 def prune_result(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
     """Prune: remove valid ids from the context; report every other id with a reason."""
-    ids: list[str] = list(dict.fromkeys(call.arguments["chunk_ids"]))
+    ids = _resolve_ids(call.arguments["chunk_ids"], state)
     pruned: list[str] = []
     rejected: list[dict[str, str]] = []
     for cid in ids:
@@ -300,7 +329,8 @@ def prune_result(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
             rejected.append(_reject(cid, "not_in_context", "not in context"))
         else:
             pruned.append(cid)
-    header = f"Pruned {len(pruned)} chunk(s)" + (f": {', '.join(pruned)}." if pruned else ".")
+    shown = ", ".join(escape_id(cid) for cid in pruned)
+    header = f"Pruned {len(pruned)} chunk(s)" + (f": {shown}." if pruned else ".")
     return ToolResult(
         **_base(call, turn, dict(call.arguments)),
         status="ok" if pruned else "error",
@@ -309,6 +339,7 @@ def prune_result(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
         footer=_rejected_text(rejected, "pruned"),
         pruned=pruned,
         rejected=rejected,
+        flagged=flagged_in_view(state),
     )
 
 
@@ -318,7 +349,7 @@ def _recall_header(n: int) -> str:
 
 def recall_result(call: ToolCall, state: EpisodeState, ctx: CallContext) -> ToolResult:
     """Recall: bring pruned chunks back from the cache, as many as the room allows."""
-    ids: list[str] = list(dict.fromkeys(call.arguments["chunk_ids"]))
+    ids = _resolve_ids(call.arguments["chunk_ids"], state)
     candidates: list[str] = []
     rejected: list[dict[str, str]] = []
     for cid in ids:
@@ -328,7 +359,7 @@ def recall_result(call: ToolCall, state: EpisodeState, ctx: CallContext) -> Tool
         elif cid in state.context:
             rejected.append(_reject(cid, "already_active", "already in context"))
         elif origin is not None and origin.duplicate_of is not None:
-            msg = f"same text as {origin.duplicate_of}; recall that id"
+            msg = f"same text as {escape_id(origin.duplicate_of)}; recall that id"
             rejected.append(_reject(cid, "duplicate_content", msg))
         else:
             candidates.append(cid)
@@ -356,5 +387,6 @@ def recall_result(call: ToolCall, state: EpisodeState, ctx: CallContext) -> Tool
         shown=recalled,
         recalled=recalled,
         rejected=rejected,
+        flagged=flagged_in_view(state),
         tokens=tokens,
     )

@@ -23,6 +23,7 @@ from thresher.harness.actions import (
 )
 from thresher.harness.budget import HARD_REFUSAL, UsageState
 from thresher.harness.final import DroppedId, cited_pruned, parse_final, resolve_final
+from thresher.harness.render import escape_id, resolve_id
 from thresher.harness.state import ActiveContext, RetrievalCache
 from thresher.harness.tools import check_arguments
 
@@ -124,9 +125,13 @@ def check_final(
     proposal = check.proposal
     if not check.ok or proposal is None or proposal.final is None:
         return check, [], []
+    proposal = replace(proposal, final=_resolve_final_ids(proposal.final, cache))
+    check = replace(check, proposal=proposal)
+    assert proposal.final is not None
     pruned = cited_pruned(proposal.final, cache, context)
     if pruned:
-        shown = ", ".join(pruned[:8]) + (f" and {len(pruned) - 8} more" if len(pruned) > 8 else "")
+        shown = ", ".join(escape_id(p) for p in pruned[:8])
+        shown += f" and {len(pruned) - 8} more" if len(pruned) > 8 else ""
         message = (
             f"the final answer cites evidence that was pruned: {shown}. Call recall_chunks "
             "with those chunk ids first, or leave them out of the answer"
@@ -134,10 +139,30 @@ def check_final(
         return replace(check, code="final_cites_pruned", message=message), [], []
     docs, dropped = resolve_final(proposal.final, cache, context, max_documents)
     if proposal.final.documents and not docs:
-        named = ", ".join(d.doc_id for d in proposal.final.documents[:5])
+        named = ", ".join(escape_id(d.doc_id) for d in proposal.final.documents[:5])
         message = f"the final answer names no document retrieved in this episode: {named}"
         return replace(check, code="no_known_documents", message=message), [], dropped
     return check, docs, dropped
+
+
+def _resolve_final_ids(final: FinalAnswer, cache: RetrievalCache) -> FinalAnswer:
+    """The answer with each id the policy copied in escaped form mapped to the real id."""
+    docs = {c.doc_id for c in cache.chunks()}
+
+    def known(i: str) -> bool:
+        return i in cache or i in docs
+
+    return replace(
+        final,
+        documents=tuple(
+            replace(
+                d,
+                doc_id=resolve_id(d.doc_id, known),
+                chunk_ids=tuple(resolve_id(c, known) for c in d.chunk_ids),
+            )
+            for d in final.documents
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ only when it is used, so the embedded default never loads the server client.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +25,11 @@ __all__ = ["Backend", "register_backend", "backend_for", "open_store", "ingest"]
 
 #: open(location, config, embedder) -> an open store
 Opener = Callable[[str, Config, Embedder | None], Store]
-#: ingest(documents, location, config, embedder, progress) -> what changed
-Ingester = Callable[[Iterable[Document], str, Config, Embedder | None, bool], IngestReport]
+#: ingest(documents, location, config, embedder, progress, sources) -> what changed
+#: (``sources``: the paths read, scoping deletion; None: the documents are the whole corpus)
+Ingester = Callable[
+    [Iterable[Document], str, Config, Embedder | None, bool, Sequence[str] | None], IngestReport
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +40,8 @@ class Backend:
         name: what ``StoreStats.backend`` reports (``embedded``, ``server``).
         schemes: the URL schemes it serves; empty for the folder backend.
         open: opens the store at a location.
-        ingest: makes the index at a location hold exactly the documents given.
+        ingest: makes the index at a location hold the documents given (deleting
+            what is missing from them by :mod:`thresher.index.ingest_common`'s rule).
     """
 
     name: str
@@ -58,10 +62,11 @@ def _ingest_embedded(
     config: Config,
     embedder: Embedder | None,
     progress: bool,
+    sources: Sequence[str] | None,
 ) -> IngestReport:
     from thresher.index.ingest import ingest_embedded
 
-    return ingest_embedded(documents, Path(location), config, embedder, progress)
+    return ingest_embedded(documents, Path(location), config, embedder, progress, sources=sources)
 
 
 def _server_unavailable(location: str, exc: ImportError) -> BackendUnavailableError:
@@ -85,12 +90,13 @@ def _ingest_server(
     config: Config,
     embedder: Embedder | None,
     progress: bool,
+    sources: Sequence[str] | None,
 ) -> IngestReport:
     try:
         from thresher.index.server_ingest import ingest_server
     except ImportError as exc:
         raise _server_unavailable(location, exc) from exc
-    return ingest_server(documents, location, config, embedder, progress)
+    return ingest_server(documents, location, config, embedder, progress, sources=sources)
 
 
 _FOLDER = Backend("embedded", (), _open_embedded, _ingest_embedded)
@@ -166,8 +172,10 @@ def ingest(
     config: Config | None = None,
     embedder: Embedder | None = None,
     progress: bool = True,
+    *,
+    sources: Iterable[str | Path] | None = None,
 ) -> IngestReport:
-    """Make the index at ``location`` hold exactly ``documents`` (incremental).
+    """Make the index at ``location`` hold ``documents`` (incremental).
 
     Args:
         documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
@@ -178,16 +186,23 @@ def ingest(
         config: chunking and embedder settings (defaults: ``Config()``).
         embedder: overrides ``config.retrieval.embedder``.
         progress: show a progress bar while embedding (only on a terminal).
+        sources: the paths ``documents`` were read from (``thresher index`` passes
+            the paths named): an indexed document missing from the input is deleted
+            only when it was read from under one of them. None (the default):
+            ``documents`` are the whole corpus, and every other indexed document
+            is deleted.
 
     Returns:
         What changed, with sanitization counts summed over the documents seen.
 
     Raises:
-        InputError: a doc_id repeats with different content, or a URL scheme no
-            backend serves.
+        InputError: the input holds no document (an index is never emptied by an
+            empty input), a doc_id repeats with different content, or a URL scheme
+            no backend serves.
         ConfigError: the index was built with another embedder.
         IndexVersionError: the index was written by a newer thresher.
         BackendUnavailableError: the server backend is unavailable or unreachable.
     """
     chosen = backend_for(location)
-    return chosen.ingest(documents, str(location), config or Config(), embedder, progress)
+    paths = None if sources is None else [str(s) for s in sources]
+    return chosen.ingest(documents, str(location), config or Config(), embedder, progress, paths)

@@ -5,19 +5,27 @@ Opens the generation that ``INDEX_DIR/CURRENT`` names (see
 BM25 side index. Before each call it checks ``CURRENT`` and, when an ingest
 has committed a new generation since, switches to it, so a long-running
 process always answers from the latest complete index.
+
+It never writes to the index folder: chromadb cannot open a folder read-only,
+so the client runs on a private copy of the generation's chroma folder
+(:mod:`thresher.index.read_copy`), removed on :meth:`close`. A read-only index
+folder is read like any other.
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
+from thresher.errors import IndexNotFoundError
 from thresher.index import layout
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView, open_client
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.read_copy import make_read_copy, remove_read_copy
 from thresher.index.store import StoreStats
 
 __all__ = ["EmbeddedStore"]
@@ -29,6 +37,7 @@ class _Generation:
     manifest: layout.Manifest
     client: Any
     view: IndexView
+    copy: Path  # the private read copy the client runs on
 
 
 class EmbeddedStore(CollectionStore):
@@ -56,19 +65,32 @@ class EmbeddedStore(CollectionStore):
         manifest = layout.read_manifest(path)
         emb = embedder or get_embedder(manifest.embedder)
         super().__init__(config or Config(), emb)
-        self._retired: list[Any] = []
+        self._retired: list[_Generation] = []
         self._generation = self._open(path, manifest)
 
     def _open(self, path: Path, manifest: layout.Manifest) -> _Generation:
         check_built_with(self.embedder, manifest.embedder, manifest.dimension, str(self.index_dir))
         bm25 = Bm25Index.load(path / "bm25")
-        client = open_client(path / "chroma")
+        from chromadb.errors import ChromaError
+
+        copy = make_read_copy(path / "chroma")
+        weakref.finalize(self, remove_read_copy, copy)  # also at exit, if never closed
+        client = None
         try:
+            client = open_client(copy)
             collection = client.get_collection(layout.COLLECTION)
-        except Exception:
-            client.close()
+        except BaseException as exc:
+            if client is not None:
+                client.close()
+            remove_read_copy(copy)
+            if isinstance(exc, ChromaError):  # a damaged generation: one line, not a traceback
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise IndexNotFoundError(
+                    f"cannot open the index at {self.index_dir} ({path.name}: {first}); "
+                    f"rebuild it with `thresher index PATH --index {self.index_dir}`"
+                ) from exc
             raise
-        return _Generation(path, manifest, client, IndexView.of(collection, bm25))
+        return _Generation(path, manifest, client, IndexView.of(collection, bm25), copy)
 
     def _view(self) -> IndexView:
         return self._current().view
@@ -87,7 +109,7 @@ class EmbeddedStore(CollectionStore):
             if self._generation.path.name != name:
                 path = layout.current_generation(self.index_dir)
                 fresh = self._open(path, layout.read_manifest(path))
-                self._retired.append(self._generation.client)
+                self._retired.append(self._generation)
                 self._generation = fresh
             return self._generation
 
@@ -114,7 +136,9 @@ class EmbeddedStore(CollectionStore):
         )
 
     def _release(self) -> None:
-        """Close the chromadb clients of the live and the retired generations."""
-        for client in [*self._retired, self._generation.client]:
-            client.close()
+        """Close the chromadb clients of the live and the retired generations; drop their
+        read copies."""
+        for generation in [*self._retired, self._generation]:
+            generation.client.close()
+            remove_read_copy(generation.copy)
         self._retired.clear()

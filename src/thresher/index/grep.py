@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from thresher.config import GrepConfig
-from thresher.errors import PatternRejectedError
+from thresher.errors import PatternRejectedError, ThresherError
 
 __all__ = ["check_pattern", "rust_pattern", "grep_ids"]
 
@@ -335,8 +335,26 @@ def _bounded(fn: Callable[[], list[str]], timeout_s: float, pattern: str) -> lis
         raise _reject(pattern, f"the search ran longer than {timeout_s:g} s; make it more specific")
     if errors:
         error = errors[0]
-        if "regex" in str(error).lower():  # the engine's own parse or size error
-            first_line = str(error).strip().splitlines()[0]
-            raise _reject(pattern, f"the regex engine refused it: {first_line}") from error
+        if _engine_refused(error):
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise _reject(
+                pattern,
+                f"the regex engine refused it ({first_line or type(error).__name__}); a "
+                r"pattern such as \w{300} compiles too large: use fewer or shorter repetitions",
+            ) from error
         raise error
     return values[0]
+
+
+def _engine_refused(error: BaseException) -> bool:
+    """Whether ``error`` is the engine refusing the pattern, not the backend failing.
+
+    The match function runs one regex query, so an error of the engine's own
+    library (chromadb reports a compiled size over Rust's limit as a bare sqlite
+    "constraint failed") or one naming the regex is about the pattern; thresher's
+    own errors (an unreachable server) pass through.
+    """
+    if isinstance(error, ThresherError):
+        return False
+    library = type(error).__module__.split(".")[0]
+    return library == "chromadb" or "regex" in str(error).lower()

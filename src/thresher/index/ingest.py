@@ -4,19 +4,24 @@
 :func:`thresher.index.backends.ingest`) picks the backend from the location;
 :func:`ingest_embedded` is the embedded backend's ingestion.
 
-The documents given are the whole corpus. Each document's hash (title, text,
-source, metadata) is compared with the manifest of the live generation:
-new documents are added, changed ones re-chunked and replaced, absent ones
-deleted, unchanged ones left alone (never re-embedded). Running twice on the
-same input changes nothing and writes nothing.
+Each document's hash (title, text, source, metadata) is compared with the
+manifest of the live generation: new documents are added, changed ones
+re-chunked and replaced, unchanged ones left alone (never re-embedded), and
+absent ones deleted by the rule of :mod:`thresher.index.ingest_common`: all of
+them when the documents given are the whole corpus (``sources=None``), else
+only those read from under the ``sources`` named; an input with no document
+is refused. Running twice on the same input changes nothing and writes nothing.
 
-Changes go to a copy of the live generation, which becomes live only once it
+One ingest at a time per folder: a second one waits for the first (and says
+so, as a warning on the ``thresher.index.ingest`` logger). Changes go to a copy
+of the live generation, which becomes live only once it
 is complete and fsynced (see :mod:`thresher.index.layout`): a process killed at
 any point leaves the previous index readable and whole.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import time
 from collections.abc import Iterable
@@ -39,6 +44,7 @@ from thresher.index.store import IngestReport
 
 __all__ = ["ingest", "ingest_embedded", "document_hash"]
 
+_log = logging.getLogger(__name__)
 _EMBED_BATCH = common.EMBED_BATCH  # read at each call (a test sets it smaller)
 
 
@@ -48,8 +54,10 @@ def ingest_embedded(
     config: Config | None = None,
     embedder: Embedder | None = None,
     progress: bool = True,
+    *,
+    sources: Iterable[str | Path] | None = None,
 ) -> IngestReport:
-    """Make the embedded index in the folder ``index_dir`` hold exactly ``documents``.
+    """Make the embedded index in the folder ``index_dir`` hold ``documents``.
 
     Reached through :func:`thresher.index.backends.ingest` (also importable from
     here as ``ingest``), which picks the backend from the location.
@@ -60,12 +68,16 @@ def ingest_embedded(
         config: chunking and embedder settings (defaults: ``Config()``).
         embedder: overrides ``config.retrieval.embedder``.
         progress: show a progress bar while embedding (only on a terminal).
+        sources: the paths ``documents`` were read from: indexed documents missing
+            from the input are deleted only when they came from under one of them.
+            None: ``documents`` are the whole corpus (every other document is deleted).
 
     Returns:
         What changed, with sanitization counts summed over the documents seen.
 
     Raises:
-        InputError: a doc_id repeats with different content, or the folder cannot be created.
+        InputError: the input holds no document, a doc_id repeats with different
+            content, or the folder cannot be created or written (disk full).
         ConfigError: the index was built with another embedder.
         IndexVersionError: the index was written by a newer thresher.
     """
@@ -76,8 +88,27 @@ def ingest_embedded(
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create index folder {root}: {exc.strerror}") from exc
-    with layout.ingest_lock(root):
-        report = _ingest_locked(documents, root, config, embedder, progress)
+    scope = common.source_scope(sources)
+
+    def waiting() -> None:
+        _log.warning(
+            "another ingest into %s is running; waiting for it to finish (it holds %s)",
+            root,
+            root / "ingest.lock",
+        )
+
+    from chromadb.errors import ChromaError
+
+    with layout.ingest_lock(root, on_wait=waiting):
+        try:
+            report = _ingest_locked(documents, root, config, embedder, progress, scope)
+        except (OSError, ChromaError) as exc:  # disk full, unwritable: the new generation is gone
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            why = getattr(exc, "strerror", None) or lines[0]
+            raise InputError(
+                f"cannot write the index at {root} ({why}); free space there or fix its "
+                "permissions and run again: the last committed index is unchanged"
+            ) from exc
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -88,6 +119,7 @@ def _ingest_locked(
     config: Config,
     embedder: Embedder | None,
     progress: bool,
+    scope: common.Scope,
 ) -> IngestReport:
     try:
         old_gen: Path | None = layout.current_generation(root)
@@ -104,20 +136,23 @@ def _ingest_locked(
 
     report = IngestReport()
     plan = common.plan_documents(documents, report)
+    common.require_documents(plan, root)
 
     chunking = common.chunking_settings(config)
     known = old.documents if old else {}
     rechunk_all = old is not None and old.chunking != chunking
-    changed, deleted = common.changed_documents(plan, known, rechunk_all)
+    changed, deleted = common.changed_documents(plan, known, rechunk_all, scope)
+    relocated = common.relocated_documents(plan, known, changed)
     common.count_changes(report, plan, known, changed, deleted)
-    if old is not None and not changed and not deleted:
+    if old is not None and not changed and not deleted and not relocated:
         return report
 
+    order = common.final_order(plan, known, deleted, scope)
     generation = layout.new_generation(root, name)
     try:
         manifest = _build_generation(
-            generation, old_gen, old, plan, changed, deleted, chunking, config, emb, progress,
-            report,
+            generation, old_gen, old, plan, changed, deleted, order, chunking, config, emb,
+            progress, report,
         )  # fmt: skip
         layout.write_manifest(generation, manifest)
         layout.commit_generation(root, generation)
@@ -135,6 +170,7 @@ def _build_generation(
     plan: common.Plan,
     changed: list[str],
     deleted: list[str],
+    order: list[str],
     chunking: dict[str, Any],
     config: Config,
     emb: Embedder,
@@ -170,7 +206,7 @@ def _build_generation(
         )
         report.chunks_added = len(fresh)
 
-        documents = {d: entries[d] if d in entries else known[d] for d in plan}
+        documents = common.final_entries(plan, known, entries, order)
         manifest = layout.Manifest(
             format_version=layout.FORMAT_VERSION,
             thresher_version=__version__,

@@ -1,11 +1,23 @@
 """What embedded and server ingestion share: planning, hashing, chunking and writing chunks.
 
 Both :func:`thresher.index.ingest.ingest` (embedded generations) and
-:func:`thresher.index.server_ingest.ingest_server` (a Chroma server) take the
-whole corpus, compare each document's hash with what the index records, and
-(re)write only the chunks of documents that changed, reusing the vector of any
-indexed text already stored. The steps that do not depend on the backend live
-here; each backend module keeps only how it stores and commits.
+:func:`thresher.index.server_ingest.ingest_server` (a Chroma server) compare
+each document's hash with what the index records, and (re)write only the
+chunks of documents that changed, reusing the vector of any indexed text
+already stored. The steps that do not depend on the backend live here; each
+backend module keeps only how it stores and commits.
+
+What an ingest may delete (the deletion rule, one place for both backends):
+
+* the input must hold at least one document: an input that yields nothing
+  (an empty file, a folder of empty files) is an error and changes nothing,
+  so it can never empty an index;
+* with a *scope* (the paths the user named, :func:`source_scope`), an indexed
+  document is deleted only when the input lacks it and the file it was read
+  from (its recorded origin) lies under one of those paths: re-indexing one
+  file or folder never touches documents that came from elsewhere;
+* without a scope (``None``) the documents given are the whole corpus: every
+  indexed document not among them is deleted (``thresher index --sync``).
 """
 
 from __future__ import annotations
@@ -13,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -33,7 +46,14 @@ from thresher.tokens import get_counter
 __all__ = [
     "EMBED_BATCH",
     "Plan",
+    "Scope",
     "changed_documents",
+    "final_entries",
+    "final_order",
+    "in_scope",
+    "relocated_documents",
+    "require_documents",
+    "source_scope",
     "chunk_documents",
     "chunking_settings",
     "count_changes",
@@ -52,6 +72,40 @@ EMBED_BATCH = 256
 
 Plan = dict[str, tuple[Document, str]]
 """doc_id -> (document, :func:`document_hash`), in input order."""
+
+Scope = tuple[str, ...] | None
+"""Absolute paths whose documents an ingest may delete; None: the input is the whole corpus."""
+
+
+def source_scope(sources: Iterable[str | os.PathLike[str]] | None) -> Scope:
+    """The deletion scope of an ingest that read ``sources`` (None: the whole corpus).
+
+    Paths are made absolute as written (symlinks are not resolved), as the
+    loaders record each document's origin.
+    """
+    if sources is None:
+        return None
+    return tuple(os.path.abspath(os.fspath(s)) for s in sources)
+
+
+def in_scope(origin: str, scope: tuple[str, ...]) -> bool:
+    """Whether a document read from ``origin`` lies under one of the ``scope`` paths."""
+    if not origin:
+        return False
+    return any(origin == s or origin.startswith(s.rstrip(os.sep) + os.sep) for s in scope)
+
+
+def require_documents(plan: Plan, location: object) -> None:
+    """Refuse an input that holds no document: it must never empty (or create) an index.
+
+    Raises:
+        InputError: ``plan`` is empty.
+    """
+    if not plan:
+        raise InputError(
+            f"the input holds no documents (every file was empty or skipped); the index at "
+            f"{location} was left unchanged. Name files or records with text"
+        )
 
 
 def document_hash(doc: Document) -> str:
@@ -109,23 +163,88 @@ def plan_documents(documents: Iterable[Document], report: IngestReport) -> Plan:
 
 
 def changed_documents(
-    plan: Plan, known: Mapping[str, layout.DocEntry], rechunk_all: bool
+    plan: Plan, known: Mapping[str, layout.DocEntry], rechunk_all: bool, scope: Scope = None
 ) -> tuple[list[str], list[str]]:
-    """Which documents to (re)write and which to delete.
+    """Which documents to (re)write and which to delete (see the module's deletion rule).
 
     Args:
-        plan: the corpus from :func:`plan_documents`.
+        plan: the input from :func:`plan_documents`.
         known: the documents the index records.
         rechunk_all: the chunking settings changed, so every document is rewritten.
+        scope: paths whose missing documents are deleted; None: every known document
+            not in ``plan`` is deleted.
 
     Returns:
-        (changed: new or different documents in plan order, deleted: known ids not in plan).
+        (changed: new or different documents in plan order, deleted: known ids not in
+        plan, within the scope).
+
+    Raises:
+        InputError: the chunking settings changed but the input leaves indexed
+            documents out (they could not be re-chunked: the index would mix two
+            chunkings).
     """
     changed = [
         d for d in plan if d not in known or rechunk_all or known[d].content_hash != plan[d][1]
     ]
-    deleted = [d for d in known if d not in plan]
+    deleted = [
+        d for d in known if d not in plan and (scope is None or in_scope(known[d].origin, scope))
+    ]
+    kept = len(known) - len(deleted) - sum(1 for d in plan if d in known)
+    if rechunk_all and kept:
+        raise InputError(
+            f"the chunking settings differ from the index's, and {kept} indexed documents "
+            "are not in this input, so they could not be re-chunked; name every input "
+            "(with --sync), keep the index's chunking settings, or build a new index"
+        )
     return changed, deleted
+
+
+def relocated_documents(
+    plan: Plan, known: Mapping[str, layout.DocEntry], changed: Sequence[str]
+) -> list[str]:
+    """Unchanged documents now read from another file than the index records (origin only)."""
+    skip = set(changed)
+    return [
+        d
+        for d, (doc, _) in plan.items()
+        if d in known and d not in skip and doc.origin and doc.origin != known[d].origin
+    ]
+
+
+def final_order(
+    plan: Plan, known: Mapping[str, layout.DocEntry], deleted: Sequence[str], scope: Scope
+) -> list[str]:
+    """The documents the index holds after the run, in corpus order.
+
+    Without a scope the input is the corpus, in input order. With one, documents
+    keep their place and new ones follow in input order.
+    """
+    if scope is None:
+        return list(plan)
+    gone = set(deleted)
+    return [d for d in known if d not in gone] + [d for d in plan if d not in known]
+
+
+def final_entries(
+    plan: Plan,
+    known: Mapping[str, layout.DocEntry],
+    fresh: Mapping[str, layout.DocEntry],
+    order: Sequence[str],
+) -> dict[str, layout.DocEntry]:
+    """Every document's manifest entry after the run, in ``order``.
+
+    ``fresh`` holds the entries of documents (re)chunked now; the others keep
+    their entry, with the origin updated when the input read them from elsewhere.
+    """
+    out: dict[str, layout.DocEntry] = {}
+    for d in order:
+        if d in fresh:
+            out[d] = fresh[d]
+            continue
+        entry = known[d]
+        origin = plan[d][0].origin if d in plan else ""
+        out[d] = dataclasses.replace(entry, origin=origin) if origin else entry
+    return out
 
 
 def count_changes(
@@ -135,11 +254,13 @@ def count_changes(
     changed: Sequence[str],
     deleted: Sequence[str],
 ) -> None:
-    """Set the report's added / updated / deleted / unchanged document counts."""
+    """Set the report's added / updated / deleted / unchanged / kept document counts."""
     report.documents_added = sum(1 for d in changed if d not in known)
     report.documents_updated = len(changed) - report.documents_added
     report.documents_deleted = len(deleted)
     report.documents_unchanged = len(plan) - len(changed)
+    gone = set(deleted)
+    report.documents_kept = sum(1 for d in known if d not in plan and d not in gone)
 
 
 def stale_chunk_ids(known: Mapping[str, layout.DocEntry], doc_ids: Iterable[str]) -> list[str]:
@@ -166,7 +287,7 @@ def chunk_documents(
         ]
         fresh.extend(chunks)
         entries[doc_id] = layout.DocEntry(
-            digest, [c.chunk_id for c in chunks], now, dict(doc.sanitized)
+            digest, [c.chunk_id for c in chunks], now, dict(doc.sanitized), doc.origin
         )
     return fresh, entries
 

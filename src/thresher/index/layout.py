@@ -10,7 +10,8 @@
         chroma/          chromadb PersistentClient folder, collection "chunks"
         bm25/            the BM25 side index (Bm25Index.save)
 
-Readers open what ``CURRENT`` names and never write. An ingest copies the live
+Readers open what ``CURRENT`` names and never write (chromadb runs on a
+private read copy, :mod:`thresher.index.read_copy`). An ingest copies the live
 generation to a new folder, changes the copy, fsyncs it and then replaces
 ``CURRENT`` atomically (write a temporary file, ``os.replace``), so a process
 killed at any point leaves the last committed generation live and complete.
@@ -25,7 +26,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,12 +60,19 @@ _GENERATION = re.compile(r"gen-(\d{6})")
 
 @dataclass(slots=True)
 class DocEntry:
-    """What the index holds for one document."""
+    """What the index holds for one document.
+
+    ``origin``: the absolute path of the file it was read from ('' when unknown:
+    given as a record by a library caller, or indexed before origins were kept);
+    an ingest scoped to some paths deletes only documents whose origin lies
+    under one of them.
+    """
 
     content_hash: str
     chunk_ids: list[str]
     ingested_at: str
     sanitized: dict[str, int] = field(default_factory=dict)
+    origin: str = ""
 
 
 @dataclass(slots=True)
@@ -104,7 +112,8 @@ class Manifest:
             "sanitized": self.sanitized,
             "documents": [
                 {"doc_id": doc_id, "content_hash": d.content_hash, "chunk_ids": d.chunk_ids,
-                 "ingested_at": d.ingested_at, "sanitized": d.sanitized}
+                 "ingested_at": d.ingested_at, "sanitized": d.sanitized,
+                 **({"origin": d.origin} if d.origin else {})}
                 for doc_id, d in self.documents.items()
             ],
         }  # fmt: skip
@@ -120,7 +129,7 @@ class Manifest:
             documents={
                 d["doc_id"]: DocEntry(
                     d["content_hash"], list(d["chunk_ids"]), d.get("ingested_at", ""),
-                    dict(d.get("sanitized", {})),
+                    dict(d.get("sanitized", {})), str(d.get("origin", "")),
                 )
                 for d in data.get("documents", [])
             },
@@ -221,14 +230,26 @@ def remove_stale_generations(index_dir: Path, keep: Path | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def ingest_lock(index_dir: Path) -> Iterator[None]:
-    """Hold the index's writer lock (blocks while another ingest runs)."""
+def ingest_lock(index_dir: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the index's writer lock (blocks while another ingest runs).
+
+    ``on_wait`` is called once, before blocking, when another ingest holds the
+    lock (so a person can be told why nothing happens).
+    """
     try:
         fh = (index_dir / "ingest.lock").open("a+")
     except OSError as exc:
-        raise InputError(f"cannot lock index folder {index_dir}: {exc.strerror}") from exc
+        raise InputError(
+            f"cannot lock index folder {index_dir}: {exc.strerror}; an ingest needs a folder "
+            "it can write (searching works on a read-only one)"
+        ) from exc
     with fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield
         finally:

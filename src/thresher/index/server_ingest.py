@@ -1,10 +1,12 @@
 """Build or update an index on a Chroma server: incremental and resumable.
 
-Same contract as the embedded :func:`thresher.index.ingest.ingest`: the
-documents given are the whole corpus; documents are compared by hash with the
-manifest collection (``NAME__manifest``, see :mod:`thresher.index.server_layout`)
-and only what changed is added, replaced or deleted; running twice on the same
-input writes nothing.
+Same contract as the embedded :func:`thresher.index.ingest.ingest`: documents
+are compared by hash with the manifest collection (``NAME__manifest``, see
+:mod:`thresher.index.server_layout`) and only what changed is added, replaced
+or deleted, by the deletion rule of :mod:`thresher.index.ingest_common` (all
+documents missing from the input, or only those read from under the
+``sources`` named; an empty input is refused); running twice on the same input
+writes nothing.
 
 What a server guarantees is weaker than the embedded generations (there is no
 atomic switch between two whole indexes), and is this:
@@ -55,8 +57,10 @@ def ingest_server(
     config: Config | None = None,
     embedder: Embedder | None = None,
     progress: bool = True,
+    *,
+    sources: Iterable[str] | None = None,
 ) -> IngestReport:
-    """Make the server index at ``location`` hold exactly ``documents``.
+    """Make the server index at ``location`` hold ``documents``.
 
     Args:
         documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
@@ -64,14 +68,16 @@ def ingest_server(
         config: chunking and embedder settings (defaults: ``Config()``).
         embedder: overrides ``config.retrieval.embedder``.
         progress: show a progress bar while embedding (only on a terminal).
+        sources: the paths ``documents`` were read from, scoping deletion; None:
+            ``documents`` are the whole corpus.
 
     Returns:
         What changed, with sanitization counts summed over the documents seen.
 
     Raises:
         BackendUnavailableError: no server answers at ``location``.
-        InputError: a doc_id repeats with different content, or the collection
-            holds records that thresher did not write.
+        InputError: the input holds no document, a doc_id repeats with different
+            content, or the collection holds records that thresher did not write.
         ConfigError: the index was built with another embedder.
         IndexVersionError: the index was written by a newer thresher.
     """
@@ -79,8 +85,9 @@ def ingest_server(
     config = config or Config()
     where = sl.parse_location(location)
     client = sl.connect(where)
+    scope = common.source_scope(sources)
     try:
-        report = _ingest(client, where, documents, config, embedder, progress)
+        report = _ingest(client, where, documents, config, embedder, progress, scope)
     except sl.transport_errors() as exc:
         raise sl.unavailable(where, exc) from exc
     finally:
@@ -91,12 +98,14 @@ def ingest_server(
 
 @dataclass(slots=True)
 class _Changes:
-    """What a run has to do: documents to (re)write, delete and re-order, and whether
-    it completes a stopped run (header still ``writing``)."""
+    """What a run has to do: documents to (re)write, delete and re-record (moved in the
+    corpus order, or read from another file), the corpus order after the run, and
+    whether it completes a stopped run (header still ``writing``)."""
 
     changed: list[str]
     deleted: list[str]
     moved: list[str]
+    order: list[str]
     resume: bool
 
     def nothing(self) -> bool:
@@ -111,10 +120,12 @@ def _ingest(
     config: Config,
     embedder: Embedder | None,
     progress: bool,
+    scope: common.Scope,
 ) -> IngestReport:
     """One ingest run, in the order the module docstring guarantees."""
     report = IngestReport()
     plan = common.plan_documents(documents, report)
+    common.require_documents(plan, where.url)
     emb = embedder or get_embedder(config.retrieval.embedder)
     collection, header = _existing_index(client, where, emb)
     manifest = client.get_or_create_collection(
@@ -123,9 +134,9 @@ def _ingest(
     entries = sl.read_entries(manifest)
     known = {d: e for d, (e, _) in entries.items()}
     chunking = common.chunking_settings(config)
-    todo = _changes(plan, entries, header, chunking)
+    todo = _changes(plan, entries, header, chunking, scope)
     if header is not None and todo.nothing():
-        report.documents_unchanged = len(plan)
+        common.count_changes(report, plan, known, [], [])
         return report
 
     now = common.utc_now()
@@ -183,14 +194,17 @@ def _changes(
     entries: dict[str, tuple[layout.DocEntry, int]],
     header: sl.ServerHeader | None,
     chunking: dict[str, Any],
+    scope: common.Scope,
 ) -> _Changes:
-    """Compare the corpus with the manifest (and the header's chunking and state)."""
+    """Compare the input with the manifest (and the header's chunking and state)."""
     known = {d: e for d, (e, _) in entries.items()}
     rechunk_all = header is not None and header.chunking != chunking
-    changed, deleted = common.changed_documents(plan, known, rechunk_all)
-    moved = [d for i, d in enumerate(plan) if d in entries and entries[d][1] != i]
+    changed, deleted = common.changed_documents(plan, known, rechunk_all, scope)
+    order = common.final_order(plan, known, deleted, scope)
+    moved = [d for i, d in enumerate(order) if d in entries and entries[d][1] != i]
+    moved += [d for d in common.relocated_documents(plan, known, changed) if d not in moved]
     resume = header is not None and header.state == "writing"
-    return _Changes(changed, deleted, moved, resume)
+    return _Changes(changed, deleted, moved, order, resume)
 
 
 def _writing_header(
@@ -279,17 +293,18 @@ def _write_manifest(
 ) -> dict[str, layout.DocEntry]:
     """Record changed and moved documents (after their chunks), drop deleted ones;
     returns every document's entry in corpus order."""
-    order = {d: i for i, d in enumerate(plan)}
+    final = common.final_entries(plan, known, new_entries, todo.order)
+    order = {d: i for i, d in enumerate(todo.order)}
     rewrite = list(dict.fromkeys(todo.changed + todo.moved))
     for start in range(0, len(rewrite), batch):
         part = rewrite[start : start + batch]
         manifest.upsert(
             ids=part,
             embeddings=[_PLACEHOLDER] * len(part),
-            metadatas=[sl.entry_metadata(new_entries.get(d) or known[d], order[d]) for d in part],
+            metadatas=[sl.entry_metadata(final[d], order[d]) for d in part],
         )
     common.delete_ids(manifest, todo.deleted, batch)
-    return {d: new_entries.get(d) or known[d] for d in plan}
+    return final
 
 
 def _delete_leftovers(collection: Any, final: dict[str, layout.DocEntry], batch: int) -> None:

@@ -7,7 +7,7 @@ A server index named ``NAME`` (default ``chunks``) is two collections::
                       ``thresher:*``, :class:`ServerHeader`)
     NAME__manifest    one record per document: id = doc_id, a 1-d placeholder
                       embedding, metadata {content_hash, chunk_ids (JSON), order,
-                      ingested_at, sanitized (JSON)}; ``order`` is the corpus order
+                      ingested_at, sanitized (JSON), origin}; ``order`` is the corpus order
 
 The header carries a version marker that the ingester replaces last, once every
 chunk and manifest record of a run is written, and a ``state`` that is
@@ -74,8 +74,15 @@ def parse_location(text: str, collection: str = DEFAULT_COLLECTION) -> ServerLoc
     Raises:
         InputError: not such a URL, or a collection name chromadb would refuse.
     """
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(text)
+        hostname = parts.hostname
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket: http://[::1
+        raise InputError(
+            f"{text!r} is not a server location ({exc}); write http://HOST:PORT[/COLLECTION]"
+            " (an IPv6 host in brackets: http://[::1]:8000)"
+        ) from exc
+    if parts.scheme not in ("http", "https") or not hostname:
         raise InputError(f"{text!r} is not a server location; write http://HOST:PORT[/COLLECTION]")
     try:
         port = parts.port or DEFAULT_PORT
@@ -86,7 +93,7 @@ def parse_location(text: str, collection: str = DEFAULT_COLLECTION) -> ServerLoc
         raise InputError(
             f"bad collection name {name!r} in {text!r}: one path segment of 3+ characters"
         )
-    return ServerLocation(parts.hostname, port, name, parts.scheme == "https")
+    return ServerLocation(hostname, port, name, parts.scheme == "https")
 
 
 def unavailable(location: ServerLocation, exc: BaseException | str) -> BackendUnavailableError:
@@ -253,6 +260,7 @@ def entry_metadata(entry: layout.DocEntry, order: int) -> dict[str, str | int]:
         "order": order,
         "ingested_at": entry.ingested_at,
         "sanitized": json.dumps(entry.sanitized, sort_keys=True),
+        "origin": entry.origin,
     }
 
 
@@ -266,6 +274,7 @@ def read_entries(manifest: Any) -> dict[str, tuple[layout.DocEntry, int]]:
                 list(json.loads(str(meta["chunk_ids"]))),
                 str(meta.get("ingested_at", "")),
                 dict(json.loads(str(meta.get("sanitized", "{}")))),
+                str(meta.get("origin", "")),
             )
             out.append((int(meta.get("order", 0)), doc_id, entry))
     out.sort(key=lambda t: (t[0], t[1]))

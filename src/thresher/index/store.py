@@ -75,13 +75,18 @@ class GrepResult:
 
 @dataclass(slots=True)
 class IngestReport:
-    """What one ingestion run changed."""
+    """What one ingestion run changed.
+
+    ``documents_kept``: indexed documents outside the input's scope (read from
+    paths not named this time), left as they were.
+    """
 
     documents_seen: int = 0
     documents_added: int = 0
     documents_updated: int = 0
     documents_deleted: int = 0
     documents_unchanged: int = 0
+    documents_kept: int = 0
     chunks_added: int = 0
     chunks_deleted: int = 0
     sanitized: dict[str, int] = field(default_factory=dict)

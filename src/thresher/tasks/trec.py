@@ -1,7 +1,13 @@
 """TREC run and qrels files, so standard tools (trec_eval, ranx, ir-measures) can read runs.
 
 Run line: ``qid Q0 docid rank score tag``. Qrels line: ``qid 0 docid rel``.
-Fields are separated by whitespace, so ids must not contain any.
+Fields are separated by whitespace, so ids must not contain any: writing one
+that does is an error, unless the writer is asked to encode ids
+(``encode_ids=True``), which percent-encodes ``%`` and every whitespace
+character (``my notes.md`` becomes ``my%20notes.md``) in every id it writes,
+so a run and a qrels file written that way still match each other, and
+``read_run``/``read_qrels`` with ``decode_ids=True`` give the ids back
+exactly (:func:`encode_id`, :func:`decode_id`).
 
 ``trec_eval`` orders a query's documents by score (descending) and ignores the
 rank column; :func:`ranked_lists` follows the same rule (ties: doc id
@@ -18,9 +24,19 @@ from pathlib import Path
 
 from thresher.errors import InputError
 
-__all__ = ["write_run", "read_run", "write_qrels", "read_qrels", "ranked_lists"]
+__all__ = [
+    "write_run",
+    "read_run",
+    "write_qrels",
+    "read_qrels",
+    "ranked_lists",
+    "encode_id",
+    "decode_id",
+]
 
 _WS = re.compile(r"\s")
+_ENCODE = re.compile(r"[%\s]")
+_DECODE = re.compile(r"(?:%[0-9A-F]{2})+")
 
 #: A run: per query, either doc ids best first, or ``{doc_id: score}``.
 RunInput = Mapping[str, Sequence[str] | Mapping[str, float]]
@@ -28,11 +44,30 @@ RunInput = Mapping[str, Sequence[str] | Mapping[str, float]]
 QrelsInput = Mapping[str, Collection[str] | Mapping[str, int]]
 
 
+def encode_id(value: str) -> str:
+    """``value`` with ``%`` and every whitespace character percent-encoded (UTF-8 bytes)."""
+    return _ENCODE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), value)
+
+
+def decode_id(value: str) -> str:
+    """Inverse of :func:`encode_id`."""
+    return _DECODE.sub(lambda m: bytes.fromhex(m.group().replace("%", "")).decode(), value)
+
+
 def _check_id(value: str, what: str) -> None:
     if not isinstance(value, str) or not value or _WS.search(value):
         raise InputError(
-            f"{what} {value!r} is empty or contains whitespace; TREC files cannot hold it"
+            f"{what} {value!r} is empty or contains whitespace; TREC files cannot hold it "
+            "(write with encode_ids=True to percent-encode ids)"
         )
+
+
+def _written(value: str, what: str, encode: bool) -> str:
+    """The form of an id that goes into a TREC file (checked, encoded when asked)."""
+    if encode and isinstance(value, str) and value:
+        value = encode_id(value)
+    _check_id(value, what)
+    return value
 
 
 def _scored(docs: Sequence[str] | Mapping[str, float], qid: str) -> list[tuple[str, float]]:
@@ -49,7 +84,9 @@ def _scored(docs: Sequence[str] | Mapping[str, float], qid: str) -> list[tuple[s
     return [(d, float(len(unique) - i)) for i, d in enumerate(unique)]
 
 
-def write_run(path: str | Path, run: RunInput, tag: str = "thresher") -> Path:
+def write_run(
+    path: str | Path, run: RunInput, tag: str = "thresher", *, encode_ids: bool = False
+) -> Path:
     """Write a TREC run file.
 
     Args:
@@ -58,51 +95,55 @@ def write_run(path: str | Path, run: RunInput, tag: str = "thresher") -> Path:
             rank; score = number of docs minus position) or ``{qid: {doc: score}}``
             (ranked by score descending, ties by doc id descending).
         tag: the run name (last column).
+        encode_ids: percent-encode ``%`` and whitespace in query and doc ids
+            (:func:`encode_id`) instead of refusing ids with whitespace.
 
     Returns:
         The path written.
 
     Raises:
-        InputError: an id or tag that is empty or contains whitespace, or a
-            non-finite score.
+        InputError: an id (unless encoded) or tag that is empty or contains
+            whitespace, or a non-finite score.
     """
     _check_id(tag, "run tag")
     lines: list[str] = []
     for qid, docs in run.items():
-        _check_id(qid, "query id")
+        q = _written(qid, "query id", encode_ids)
         for rank, (doc, score) in enumerate(_scored(docs, qid), start=1):
-            _check_id(doc, "doc id")
-            lines.append(f"{qid} Q0 {doc} {rank} {score!r} {tag}")
+            d = _written(doc, "doc id", encode_ids)
+            lines.append(f"{q} Q0 {d} {rank} {score!r} {tag}")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return out
 
 
-def write_qrels(path: str | Path, qrels: QrelsInput) -> Path:
+def write_qrels(path: str | Path, qrels: QrelsInput, *, encode_ids: bool = False) -> Path:
     """Write a TREC qrels file (``qid 0 docid rel``).
 
     Args:
         path: the file to write (parent folders are created).
         qrels: ``{qid: [doc, ...]}`` (each grade 1) or ``{qid: {doc: grade}}``.
+        encode_ids: percent-encode ``%`` and whitespace in ids (as :func:`write_run`).
 
     Returns:
         The path written.
 
     Raises:
-        InputError: an id that is empty or contains whitespace, or a non-integer grade.
+        InputError: an id (unless encoded) that is empty or contains whitespace, or a
+            non-integer grade.
     """
     lines: list[str] = []
     for qid, docs in qrels.items():
-        _check_id(qid, "query id")
+        q = _written(qid, "query id", encode_ids)
         if isinstance(docs, str):
             raise InputError(f"qrels for query {qid!r} must be a collection, not a string")
         grades = docs if isinstance(docs, Mapping) else dict.fromkeys(docs, 1)
         for doc, rel in grades.items():
-            _check_id(doc, "doc id")
+            d = _written(doc, "doc id", encode_ids)
             if isinstance(rel, bool) or int(rel) != rel:
                 raise InputError(f"grade {rel!r} of {doc!r} in query {qid!r} is not an integer")
-            lines.append(f"{qid} 0 {doc} {int(rel)}")
+            lines.append(f"{q} 0 {d} {int(rel)}")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -126,8 +167,9 @@ def _rows(path: Path, width: int, kind: str, example: str) -> list[tuple[int, li
     return rows
 
 
-def read_run(path: str | Path) -> dict[str, dict[str, float]]:
-    """Read a TREC run file into ``{qid: {doc: score}}``.
+def read_run(path: str | Path, *, decode_ids: bool = False) -> dict[str, dict[str, float]]:
+    """Read a TREC run file into ``{qid: {doc: score}}`` (``decode_ids``: ids written
+    with ``encode_ids=True``).
 
     Raises:
         InputError: a missing file, a line without six fields, a non-numeric
@@ -142,6 +184,8 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
             value = float(score)
         except ValueError:
             raise InputError(f"{p}:{lineno}: score {score!r} is not a number") from None
+        if decode_ids:
+            qid, doc = decode_id(qid), decode_id(doc)
         docs = run.setdefault(qid, {})
         if doc in docs:
             raise InputError(f"{p}:{lineno}: doc {doc!r} listed twice for query {qid!r}")
@@ -149,8 +193,9 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     return run
 
 
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file (``qid 0 docid rel``) into ``{qid: {doc: rel}}``.
+def read_qrels(path: str | Path, *, decode_ids: bool = False) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file (``qid 0 docid rel``) into ``{qid: {doc: rel}}``
+    (``decode_ids``: ids written with ``encode_ids=True``).
 
     A later line for the same (qid, doc) replaces the earlier grade.
 
@@ -165,6 +210,8 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             grade = int(rel)
         except ValueError:
             raise InputError(f"{p}:{lineno}: relevance {rel!r} is not an integer") from None
+        if decode_ids:
+            qid, doc = decode_id(qid), decode_id(doc)
         qrels.setdefault(qid, {})[doc] = grade
     return qrels
 

@@ -66,7 +66,9 @@ __all__ = [
     "export_sft",
 ]
 
-_BAD_EXITS = frozenset({"error", "policy_error", "invalid_input", "endpoint_unavailable"})
+_BAD_EXITS = frozenset(
+    {"error", "policy_error", "invalid_input", "endpoint_unavailable", "cancelled"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +149,10 @@ def keep_probability(traj: float, out: float, cfg: SftConfig) -> float:
 
 def final_text(documents: Sequence[Mapping[str, Any]]) -> str:
     """The final answer in the system prompt's form, one ``<Document>`` per line."""
-    from thresher.harness.render import escape_attr, escape_text
+    from thresher.harness.render import escape_id, escape_text
 
     return "\n".join(
-        f'<Document id="{escape_attr(str(d["doc_id"]))}"><Justification>'
+        f'<Document id="{escape_id(str(d["doc_id"]))}"><Justification>'
         f"{escape_text(str(d.get('justification', '')))}</Justification></Document>"
         for d in documents
     )

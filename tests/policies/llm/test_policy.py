@@ -387,7 +387,10 @@ def test_refusals_in_a_row_end_the_episode(tmp_path, store, config):
 
 
 # -- retrieved text stays data ----------------------------------------------------------
-CHUNK = re.compile(r'<chunk id="([^"]*)" doc="([^"]*)" title="([^"]*)">(.*?)</chunk>', re.DOTALL)
+CHUNK = re.compile(
+    r'<chunk id="([^"]*)" doc="([^"]*)" title="([^"]*)"(?: flags="[^"]*")?>(.*?)</chunk>',
+    re.DOTALL,
+)
 
 
 def test_injection_in_a_retrieved_chunk_stays_delimited_data(tmp_path, store, config):
@@ -405,6 +408,7 @@ def test_injection_in_a_retrieved_chunk_stays_delimited_data(tmp_path, store, co
     assert len(hostile) == 1 and "Ignore previous instructions" in hostile[0][3]
     # the forged delimiter arrives escaped: no block for "evil", no early close
     assert '<chunk id="evil"' not in content and "&lt;/chunk&gt;" in hostile[0][3]
+    assert 'doc="hostile" title="Harbour notice" flags="ignore_previous_instructions' in content
     assert content.count("<chunk ") == content.count("</chunk>") == len(blocks)
     # the system prompt and tools are untouched; obeying the text got the answer refused
     assert run.requests[1]["messages"][0]["content"] == SYSTEM_PROMPT

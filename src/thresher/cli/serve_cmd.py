@@ -1,0 +1,126 @@
+"""``thresher serve --index DIR|URL``: the HTTP API (``POST /search`` streamed as SSE).
+
+Listens on 127.0.0.1:8080 by default. Binding another address needs an API key
+(``THRESHER_API_KEY``) or an explicit ``--no-key``. See ``docs/serving.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from thresher.cli._common import add_config_args, add_index_arg, load_config
+
+if TYPE_CHECKING:
+    from thresher.serve.settings import ServeSettings
+
+__all__ = ["add_arguments", "run", "add_serving_args", "settings_from_args"]
+
+
+def add_serving_args(parser: argparse.ArgumentParser) -> None:
+    """What the HTTP and MCP servers share: the indexes, the policies and the limits."""
+    add_index_arg(parser)
+    parser.add_argument(
+        "--name", metavar="NAME", help="the --index collection's name (default: its folder's name)"
+    )
+    parser.add_argument(
+        "--collection",
+        action="append",
+        default=[],
+        metavar="NAME=DIR|URL",
+        help="serve another index under a collection name (repeatable)",
+    )
+    parser.add_argument("--policy", default="local", help="the default policy (default: local)")
+    parser.add_argument(
+        "--policies",
+        default="",
+        metavar="A,B",
+        help="other policies a request may choose with its 'policy' or 'model' field",
+    )
+    parser.add_argument("--max-concurrent", type=int, default=4, help="episodes at once (4)")
+    parser.add_argument("--max-queued", type=int, default=16, help="requests waiting (16)")
+    parser.add_argument(
+        "--queue-timeout", type=float, default=30.0, help="longest wait for a slot, s (30)"
+    )
+    parser.add_argument(
+        "--max-body-bytes", type=int, default=64 * 1024, help="largest request body (65536)"
+    )
+    parser.add_argument(
+        "--max-question-chars", type=int, default=4000, help="longest question (4000)"
+    )
+    parser.add_argument(
+        "--wall-time",
+        type=float,
+        metavar="S",
+        help="per-episode wall time cap (episode.wall_time_s)",
+    )
+    parser.add_argument(
+        "--trace-dir", metavar="DIR", help="also write every trace to DIR/<id>.jsonl"
+    )
+    parser.add_argument(
+        "--max-traces", type=int, default=256, help="finished traces kept in memory (256)"
+    )
+    add_config_args(parser)
+
+
+def settings_from_args(args: argparse.Namespace) -> ServeSettings:
+    """The :class:`~thresher.serve.settings.ServeSettings` the arguments describe."""
+    from thresher.errors import ConfigError
+    from thresher.serve.settings import ServeSettings, collection_name_for
+
+    collections = {args.name or collection_name_for(args.index): args.index}
+    for item in args.collection:
+        name, sep, location = item.partition("=")
+        if not sep or not name.strip() or not location.strip():
+            raise ConfigError(f"--collection expects NAME=DIR|URL, got '{item}'")
+        collections[name.strip()] = location.strip()
+    config = load_config(args, {"episode.wall_time_s": args.wall_time})
+    return ServeSettings(
+        collections=collections,
+        policy=args.policy,
+        policies=tuple(p.strip() for p in args.policies.split(",") if p.strip()),
+        config=config,
+        max_concurrent=args.max_concurrent,
+        max_queued=args.max_queued,
+        queue_timeout_s=args.queue_timeout,
+        max_body_bytes=args.max_body_bytes,
+        max_question_chars=args.max_question_chars,
+        api_key=ServeSettings.key_from_env(),
+        max_traces=args.max_traces,
+        trace_dir=args.trace_dir,
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_serving_args(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8080, help="port (8080)")
+    parser.add_argument(
+        "--no-key",
+        action="store_true",
+        help="allow a non-loopback --host without THRESHER_API_KEY (anyone who can reach it "
+        "can run episodes)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from thresher.errors import ConfigError
+    from thresher.serve.app import run_http
+    from thresher.serve.settings import API_KEY_ENV, is_loopback
+
+    settings = settings_from_args(args)
+    if not is_loopback(args.host) and not settings.api_key and not args.no_key:
+        raise ConfigError(
+            f"--host {args.host} is reachable from other machines: set {API_KEY_ENV} (clients "
+            "send it as 'Authorization: Bearer KEY'), or pass --no-key to serve without one"
+        )
+    names = ", ".join(f"{n}={loc}" for n, loc in settings.collections.items())
+    print(
+        f"thresher serve: http://{args.host}:{args.port} · POST /search · collections {names} · "
+        f"policy {settings.policy}" + (" · API key required" if settings.api_key else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    run_http(settings, args.host, args.port)
+    return 0

@@ -1,0 +1,237 @@
+"""The HTTP API: ``POST /search`` streamed as server-sent events, traces and their viewer.
+
+Routes (the schema is served at ``/openapi.json``):
+
+* ``POST /search`` ``{query, collection_name?, policy?|model?, config?}``: runs one
+  episode. By default (and with ``Accept: text/event-stream``) it streams the
+  episode as ``action`` / ``observation`` / ``done`` / ``error`` events
+  (:mod:`thresher.serve.events`); with ``Accept: application/json`` it returns the
+  Result as one JSON object. Either way the trace id is in the
+  ``X-Thresher-Trace-Id`` header.
+* ``GET /traces/{id}``: the episode's trace as JSONL (a running episode's so far).
+* ``GET /traces/{id}/view``: the trace viewer page for it.
+* ``GET /healthz``: collections, policies, and episodes running and waiting.
+
+Limits: episodes at once with a bounded queue (429 with ``Retry-After`` past
+it), request body and question size (413), the per-episode wall time (the
+server's ``episode.wall_time_s``, which a request may only lower), and an
+optional API key (401). A client that disconnects stops its episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from thresher import __version__
+from thresher.errors import ConfigError, InputError, ThresherError
+from thresher.harness.result import Result
+from thresher.serve.events import EventMapper, SseEvent, answer_text, terminal_event
+from thresher.serve.gate import Busy
+from thresher.serve.limits import ApiKeyGuard, BodyLimit
+from thresher.serve.service import RunningEpisode, SearchService, TooLarge
+from thresher.serve.settings import ServeSettings, UnknownCollection
+
+__all__ = ["SearchRequest", "create_app", "run_http", "TRACE_HEADER", "wants_json"]
+
+#: the response header naming the episode's trace id
+TRACE_HEADER = "X-Thresher-Trace-Id"
+#: how often a JSON request checks that its client is still there (seconds)
+_WATCH_S = 0.2
+
+
+class SearchRequest(BaseModel):
+    """The body of ``POST /search`` (fields Chroma's search agent API takes, plus ``policy``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    query: str = Field(description="the question to find supporting documents for")
+    collection_name: str | None = Field(
+        default=None, description="the collection (index) to search; default: the server's first"
+    )
+    model: str | None = Field(
+        default=None, description="the policy to run (Chroma's field name; same as policy)"
+    )
+    policy: str | None = Field(default=None, description="the policy to run; default: the server's")
+    config: dict[str, Any] | None = Field(
+        default=None,
+        description="settings to tighten for this episode: budget.*, episode.*, "
+        "retrieval.mode/candidates/rrf_k, grep.limit (never above the server's caps)",
+    )
+
+
+def wants_json(accept: str) -> bool:
+    """JSON when the client asks for it and not for an event stream (the default is SSE)."""
+    accept = accept.lower()
+    return "application/json" in accept and "text/event-stream" not in accept
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": code, "message": message}, status_code=status, headers=headers)
+
+
+def _sse(event: SseEvent) -> ServerSentEvent:
+    return ServerSentEvent(
+        data=json.dumps(event.data, ensure_ascii=False), event=event.event, id=event.id
+    )
+
+
+async def _stream(episode: RunningEpisode) -> AsyncIterator[ServerSentEvent]:
+    """The episode's events as SSE; stopping the stream (client gone) stops the episode."""
+    mapper = EventMapper()
+    try:
+        while True:
+            try:
+                item = await episode.next()
+            except ThresherError as exc:
+                data = {"trace_id": episode.trace_id, "code": "server_error", "message": str(exc)}
+                yield _sse(SseEvent("error", data))
+                return
+            if isinstance(item, Result):
+                yield _sse(terminal_event(item, episode.trace_id))
+                return
+            for event in mapper.map(item):
+                yield _sse(event)
+    finally:
+        episode.cancel()
+
+
+async def _watched(request: Request, episode: RunningEpisode) -> Result | None:
+    """The episode's Result, or None once its client has gone (the episode is then stopped)."""
+    waiting = asyncio.ensure_future(episode.result())
+    try:
+        while True:
+            done, _ = await asyncio.wait({waiting}, timeout=_WATCH_S)
+            if done:
+                return waiting.result()
+            if await request.is_disconnected():
+                episode.cancel()
+                with contextlib.suppress(ThresherError):
+                    await waiting
+                return None
+    finally:
+        episode.cancel()
+
+
+def create_app(settings: ServeSettings, service: SearchService | None = None) -> FastAPI:
+    """The ASGI application serving ``settings`` (FastAPI behind the key and body guards).
+
+    Args:
+        settings: collections, policies, config and limits.
+        service: the search service (default: a new one over ``settings``).
+
+    Returns:
+        The app; ``app.state.service`` is its :class:`SearchService`.
+    """
+    service = service or SearchService(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(service.open_all)
+        try:
+            yield
+        finally:
+            service.close()
+
+    app = FastAPI(
+        title="thresher",
+        version=__version__,
+        summary="A self-editing search subagent: multi-hop retrieval with an auditable trace.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+
+    @app.post(
+        "/search",
+        responses={
+            200: {
+                "description": "the episode as server-sent events (action, observation, done, "
+                "error), or with Accept: application/json the Result",
+                "content": {"text/event-stream": {}, "application/json": {}},
+            },
+            400: {"description": "a bad request (unknown policy, refused config override)"},
+            401: {"description": "missing or wrong API key"},
+            404: {"description": "the collection is not served here"},
+            413: {"description": "the request body or the question is too large"},
+            429: {"description": "too many episodes running and waiting; see Retry-After"},
+        },
+    )
+    async def search(body: SearchRequest, request: Request) -> Any:
+        """Run one search episode over the collection and return its ranked documents."""
+        try:
+            episode = await service.start(
+                body.query, body.collection_name, body.policy or body.model, body.config
+            )
+        except Busy as exc:
+            return _error(429, "busy", str(exc), {"Retry-After": str(exc.retry_after)})
+        except TooLarge as exc:
+            return _error(413, "question_too_large", str(exc))
+        except UnknownCollection as exc:
+            return _error(404, "unknown_collection", str(exc))
+        except (InputError, ConfigError) as exc:
+            return _error(400, "bad_request", str(exc))
+        except ThresherError as exc:
+            return _error(503, "unavailable", str(exc))
+        headers = {TRACE_HEADER: episode.trace_id}
+        if not wants_json(request.headers.get("accept", "")):
+            return EventSourceResponse(_stream(episode), headers=headers, ping=15)
+        try:
+            result = await _watched(request, episode)
+        except ThresherError as exc:
+            return _error(503, "unavailable", str(exc), headers)
+        if result is None:  # the client is gone; nobody reads this
+            return Response(status_code=499, headers=headers)
+        payload = {"trace_id": episode.trace_id, **result.to_dict(), "answer": answer_text(result)}
+        return JSONResponse(payload, headers=headers)
+
+    @app.get("/traces/{trace_id}", responses={404: {"description": "no such trace"}})
+    async def trace(trace_id: str) -> Response:
+        """The episode's trace as JSONL (docs/trace-schema.md); a running one's so far."""
+        events = service.traces.get(trace_id)
+        if events is None:
+            return _error(404, "unknown_trace", f"no trace {trace_id!r} on this server")
+        body = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in events)
+        return Response(body, media_type="application/x-ndjson")
+
+    @app.get("/traces/{trace_id}/view", responses={404: {"description": "no such trace"}})
+    async def view(trace_id: str) -> Response:
+        """The trace viewer page for one episode."""
+        from thresher.serve.viewer import render_viewer
+
+        events = service.traces.get(trace_id)
+        if events is None:
+            return _error(404, "unknown_trace", f"no trace {trace_id!r} on this server")
+        page = render_viewer([e.to_dict() for e in events], source=f"trace {trace_id}")
+        return HTMLResponse(page.html, headers={"Content-Security-Policy": page.csp})
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        """Liveness, collections, policies and the load (open without the API key)."""
+        return service.health()
+
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    if settings.api_key:  # added last: the outermost, so a keyless body is never read
+        app.add_middleware(ApiKeyGuard, key=settings.api_key)
+    return app
+
+
+def run_http(settings: ServeSettings, host: str = "127.0.0.1", port: int = 8080) -> None:
+    """Serve the API with uvicorn until interrupted (the indexes are opened first).
+
+    Raises:
+        IndexNotFoundError: an index does not exist.
+    """
+    import uvicorn
+
+    service = SearchService(settings)
+    service.open_all()  # fail before listening, with thresher's own error
+    app = create_app(settings, service)
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)

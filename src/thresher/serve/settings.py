@@ -1,0 +1,230 @@
+"""What a thresher server serves and the limits it holds: one typed settings object.
+
+The HTTP API and the MCP server read the same :class:`ServeSettings`: which
+indexes (collections) and policies a request may name, how many episodes run
+at once and how many wait, how large a request and a question may be, and the
+per-episode wall time. A request may tighten the server's episode settings
+(:func:`request_config`), never loosen them: its config overrides are limited
+to the budget, the episode caps and the retrieval mode, and every cap is at
+most the server's own.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import ConfigError, InputError
+
+__all__ = [
+    "API_KEY_ENV",
+    "ServeSettings",
+    "UnknownCollection",
+    "request_config",
+    "is_loopback",
+    "collection_name_for",
+    "REQUEST_SECTIONS",
+]
+
+#: the environment variable holding the API key (unset: no key required)
+API_KEY_ENV = "THRESHER_API_KEY"
+
+#: dotted settings a request may override; ``section.*`` allows the whole section
+REQUEST_SECTIONS = (
+    "budget.*",
+    "episode.*",
+    "retrieval.mode",
+    "retrieval.candidates",
+    "retrieval.rrf_k",
+    "grep.limit",
+)
+#: settings a request may lower but not raise above the server's value
+_CAPPED = (
+    "budget.total",
+    "budget.per_call_tokens",
+    "episode.max_turns",
+    "episode.max_calls_per_turn",
+    "episode.max_calls",
+    "episode.wall_time_s",
+    "episode.tool_timeout_s",
+    "episode.search_results",
+    "episode.max_final_documents",
+    "retrieval.candidates",
+    "grep.limit",
+)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class UnknownCollection(InputError):
+    """A request names a collection this server does not serve (HTTP 404)."""
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """Everything a server needs to answer requests.
+
+    Attributes:
+        collections: collection name -> index location (folder or Chroma server URL);
+            the first is the default for requests that name none.
+        policy: the default policy (a registered name or ``module:Factory``).
+        policies: policy names a request may choose (``policy`` or ``model`` field);
+            the default is always allowed. Only names listed here run: a request
+            cannot load code by naming ``module:Factory``.
+        config: the server's settings; its episode caps bound every request.
+        max_concurrent: episodes running at once.
+        max_queued: requests waiting for a slot; past that, 429 at once.
+        queue_timeout_s: longest wait for a slot before 429.
+        max_body_bytes: largest request body (413 past it).
+        max_question_chars: longest question (413 past it).
+        api_key: required on every request but ``/healthz`` and the schema when set.
+        max_traces: finished traces kept in memory for ``GET /traces/{id}``.
+        trace_dir: also write every trace there as ``<id>.jsonl`` (None: memory only).
+    """
+
+    collections: Mapping[str, str]
+    policy: str = "local"
+    policies: tuple[str, ...] = ()
+    config: Config = field(default_factory=Config)
+    max_concurrent: int = 4
+    max_queued: int = 16
+    queue_timeout_s: float = 30.0
+    max_body_bytes: int = 64 * 1024
+    max_question_chars: int = 4000
+    api_key: str | None = None
+    max_traces: int = 256
+    trace_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.collections:
+            raise ConfigError("a server needs an index: give --index DIR|URL")
+        for name in self.collections:
+            if not _NAME.match(name):
+                raise ConfigError(
+                    f"collection name {name!r} must be 1-128 letters, digits, '.', '_' or '-'"
+                )
+        for label, value in (
+            ("max_concurrent", self.max_concurrent),
+            ("max_body_bytes", self.max_body_bytes),
+            ("max_question_chars", self.max_question_chars),
+            ("max_traces", self.max_traces),
+        ):
+            if value < 1:
+                raise ConfigError(f"serve setting {label} must be at least 1, got {value}")
+        if self.max_queued < 0 or self.queue_timeout_s < 0:
+            raise ConfigError("serve settings max_queued and queue_timeout_s must not be negative")
+
+    @property
+    def default_collection(self) -> str:
+        """The collection a request without ``collection_name`` searches."""
+        return next(iter(self.collections))
+
+    @property
+    def allowed_policies(self) -> tuple[str, ...]:
+        """The default policy first, then the others a request may name."""
+        return (self.policy, *[p for p in self.policies if p != self.policy])
+
+    @classmethod
+    def key_from_env(cls) -> str | None:
+        """The API key from ``THRESHER_API_KEY`` (None when unset or empty)."""
+        return os.environ.get(API_KEY_ENV) or None
+
+    def choose_policy(self, requested: str | None) -> str:
+        """The policy a request runs: its ``policy``/``model`` field if allowed, else the default.
+
+        Raises ``InputError`` naming the allowed policies for any other name.
+        """
+        if not requested:
+            return self.policy
+        if requested in self.allowed_policies:
+            return requested
+        raise InputError(
+            f"policy {requested!r} is not served here; choose one of "
+            f"{', '.join(self.allowed_policies)} (start the server with --policies to add more)"
+        )
+
+    def choose_collection(self, requested: str | None) -> tuple[str, str]:
+        """``(name, location)`` of the collection a request names (None: the default).
+
+        Raises ``UnknownCollection`` naming the served collections otherwise.
+        """
+        name = requested or self.default_collection
+        location = self.collections.get(name)
+        if location is None:
+            raise UnknownCollection(
+                f"collection {name!r} is not served here; served: {', '.join(self.collections)}"
+                " (start the server with --collection NAME=DIR|URL to add one)"
+            )
+        return name, location
+
+
+def _allowed(key: str) -> bool:
+    section = key.partition(".")[0]
+    return key in REQUEST_SECTIONS or f"{section}.*" in REQUEST_SECTIONS
+
+
+def _flatten(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"budget": {"total": 1}}`` and ``{"budget.total": 1}`` alike, as dotted keys."""
+    flat: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if isinstance(value, Mapping):
+            for inner, v in value.items():
+                flat[f"{key}.{inner}"] = v
+        else:
+            flat[str(key)] = value
+    return flat
+
+
+def request_config(base: Config, overrides: Mapping[str, Any] | None) -> Config:
+    """The config one request runs with: ``base`` plus the request's allowed overrides.
+
+    Args:
+        base: the server's config.
+        overrides: dotted (``{"budget.total": 8192}``) or nested settings from the request.
+
+    Returns:
+        ``base`` with the overrides applied.
+
+    Raises:
+        InputError: a setting a request may not change (the LLM endpoint, the
+            embedder, ...), or a cap raised above the server's value.
+        ConfigError: an unknown or ill-typed setting.
+    """
+    if not overrides:
+        return base
+    flat = _flatten(overrides)
+    refused = sorted(k for k in flat if not _allowed(k))
+    if refused:
+        raise InputError(
+            f"a request may not set {', '.join(refused)}; it may set "
+            f"{', '.join(REQUEST_SECTIONS)} (the server's own config sets the rest)"
+        )
+    config = base.override(flat)
+    for key in _CAPPED:
+        section, _, name = key.partition(".")
+        mine = getattr(getattr(base, section), name)
+        theirs = getattr(getattr(config, section), name)
+        if theirs > mine:
+            raise InputError(f"{key}={theirs} is over this server's limit of {mine}")
+    return config
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address or ``localhost`` (what a server binds by default)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def collection_name_for(location: str) -> str:
+    """A collection name for an index location: the folder's or the URL path's last part."""
+    tail = location.rstrip("/").rsplit("/", 1)[-1]
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", tail).strip("-.")
+    return cleaned[:128] or "default"
