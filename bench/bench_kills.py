@@ -370,8 +370,8 @@ def main() -> int:
 def _server(zygote: Zygote, kills: int, runs: list[list[Document]], rng: random.Random,
             root: Path, embedder: object) -> int:  # fmt: skip
     """The server variant: returns its count of lost or inconsistent states."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hardening"))
-    from chroma_proc import ChromaProcess
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from index.chroma_server import ChromaProcess
 
     with ChromaProcess(root / "chroma-data") as chroma:
         url = f"{chroma.url}/kills"

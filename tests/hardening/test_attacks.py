@@ -44,34 +44,25 @@ def attacks(world) -> list:
 
 
 @pytest.fixture(scope="module")
-def attacked_index(tmp_path_factory, attacks, minilm) -> Path:
+def attacked_index(tmp_path_factory, attacks, embedder) -> Path:
     """The small world with the attacks added, indexed as ``thresher index DIR`` does."""
     from thresher.index.ingest import ingest
 
     root = tmp_path_factory.mktemp("attacked")
     generate_world(SEED, "small", root / "world")
     write_attacks(root / "world", attacks)
-    ingest(list(iter_documents([root / "world"])), root / "index", embedder=minilm, progress=False)
+    ingest(
+        list(iter_documents([root / "world"])), root / "index", embedder=embedder, progress=False
+    )
     return root
 
 
 @pytest.fixture(scope="module")
-def store(attacked_index, minilm):
+def store(attacked_index, embedder):
     from thresher.index.embedded import EmbeddedStore
 
-    with EmbeddedStore(attacked_index / "index", Config(), embedder=minilm) as s:
+    with EmbeddedStore(attacked_index / "index", Config(), embedder=embedder) as s:
         yield s
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    from thresher.errors import ModelMissingError
-    from thresher.index.embedder import get_embedder
-
-    try:
-        return get_embedder("minilm-int8")
-    except ModelMissingError as exc:
-        pytest.skip(str(exc))
 
 
 def test_the_catalog_has_every_class_and_fifty_attacks(attacks) -> None:

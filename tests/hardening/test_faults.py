@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from index.chroma_server import ChromaProcess, chroma_executable, free_port
 from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.harness.actions import Proposal, answer, call
@@ -37,7 +38,6 @@ from thresher.testing.replay_server import (
     tool_call,
 )
 
-from .chroma_proc import ChromaProcess, chroma_executable, free_port
 from .slow_proxy import SlowProxy
 
 #: hang guard of one case (a failure, never a measured time)
@@ -47,17 +47,6 @@ DOCS = [
     for i in range(8)
 ]  # fmt: skip
 QUESTION = "Which town on the river Vell has the oldest mill?"
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    from thresher.errors import ModelMissingError
-    from thresher.index.embedder import get_embedder
-
-    try:
-        return get_embedder("minilm-int8")
-    except ModelMissingError as exc:
-        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="module")

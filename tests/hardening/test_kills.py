@@ -39,17 +39,6 @@ bk = _bench()
 
 
 @pytest.fixture(scope="module")
-def embedder():
-    from thresher.errors import ModelMissingError
-    from thresher.index.embedder import get_embedder
-
-    try:
-        return get_embedder("minilm-int8")
-    except ModelMissingError as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
 def runs() -> list:
     return bk.corpora(0)
 
@@ -79,7 +68,7 @@ def test_twenty_kills_leave_the_last_commit_and_a_rerun_completes(
 def test_kills_of_a_server_ingest_are_completed_by_the_rerun(
     tmp_path, zygote, runs, embedder
 ) -> None:
-    from hardening.chroma_proc import ChromaProcess, chroma_executable
+    from index.chroma_server import ChromaProcess, chroma_executable
 
     if chroma_executable() is None:
         pytest.skip("no chroma executable")
