@@ -266,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     local_options = {
         k: float(v) if "." in v else int(v) for k, _, v in (o.partition("=") for o in args.local)
     }
+    # collection runs the hops the local rows may take (stop_at aside: it runs them all)
+    collect_opts = {k: v for k, v in local_options.items() if k != "stop_at"}
     names = GROUPS.get(args.dataset, [args.dataset])
     config = Config()
     stores: dict[str, EmbeddedStore] = {}
@@ -293,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     collected: dict[str, TrainingData] = {}
     for name in names:
         t0 = time.perf_counter()
-        collected[name] = collect(tasks[name], stores[name], prior_weights(), config=config)
+        collected[name] = collect(
+            tasks[name], stores[name], prior_weights(), config=config, policy_options=collect_opts
+        )
         print(f"collected {name} rows in {time.perf_counter() - t0:.0f}s", flush=True)
     merged = TrainingData()
     for d in collected.values():
@@ -310,10 +314,22 @@ def main(argv: list[str] | None = None) -> int:
             extra_tasks = curriculum_tasks(extra_tasks, args.curriculum)
         t0 = time.perf_counter()
         if index in stores:
-            rows = collect_repeats(extra_tasks, stores[index], prior_weights(), config=config)
+            rows = collect_repeats(
+                extra_tasks,
+                stores[index],
+                prior_weights(),
+                config=config,
+                policy_options=collect_opts,
+            )
         else:
             with EmbeddedStore(Path(index), config) as extra_store:
-                rows = collect_repeats(extra_tasks, extra_store, prior_weights(), config=config)
+                rows = collect_repeats(
+                    extra_tasks,
+                    extra_store,
+                    prior_weights(),
+                    config=config,
+                    policy_options=collect_opts,
+                )
         extra = extra or TrainingData()
         extra.extend(rows.weighted(args.extra_weight) if args.extra_weight != 1.0 else rows)
         print(

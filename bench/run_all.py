@@ -49,9 +49,16 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_index.py", ("--limit", "300", "--queries", "20"), needs_dev=True),
     Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
     Bench(
+        "bench_world_chains.py",
+        ("--size", "small", "--n", "12", "--cache", "/tmp/thresher-world-bench-quick"),
+    ),
+    Bench(
         "bench_retrieval.py",
         ("--queries", "20", "--big", "20000", "--ingest-docs", "100"),
         needs_dev=True,
+    ),
+    Bench(
+        "bench_scale.py", ("--sizes", "10k", "--queries", "20", "--episodes", "3"), needs_dev=True
     ),
 )
 

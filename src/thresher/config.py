@@ -82,6 +82,9 @@ class RetrievalConfig:
     embedder: ``minilm-int8`` (default, onnxruntime) or a registered embedder name.
     mode: what ``search_corpus`` runs: ``hybrid`` (default), ``bm25`` or ``dense`` alone
         (the single-retriever baselines).
+    exact_dense_max_chunks: up to this many chunks, dense search is an exact scan of
+        every vector (deterministic from one open to the next, and as fast there);
+        above, chromadb's HNSW graph.
     """
 
     rrf_k: int = 60
@@ -89,6 +92,7 @@ class RetrievalConfig:
     per_retriever: int = 100
     embedder: str = "minilm-int8"
     mode: RetrievalMode = "hybrid"
+    exact_dense_max_chunks: int = 20_000
 
     def __post_init__(self) -> None:
         _check_choices(self)
@@ -96,12 +100,17 @@ class RetrievalConfig:
 
 @dataclass(frozen=True, slots=True)
 class GrepConfig:
-    """Bounds on ``grep_corpus``: a hostile pattern cannot hang the process."""
+    """Bounds on ``grep_corpus``: a hostile pattern cannot hang the process.
+
+    count_cap: where an index with a grep side index stops counting matches
+        (``GrepResult.capped``); a full count would read every matching chunk.
+    """
 
     limit: int = 5
     max_pattern_chars: int = 256
     max_repeat: int = 1000
     timeout_s: float = 2.0
+    count_cap: int = 1000
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Packages follow the data flow: a package imports only packages below it.
 
-corpus → index → harness → tasks → llm → policies → eval → {train, synth} → api → cli.
+corpus → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api → cli.
 Every ``thresher.*`` import in ``src/thresher`` (at module level, inside functions
 and under ``TYPE_CHECKING`` alike) is checked against :data:`LAYERS`; packages on
 the same layer may not import each other.
@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "corpus": 2,
     "index": 3,
     "harness": 4,
+    "batch": 4,
     "tasks": 5,
     "llm": 6,
     "policies": 7,

@@ -75,8 +75,12 @@ def test_stats_on_a_server_names_the_fusion_and_the_bm25_cache(
 
     assert main(["stats", "--index", where]) == 0
     out = capsys.readouterr().out
-    assert "server-side hybrid not available, fused client-side" in out
-    assert "not implemented" not in out.lower()  # Chroma's raw error text stays out
+    # the path, and why: the server's refusal of a minimal search, word for word
+    assert "fusion: client" in out
+    assert (
+        "server-side hybrid not offered by this server (Error executing plan: Not implemented: "
+        "Search operation is not implemented for local executor); fused client-side" in out
+    )
     cache_line = next(line for line in out.splitlines() if "bm25_cache" in line)
     folder = Path(cache_line.split(":", 1)[1].strip())
     assert folder.is_relative_to(tmp_path / "cache") and (folder / "bm25").is_dir()
@@ -84,7 +88,8 @@ def test_stats_on_a_server_names_the_fusion_and_the_bm25_cache(
     assert main(["stats", "--index", where, "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["backend"] == "server" and stats["documents"] == 8
-    assert stats["extra"]["fusion_reason"] == "server-side hybrid not available, fused client-side"
+    assert stats["extra"]["fusion"] == "client"
+    assert stats["extra"]["fusion_reason"].startswith("server-side hybrid not offered by this")
     assert stats["extra"]["bm25_cache"] == str(folder)
 
 

@@ -379,3 +379,32 @@ def test_refusal_caps_are_settings(store, config):
     r, policy = run(store, small, searches + keep_trying)
     assert r.exit_reason is ExitReason.BUDGET
     assert "1 turns of refused retrieval" in r.message
+
+
+def test_each_call_of_a_turn_records_its_own_parents(store, config):
+    # two follow-ups from two different bridge sources: each one's lineage names its own
+    r, _ = run(
+        store,
+        config,
+        [
+            turn(call("search_corpus", query="Halvard Glassworks founded"), hop=1),
+            turn(
+                call("search_corpus", "a", query="Marrowick province"),
+                call("search_corpus", "b", query="Tessaly salt"),
+                hop=2,
+                parents=("glassworks#0", "other#0"),
+                call_parents={"a": ("glassworks#0",)},
+            ),
+            answer(("marrowick", "Places Marrowick in Tessaly.")),
+        ],
+    )
+    by_call = {
+        rec["call_id"]: tuple(rec["parents"])
+        for e in r.trace
+        if isinstance(e, ToolResult)
+        for rec in e.lineage
+    }
+    assert by_call["a"] == ("glassworks#0",)
+    assert by_call.get("b", ("glassworks#0", "other#0")) == ("glassworks#0", "other#0")
+    proposals = [e for e in r.trace if isinstance(e, ProposalEvent)]
+    assert any(p.proposal.get("call_parents") == {"a": ["glassworks#0"]} for p in proposals)

@@ -67,6 +67,17 @@ def test_grep_says_how_many_matched_when_it_cut_to_the_limit(store, config):
                for lin in grep.lineage)  # fmt: skip
 
 
+def test_grep_says_when_counting_stopped(index_dir, config):
+    """A side index stops counting at ``grep.count_cap``: the header says "at least"."""
+    from thresher.index.embedded import EmbeddedStore
+
+    with EmbeddedStore(index_dir, config.override({"grep.count_cap": 2})) as capped:
+        r, _ = run(capped, config, [turn(call("grep_corpus", pattern="market town")), answer()])
+    (grep,) = results(r)
+    # counting goes on to the limit (5), then stops: more chunks match "market town"
+    assert grep.header == "grep_corpus: 5 of at least 5 matching chunk(s) (counting stopped there)."
+
+
 def test_grep_under_the_limit_says_only_what_matched(store, config):
     r, _ = run(store, config, [turn(call("grep_corpus", pattern="Marrowick")), answer()])
     (grep,) = results(r)

@@ -52,3 +52,24 @@ def test_unknown_type_and_newer_version_are_refused(tmp_path):
         read_jsonl(bad)
     with pytest.raises(InputError, match="cannot read"):
         read_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_a_trace_from_before_the_model_fields_still_reads():
+    """``episode_end.models`` and a proposal's ``model`` were added later, with defaults."""
+    from thresher.eval.episode_metrics import episode_metrics
+    from thresher.harness.actions import Proposal
+    from thresher.harness.trace import EpisodeEnd
+    from thresher.tasks.task import Task
+
+    end = {"v": 1, "type": "episode_end", "seq": 1, "exit_reason": "answered", "wall_s": 1.5,
+           "usage": {"used": 9, "peak": 9, "budget": 10, "prompt_tokens": 7,
+                     "completion_tokens": 2}}  # fmt: skip
+    old = [event_from_dict({"v": 1, "type": "episode_start", "question": "q?"}),
+           event_from_dict(end)]  # fmt: skip
+    assert isinstance(old[1], EpisodeEnd) and old[1].models == []
+    m = episode_metrics(old, Task("t", "q?", "", gold_doc_ids=["d"]))
+    assert (m.prompt_tokens, m.completion_tokens, m.models, m.wall_s) == (7, 2, [], 1.5)
+    proposal = Proposal(text="x", model="gpt-4.1")
+    assert Proposal.from_dict(proposal.to_dict()) == proposal
+    assert "model" not in Proposal(text="x").to_dict()  # other policies' traces unchanged
+    assert Proposal.from_dict({"text": "x"}).model == ""

@@ -25,7 +25,13 @@ from .conftest import make_documents
 from .helpers import CountingEmbedder
 
 BACKENDS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
-NO_SERVER_SEARCH = "server-side hybrid not available, fused client-side"
+#: what ``chroma run`` answers a ``search``, word for word
+LOCAL_REFUSAL = (
+    "Error executing plan: Not implemented: Search operation is not implemented for local executor"
+)
+NO_SERVER_SEARCH = (
+    f"server-side hybrid not offered by this server ({LOCAL_REFUSAL}); fused client-side"
+)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +87,8 @@ def test_it_is_a_store_holding_the_corpus(any_store, documents) -> None:
     assert stats.extra["chunking"] == {"max_tokens": 24, "tokenizer": "o200k_base"}
     if stats.backend == "server":
         assert stats.extra["fusion"] == "client"  # chroma run has no server-side search
-        assert stats.extra["fusion_reason"] == NO_SERVER_SEARCH  # not Chroma's raw error text
+        assert stats.extra["fusion_reason"] == NO_SERVER_SEARCH  # the server's own words
+        assert stats.extra["sparse_key"] == ""  # chroma run refuses a sparse index
         assert stats.location.endswith("/contract")
         cache = Path(stats.extra["bm25_cache"])  # the folder of this state's BM25 side index
         assert cache.parent == any_store.cache_dir and (cache / "fingerprint.json").is_file()
@@ -399,15 +406,76 @@ def test_bm25_side_index_is_cached_and_rebuilt_when_stale(server_store, monkeypa
 
 
 @pytest.mark.server
-def test_hybrid_is_fused_here_even_when_the_server_could_fuse(
+def test_the_probe_says_not_offered_and_hybrid_is_the_client_side_fusion(server_store) -> None:
+    """``chroma run`` refuses ``search``: the probe keeps its words, and hybrid search is
+    BM25 (side index) and dense (server) fused here by RRF, as the embedded store does."""
+    from thresher.index.fusion import fuse_retrievers
+
+    assert server_store.search_refusal == LOCAL_REFUSAL
+    assert (server_store.fusion, server_store.fusion_reason) == ("client", NO_SERVER_SEARCH)
+    r = server_store.config.retrieval
+    for query in HIT_QUERIES:
+        hits = server_store.hybrid_search(query, k=10)
+        depth = max(r.per_retriever, 10)
+        bm25 = [(h.chunk.chunk_id, h.score) for h in server_store.bm25_search(query, k=depth)]
+        dense = [(h.chunk.chunk_id, h.score) for h in server_store.dense_search(query, k=depth)]
+        fused = fuse_retrievers(bm25, dense, r.rrf_k, limit=10)
+        assert [(h.chunk.chunk_id, h.bm25_rank, h.dense_rank) for h in hits] == [
+            (f.key, f.bm25_rank, f.dense_rank) for f in fused
+        ]
+        assert [h.score for h in hits] == pytest.approx([f.score for f in fused])
+
+
+@pytest.mark.server
+def test_an_ingest_asks_for_a_sparse_key_and_takes_the_refusal(
     chroma_server, minilm, small_config, tmp_path, monkeypatch
 ) -> None:
-    """A server that runs ``search`` and a collection with a sparse index (Chroma's
-    distributed deployment; ``chroma run`` has neither, so both are faked here):
-    hybrid search still fuses here, so its hits keep both retrievers' evidence."""
+    """With Chroma's BM25 computable here, a new collection is first asked for with the
+    sparse key; ``chroma run`` refuses a sparse index, so it is made without one."""
+    from chromadb.errors import ChromaError
+
+    from thresher.index import server_ingest
+    from thresher.index.backends import ingest
+    from thresher.index.server import ServerStore
+
+    monkeypatch.setattr(server_ingest, "sparse_unavailable", lambda: None)
+    refused: list[str] = []
+    real = server_ingest._create_chunks
+
+    def create(client, where, header):
+        original = client.create_collection
+
+        def spy(*args, **kwargs):
+            try:
+                return original(*args, **kwargs)
+            except ChromaError as exc:
+                refused.append(str(exc))
+                raise
+
+        client.create_collection = spy
+        return real(client, where, header)
+
+    monkeypatch.setattr(server_ingest, "_create_chunks", create)
+    url = f"{chroma_server}/no-sparse"
+    ingest(make_documents()[:4], url, small_config, embedder=minilm, progress=False)
+    assert len(refused) == 1 and "Sparse vector indexing is not enabled in local" in refused[0]
+    with ServerStore(url, config=small_config, embedder=minilm, cache_dir=tmp_path) as s:
+        stats = s.stats()
+        assert stats.extra["sparse_key"] == "" and stats.extra["fusion"] == "client"
+        assert s.hybrid_search("Kepler Station crew on Io", k=3)  # fused here
+
+
+@pytest.mark.server
+def test_the_server_side_branch_reads_one_request_of_three_searches(
+    chroma_server, minilm, small_config, tmp_path, monkeypatch
+) -> None:
+    """A server that runs ``search`` and a collection with a sparse key (distributed Chroma,
+    Chroma Cloud; ``chroma run`` has neither, so both are faked here): hybrid search is one
+    ``search`` request, fused on the server, and every hit keeps both retrievers' evidence."""
     import chromadb
     from chromadb.config import Settings
 
+    from thresher.index import server
     from thresher.index import server_layout as sl
     from thresher.index.backends import ingest
     from thresher.index.server import ServerStore
@@ -422,25 +490,55 @@ def test_hybrid_is_fused_here_even_when_the_server_could_fuse(
     collection = client.get_collection(name, embedding_function=None)
     collection.modify(metadata={**collection.metadata, "thresher:sparse_key": "bm25_sparse"})
     client.close()
-    searched = []
+    monkeypatch.setattr(server, "sparse_unavailable", lambda: None)  # no snowballstemmer needed
+    requests = []
 
     def search(self, plan):
-        searched.append(plan)
-        return {"ids": [["astro-1#0"]], "scores": [[-0.5]]}
+        requests.append(plan)
+        if not isinstance(plan, list):  # the capability probe
+            return {"ids": [["astro-1#0"]], "scores": [[-0.5]]}
+        k = 60 + 1  # Chroma's ranks are 0-based
+        return {
+            "ids": [["astro-1#0", "astro-2#0"], ["astro-2#0", "astro-1#0"], ["astro-1#0"]],
+            "scores": [[-(1 / k + 1 / (k + 1)), -1 / k], [0.25, 0.5], [-7.5]],
+        }
 
     monkeypatch.setattr(sl.Guarded, "search", search)
     with ServerStore(
         url, config=small_config, embedder=minilm, cache_dir=tmp_path, refresh_s=0
     ) as s:
-        hits = s.hybrid_search("Kepler Station crew on Io", k=5)
-        assert len(hits) == 5 and hits[0].chunk.doc_id == "astro-1"
-        for h in hits:
-            assert h.bm25_rank is not None or h.dense_rank is not None
-            assert h.score == pytest.approx(rrf_score([h.bm25_rank, h.dense_rank], 60))
+        assert s.search_refusal is None and s.fusion == "server"
+        hits = s.hybrid_search("Kepler Station crew on Io", k=5, exclude=["zoo-1#0"])
         stats = s.stats()
-    assert stats.extra["fusion"] == "client"
-    assert stats.extra["fusion_reason"].startswith("server-side hybrid available but not used")
-    assert len(searched) == 1  # the capability probe, not a search
+    assert len(requests) == 2 and len(requests[1]) == 3  # the probe, then one hybrid request
+    assert [(h.chunk.chunk_id, h.bm25_rank, h.dense_rank) for h in hits] == [
+        ("astro-1#0", 1, 2), ("astro-2#0", None, 1),
+    ]  # fmt: skip
+    assert [h.score for h in hits] == pytest.approx(
+        [rrf_score([1, 2], 60), rrf_score([None, 1], 60)]
+    )
+    assert (hits[0].bm25_score, hits[0].dense_score) == (7.5, 0.5)  # negated; 1 - distance
+    assert stats.extra["fusion"] == "server" and stats.extra["sparse_key"] == "bm25_sparse"
+    assert stats.extra["fusion_reason"].startswith("server-side hybrid: Rrf(k=61")
+
+
+@pytest.mark.server
+def test_chroma_cloud_credentials_from_the_environment(server_store, monkeypatch) -> None:
+    """With ``CHROMA_API_KEY`` set the client authenticates as ``chromadb.CloudClient``
+    does (token header, tenant and database of the key); ``chroma run`` ignores the token."""
+    from thresher.index import server_layout as sl
+
+    monkeypatch.setenv("CHROMA_API_KEY", "ck-test")
+    monkeypatch.delenv("CHROMA_TENANT", raising=False)
+    monkeypatch.delenv("CHROMA_DATABASE", raising=False)
+    client = sl.connect(server_store.location)
+    try:
+        assert client.get_settings().chroma_client_auth_credentials == "ck-test"
+        assert client._server._session.headers["x-chroma-token"] == "ck-test"  # sent as is
+        assert (client.tenant, client.database) == ("default_tenant", "default_database")
+        assert client.get_collection("contract", embedding_function=None).count() > 0
+    finally:
+        client.close()
 
 
 @pytest.mark.server

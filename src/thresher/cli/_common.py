@@ -33,6 +33,8 @@ from thresher.config import Config
 __all__ = [
     "add_index_arg",
     "add_config_args",
+    "add_runner_args",
+    "make_runner",
     "load_config",
     "print_json",
     "shorten",
@@ -90,6 +92,50 @@ def add_config_args(parser: argparse.ArgumentParser) -> None:
         help="override one setting, e.g. --set budget.total=16384 (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def add_runner_args(parser: argparse.ArgumentParser, *, workers: bool = True) -> None:
+    """``--ray [ADDRESS]`` (and ``--workers N`` unless the command has its own): where jobs run.
+
+    ``--ray`` alone starts a local Ray instance; ``--ray ADDRESS`` joins a cluster.
+    Without it, ``--workers`` threads of this process (see :mod:`thresher.batch`).
+    """
+    if workers:
+        parser.add_argument(
+            "--workers", type=int, default=1, metavar="N", help="concurrent jobs (threads)"
+        )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        type=_ray_address,
+        metavar="ADDRESS",
+        help="run the jobs on Ray: alone, on a local Ray instance (its CPUs: --workers "
+        "when above 1); with ADDRESS (auto, HOST:PORT, ray://HOST:PORT), on that cluster. "
+        "Needs pip install 'thresher[ray]'",
+    )
+
+
+def _ray_address(text: str) -> str:
+    """``--ray``'s ADDRESS, refusing a file: in ``--ray FILE...`` argparse reads the
+    first file as the address."""
+    from pathlib import Path
+
+    if text != "local" and Path(text).exists():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a file, not a cluster address; put --ray after the files, "
+            "or write --ray=local (or --ray=ADDRESS)"
+        )
+    return text
+
+
+def make_runner(args: argparse.Namespace) -> Any:
+    """The :class:`thresher.batch.runner.Runner` that ``--workers`` / ``--ray`` ask for."""
+    from thresher.batch.runner import make_runner as build
+
+    address = getattr(args, "ray", None)
+    return build(getattr(args, "workers", 1), address, quiet=not live_view(args))
 
 
 def load_config(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> Config:

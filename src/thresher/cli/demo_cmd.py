@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from thresher.cli._common import (
     add_config_args,
@@ -40,10 +42,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_args(parser)
 
 
+def chain_steps(events: Sequence[Any], documents: Sequence[Any]) -> dict[str, str]:
+    """How each final document was found, from the trace's lineage: the hop, the call
+    and its query, and the document whose bridge led there ("hop 2: search_corpus
+    "Vratain Microsystems town ..." via email/thread-00011.txt")."""
+    lineage: dict[str, dict[str, Any]] = {}
+    from thresher.harness.trace import ToolResult
+
+    for event in events:
+        if isinstance(event, ToolResult):
+            for record in event.lineage:
+                lineage.setdefault(str(record.get("chunk_id")), record)
+    doc_of = {cid: str(rec.get("doc_id")) for cid, rec in lineage.items()}
+    out: dict[str, str] = {}
+    for doc in documents:
+        found = [lineage[c] for c in doc.chunk_ids if c in lineage]
+        if not found:
+            continue
+        record = found[0]
+        hop = record.get("hop")
+        step = f"hop {hop}: " if hop is not None else ""
+        step += f"{record.get('tool')} {shorten(str(record.get('query', '')), 80)!r}"
+        via = [doc_of.get(p, p) for p in record.get("parents") or ()]
+        via = [d for d in dict.fromkeys(via) if d != doc.doc_id]
+        if via and hop:
+            step += f" via {', '.join(via[:2])}"
+        out[doc.doc_id] = step
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from thresher.api import search
     from thresher.cli.trace_cmd import format_event
     from thresher.corpus.loaders import iter_documents
+    from thresher.harness.trace import read_jsonl
     from thresher.index.ingest import ingest
     from thresher.synth.world import generate_world
 
@@ -82,9 +114,12 @@ def run(args: argparse.Namespace) -> int:
         print_json({"question": question, "gold": gold, "result": result.to_dict()})
         return 0
     print(f"\nQuestion: {question}")
+    found_by = chain_steps(read_jsonl(trace_file), result.documents)
     for doc in result.documents:
         mark = "*" if doc.doc_id in gold else " "
         print(f"{mark}{doc.rank:>2}. {doc.doc_id}  ({doc.title})")
+        if doc.doc_id in found_by:
+            print(f"     found: {found_by[doc.doc_id]}")
         if doc.justification:
             print(f"     {shorten(doc.justification, 200)}")
     print(

@@ -3,14 +3,16 @@
 Reads episode traces (JSONL), matches each episode to its task by question,
 filters as the Context-1 report does (kept whole above 0.5 trajectory recall
 and 0.4 output recall, lower kept at a diminishing rate, malformed dropped)
-and writes OpenAI-style ``{"messages": [...], "tools": [...]}`` records.
+and writes OpenAI-style ``{"messages": [...], "tools": [...]}`` records. Each
+trace file is one job: ``--workers N`` threads, or Ray with ``--ray [ADDRESS]``
+(the files must be readable where the workers run); the output is the same.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from thresher.cli._common import print_json
+from thresher.cli._common import add_runner_args, make_runner, print_json, terminal_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metadata", action="store_true", help="add task id and recalls to each record"
     )
+    add_runner_args(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -45,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
     config = SftConfig(
         low_rate=args.low_rate, layout=args.layout, seed=args.seed, with_metadata=args.metadata
     )
-    report = export_sft(args.traces, load_tasks(args.tasks), args.out, config)
+    tasks = load_tasks(args.tasks)
+    with make_runner(args) as runner:
+        report = export_sft(args.traces, tasks, args.out, config, runner=runner)
     if args.json:
         print_json(report.to_dict())
         return 0
@@ -56,4 +61,6 @@ def run(args: argparse.Namespace) -> int:
         f"dropped {sum(report.dropped.values())} malformed ({dropped}); "
         f"wrote {report.records} records to {args.out}"
     )
+    for failure in report.failed:
+        print(terminal_line(f"failed twice, counted as dropped: {failure}"))
     return 0

@@ -1,7 +1,8 @@
 """``thresher grep PATTERN --index DIR``: bounded regular-expression search.
 
 Prints the first ``--limit`` matching chunks in corpus order and, when more
-matched, how many (``5 of 40 matching chunks``); ``--json`` prints
+matched, how many (``5 of 40 matching chunks``; ``5 of at least 1000`` where counting
+stopped at ``grep.count_cap``); ``--json`` prints
 ``{"total": N, "hits": [...]}``.
 """
 
@@ -45,5 +46,6 @@ def run(args: argparse.Namespace) -> int:
             f"{terminal_line(chunk.chunk_id)}\t{terminal_line(chunk.title)}\t{shorten(chunk.text, 120)}"
         )
     if found.cut:
-        print(f"{len(found.hits)} of {found.total} matching chunks (raise --limit to see more)")
+        total = f"at least {found.total}" if found.capped else str(found.total)
+        print(f"{len(found.hits)} of {total} matching chunks (raise --limit to see more)")
     return 0

@@ -2,7 +2,9 @@
 
 Writes the tasks as JSONL (schema in ``docs/synth-tasks.md``), optionally the
 same tasks in the ``{query_id, query, answer, document_ids}`` form and as TREC
-qrels, and prints how many candidates each check kept and rejected.
+qrels, and prints how many candidates each check kept and rejected. The store
+checks run on ``--workers N`` threads or, with ``--ray [ADDRESS]``, as Ray jobs;
+the tasks written are the same.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import json
 from thresher.cli._common import (
     add_config_args,
     add_index_arg,
+    add_runner_args,
     load_config,
+    make_runner,
     print_json,
     show_progress,
+    terminal_line,
 )
 
 
@@ -69,22 +74,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar (implied by --json)"
     )
+    add_runner_args(parser)
     add_config_args(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from thresher.batch.stores import StoreRef
     from thresher.corpus.jsonl import jsonl_line
-    from thresher.index.open import open_store
     from thresher.synth.tasks.pipeline import synthesize_tasks
     from thresher.tasks.synthetic import to_query_record, write_qrels, write_synth_tasks
 
     config = load_config(args)
     # reading the whole corpus is one grep over every chunk: give it time
     config = config.override({"grep.timeout_s": max(config.grep.timeout_s, 300.0)})
-    store = open_store(args.index, config)
-    try:
+    location = args.index if "://" in args.index else str(Path(args.index).resolve())
+    with make_runner(args) as runner:
         report = synthesize_tasks(
-            store,
+            StoreRef(location, config),
             args.n,
             args.seed,
             args.mode,
@@ -94,9 +102,8 @@ def run(args: argparse.Namespace) -> int:
             n_distractors=args.distractors,
             config=config,
             progress=show_progress(args),
+            runner=runner,
         )
-    finally:
-        store.close()
     write_synth_tasks(args.out, report.tasks)
     if args.query_out:
         with open(args.query_out, "w", encoding="utf-8") as fh:
@@ -131,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
     for reason, rejected in report.rejected.items():
         if rejected or report.passed.get(reason):
             print(f"{reason:<24} {report.passed.get(reason, 0):>6}  {rejected:>8}")
+    if report.failed:
+        print(
+            f"note: the store checks of {len(report.failed)} candidates failed twice "
+            f"(first error: {terminal_line(report.failed[0])}); they count as candidates"
+        )
     if report.kept < args.n:
         print(f"note: the seeds ran out after {report.candidates} candidates; fewer than {args.n}")
     return 0 if report.kept else 1

@@ -106,6 +106,19 @@ def with_controls(weights: Any, items: list[str]) -> Any:
     return replace(weights, controls=controls, meta=meta)
 
 
+def collection_options(items: list[str]) -> dict[str, Any]:
+    """The ``--controls`` that shape what collection sees (hops, follow-ups per hop,
+    chunks shown); ``stop_at`` is left out: collection always runs every hop."""
+    from thresher.policies.local.policy import DEFAULT_CONTROLS
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if key in DEFAULT_CONTROLS and key != "stop_at":
+            out[key] = type(DEFAULT_CONTROLS[key])(value)
+    return out
+
+
 def split_pair(value: str) -> tuple[Path, Path]:
     """``FILE:DIR`` -> (file, index dir); raises ``InputError`` naming the value."""
     from thresher.errors import InputError
@@ -197,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
             rounds=args.rounds,
             kind=args.kind,
             config=config,
+            policy_options=collection_options(args.controls),
             meta={
                 "data": files_used,
                 "questions": sum(len(t) for t, _ in corpora),

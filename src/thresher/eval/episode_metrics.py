@@ -42,6 +42,9 @@ class EpisodeMetrics:
 
     Ranked metrics use the final ranking; ``None`` marks a metric undefined for the
     episode (no prune, no bridge document, no hop order, no prediction).
+    ``prompt_tokens`` and ``completion_tokens`` are the endpoint-reported totals of
+    an LLM policy (0 for a policy that calls no model), ``models`` the models it
+    asked (see :mod:`thresher.eval.cost`).
     """
 
     task_id: str
@@ -69,6 +72,9 @@ class EpisodeMetrics:
     answer_doc_ids: list[str] = field(default_factory=list)
     answer_em: float | None = None
     answer_f1: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    models: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form (integer cut-offs become string keys)."""
@@ -187,4 +193,7 @@ def episode_metrics(
         answer_f1=None
         if prediction is None or not task.answer
         else m.f1(prediction, *_answers(task)),
+        prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", 0)),
+        models=list(end.models) if end else [],
     )

@@ -1,9 +1,11 @@
 """The paired protocol: the same tasks through two configurations, compared per task.
 
 Each task runs through configuration A and configuration B (``rollouts`` episodes
-each, fused by RRF when more than one), concurrently on ``workers`` threads over
-one shared store. Every episode's trace is scored (:mod:`episode_metrics`) and,
-when it failed, attributed (:mod:`attribution`). Per-task paired differences
+each, fused by RRF when more than one), each task one job of a batch runner
+(:mod:`thresher.batch`: ``workers`` local threads over one shared store, or Ray
+tasks whose workers each open the index once); a job that fails twice is kept
+as a failed outcome. Every episode's trace is scored (:mod:`episode_metrics`)
+and, when it failed, attributed (:mod:`attribution`). Per-task paired differences
 A − B of the headline metrics are tested with a paired randomization (or
 bootstrap) test from :mod:`thresher.eval.stats`.
 
@@ -22,21 +24,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import tomllib
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thresher.batch.runner import JobResult, LocalRunner, Runner
+from thresher.batch.stores import StoreRef, StoreSource
 from thresher.config import Config
 from thresher.errors import ConfigError
-from thresher.eval.attribution import CAUSES, Attribution, attribute
+from thresher.eval.attribution import Attribution
 from thresher.eval.episode_metrics import EpisodeMetrics
-from thresher.eval.rollouts import fused_metrics
 from thresher.eval.stats import MeanCI, PairedResult, mean_ci, paired_test
+from thresher.eval.task_job import TaskJob, TaskRun, failed_outcome
 from thresher.index.store import Store
 from thresher.policies import factory_parameters
 from thresher.tasks.task import Task
@@ -92,7 +93,11 @@ class RunConfig:
 
 @dataclass(slots=True)
 class TaskOutcome:
-    """One task through one configuration: metrics (fused over rollouts), attribution, traces."""
+    """One task through one configuration: metrics (fused over rollouts), attribution, traces.
+
+    ``error``: set when the task's job failed twice (:func:`task_job.failed_outcome`);
+    its metrics are then those of an episode that returned nothing.
+    """
 
     task: Task
     metrics: EpisodeMetrics
@@ -100,6 +105,7 @@ class TaskOutcome:
     rollouts: list[EpisodeMetrics]
     trace_paths: list[str] = field(default_factory=list)
     prediction: str | None = None
+    error: str | None = None
 
 
 @dataclass(slots=True)
@@ -182,63 +188,9 @@ def _run_episode(task: Task, store: Store, run: RunConfig, seed: int | None) -> 
     return run_episode(task.question, store, policy, run.config)
 
 
-def _fused_attribution(
-    traces: list[Any], task: Task, fused: EpisodeMetrics, prediction: str | None
-) -> Attribution:
-    each = [attribute(t, task, prediction=prediction) for t in traces]
-    if len(each) == 1:
-        return each[0]
-    if fused.output_recall >= 1.0 and fused.answer_em in (None, 1.0):
-        return Attribution(False)
-    failed = [a for a in each if a.failed and a.cause]
-    if not failed:
-        return Attribution(True, "context_overload", None, {}, [])
-    counts = Counter(a.cause for a in failed)
-    top = max(counts, key=lambda c: (counts[c], -CAUSES.index(c)))
-    return next(a for a in failed if a.cause == top)
-
-
-def _one_task(
-    task: Task,
-    store: Store,
-    run: RunConfig,
-    side: str,
-    rollouts: int,
-    seed: int,
-    trace_dir: Path | None,
-    tick: Callable[[], None],
-    answerer: Answerer | None = None,
-) -> TaskOutcome:
-    from thresher.harness.trace import write_jsonl
-
-    traces = []
-    paths: list[str] = []
-    documents: dict[str, Any] = {}
-    for r in range(rollouts):
-        result = _run_episode(task, store, run, seed + r if rollouts > 1 else None)
-        traces.append(list(result.trace))
-        for d in result.documents:
-            documents.setdefault(d.doc_id, d)
-        if trace_dir is not None:
-            suffix = f".r{r}" if rollouts > 1 else ""
-            rel = Path("traces") / side / f"{safe_name(task.task_id)}{suffix}.jsonl"
-            write_jsonl(result.trace, trace_dir / rel)
-            paths.append(rel.as_posix())
-        tick()
-    fused, each = fused_metrics(traces, task, rrf_k=run.config.retrieval.rrf_k)
-    prediction = None
-    if answerer is not None:
-        prediction = answerer(task, [documents[d] for d in fused.ranked_doc_ids if d in documents])
-        fused, each = fused_metrics(
-            traces, task, rrf_k=run.config.retrieval.rrf_k, prediction=prediction
-        )
-    attribution = _fused_attribution(traces, task, fused, prediction)
-    return TaskOutcome(task, fused, attribution, each, paths, prediction)
-
-
 def run_config(
     tasks: Sequence[Task],
-    store: Store,
+    store: StoreSource,
     run: RunConfig,
     *,
     side: str = "a",
@@ -249,45 +201,69 @@ def run_config(
     corpora: Mapping[str, frozenset[str]] | None = None,
     progress: Callable[[], None] | None = None,
     answerer: Answerer | None = None,
+    runner: Runner | None = None,
 ) -> list[TaskOutcome]:
     """Run every task through one configuration (outcomes in task order).
 
+    Each task is one job of ``runner`` (:class:`thresher.eval.task_job.TaskJob`);
+    a job that fails twice gives :func:`thresher.eval.task_job.failed_outcome`.
+
     Args:
         tasks: the tasks.
-        store: the index (shared by all workers; not closed here).
+        store: the index: an open store (shared by local threads; not closed here)
+            or a :class:`~thresher.batch.stores.StoreRef` (opened once per process;
+            required by a remote runner such as Ray).
         run: the configuration.
         side: the trace sub-folder (``traces/<side>/``).
         rollouts: episodes per task, fused by RRF when more than one; policies
             whose factory takes ``seed`` get ``seed + r`` for rollout ``r``.
-        workers: tasks run concurrently on this many threads.
+        workers: tasks run concurrently on this many threads (without ``runner``).
         seed: base seed.
-        out_dir: write each trace under ``out_dir/traces/<side>/``.
+        out_dir: write each trace under ``out_dir/traces/<side>/`` (on this machine).
         corpora: ``{task_id: doc ids}``: restrict each task to its own documents.
         progress: called once per finished episode.
         answerer: an answering model, ``(task, ranked ResultDocuments) -> answer``;
             its answers are scored by EM/F1 (reported apart from retrieval).
+        runner: where the jobs run (default: a :class:`~thresher.batch.runner.LocalRunner`
+            of ``workers`` threads, closed at the end).
 
     Raises:
-        ConfigError: ``rollouts`` or ``workers`` below 1, or a policy that cannot be built.
+        ConfigError: ``rollouts`` or ``workers`` below 1, a policy that cannot be
+            built, or an open store given to a remote runner.
     """
+    from thresher.harness.trace import write_jsonl
+
     if rollouts < 1 or workers < 1:
         raise ConfigError(f"rollouts and workers must be >= 1, got {rollouts} and {workers}")
+    own = runner is None
+    active = runner or LocalRunner(workers)
+    if active.remote and not isinstance(store, StoreRef):
+        raise ConfigError(
+            f"the {active.name} runner opens the index in its workers: pass "
+            "StoreRef(location, config) instead of an open store"
+        )
     trace_dir = Path(out_dir) if out_dir is not None else None
     tick = progress or (lambda: None)
+    job = TaskJob(store, run, side, rollouts, seed, trace_dir is not None, answerer)
+    items = [(t, None if corpora is None else frozenset(corpora.get(t.task_id, ()))) for t in tasks]
 
-    def job(task: Task) -> TaskOutcome:
-        view: Store = store
-        if corpora is not None:
-            from thresher.tasks.corpus import RestrictedStore
+    def done(_index: int, result: JobResult[TaskRun]) -> None:
+        if result.value is not None and trace_dir is not None:
+            for rel, events in result.value.traces:
+                write_jsonl(events, trace_dir / rel)
+            result.value.traces.clear()  # written: do not hold every trace until the end
+        for _ in range(rollouts):
+            tick()
 
-            r = run.config.retrieval
-            view = RestrictedStore(store, corpora.get(task.task_id, ()), r.rrf_k, r.per_retriever)
-        return _one_task(task, view, run, side, rollouts, seed, trace_dir, tick, answerer)
-
-    if workers == 1:
-        return [job(t) for t in tasks]
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="thresher-eval") as pool:
-        return list(pool.map(job, tasks))
+    try:
+        results = active.map(job, items, done)
+    finally:
+        if own:
+            active.close()
+    return [
+        r.value.outcome if r.value is not None else failed_outcome(t, r.error or "failed")
+        for t, r in zip(tasks, results, strict=True)
+    ]
 
 
 def metric_value(metrics: EpisodeMetrics, name: str) -> float | None:
@@ -306,7 +282,7 @@ def metric_value(metrics: EpisodeMetrics, name: str) -> float | None:
 
 def compare(
     tasks: Sequence[Task],
-    store: Store,
+    store: StoreSource,
     run_a: RunConfig,
     run_b: RunConfig,
     *,
@@ -319,13 +295,14 @@ def compare(
     test: str = "randomization",
     resamples: int = 10000,
     answerer: Answerer | None = None,
+    runner: Runner | None = None,
 ) -> PairedReport:
     """Run the paired protocol and test the per-task differences A − B.
 
     Args:
-        tasks, store, rollouts, workers, seed, out_dir, corpora, answerer: as
-            :func:`run_config`
-            (A and B run one after the other, each on ``workers`` threads).
+        tasks, store, rollouts, workers, seed, out_dir, corpora, answerer, runner: as
+            :func:`run_config` (A and B run one after the other, through one runner:
+            default ``workers`` local threads).
         progress: show a tqdm progress bar on stderr.
         test: ``randomization`` or ``bootstrap`` (see :func:`stats.paired_test`).
         resamples: resamples of the test and of the confidence intervals.
@@ -342,7 +319,6 @@ def compare(
     if not tasks:
         raise InputError("no tasks to evaluate; check the task file and --limit")
     bar = None
-    lock = threading.Lock()
     if progress:
         from tqdm import tqdm
 
@@ -350,12 +326,12 @@ def compare(
 
     def tick() -> None:
         if bar is not None:
-            with lock:
-                bar.update(1)
+            bar.update(1)
 
+    active = runner or LocalRunner(workers)
     common = dict(
         rollouts=rollouts, workers=workers, seed=seed, out_dir=out_dir, corpora=corpora,
-        answerer=answerer,
+        answerer=answerer, runner=active,
     )  # fmt: skip
     try:
         a = run_config(tasks, store, run_a, side="a", progress=tick, **common)  # type: ignore[arg-type]
@@ -363,6 +339,8 @@ def compare(
     finally:
         if bar is not None:
             bar.close()
+        if runner is None:
+            active.close()
     tests: dict[str, PairedResult] = {}
     means: dict[str, dict[str, MeanCI]] = {"a": {}, "b": {}}
     names = list(PAIRED_METRICS)
@@ -382,6 +360,7 @@ def compare(
         means["a"][name] = mean_ci(xa, n=resamples, seed=seed)
         means["b"][name] = mean_ci(xb, n=resamples, seed=seed)
     seeded = {s: "seed" in factory_parameters(r.policy) for s, r in (("a", run_a), ("b", run_b))}
-    settings = {"rollouts_seeded": seeded, "rollouts": rollouts, "workers": workers, "seed": seed, "test": test,
-                "resamples": resamples, "corpus": "question" if corpora is not None else "pooled"}  # fmt: skip
+    settings = {"rollouts_seeded": seeded, "rollouts": rollouts, "workers": active.workers,
+                "runner": active.name, "seed": seed, "test": test, "resamples": resamples,
+                "corpus": "question" if corpora is not None else "pooled"}  # fmt: skip
     return PairedReport(run_a, run_b, tasks, a, b, tests, means, settings)

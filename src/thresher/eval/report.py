@@ -9,7 +9,8 @@
     run_a.trec         TREC run of A's final rankings (same for B); qrels.txt: the gold
                        (ids holding whitespace or ``%`` percent-encoded, as TREC
                        cannot hold whitespace: ``trec.read_run(path, decode_ids=True)``)
-    summary.json       settings, means with 95% CIs, paired tests, attribution counts
+    summary.json       settings, means with 95% CIs, paired tests, attribution counts,
+                       cost (tokens, wall time, USD per episode and per resolved question)
     summary.md         the same as a markdown page
     report.html        one self-contained page (inline CSS/JS/SVG, no network)
     traces/a/*.jsonl   every episode's trace (``thresher trace show FILE``)
@@ -28,6 +29,7 @@ from thresher.eval.attribution import (
     attribution_by_hop,
     attribution_counts,
 )
+from thresher.eval.cost import RESOLVED_RULE, SideCost, format_usd, report_costs
 from thresher.eval.protocol import (
     ANSWER_METRICS,
     PAIRED_METRICS,
@@ -43,6 +45,7 @@ __all__ = [
     "task_records",
     "summary_dict",
     "summary_markdown",
+    "cost_markdown",
     "write_report",
 ]
 
@@ -62,6 +65,7 @@ def side_record(outcome: TaskOutcome) -> dict[str, Any]:
         "prediction": outcome.prediction,
         "rollouts": [r.to_dict() for r in outcome.rollouts] if len(outcome.rollouts) > 1 else [],
         "traces": list(outcome.trace_paths),
+        "error": outcome.error,
     }
 
 
@@ -114,6 +118,12 @@ def summary_dict(report: PairedReport) -> dict[str, Any]:
             side: attribution_by_hop(x.attribution for x in o) for side, o in sides.items()
         },
         "prune_recoverable": {side: _recoverable(o) for side, o in sides.items()},
+        "failed": {side: [x.task.task_id for x in o if x.error] for side, o in sides.items()},
+        "cost": {
+            "resolved": RESOLVED_RULE,
+            "prices_file": report.settings.get("prices_file"),
+            **{side: c.to_dict() for side, c in report_costs(report).items()},
+        },
     }
 
 
@@ -132,13 +142,17 @@ def summary_markdown(report: PairedReport) -> str:
         f"{report.settings['corpus']}; {report.settings['test']} test, "
         f"{report.settings['resamples']} resamples, seed {report.settings['seed']}.",
         "",
-        f"| metric | A ({a}) | B ({b}) | A − B [95% CI] | p |",
-        "|---|---|---|---|---|",
     ]
+    failed = {side: len(ids) for side, ids in s["failed"].items()}
+    if any(failed.values()):
+        lines += [f"Failed tasks (their job raised twice; scored as returning nothing, "
+                  f"status `failed` in tasks.jsonl): A {failed['a']}, B {failed['b']}.", ""]  # fmt: skip
+    header = [f"| metric | A ({a}) | B ({b}) | A − B [95% CI] | p |", "|---|---|---|---|---|"]
+    lines += header
     for n in report.tests:
         if n in ANSWER_METRICS and lines[-1].startswith("| context_tokens"):
             lines += ["", "Answer quality (answering model; scored apart from retrieval):", "",
-                      lines[4], lines[5]]  # fmt: skip
+                      *header]  # fmt: skip
         ma, mb, t = report.means["a"][n], report.means["b"][n], report.tests[n]
         lines.append(
             f"| {n} | {_fmt(n, ma.mean)} [{_fmt(n, ma.ci_low)}, {_fmt(n, ma.ci_high)}] "
@@ -173,7 +187,41 @@ def summary_markdown(report: PairedReport) -> str:
             ) or "no failures"
         ))  # fmt: skip
         lines.append("")
+    lines += cost_markdown(report)
     return "\n".join(lines)
+
+
+def _wall(c: SideCost) -> str:
+    return f"{c.wall_mean_s:.2f} / {c.wall_p50_s:.2f} / {c.wall_p95_s:.2f} s"
+
+
+def cost_markdown(report: PairedReport) -> list[str]:
+    """The cost section of the summary: tokens, wall time, USD per episode and per
+    resolved question for each side (see :mod:`thresher.eval.cost`)."""
+    costs = report_costs(report)
+    a, b = costs["a"], costs["b"]
+    source = report.settings.get("prices_file")
+    workers = max(1, int(report.settings.get("workers") or 1))
+    prices = (
+        f"Prices from {source} (USD per 1M tokens; gpu_hour billed by wall time / {workers} "
+        f"concurrent episode{'s' if workers > 1 else ''})."
+        if source
+        else "No price table given (--prices FILE): model calls cost n/a."
+    )
+    rows = [
+        ("priced as", a.note, b.note),
+        ("prompt tokens", f"{a.prompt_tokens:,}", f"{b.prompt_tokens:,}"),
+        ("completion tokens", f"{a.completion_tokens:,}", f"{b.completion_tokens:,}"),
+        ("wall time per episode (mean / p50 / p95)", _wall(a), _wall(b)),
+        ("cost per episode", format_usd(a.per_episode_usd), format_usd(b.per_episode_usd)),
+        ("resolved", f"{a.resolved} of {a.questions}", f"{b.resolved} of {b.questions}"),
+        ("cost per resolved question", format_usd(a.per_resolved_usd),
+         format_usd(b.per_resolved_usd)),
+    ]  # fmt: skip
+    lines = ["## Cost", "", f"{RESOLVED_RULE[0].upper()}{RESOLVED_RULE[1:]}. {prices}", "",
+             f"| | A ({a.label}) | B ({b.label}) |", "|---|---|---|"]  # fmt: skip
+    lines += [f"| {name} | {x} | {y} |" for name, x, y in rows]
+    return lines
 
 
 def write_report(report: PairedReport, out_dir: str | Path) -> dict[str, Path]:

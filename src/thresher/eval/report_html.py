@@ -2,7 +2,8 @@
 
 No CDN, no fonts, no network: the page opens from disk anywhere. Plots are
 drawn here as SVG: recall@5 against context tokens (one point per task and
-side), failures by cause, failures by hop (stacked by cause); then a per-task
+side), failures by cause, failures by hop (stacked by cause); a cost table
+(tokens, wall time, USD per episode and per resolved question); then a per-task
 table (sortable by clicking a header) linking to each trace file.
 """
 
@@ -17,6 +18,7 @@ from thresher.eval.attribution import (
     attribution_by_hop,
     attribution_counts,
 )
+from thresher.eval.cost import RESOLVED_RULE, format_usd, report_costs
 from thresher.eval.protocol import PairedReport
 
 __all__ = ["render_html", "scatter_svg", "bars_svg", "stacked_svg"]
@@ -244,6 +246,31 @@ def _summary_table(report: PairedReport) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def _cost_table(report: PairedReport) -> str:
+    """Tokens, wall time and USD per side (``n/a`` where no price applies)."""
+    costs = report_costs(report)
+    a, b = costs["a"], costs["b"]
+    rows = [
+        ("priced as", escape(a.note), escape(b.note)),
+        ("prompt tokens", f"{a.prompt_tokens:,}", f"{b.prompt_tokens:,}"),
+        ("completion tokens", f"{a.completion_tokens:,}", f"{b.completion_tokens:,}"),
+        ("wall time per episode, mean / p50 / p95 (s)",
+         f"{a.wall_mean_s:.2f} / {a.wall_p50_s:.2f} / {a.wall_p95_s:.2f}",
+         f"{b.wall_mean_s:.2f} / {b.wall_p50_s:.2f} / {b.wall_p95_s:.2f}"),
+        ("cost per episode", format_usd(a.per_episode_usd), format_usd(b.per_episode_usd)),
+        ("resolved", f"{a.resolved} of {a.questions}", f"{b.resolved} of {b.questions}"),
+        ("cost per resolved question", format_usd(a.per_resolved_usd),
+         format_usd(b.per_resolved_usd)),
+    ]  # fmt: skip
+    body = "".join(f"<tr><td>{n}</td><td>{x}</td><td>{y}</td></tr>" for n, x, y in rows)
+    source = report.settings.get("prices_file")
+    note = f"prices from {escape(str(source))}" if source else "no price table (--prices FILE)"
+    return (
+        f"<p><small>{escape(RESOLVED_RULE)}; {note}.</small></p><table><tr><th></th>"
+        f"<th>A ({escape(a.label)})</th><th>B ({escape(b.label)})</th></tr>{body}</table>"
+    )
+
+
 def _cell(value: float | None, fmt: str = "{:.2f}") -> str:
     if value is None:
         return "<td class=n data-v=''>–</td>"
@@ -310,6 +337,7 @@ def render_html(report: PairedReport, records: list[dict[str, Any]]) -> str:
         f" · {s['test']} test, {s['resamples']} resamples, seed {s['seed']} · A: "
         f"{escape(report.run_a.source)} · B: {escape(report.run_b.source)}</small></p>"
         f"<h2>Summary</h2>{_summary_table(report)}"
+        f"<h2>Cost</h2>{_cost_table(report)}"
         f"<h2>Plots</h2>{_legend()}<div class=plots>"
         f"<div class=plot>{scatter_svg(points, 'recall@5 vs context tokens (per task)')}</div>"
         f"<div class=plot>{bars_svg(causes, 'failures by cause')}</div>"

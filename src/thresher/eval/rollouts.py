@@ -5,8 +5,8 @@ their rankings. Here the fused ranking is scored like a single episode's
 (:func:`thresher.eval.episode_metrics.episode_metrics` with ``ranking=``), using
 the first rollout's trace for the trajectory-level fields, then those fields are
 replaced by their aggregate over the rollouts: trajectory recall over the union
-of documents seen, tokens and tool calls summed (the cost of K episodes), turns
-and wall time summed.
+of documents seen, tokens (context, prompt and completion) and tool calls summed
+(the cost of K episodes), turns and wall time summed, models united.
 """
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ def fused_metrics(
     fused.turns = sum(e.turns for e in each)
     fused.tool_calls = calls
     fused.wall_s = sum(e.wall_s for e in each)
+    fused.prompt_tokens = sum(e.prompt_tokens for e in each)
+    fused.completion_tokens = sum(e.completion_tokens for e in each)
+    fused.models = list(dict.fromkeys(x for e in each for x in e.models))
     fused.exit_reason = each[0].exit_reason if len({e.exit_reason for e in each}) == 1 else "mixed"
     holders = {d for e in each for d in e.answer_doc_ids}
     fused.answer_doc_ids = [d for d in ranking if d in holders]

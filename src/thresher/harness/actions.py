@@ -8,6 +8,7 @@ trace can carry proposals verbatim.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +120,10 @@ class Proposal:
             (``prompt_tokens``, ``completion_tokens``), reconciled in the trace.
         hop: the policy's own hop counter (recorded in lineage), if it keeps one.
         parents: chunk ids the calls were derived from (lineage parent links).
+        call_parents: per call id, the chunk ids that call was derived from (a
+            follow-up's bridge source), recorded in its lineage instead of ``parents``.
+        model: the model an LLM endpoint was asked for this reply ('' for policies
+            without one); the episode's end event lists them, to price the tokens.
 
     A proposal with both tool calls and a final answer, or neither, is refused.
     When neither is set but ``text`` holds a parsable final answer, the harness
@@ -131,9 +136,17 @@ class Proposal:
     usage: dict[str, int] | None = None
     hop: int | None = None
     parents: tuple[str, ...] = ()
+    model: str = ""
+    call_parents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def parents_of(self, call_id: str) -> tuple[str, ...]:
+        """The lineage parents of one call: its own when set, else the proposal's."""
+        return tuple(self.call_parents.get(call_id, self.parents))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """JSON-safe form (``model`` and ``call_parents`` only when set, so other policies'
+        traces are unchanged)."""
+        out: dict[str, Any] = {
             "tool_calls": [c.to_dict() for c in self.tool_calls],
             "final": self.final.to_dict() if self.final is not None else None,
             "text": self.text,
@@ -141,6 +154,11 @@ class Proposal:
             "hop": self.hop,
             "parents": list(self.parents),
         }
+        if self.model:
+            out["model"] = self.model
+        if self.call_parents:
+            out["call_parents"] = {k: list(v) for k, v in self.call_parents.items()}
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Proposal:
@@ -152,6 +170,8 @@ class Proposal:
             dict(data["usage"]) if data.get("usage") is not None else None,
             data.get("hop"),
             tuple(str(p) for p in data.get("parents") or ()),
+            str(data.get("model") or ""),
+            {str(k): tuple(str(p) for p in v) for k, v in (data.get("call_parents") or {}).items()},
         )
 
 
@@ -162,13 +182,14 @@ class MalformedReply:
     The harness refuses it like an invalid proposal: a refusal with ``code`` is
     recorded, and ``message`` (what was wrong and how to fix it) is shown to the
     policy at the next turn. ``raw`` keeps the reply as received, ``usage`` the
-    endpoint's report for it; both go to the trace.
+    endpoint's report for it; both go to the trace. ``model``: as on :class:`Proposal`.
     """
 
     code: str
     message: str
     raw: str = ""
     usage: dict[str, int] | None = None
+    model: str = ""
 
 
 def call(name: str, call_id: str = "", /, **arguments: Any) -> ToolCall:

@@ -92,7 +92,7 @@ class CallRunner:
             if planned.code:
                 self.emit_result(refused_result(call, turn, planned.code, planned.message))
                 continue
-            ctx = self.call_context(turn, proposal, len(plan) - i - 1)
+            ctx = self.call_context(turn, proposal, len(plan) - i - 1, call.call_id)
             if call.name == "prune_chunks":
                 self.emit_result(prune_result(call, state, turn))
             elif call.name == "recall_chunks":
@@ -138,7 +138,9 @@ class CallRunner:
             )
         )
 
-    def call_context(self, turn: int, proposal: Proposal, remaining_calls: int) -> CallContext:
+    def call_context(
+        self, turn: int, proposal: Proposal, remaining_calls: int, call_id: str = ""
+    ) -> CallContext:
         reserve = self.notice_reserve + CALL_RESERVE * remaining_calls
         room = tool_room(
             self.tc.transcript(self.state), self.state.correction, self.config.budget, reserve
@@ -146,7 +148,7 @@ class CallRunner:
         return CallContext(
             turn=turn,
             hop=proposal.hop,
-            parents=tuple(proposal.parents),
+            parents=proposal.parents_of(call_id),
             room=room,
             per_call=self.config.budget.per_call_tokens,
             search_results=self.config.episode.search_results,

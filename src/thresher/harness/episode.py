@@ -129,6 +129,7 @@ class _Episode:
         self.hop: int | None = None
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.models: list[str] = []  # models the policy's replies came from (LLM policies)
         self.refused_streak = 0  # refused proposals in a row
         self.hard_streak = 0  # turns in a row whose calls the hard cutoff refused
         self.extra: list[str] = []  # notice lines for the next turn (the last refusal)
@@ -172,6 +173,7 @@ class _Episode:
                 usage=usage.to_dict(),
                 wall_s=round(wall, 6),
                 documents=list(resolved),
+                models=list(self.models),
             )
         )
         return Result(
@@ -246,6 +248,9 @@ class _Episode:
         if isinstance(asked, Result):
             return asked
         value, elapsed = asked
+        model = getattr(value, "model", "")
+        if isinstance(model, str) and model and model not in self.models:
+            self.models.append(model)
         check, docs, dropped = check_final(
             check_proposal(value, turn),
             self.state.cache,

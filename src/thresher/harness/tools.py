@@ -45,12 +45,14 @@ class Fetched:
     hits: candidates in the order to show them (after rerank).
     total: for read_document, the document's chunk count; for grep_corpus, how many
         chunks matched (after exclusion) before the cut to the limit.
+    capped: grep_corpus only: counting stopped at ``total`` (at least that many matched).
     error_code / error: set when the call failed (then ``hits`` is empty).
     """
 
     hits: tuple[Hit, ...] = ()
     total: int = 0
     error_code: str = ""
+    capped: bool = False
     error: str = ""
     elapsed_s: float = 0.0
 
@@ -149,8 +151,9 @@ def fetch(
             hits = _search(arguments["query"], store, config, seen, question, reranker)
             return Fetched(tuple(hits), elapsed_s=time.perf_counter() - start)
         if name == "grep_corpus":
-            hits, total = _grep(arguments["pattern"], store, config, seen, question)
-            return Fetched(tuple(hits), total, elapsed_s=time.perf_counter() - start)
+            hits, total, capped = _grep(arguments["pattern"], store, config, seen, question)
+            elapsed = time.perf_counter() - start
+            return Fetched(tuple(hits), total, capped=capped, elapsed_s=elapsed)
         if name == "read_document":
             hits, total = _read(arguments["doc_id"], store, config, in_context, current_query)
             return Fetched(tuple(hits), total, elapsed_s=time.perf_counter() - start)
@@ -188,8 +191,9 @@ def _search(
 
 def _grep(
     pattern: str, store: Store, config: Config, seen: Collection[str], question: str
-) -> tuple[list[Hit], int]:
-    """``grep_corpus``: at most 5 matches (and how many matched), scored against the question."""
+) -> tuple[list[Hit], int, bool]:
+    """``grep_corpus``: at most 5 matches, how many matched (and whether counting stopped
+    there), scored against the question."""
     limit = min(5, config.grep.limit)
     found = store.grep(pattern, limit=limit, exclude=seen)
     hits = list(found.hits[:limit])
@@ -199,7 +203,7 @@ def _grep(
             replace(h, bm25_score=float(b), dense_score=float(d))
             for h, (b, d) in zip(hits, scores, strict=True)
         ]
-    return hits, max(found.total, len(hits))
+    return hits, max(found.total, len(hits)), found.capped
 
 
 def _read(

@@ -180,7 +180,12 @@ class FinalEvent(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class EpisodeEnd(TraceEvent):
-    """Why and how the episode ended, and the documents the Result ranks."""
+    """Why and how the episode ended, and the documents the Result ranks.
+
+    models: the models the policy's replies came from, in first-use order (an LLM
+    policy: the model asked of the endpoint; empty for other policies and in
+    older traces), so the endpoint totals in ``usage`` can be priced.
+    """
 
     type: ClassVar[str] = "episode_end"
     exit_reason: str = ""
@@ -191,6 +196,7 @@ class EpisodeEnd(TraceEvent):
     usage: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
     documents: list[dict[str, Any]] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
 
 
 EVENT_TYPES: dict[str, type[TraceEvent]] = {

@@ -210,6 +210,11 @@ def _header(call: ToolCall, query: str, fetched: Fetched, n: int) -> str:
             "most relevant first."
         )
     if call.name == "grep_corpus":
+        if fetched.capped:
+            return (
+                f"grep_corpus: {n} of at least {fetched.total} matching chunk(s) "
+                "(counting stopped there)."
+            )
         if fetched.total > n:
             return f"grep_corpus: {n} of {fetched.total} matching chunk(s)."
         return f"grep_corpus: {n} chunk(s) matching."

@@ -8,6 +8,7 @@ transcript links each tool message to its call by id.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -99,16 +100,27 @@ def check_proposal(value: Any, turn: int) -> ProposalCheck:
             )
     ids: set[str] = set()
     normalized: list[ToolCall] = []
+    call_parents: dict[str, tuple[str, ...]] = {}
+    given = value.call_parents if isinstance(value.call_parents, Mapping) else {}
     for i, c in enumerate(calls):
         call_id = c.call_id if c.call_id and c.call_id not in ids else f"t{turn}c{i}"
         while call_id in ids:
             call_id += "_"
         ids.add(call_id)
         normalized.append(replace(c, call_id=call_id))
+        if c.call_id in given:
+            call_parents[call_id] = tuple(str(p) for p in given[c.call_id] or ())
     parents = tuple(str(p) for p in (value.parents or ()))
     usage = dict(value.usage) if isinstance(value.usage, dict) else None
     return ProposalCheck(
-        replace(value, tool_calls=tuple(normalized), final=final, parents=parents, usage=usage)
+        replace(
+            value,
+            tool_calls=tuple(normalized),
+            final=final,
+            parents=parents,
+            call_parents=call_parents,
+            usage=usage,
+        )
     )
 
 

@@ -1,8 +1,11 @@
-"""The BM25 side index: lexical scores over every chunk, held in memory.
+"""The BM25 side index: lexical scores over every chunk.
 
 Backend-agnostic: it knows chunk ids and texts, nothing about chromadb. Built
 in one go with ``bm25s`` (which has no incremental add: ingestion rebuilds it,
 which takes about a second per 100k chunks) and saved next to the dense index.
+A saved index is memory-mapped when loaded (its score matrix, and the chunk ids
+through :mod:`thresher.index.id_table`), so opening one reads little and several
+processes share the pages.
 
 Analyzer (documented so that queries and documents are cut alike): lowercase,
 split on Unicode word characters (``\\w+``), drop the English stopwords of
@@ -16,12 +19,13 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from thresher.errors import IndexVersionError, ModelMissingError, UnknownIdError
+from thresher.index.id_table import load_ids, save_ids
 
 __all__ = ["Analyzer", "Bm25Index"]
 
@@ -77,10 +81,17 @@ class Bm25Index:
     Build with :meth:`build`, persist with :meth:`save` / :meth:`load`.
     """
 
-    def __init__(self, ids: Sequence[str], model: object | None, analyzer: Analyzer) -> None:
-        self._ids = list(ids)
-        self._ids_array = np.asarray(self._ids, dtype=object)
-        self._position = {cid: i for i, cid in enumerate(self._ids)}
+    def __init__(
+        self,
+        ids: Sequence[str],
+        model: object | None,
+        analyzer: Analyzer,
+        positions: Mapping[str, int] | None = None,
+    ) -> None:
+        self._ids: Sequence[str] = ids if positions is not None else list(ids)
+        self._position: Mapping[str, int] = (
+            positions if positions is not None else {cid: i for i, cid in enumerate(self._ids)}
+        )
         if len(self._position) != len(self._ids):
             raise ValueError("Bm25Index: chunk ids must be unique")
         self._model = model
@@ -114,8 +125,18 @@ class Bm25Index:
 
     @property
     def ids(self) -> list[str]:
-        """Chunk ids in corpus order."""
+        """Chunk ids in corpus order (a copy)."""
         return list(self._ids)
+
+    @property
+    def id_list(self) -> Sequence[str]:
+        """Chunk ids in corpus order, not copied (``id_list[i]`` is the chunk at ``i``)."""
+        return self._ids
+
+    @property
+    def positions(self) -> Mapping[str, int]:
+        """Chunk id -> its place in corpus order."""
+        return self._position
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -179,7 +200,7 @@ class Bm25Index:
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         meta = {"format": _FORMAT, "analyzer": self.analyzer.to_dict(), "count": len(self._ids)}
-        (out / "ids.json").write_text(json.dumps(self._ids), encoding="utf-8")
+        save_ids(out, self._ids)
         if self._model is not None:
             self._model.save(str(out / "bm25s"), show_progress=False)  # type: ignore[attr-defined]
         (out / "bm25.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
@@ -202,8 +223,13 @@ class Bm25Index:
                 f"{_FORMAT}); upgrade thresher"
             )
         analyzer = Analyzer(meta["analyzer"].get("stemmer"))
-        ids = json.loads((src / "ids.json").read_text(encoding="utf-8"))
+        table = load_ids(src)
+        ids: Sequence[str]
+        if table is not None:
+            ids, positions = table, table.positions()
+        else:  # written before the id table existed
+            ids, positions = json.loads((src / "ids.json").read_text(encoding="utf-8")), None
         model = None
-        if ids:
-            model = bm25s.BM25.load(str(src / "bm25s"), show_progress=False, verbosity=0)
-        return cls(ids, model, analyzer)
+        if len(ids):
+            model = bm25s.BM25.load(str(src / "bm25s"), mmap=True, show_progress=False, verbosity=0)
+        return cls(ids, model, analyzer, positions)

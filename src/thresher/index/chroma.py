@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +25,14 @@ from thresher.corpus.document import Chunk
 from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedder import Embedder, QueryEmbeddingCache
+from thresher.index.exact_dense import LazyExactDense
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep import grep_ids
+from thresher.index.grep_index import GrepIndex, grep_indexed
 from thresher.index.records import chunk_from_record
 from thresher.index.store import GrepResult, Hit
 
-__all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client"]
+__all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client", "check_query"]
 
 _GET_BATCH = 5000
 
@@ -69,17 +71,20 @@ class ChunkCache:
 
 @dataclass(frozen=True, slots=True)
 class IndexView:
-    """One consistent state of an index: the collection, BM25, the corpus order and a
-    cache of the chunks read from it."""
+    """One consistent state of an index: the collection, BM25, the corpus order, a cache
+    of the chunks read from it and, when the index has one, the grep side index."""
 
     collection: Any
     bm25: Bm25Index
-    order: dict[str, int]
+    order: Mapping[str, int]
     cache: ChunkCache
+    grep_index: GrepIndex | None = None
+    exact: LazyExactDense | None = None
 
     @classmethod
-    def of(cls, collection: Any, bm25: Bm25Index) -> IndexView:
-        return cls(collection, bm25, {cid: i for i, cid in enumerate(bm25.ids)}, ChunkCache())
+    def of(cls, collection: Any, bm25: Bm25Index, grep_index: GrepIndex | None = None) -> IndexView:
+        exact = LazyExactDense(collection)
+        return cls(collection, bm25, bm25.positions, ChunkCache(), grep_index, exact)
 
 
 def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
@@ -87,7 +92,8 @@ def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
     return UnknownIdError(f"unknown {kind}: {shown}", list(ids))
 
 
-def _check_query(query: str, k: int | None = None) -> None:
+def check_query(query: str, k: int | None = None) -> None:
+    """Raise ``InputError`` for an empty query or a ``k`` that is not a positive number."""
     if not query or not query.strip():
         raise InputError("empty query; give at least one word to search for")
     if k is not None and k <= 0:
@@ -140,7 +146,7 @@ class CollectionStore:
 
     def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
         """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``."""
-        _check_query(query, k)
+        check_query(query, k)
         view = self._view()
         excluded = set(exclude)
         depth = max(self.config.retrieval.per_retriever, k)
@@ -156,7 +162,7 @@ class CollectionStore:
 
     def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
         """Lexical retrieval alone (BM25 scores, highest first, ties by chunk id)."""
-        _check_query(query, k)
+        check_query(query, k)
         view = self._view()
         found = view.bm25.search(query, k, set(exclude))
         chunks = self._chunks(view, [c for c, _ in found])
@@ -167,7 +173,7 @@ class CollectionStore:
 
     def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
         """Dense retrieval alone (cosine similarity, highest first, ties by chunk id)."""
-        _check_query(query, k)
+        check_query(query, k)
         view = self._view()
         found = self._dense(view, query, k, set(exclude))
         chunks = self._chunks(view, [c for c, _ in found])
@@ -185,6 +191,8 @@ class CollectionStore:
         if n <= 0:
             return []
         vector = self._queries.embed_query(query)
+        if view.exact is not None and total <= self.config.retrieval.exact_dense_max_chunks:
+            return view.exact.get().search(vector, depth, exclude)  # deterministic, as fast
         found = view.collection.query(query_embeddings=[vector], n_results=n, include=["distances"])
         pairs = [
             (cid, 1.0 - float(dist))
@@ -197,8 +205,11 @@ class CollectionStore:
     def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
         """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
 
-        Runs on chromadb's ``$regex`` (Rust engine, linear time), which returns
-        every matching id, so the total is exact. Raises ``PatternRejectedError``
+        With a grep side index (:mod:`thresher.index.grep_index`): candidates by
+        trigram, checked as chromadb's engine would, counting stopped at
+        ``config.grep.count_cap`` (``GrepResult.capped``). Without one, or when
+        the side index cannot answer: chromadb's ``$regex`` (Rust engine, linear
+        time) over every chunk, with an exact total. Raises ``PatternRejectedError``
         naming a refused construct or a timeout.
         """
         view = self._view()
@@ -207,8 +218,18 @@ class CollectionStore:
             found = view.collection.get(where_document={"$regex": rust_pattern}, include=[])
             return list(found["ids"])
 
-        ids, total = grep_ids(matching, pattern, self.config.grep, view.order, limit, exclude)
-        return GrepResult(tuple(Hit(c, 1.0, "grep") for c in self._chunks(view, ids)), total)
+        def scan() -> tuple[list[str], int]:
+            return grep_ids(matching, pattern, self.config.grep, view.order, limit, exclude)
+
+        capped = False
+        if view.grep_index is None:
+            ids, total = scan()
+        else:
+            ids, total, capped = grep_indexed(
+                view.grep_index, view.bm25.id_list, pattern, self.config.grep, limit, exclude, scan
+            )
+        hits = tuple(Hit(c, 1.0, "grep") for c in self._chunks(view, ids))
+        return GrepResult(hits, total, capped)
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -232,7 +253,7 @@ class CollectionStore:
 
     def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         """(BM25 score, cosine similarity) of ``query`` against each chunk, in order."""
-        _check_query(query)
+        check_query(query)
         if not chunk_ids:
             return []
         view = self._view()
@@ -264,6 +285,12 @@ class CollectionStore:
 
     def _embeddings(self, view: IndexView, ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
+        if (
+            view.exact is not None
+            and len(view.bm25) <= self.config.retrieval.exact_dense_max_chunks
+        ):
+            out = view.exact.get().vectors(ids)  # in memory: no store read
+            ids = [c for c in ids if c not in out]
         for start in range(0, len(ids), _GET_BATCH):
             found = view.collection.get(ids=ids[start : start + _GET_BATCH], include=["embeddings"])
             for cid, vector in zip(found["ids"], found["embeddings"], strict=True):

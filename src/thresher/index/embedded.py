@@ -21,10 +21,11 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.errors import IndexNotFoundError
-from thresher.index import layout
+from thresher.index import grep_index, layout
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView, open_client
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.grep_index import GrepIndex
 from thresher.index.read_copy import make_read_copy, remove_read_copy
 from thresher.index.store import StoreStats
 
@@ -34,7 +35,7 @@ __all__ = ["EmbeddedStore"]
 @dataclass(frozen=True, slots=True)
 class _Generation:
     path: Path
-    manifest: layout.Manifest
+    summary: layout.Summary
     client: Any
     view: IndexView
     copy: Path  # the private read copy the client runs on
@@ -62,15 +63,16 @@ class EmbeddedStore(CollectionStore):
     ) -> None:
         self.index_dir = Path(index_dir)
         path = layout.current_generation(self.index_dir)
-        manifest = layout.read_manifest(path)
-        emb = embedder or get_embedder(manifest.embedder)
+        summary = layout.read_summary(path)
+        emb = embedder or get_embedder(summary.embedder)
         super().__init__(config or Config(), emb)
         self._retired: list[_Generation] = []
-        self._generation = self._open(path, manifest)
+        self._generation = self._open(path, summary)
 
-    def _open(self, path: Path, manifest: layout.Manifest) -> _Generation:
-        check_built_with(self.embedder, manifest.embedder, manifest.dimension, str(self.index_dir))
+    def _open(self, path: Path, summary: layout.Summary) -> _Generation:
+        check_built_with(self.embedder, summary.embedder, summary.dimension, str(self.index_dir))
         bm25 = Bm25Index.load(path / "bm25")
+        grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
         from chromadb.errors import ChromaError
 
         copy = make_read_copy(path / "chroma")
@@ -90,7 +92,7 @@ class EmbeddedStore(CollectionStore):
                     f"rebuild it with `thresher index PATH --index {self.index_dir}`"
                 ) from exc
             raise
-        return _Generation(path, manifest, client, IndexView.of(collection, bm25), copy)
+        return _Generation(path, summary, client, IndexView.of(collection, bm25, grep_side), copy)
 
     def _view(self) -> IndexView:
         return self._current().view
@@ -108,7 +110,7 @@ class EmbeddedStore(CollectionStore):
         with self._lock:
             if self._generation.path.name != name:
                 path = layout.current_generation(self.index_dir)
-                fresh = self._open(path, layout.read_manifest(path))
+                fresh = self._open(path, layout.read_summary(path))
                 self._retired.append(self._generation)
                 self._generation = fresh
             return self._generation
@@ -116,12 +118,12 @@ class EmbeddedStore(CollectionStore):
     def stats(self) -> StoreStats:
         """Counts, embedder and format of the live generation."""
         generation = self._current()
-        m = generation.manifest
+        m = generation.summary
         return StoreStats(
             backend=self.backend,
             location=str(self.index_dir),
-            documents=len(m.documents),
-            chunks=m.chunk_count,
+            documents=m.documents,
+            chunks=m.chunks,
             embedder=m.embedder,
             dimension=m.dimension,
             format_version=m.format_version,

@@ -35,11 +35,12 @@ import re
 import string
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TypeVar
 
 from thresher.config import GrepConfig
 from thresher.errors import PatternRejectedError, ThresherError
 
-__all__ = ["check_pattern", "rust_pattern", "grep_ids"]
+__all__ = ["check_pattern", "rust_pattern", "grep_ids", "bounded"]
 
 _LETTER_ESCAPES = frozenset("dDsSwWbBAntrfv")
 _CLASS_LETTER_ESCAPES = frozenset("dDsSwWntrfv")
@@ -49,6 +50,11 @@ _QUANTIFIER = re.compile(r"\{(\d+)(?:(,)(\d*))?\}")
 _FLAGS = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _END_ANCHOR = r"(?:$|\n\z)"
+#: Rust's regex crate refuses ``\w{250}`` (its compiled-size limit: Unicode ``\w`` is large;
+#: 200 compiles): refused here too, so a grep means the same with or without the side index
+_WORD_CLASS_REPEAT = re.compile(r"(?:\\[wW]|\[[^\]]*\\[wW][^\]]*\])\{(\d+)")
+_WORD_CLASS_MAX = 200
+T = TypeVar("T")
 
 
 def _reject(pattern: str, why: str) -> PatternRejectedError:
@@ -86,6 +92,13 @@ def rust_pattern(pattern: str, config: GrepConfig) -> str:
             f"it has {len(pattern)} characters; the limit is {config.max_pattern_chars}",
         )
     out = _Scanner(pattern, config).scan()
+    for m in _WORD_CLASS_REPEAT.finditer(pattern):
+        if int(m.group(1)) > _WORD_CLASS_MAX:
+            raise _reject(
+                pattern,
+                f"{m.group(1)} repetitions of a Unicode word class are too large for the regex "
+                f"engine (the limit is {_WORD_CLASS_MAX}); use [A-Za-z0-9_] or fewer repeats",
+            )
     try:
         re.compile(pattern)
     except (re.error, OverflowError, RecursionError) as exc:
@@ -309,7 +322,7 @@ def grep_ids(
             ``config.timeout_s``.
     """
     translated = rust_pattern(pattern, config)
-    ids = _bounded(lambda: list(match_ids(translated)), config.timeout_s, pattern)
+    ids = bounded(lambda: list(match_ids(translated)), config.timeout_s, pattern)
     excluded = set(exclude)
     tail = len(order)
     kept = list(dict.fromkeys(c for c in ids if c not in excluded))
@@ -317,9 +330,11 @@ def grep_ids(
     return kept[: max(limit, 0)], len(kept)
 
 
-def _bounded(fn: Callable[[], list[str]], timeout_s: float, pattern: str) -> list[str]:
-    """Run ``fn`` in a daemon thread; give up after ``timeout_s`` seconds."""
-    values: list[list[str]] = []
+def bounded(fn: Callable[[], T], timeout_s: float, pattern: str) -> T:
+    """Run ``fn`` (a search for ``pattern``) in a daemon thread; give up after ``timeout_s``
+    seconds (``PatternRejectedError``), or re-raise its error (the regex engine refusing
+    the pattern as ``PatternRejectedError``)."""
+    values: list[T] = []
     errors: list[BaseException] = []
 
     def run() -> None:

@@ -32,12 +32,13 @@ from thresher import __version__
 from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.errors import IndexNotFoundError, InputError
+from thresher.index import grep_index, layout
 from thresher.index import ingest_common as common
-from thresher.index import layout
 from thresher.index.backends import ingest
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.grep_index import GrepIndex
 from thresher.index.ingest_common import document_hash
 from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
@@ -219,16 +220,21 @@ def _build_generation(
             updated_at=now,
         )
         ids = manifest.chunk_ids()
-        known_texts = {c.chunk_id: indexed_text(c.title, c.text) for c in fresh}
-        texts = _indexed_texts(collection, ids, known_texts, batch)
+        known_texts = {c.chunk_id: (c.title, c.text) for c in fresh}
+        texts = _chunk_texts(collection, ids, known_texts, batch)
     finally:
         client.close()
-    Bm25Index.build(ids, texts).save(generation / "bm25")
+    Bm25Index.build(ids, [indexed_text(title, text) for title, text in texts]).save(
+        generation / "bm25"
+    )
+    GrepIndex.build(generation / grep_index.FILE, (text for _, text in texts))
     return manifest
 
 
-def _indexed_texts(collection: Any, ids: list[str], texts: dict[str, str], batch: int) -> list[str]:
-    """The indexed text (title and text) of every chunk, in the order of ``ids``.
+def _chunk_texts(
+    collection: Any, ids: list[str], texts: dict[str, tuple[str, str]], batch: int
+) -> list[tuple[str, str]]:
+    """The (title, text) of every chunk, in the order of ``ids``.
 
     ``texts`` holds those already known (the chunks just added); the rest are read
     back from the collection.
@@ -237,7 +243,7 @@ def _indexed_texts(collection: Any, ids: list[str], texts: dict[str, str], batch
     for start in range(0, len(stored), batch):
         got = collection.get(ids=stored[start : start + batch], include=["documents", "metadatas"])
         for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-            texts[cid] = indexed_text(str(meta.get("title", "")), text or "")
+            texts[cid] = (str(meta.get("title", "")), text or "")
     missing = [c for c in ids if c not in texts]
     if missing:
         raise IndexNotFoundError(

@@ -9,6 +9,7 @@
         manifest.json    format, versions, embedder, chunking, documents (corpus order)
         chroma/          chromadb PersistentClient folder, collection "chunks"
         bm25/            the BM25 side index (Bm25Index.save)
+        grep.sqlite3     the grep side index: texts and trigrams (thresher.index.grep_index)
 
 Readers open what ``CURRENT`` names and never write (chromadb runs on a
 private read copy, :mod:`thresher.index.read_copy`). An ingest copies the live
@@ -40,6 +41,8 @@ __all__ = [
     "Manifest",
     "current_generation",
     "read_manifest",
+    "Summary",
+    "read_summary",
     "write_manifest",
     "next_generation_name",
     "new_generation",
@@ -180,6 +183,76 @@ def read_manifest(generation: Path) -> Manifest:
             f"format {FORMAT_VERSION}: upgrade thresher"
         )
     return Manifest.from_dict(data)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Everything in a manifest but its per-document entries (cheap to read at any size)."""
+
+    format_version: int
+    thresher_version: str
+    embedder: str
+    dimension: int
+    chunking: dict[str, Any]
+    documents: int
+    chunks: int
+    sanitized: dict[str, int]
+    created_at: str
+    updated_at: str
+
+
+_DOCUMENTS_KEY = '\n "documents": ['  # how write_manifest starts the entries (indent=1, last key)
+
+
+def read_summary(generation: Path) -> Summary:
+    """The head of ``generation/manifest.json`` (counts, embedder, chunking), without
+    parsing its per-document entries: a million-chunk manifest is ~200 MB of JSON.
+
+    Raises:
+        IndexVersionError: written in a newer format than this thresher reads.
+        IndexNotFoundError: the manifest is unreadable.
+    """
+    path = generation / MANIFEST
+    head = ""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            while _DOCUMENTS_KEY not in head and (piece := fh.read(1 << 16)):
+                head += piece
+    except OSError as exc:
+        raise IndexNotFoundError(f"index manifest {path} is unreadable: {exc}") from exc
+    cut = head.find(_DOCUMENTS_KEY)
+    try:
+        data = json.loads(head[:cut].rstrip().rstrip(",") + "}") if cut >= 0 else None
+        counts = data["counts"] if data is not None else None
+    except (ValueError, KeyError, TypeError):
+        data = counts = None
+    if data is None or counts is None:  # another writer's layout: read it all
+        m = read_manifest(generation)
+        return Summary(m.format_version, m.thresher_version, m.embedder, m.dimension,
+                       m.chunking, len(m.documents), m.chunk_count, m.sanitized,
+                       m.created_at, m.updated_at)  # fmt: skip
+    _check_version(data, generation)
+    return Summary(
+        format_version=int(data["format_version"]),
+        thresher_version=str(data.get("thresher_version", "?")),
+        embedder=str(data["embedder"]["name"]),
+        dimension=int(data["embedder"]["dimension"]),
+        chunking=dict(data.get("chunking", {})),
+        documents=int(counts["documents"]),
+        chunks=int(counts["chunks"]),
+        sanitized=dict(data.get("sanitized", {})),
+        created_at=str(data.get("created_at", "")),
+        updated_at=str(data.get("updated_at", "")),
+    )
+
+
+def _check_version(data: dict[str, Any], generation: Path) -> None:
+    if int(data["format_version"]) > FORMAT_VERSION:
+        raise IndexVersionError(
+            f"index at {generation.parent} was written by thresher "
+            f"{data.get('thresher_version', '?')} (format {data['format_version']}); this "
+            f"thresher reads format {FORMAT_VERSION}: upgrade thresher"
+        )
 
 
 def write_manifest(generation: Path, manifest: Manifest) -> None:

@@ -8,15 +8,19 @@ server; the BM25 side index is built from the collection (every id and text,
 read in pages) and cached in a local folder keyed by the collection's version
 marker and chunk count, so it is rebuilt only when the index changed.
 
-Hybrid search is always fused here, by :func:`thresher.index.fusion.fuse_retrievers`
+Hybrid search: at open, a capability probe runs one minimal server-side
+``search`` (:func:`thresher.index.server_search.probe_search`). When the server
+runs it (distributed Chroma, Chroma Cloud) and the collection has the sparse
+BM25 key an ingest into such a server writes (``header.sparse_key``), hybrid
+search runs on the server: ``Rrf`` over the dense and the sparse ``Knn``, with
+the same RRF contract and per-retriever depth as here, and the per-retriever
+ranks and scores read from the same request (:mod:`~thresher.index.server_search`).
+Otherwise (``chroma run`` answers "Search operation is not implemented for
+local executor") it is fused here, by :func:`thresher.index.fusion.fuse_retrievers`
 with ``config.retrieval.rrf_k``, from the BM25 side index and the server's dense
-query, exactly as the embedded store does, so every hit carries both
-retrievers' ranks and scores and the two backends return the same fields.
-(``chroma run`` has no server-side ``search``: it answers "Search operation is
-not implemented for local executor"; a distributed Chroma that has one would
-return only fused scores.) ``stats().extra["fusion_reason"]`` says so, after a
-one-off capability probe, and ``extra["bm25_cache"]`` names the folder of the
-side index.
+query, exactly as the embedded store does. ``stats().extra["fusion"]`` names the
+path (``server`` or ``client``), ``extra["fusion_reason"]`` why (the server's
+refusal word for word), and ``extra["bm25_cache"]`` the folder of the side index.
 
 A long-running store re-reads the header at most every ``refresh_s`` seconds
 and switches to the new state once an ingest has finished (never mid-run).
@@ -31,6 +35,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,19 +46,50 @@ from thresher.errors import (
 )
 from thresher.index import server_layout as sl
 from thresher.index.bm25 import Bm25Index
-from thresher.index.chroma import CollectionStore, IndexView
+from thresher.index.chroma import CollectionStore, IndexView, check_query
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.records import indexed_text
-from thresher.index.store import StoreStats
+from thresher.index.server_search import (
+    hybrid_searches,
+    probe_search,
+    read_hybrid,
+    sparse_unavailable,
+)
+from thresher.index.store import Hit, StoreStats
 
-__all__ = ["ServerStore", "open_server_store", "default_cache_dir"]
+__all__ = ["ServerStore", "open_server_store", "default_cache_dir", "fusion_path"]
 
 _CACHE_FORMAT = 1
-_NO_SERVER_SEARCH = "server-side hybrid not available, fused client-side"
-_SERVER_SEARCH_UNUSED = (
-    "server-side hybrid available but not used: fused client-side so that every hit "
-    "carries both retrievers' ranks and scores"
-)
+
+
+def fusion_path(
+    refusal: str | None, sparse_key: str, rrf_k: int, local_problem: str | None = None
+) -> tuple[str, str]:
+    """Where hybrid search is fused, ``("server" | "client", why)``.
+
+    Args:
+        refusal: the server's answer to the capability probe (None: it ran the search).
+        sparse_key: the collection's sparse BM25 key ('' when it has none).
+        rrf_k: ``config.retrieval.rrf_k``.
+        local_problem: why this machine cannot embed a sparse query (None: it can).
+    """
+    if refusal is not None:
+        return "client", (
+            f"server-side hybrid not offered by this server ({refusal}); fused client-side"
+        )
+    if not sparse_key:
+        return "client", (
+            "server-side hybrid offered by the server, but this collection has no sparse key; "
+            "fused client-side"
+        )
+    if local_problem is not None:
+        return "client", (
+            f"server-side hybrid offered by the server, but {local_problem}; fused client-side"
+        )
+    return "server", (
+        f"server-side hybrid: Rrf(k={rrf_k + 1}, 0-based ranks, as k={rrf_k} here) over the "
+        f"dense embedding and the sparse key {sparse_key!r}"
+    )
 
 
 def default_cache_dir(location: sl.ServerLocation) -> Path:
@@ -98,8 +134,6 @@ class ServerStore(CollectionStore):
     """
 
     backend = "server"
-    #: where hybrid search is fused: always here (see the module docs)
-    fusion = "client"
 
     def __init__(
         self,
@@ -131,7 +165,10 @@ class ServerStore(CollectionStore):
             super().__init__(config or Config(), emb)
             self._state = self._load(raw, header)
             self._checked = time.monotonic()
-            self._fusion_reason: str | None = None
+            #: the server's refusal of a minimal search (None: it runs search), probed once
+            self.search_refusal = probe_search(
+                self._state.view.collection, header.dimension, self.config.retrieval.rrf_k
+            )
         except BaseException:
             self._client.close()
             raise
@@ -241,27 +278,41 @@ class ServerStore(CollectionStore):
         self._state = self._load(collection, header)
         return True
 
-    # -- what hybrid search could use ----------------------------------------------------------
+    # -- hybrid search: on the server when it can ----------------------------------------------
+
+    @property
+    def fusion(self) -> str:
+        """Where hybrid search is fused for the live state: ``server`` or ``client``."""
+        return self._fusion(self._current())[0]
 
     @property
     def fusion_reason(self) -> str:
-        """Why hybrid search is fused client-side (probes the server once, then remembered)."""
-        if self._fusion_reason is None:
-            available = self._server_search_available(self._current())
-            self._fusion_reason = _SERVER_SEARCH_UNUSED if available else _NO_SERVER_SEARCH
-        return self._fusion_reason
+        """Why hybrid search takes that path (the server's refusal, word for word)."""
+        return self._fusion(self._current())[1]
 
-    def _server_search_available(self, state: _State) -> bool:
-        """True when the server runs ``collection.search`` (Chroma's distributed API)."""
-        from chromadb import Knn, Search
-        from chromadb.errors import ChromaError
+    def _fusion(self, state: _State) -> tuple[str, str]:
+        key = state.header.sparse_key
+        local = sparse_unavailable() if key and self.search_refusal is None else None
+        return fusion_path(self.search_refusal, key, self.config.retrieval.rrf_k, local)
 
-        unit = [1.0] + [0.0] * (state.header.dimension - 1)
-        try:
-            state.view.collection.search(Search().rank(Knn(query=unit, limit=1)).limit(1))
-        except (ChromaError, ValueError, NotImplementedError, AttributeError):
-            return False
-        return True
+    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+        """BM25 and dense fused by RRF: on the server when it offers ``search`` and the
+        collection has a sparse key, else here; see ``Store.hybrid_search``."""
+        state = self._current()
+        if self._fusion(state)[0] != "server":
+            return super().hybrid_search(query, k, exclude)
+        check_query(query, k)
+        r = self.config.retrieval
+        vector = self._queries.embed_query(query)
+        searches = hybrid_searches(
+            vector, query, state.header.sparse_key, r.rrf_k, max(r.per_retriever, k), k, exclude
+        )
+        fused = read_hybrid(state.view.collection.search(searches), k)
+        chunks = self._chunks(state.view, [f.key for f in fused])
+        return [
+            Hit(chunk, f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score, f.dense_score)
+            for f, chunk in zip(fused, chunks, strict=True)
+        ]
 
     # -- the rest of the protocol -------------------------------------------------------------
 
@@ -269,6 +320,7 @@ class ServerStore(CollectionStore):
         """Counts, embedder and format of the live state; ``extra`` names the fusion path."""
         state = self._current()
         h = state.header
+        fusion, reason = self._fusion(state)
         return StoreStats(
             backend=self.backend,
             location=self.url,
@@ -278,8 +330,9 @@ class ServerStore(CollectionStore):
             dimension=h.dimension,
             format_version=h.format_version,
             extra={
-                "fusion": self.fusion,
-                "fusion_reason": self.fusion_reason,
+                "fusion": fusion,
+                "fusion_reason": reason,
+                "sparse_key": h.sparse_key,
                 "collection": self.location.collection,
                 "index_version": h.version,
                 "state": h.state,

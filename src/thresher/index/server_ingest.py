@@ -17,6 +17,12 @@ atomic switch between two whole indexes), and is this:
 3. a document's manifest record is written only after its chunks are;
 4. the header's version marker (and ``state=ready``) is written last.
 
+A new chunk collection gets a sparse BM25 key (:data:`~thresher.index.server_search.SPARSE_KEY`,
+for server-side hybrid search) when the server accepts a sparse index (distributed
+Chroma, Chroma Cloud) and this machine can compute the vectors; ``chroma run``
+refuses one ("Sparse vector indexing is not enabled in local"), and the collection
+is made without: hybrid search is then fused client-side.
+
 A run killed at any point leaves documents whose manifest record is stale; the
 next run sees them as changed and redoes them (reusing any vectors already on
 the server, so nothing is embedded twice), and because the header still says
@@ -43,6 +49,7 @@ from thresher.index import ingest_common as common
 from thresher.index import layout
 from thresher.index import server_layout as sl
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.server_search import SPARSE_KEY, sparse_schema, sparse_unavailable
 from thresher.index.store import IngestReport
 
 __all__ = ["ingest_server"]
@@ -224,13 +231,33 @@ def _mark_writing(
 ) -> Any:
     """Write the ``writing`` header first (creating the chunk collection if needed)."""
     if collection is None:
-        return client.create_collection(
-            where.collection,
-            metadata={"hnsw:space": "cosine", **header.to_metadata()},
-            embedding_function=None,
-        )
+        return _create_chunks(client, where, header)
     collection.modify(metadata=header.to_metadata())
     return collection
+
+
+def _create_chunks(client: Any, where: sl.ServerLocation, header: sl.ServerHeader) -> Any:
+    """The chunk collection in cosine space, with the sparse BM25 key when the server
+    takes a sparse index (``header.sparse_key`` says whether it has one)."""
+    from chromadb.errors import ChromaError
+
+    if sparse_unavailable() is None:
+        header.sparse_key = SPARSE_KEY
+        try:
+            return client.create_collection(
+                where.collection,
+                schema=sparse_schema(),
+                metadata=header.to_metadata(),
+                embedding_function=None,
+            )
+        except ChromaError:  # chroma run: "Sparse vector indexing is not enabled in local"
+            pass
+    header.sparse_key = ""
+    return client.create_collection(
+        where.collection,
+        metadata={"hnsw:space": "cosine", **header.to_metadata()},
+        embedding_function=None,
+    )
 
 
 def _present_ids(collection: Any) -> set[str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from thresher.errors import BackendUnavailableError, IndexVersionError, InputError
+from thresher.errors import BackendUnavailableError, ConfigError, IndexVersionError, InputError
 from thresher.index import layout
 
 __all__ = [
@@ -106,22 +106,47 @@ def unavailable(location: ServerLocation, exc: BaseException | str) -> BackendUn
 
 
 def connect(location: ServerLocation) -> Any:
-    """A chromadb ``HttpClient`` on ``location`` (telemetry off), checked with a heartbeat.
+    """A chromadb client on ``location`` (telemetry off), checked with a heartbeat.
+
+    An ``HttpClient``; with ``CHROMA_API_KEY`` in the environment, one that
+    authenticates as ``chromadb.CloudClient`` does (the key in the
+    ``x-chroma-token`` header; tenant and database from ``CHROMA_TENANT`` and
+    ``CHROMA_DATABASE``, else those of the key), for Chroma Cloud
+    (``https://api.trychroma.com:443/COLLECTION``) or a server behind token auth.
 
     Raises:
         BackendUnavailableError: nothing answers there.
+        ConfigError: the server refused the ``CHROMA_*`` credentials.
     """
+    import os
+
     import chromadb
     import httpx
     from chromadb.config import Settings
+    from chromadb.errors import ChromaError
 
+    settings = Settings(anonymized_telemetry=False)
     try:
-        client = chromadb.HttpClient(
-            host=location.host,
-            port=location.port,
-            ssl=location.ssl,
-            settings=Settings(anonymized_telemetry=False),
-        )
+        if os.environ.get("CHROMA_API_KEY"):
+            try:  # passed explicitly: chromadb 1.5.9 sends "None" for a key it read itself
+                client = chromadb.CloudClient(
+                    tenant=os.environ.get("CHROMA_TENANT") or None,
+                    database=os.environ.get("CHROMA_DATABASE") or None,
+                    api_key=os.environ["CHROMA_API_KEY"],
+                    settings=settings,
+                    cloud_host=location.host,
+                    cloud_port=location.port,
+                    enable_ssl=location.ssl,
+                )
+            except ChromaError as exc:
+                raise ConfigError(
+                    f"the Chroma server at {location.url} refused the credentials ({exc}); "
+                    "check CHROMA_API_KEY, CHROMA_TENANT and CHROMA_DATABASE"
+                ) from exc
+        else:
+            client = chromadb.HttpClient(
+                host=location.host, port=location.port, ssl=location.ssl, settings=settings
+            )
         client.heartbeat()
     except (ValueError, httpx.HTTPError, OSError) as exc:
         raise unavailable(location, exc) from exc

@@ -58,19 +58,27 @@ class GrepResult:
         hits: at most ``limit`` hits (method ``grep``, score 1.0), in corpus order.
         total: chunks that matched, after exclusion (``>= len(hits)``); more than
             ``len(hits)`` when the result was cut to the limit.
+        capped: True when counting stopped at ``total`` (``GrepConfig.count_cap``)
+            with chunks left unread: at least ``total`` matched. The hits are the
+            first in corpus order all the same.
     """
 
     hits: tuple[Hit, ...]
     total: int
+    capped: bool = False
 
     @property
     def cut(self) -> bool:
-        """True when more chunks matched than ``hits`` holds."""
-        return self.total > len(self.hits)
+        """True when more chunks matched than ``hits`` holds (or may have: ``capped``)."""
+        return self.capped or self.total > len(self.hits)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form: ``{"total": n, "hits": [...]}``."""
-        return {"total": self.total, "hits": [h.to_dict() for h in self.hits]}
+        """JSON-safe form: ``{"total": n, "capped": bool, "hits": [...]}``."""
+        return {
+            "total": self.total,
+            "capped": self.capped,
+            "hits": [h.to_dict() for h in self.hits],
+        }
 
 
 @dataclass(slots=True)

@@ -41,7 +41,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from thresher.config import LLMConfig
@@ -158,11 +158,12 @@ class RetryRecord:
 
 @dataclass(frozen=True, slots=True)
 class ChatResponse:
-    """A decoded chat completion and what it took to get it."""
+    """A decoded chat completion and what it took to get it (``model``: the one asked for)."""
 
     body: dict[str, Any]
     attempts: int
     retries: tuple[RetryRecord, ...] = ()
+    model: str = ""
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -357,7 +358,7 @@ class ChatClient:
             raw = self._client.chat.completions.with_raw_response.create(**request)
             return _decode_completion(raw, base_url)
 
-        return self._retrying(attempt, "chat completion")
+        return replace(self._retrying(attempt, "chat completion"), model=model)
 
     def _retrying(self, fn: Callable[[], dict[str, Any]], what: str) -> ChatResponse:
         """``fn()`` with its transient failures retried (see the module docstring)."""

@@ -110,6 +110,7 @@ def build_mcp_server(service: SearchService) -> Any:
         return {
             "pattern": pattern,
             "total": found.total,
+            "total_is_lower_bound": found.capped,
             "hits": [_hit(h, i) for i, h in enumerate(found.hits, 1)],
         }
 

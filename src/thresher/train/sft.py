@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from thresher.batch.runner import JobResult, Runner
 from thresher.corpus.jsonl import jsonl_line
 from thresher.errors import InputError
 from thresher.eval.metrics import output_recall, trajectory_recall
@@ -63,6 +64,8 @@ __all__ = [
     "keep_probability",
     "final_text",
     "episode_records",
+    "FileExport",
+    "FileJob",
     "export_sft",
 ]
 
@@ -86,7 +89,8 @@ class SftConfig:
 
 @dataclass
 class SftReport:
-    """Counts of one export: episodes read, kept whole, kept by sampling, dropped by reason."""
+    """Counts of one export: episodes read, kept whole, kept by sampling, dropped by reason
+    (``failed``: a file whose job raised twice; its errors in ``failed``)."""
 
     episodes: int = 0
     kept_whole: int = 0
@@ -95,6 +99,7 @@ class SftReport:
     dropped: dict[str, int] = field(default_factory=dict)
     records: int = 0
     out: Path | None = None
+    failed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -105,6 +110,7 @@ class SftReport:
             "dropped": dict(self.dropped),
             "records": self.records,
             "out": str(self.out) if self.out else None,
+            "failed": list(self.failed),
         }
 
 
@@ -226,13 +232,96 @@ def _key(question: str) -> str:
     return " ".join(question.split())
 
 
+@dataclass(slots=True)
+class FileExport:
+    """One trace file's share of an export (what :class:`FileJob` returns).
+
+    Attributes:
+        episodes: episodes read (an unreadable file counts as one).
+        kept_whole, kept_sampled, skipped_low: as :class:`SftReport`.
+        dropped: malformed episodes by reason.
+        lines: the JSONL lines of its kept records, in order.
+    """
+
+    episodes: int = 0
+    kept_whole: int = 0
+    kept_sampled: int = 0
+    skipped_low: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class FileJob:
+    """Filter and format the episodes of one trace file (a batch job: it pickles).
+
+    Called with ``(name, path)``: ``name`` is the path as given (it seeds the
+    sampling and names the record's source), ``path`` where to read it.
+    """
+
+    by_question: Mapping[str, Any]
+    config: SftConfig
+
+    def __call__(self, item: tuple[str, str]) -> FileExport:
+        name, path = item
+        cfg, out = self.config, FileExport()
+        try:
+            episodes = split_episodes(read_jsonl(path))
+        except InputError:
+            out.episodes += 1
+            out.dropped["unreadable"] += 1
+            return out
+        for i, events in enumerate(episodes):
+            out.episodes += 1
+            reason = malformed_reason(events)
+            start = events[0]
+            task = (
+                self.by_question.get(_key(start.question))
+                if isinstance(start, EpisodeStart)
+                else None
+            )
+            if reason is None and task is None:
+                reason = "no_matching_task"
+            if reason is not None:
+                out.dropped[reason] += 1
+                continue
+            assert task is not None  # a missing task set ``reason`` above
+            facts = episode_facts(events)
+            gold = list(task.gold_doc_ids)
+            traj = trajectory_recall(facts.seen_docs, gold)
+            outr = output_recall(set(facts.final_docs), gold)
+            p = keep_probability(traj, outr, cfg)
+            if p < 1.0:
+                if random.Random(f"{cfg.seed}:{name}:{i}").random() >= p:
+                    out.skipped_low += 1
+                    continue
+                out.kept_sampled += 1
+            else:
+                out.kept_whole += 1
+            for record in episode_records(events, cfg.layout):
+                if cfg.with_metadata:
+                    record["metadata"] = {
+                        "task_id": task.task_id,
+                        "trajectory_recall": round(traj, 4),
+                        "output_recall": round(outr, 4),
+                        "source": f"{name}#{i}",
+                    }
+                out.lines.append(jsonl_line(record))
+        return out
+
+
 def export_sft(
     trace_paths: Iterable[str | Path],
     tasks: Iterable[Any],
     out_path: str | Path,
     config: SftConfig | None = None,
+    *,
+    runner: Runner | None = None,
 ) -> SftReport:
     """Write the filtered SFT records of every episode in ``trace_paths`` to ``out_path``.
+
+    Each trace file is one job (:class:`FileJob`) of ``runner``; the records are
+    written in file order, so the output does not depend on the runner.
 
     Args:
         trace_paths: trace JSONL files (one or more episodes each).
@@ -240,6 +329,9 @@ def export_sft(
             to episodes by question text.
         out_path: the JSONL file written (parents created).
         config: filter and layout.
+        runner: where the files are read and formatted (default: one at a time,
+            here). A file whose job fails twice counts as one episode dropped as
+            ``failed``, its error in ``SftReport.failed``.
 
     Returns:
         An :class:`SftReport`.
@@ -247,59 +339,52 @@ def export_sft(
     Raises:
         InputError: no tasks given.
     """
+    from thresher.batch.runner import LocalRunner
+
     cfg = config or SftConfig()
     by_question = {_key(t.question): t for t in tasks}
     if not by_question:
         raise InputError("no tasks given; pass the task file the traces were run on")
+    items = [(str(path), str(Path(path).resolve())) for path in trace_paths]
     report = SftReport()
     dropped: Counter[str] = Counter()
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
+    done: dict[int, JobResult[FileExport]] = {}
+    written = 0
+    active = runner or LocalRunner(1)
     with out.open("w", encoding="utf-8") as fh:
-        for path in trace_paths:
-            try:
-                episodes = split_episodes(read_jsonl(path))
-            except InputError:
-                report.episodes += 1
-                dropped["unreadable"] += 1
-                continue
-            for i, events in enumerate(episodes):
-                report.episodes += 1
-                reason = malformed_reason(events)
-                start = events[0]
-                task = (
-                    by_question.get(_key(start.question))
-                    if isinstance(start, EpisodeStart)
-                    else None
-                )
-                if reason is None and task is None:
-                    reason = "no_matching_task"
-                if reason is not None:
-                    dropped[reason] += 1
-                    continue
-                assert task is not None  # a missing task set ``reason`` above
-                facts = episode_facts(events)
-                gold = list(task.gold_doc_ids)
-                traj = trajectory_recall(facts.seen_docs, gold)
-                outr = output_recall(set(facts.final_docs), gold)
-                p = keep_probability(traj, outr, cfg)
-                if p < 1.0:
-                    if random.Random(f"{cfg.seed}:{path}:{i}").random() >= p:
-                        report.skipped_low += 1
-                        continue
-                    report.kept_sampled += 1
+
+        def flush(index: int, result: JobResult[FileExport]) -> None:
+            """Fold in every finished file that all earlier files have preceded."""
+            nonlocal written
+            done[index] = result
+            while written in done:
+                part = done.pop(written)
+                if part.value is None:
+                    report.episodes += 1
+                    dropped["failed"] += 1
+                    report.failed.append(f"{items[written][0]}: {part.error}")
                 else:
-                    report.kept_whole += 1
-                for record in episode_records(events, cfg.layout):
-                    if cfg.with_metadata:
-                        record["metadata"] = {
-                            "task_id": task.task_id,
-                            "trajectory_recall": round(traj, 4),
-                            "output_recall": round(outr, 4),
-                            "source": f"{path}#{i}",
-                        }
-                    fh.write(jsonl_line(record))
-                    report.records += 1
+                    _fold(report, dropped, part.value)
+                    fh.writelines(part.value.lines)
+                    report.records += len(part.value.lines)
+                    part.value.lines.clear()  # written: do not hold every record
+                written += 1
+
+        try:
+            active.map(FileJob(by_question, cfg), items, flush)
+        finally:
+            if runner is None:
+                active.close()
     report.dropped = dict(sorted(dropped.items()))
     report.out = out
     return report
+
+
+def _fold(report: SftReport, dropped: Counter[str], part: FileExport) -> None:
+    report.episodes += part.episodes
+    report.kept_whole += part.kept_whole
+    report.kept_sampled += part.kept_sampled
+    report.skipped_low += part.skipped_low
+    dropped.update(part.dropped)

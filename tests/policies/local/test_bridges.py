@@ -103,6 +103,70 @@ def test_entity_spans_stay_on_one_line_and_skip_labels_and_headings():
     )
     spans = entity_spans(text)
     assert "Bitrourk Microsystems" in spans and "University of the Arts" in spans
-    assert "21 April 2021" in spans  # not joined with the next line's label
+    assert not any("April" in s for s in spans)  # a date is a value, not the next document
+    assert entity_spans("Hi Faicu,\nRevenue grew in 2020.") == ["Faicu"]
     assert not any("\n" in s or "Assignee" in s or "Granted" in s for s in spans)
     assert "CHUVY PATENT REGISTRY" not in spans and "RECORD NOTES" not in spans
+
+
+EMAIL = (
+    "From: Cyhist Tholsoun <cyhist.tholsoun@vratain-microsystems.example>\n"
+    "To: Grabra Krepym <grabra.krepym@vratain-microsystems.example>\n"
+    "Subject: Welcome Grabra Krepym\n"
+    "\n"
+    "Please welcome Grabra Krepym, who has joined Vratain Microsystems as a test engineer.\n"
+    "Best regards,\n"
+    "Cyhist Tholsoun\n"
+)
+PATENT = "Patent number: CH-2019-699317\nLead inventor: Grabra Krepym\nAssignee: Bitrourk"
+DEMO_Q = (
+    "In which town is the company that employs the lead inventor of patent CH-2019-699317 "
+    "headquartered?"
+)
+
+
+def test_a_chain_link_names_the_next_hop_beside_the_phrase_that_led_there():
+    # the e-mail was found by the inventor's name: the name beside it in a sentence is the
+    # next link, and the words its chain already holds (patent, lead, inventor) leave the query
+    anchor = Anchor("e#0", "e", "Welcome Grabra Krepym", EMAIL, 0.4, (PATENT,), "Grabra Krepym")
+    best = bridge_queries(DEMO_Q, [anchor], {}, limit=1)[0]
+    assert best.phrase == "Vratain Microsystems"
+    assert best.query == "Vratain Microsystems town company employs headquartered"
+
+
+def test_a_span_opening_a_known_title_outranks_other_names():
+    anchor = Anchor("e#0", "e", "Welcome Grabra Krepym", EMAIL, 0.4)
+    plain = bridge_queries(DEMO_Q, [anchor], {}, limit=5)
+    last = plain[-1].phrase
+    known = {f"{last} Annual Report 2019": "filings/x"}
+    hinted = [b.phrase for b in bridge_queries(DEMO_Q, [anchor], known, limit=5)]
+    assert hinted.index(last) < len(plain) - 1
+
+
+def test_sentences_end_at_line_breaks():
+    assert sentences("Subject: Launch\nFrom: A B\n\nWe will launch it. Then go.") == [
+        "Subject: Launch",
+        "From: A B",
+        "We will launch it.",
+        "Then go.",
+    ]
+
+
+def test_a_clue_chain_pairs_each_bridge_with_its_next_link():
+    question = (
+        "Clues: (1) We will launch the Nencun HT-410 at the [A]. (2) The Tholze [B] will be "
+        "unveiled at the [A]. (3) The Tholze [B] uses the process protected by patent [C]. "
+        "Each letter stands for one entity throughout. What code is [?]?"
+    )
+    email = (
+        "Subject: Launch plans for the Nencun HT-410\nFrom: Kailta Bailfa <k@x.example>\n\n"
+        "We will launch the Nencun HT-410 at the Tredato Imaging Summit. Keep the price out."
+    )
+    first = bridge_queries(question, [Anchor("m#0", "m", "Launch", email, 0.8)], {}, limit=1)[0]
+    assert first.phrase == "Tredato Imaging Summit"
+    assert first.query == "Tredato Imaging Summit Tholze unveiled"
+    # one bridge further along the chain, the follow-up asks the third link
+    later = Anchor("n#0", "n", "Tholze", "The Tholze QX-7 will be unveiled there.", 0.8, (email,))
+    assert bridge_queries(question, [later], {}, limit=1)[0].query.endswith(
+        "uses process protected patent"
+    )

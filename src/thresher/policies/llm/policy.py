@@ -104,8 +104,9 @@ class LLMPolicy:
         """Ask the model for this turn's tool calls or final answer.
 
         Returns:
-            A Proposal (with the endpoint's usage, plus ``retries`` when any), or a
-            MalformedReply the harness refuses with its code and corrective message.
+            A Proposal (with the endpoint's usage, plus ``retries`` when any, and the
+            model asked for), or a MalformedReply the harness refuses with its code
+            and corrective message.
 
         Raises:
             MalformedReplyLimitError: ``llm.max_malformed`` replies were already refused.
@@ -140,7 +141,7 @@ class LLMPolicy:
             self._stats["retries"] += len(response.retries)
             if isinstance(reply, MalformedReply):
                 self._stats[f"malformed:{reply.code}"] += 1
-        return replace(reply, usage=usage or None)
+        return replace(reply, usage=usage or None, model=response.model)
 
 
 def context1_policy(config: Config | None = None, **options: Any) -> LLMPolicy:

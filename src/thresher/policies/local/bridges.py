@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
     STOPWORDS,
     contains_phrase,
@@ -38,6 +39,14 @@ _GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
 _JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
 _SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
 _EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
+#: words that open a line or sentence without being part of a name ("Hi Faicu", "Since 2018")
+_OPENERS = frozenset({"hi", "hello", "dear", "thanks", "regards", "best", "since", "introduced"})
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+#: a calendar date ("16 Sep 2024", "July 25, 2011"): a value, rarely the next document's name
+_DATE = re.compile(
+    rf"(?:\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}}(?:,?\s+\d{{4}})?)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +61,12 @@ class Anchor:
     title: str
     text: str
     weight: float = 1.0
+    #: texts of the chain that led here (earlier hops' chunks): the question words
+    #: they hold are resolved and leave the follow-up query
+    path: tuple[str, ...] = ()
+    #: the phrase of the follow-up that found this chunk ("" for the question's search):
+    #: names in a sentence beside it state the chain's next link
+    via: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +101,10 @@ def entity_spans(text: str) -> list[str]:
 
     A span starts and ends with a capitalized word (or a number), may hold short
     joining words ("University of the Arts"), stays within one line, and is
-    dropped when it is a single stopword ("The") or an all-capitals heading of
-    several words; a field label before a colon ("Assignee:") is cut off.
+    dropped when it is a single stopword ("The"), an all-capitals heading of
+    several words, a calendar date, or a single word opening the text (a
+    sentence's capital, not a name's); a field label before a colon
+    ("Assignee:") and a greeting or opener ("Hi", "Since") are cut off.
     """
     spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
     for m in _SPAN.finditer(text):
@@ -98,12 +115,17 @@ def entity_spans(text: str) -> list[str]:
             continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
         while parts and parts[-1].lower() in _EDGE_STOP:
             parts.pop()
-        while parts and parts[0].lower() in STOPWORDS:
+        before = text[: m.start()].rstrip(" \t")
+        opening = not before or before[-1] in "\n.!?"
+        while parts and (parts[0].lower() in STOPWORDS or parts[0].lower() in _OPENERS):
             parts.pop(0)
+            opening = False
         if not parts:
             continue
+        if len(parts) == 1 and opening:
+            continue  # one capitalized word opening the sentence or line: "Revenue", "Career"
         span = " ".join(parts)
-        if len(span) < 3 or span.isdigit():
+        if len(span) < 3 or span.isdigit() or _DATE.fullmatch(span):
             continue
         spans.append(span)
     return list(dict.fromkeys(spans))
@@ -116,18 +138,31 @@ def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list
     return [t for t in titles if t.lower().strip() != own and contains_phrase(lower, t)]
 
 
-def residual_words(question: str, covered: Iterable[str], limit: int = 6) -> list[str]:
-    """Question content words not in ``covered`` texts, in question order, at most ``limit``."""
-    seen: set[str] = set()
+def residual_words(
+    question: str, covered: Iterable[str], limit: int = 6, seen: frozenset[str] = frozenset()
+) -> list[str]:
+    """Question content words not in ``covered`` texts (nor in ``seen``, content words
+    already known covered), in question order, at most ``limit``."""
+    known = set(seen)
     for text in covered:
-        seen |= content_words(text)
+        known |= content_words(text)
     out: list[str] = []
     for w in re.findall(r"[^\W_]+", question):
         lw = w.lower()
-        if lw in seen or lw in STOPWORDS or len(lw) < 2 or lw in (o.lower() for o in out):
+        if lw in known or lw in STOPWORDS or len(lw) < 2 or lw in (o.lower() for o in out):
             continue
         out.append(w)
     return out[:limit]
+
+
+def _title_heads(titles: Iterable[str]) -> set[str]:
+    """Lowercased leading word runs (two words or more) of ``titles``: the names they open with."""
+    heads: set[str] = set()
+    for title in titles:
+        words = title.lower().split()
+        for n in range(2, len(words)):
+            heads.add(" ".join(words[:n]))
+    return heads
 
 
 def bridge_queries(
@@ -156,6 +191,7 @@ def bridge_queries(
     """
     q_lower = question.lower()
     q_words = content_words(question)
+    chain = links(question)
     done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
     best: dict[str, Bridge] = {}
@@ -169,14 +205,36 @@ def bridge_queries(
         ]
         for title in linked_titles(anchor.text, titles, anchor.title):
             candidates[title.lower()] = (title, 1.0)
+        heads = _title_heads(titles)
+        text_lower = anchor.text.lower()
+        held = [anchor.text, *anchor.path]
+        held_words = frozenset(content_words(" ".join([anchor.title, *held])))
+        # in a chain read from the question's form, an anchor reached through d bridges
+        # resolves link d (its sentence stating that link names the bridge), and the
+        # follow-up asks link d + 1
+        depth = min(len(anchor.path), len(chain) - 1)
+        focus = chain[min(depth + 1, len(chain) - 1)] if len(chain) > 1 else ""
+        solved_words = content_words(" ".join(link_words(chain[depth]))) if focus else set()
         for sent in sentences(anchor.text):
-            overlap = len(content_words(sent) & q_words)
-            for span in entity_spans(sent):
+            sent_words = content_words(sent)
+            overlap = 0.1 * len(sent_words & q_words) + 0.4 * len(sent_words & solved_words)
+            spans = entity_spans(sent)
+            if anchor.via and contains_phrase(sent.lower(), anchor.via):
+                # beside the phrase that led here: the next link (shared among the names
+                # the sentence lists: one of five names in a header line says little)
+                others = sum(1 for x in spans if x.lower() != anchor.via.lower())
+                overlap += 0.5 / max(others, 1)
+            for span in spans:
                 key = span.lower()
                 if key in candidates:
-                    candidates[key] = (candidates[key][0], candidates[key][1] + 0.1 * overlap)
+                    candidates[key] = (candidates[key][0], candidates[key][1] + overlap)
                     continue
-                candidates[key] = (span, 0.1 * overlap)
+                # a span that opens a known document's title ("Vratain Microsystems" of
+                # "Vratain Microsystems Annual Report 2019") names that document; one the
+                # chunk repeats is what it is about
+                named = 0.3 if key in heads else 0.0
+                repeats = 0.05 * min(text_lower.count(key) - 1, 4)
+                candidates[key] = (span, named + repeats + overlap)
         for key, (phrase, bonus) in candidates.items():
             words = content_words(phrase)
             if not words or key == title_lower or key in done or contains_phrase(q_lower, phrase):
@@ -186,7 +244,8 @@ def bridge_queries(
             kind = "title" if bonus >= 1.0 else "entity"
             score = anchor.weight * (1.0 + bonus + 0.05 * min(len(words), 4))
             if key not in best or best[key].score < score:
-                rest = residual_words(question, [anchor.title, phrase])
+                asks = " ".join(link_words(focus)) if focus else question
+                rest = residual_words(asks, [phrase], seen=held_words)
                 query = " ".join([phrase, *rest])
                 best[key] = Bridge(query, phrase, kind, anchor.chunk_id, score)
     ranked = sorted(best.values(), key=lambda b: (-b.score, b.phrase))

@@ -54,6 +54,8 @@ BASE_FEATURES: tuple[str, ...] = (
     "title_in_s",  # the title occurs in the subquery (follow-ups only)
     "title_cov_s",  # share of the title's content words in the subquery (follow-ups only)
     "s_cov",  # share of the subquery's content words in the chunk (follow-ups only)
+    "via_held",  # the chunk holds the bridge phrase of the follow-up that found it
+    "ask_cov",  # share of that follow-up's asked words (beside the bridge) in the chunk
 )
 
 LINK_FEATURES: tuple[str, ...] = (
@@ -89,6 +91,8 @@ class Candidate:
     title_words: set[str] = field(default_factory=set)
 
     sub_words: frozenset[str] | None = None
+    #: the bridge phrase of the follow-up that found the chunk ("" for the question's search)
+    via: str = ""
 
     def __post_init__(self) -> None:
         if not self.words or not self.title_words:
@@ -175,6 +179,8 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         1.0 if is_sub and contains_phrase(c.subquery.lower(), title) else 0.0,
         _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
         _share(s_words, c.words) if is_sub else 0.0,
+        1.0 if c.via and contains_phrase(c.chunk.text.lower(), c.via) else 0.0,
+        _share(s_words - content_words(c.via), c.words) if c.via else 0.0,
     ]
 
 
@@ -185,23 +191,39 @@ def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
     return np.asarray([base_row(c, q) for c in cands], dtype=np.float64)
 
 
+_LINKS: dict[tuple[str, str, str, str], tuple[bool, bool]] = {}
+
+
+def _links(c: Candidate, a: AnchorView, title_lower: str) -> tuple[bool, bool]:
+    """(anchor names the candidate's title, candidate names the anchor's title), memoized:
+    the same pairs come back every turn of an episode. (The key holds the anchor's
+    text object itself: its hash is cached and equal objects compare by identity.)"""
+    key = (c.chunk.chunk_id, c.chunk.content_hash, a.title, a.text_lower)
+    got = _LINKS.get(key)
+    if got is None:
+        got = (
+            contains_phrase(a.text_lower, c.chunk.title),
+            a.title.lower() != title_lower and contains_phrase(c.chunk.text.lower(), a.title),
+        )
+        if len(_LINKS) >= _WORDS_MAX:
+            _LINKS.clear()
+        _LINKS[key] = got
+    return got
+
+
 def link_row(c: Candidate, q: QuestionContext, anchors: Sequence[AnchorView]) -> list[float]:
     """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first)."""
     linked_to = links_from = redundancy = 0.0
     title_lower = c.chunk.title.lower()
-    text_lower = c.chunk.text.lower()
     rank_inv = 0.0
     for i, a in enumerate(anchors):
         if a.doc_id == c.chunk.doc_id:
             rank_inv = max(rank_inv, 1.0 / (i + 1))
             continue
-        if a.weight > linked_to and contains_phrase(a.text_lower, c.chunk.title):
+        to_a, from_a = _links(c, a, title_lower)
+        if a.weight > linked_to and to_a:
             linked_to = a.weight
-        if (
-            a.weight > links_from
-            and a.title.lower() != title_lower
-            and contains_phrase(text_lower, a.title)
-        ):
+        if a.weight > links_from and from_a:
             links_from = a.weight
         union = len(c.words | a.words)
         if union:

@@ -5,19 +5,29 @@ An episode, turn by turn:
 0. ``search_corpus(question)``, plus ``grep_corpus`` for the question's quoted
    names and codes. The policy's :meth:`~LocalPolicy.rerank` scores the 50
    fused candidates with the learned scorer and shows the best ``first_k``.
-1. *Hops*: the best retained chunks (anchors) are read for bridges: titles of
-   other documents they mention, entity spans and quoted names the question
-   lacks (:mod:`~thresher.policies.local.bridges`); each becomes a
-   ``search_corpus`` subquery (several per turn), whose candidates are scored
-   against the question, the subquery and the anchors; the best ``hop_k``
-   are shown. Repeats up to ``max_hops`` unless the sufficiency signal says
-   the evidence is in hand (or the soft budget threshold is near).
-2. *Prune*: chunks of low predicted utility outside the best documents, that
-   link to none of them, leave the context (skipped with ``prune=False``: the
-   no-prune multi-turn baseline).
-3. *Final*: the documents still in view ranked by their best chunk's utility
-   (the score goes in the answer's ``score`` field), each justified by its
-   sentences closest to the question and the follow-up that found it.
+1. *Hops*: bridges are read from the best retained chunks (anchors) and, first,
+   from the chain's leading edge: the best chunk the last hop found that holds
+   the phrase of the follow-up that found it (:meth:`~LocalPolicy._frontier`).
+   A bridge is another document's title an anchor mentions, a name opening a
+   known title, or an entity span the question lacks, preferring names beside
+   the phrase that led to the anchor (:mod:`~thresher.policies.local.bridges`).
+   Each becomes a ``search_corpus`` subquery: the bridge plus what the question
+   still asks, i.e. its words that no document of the anchor's chain holds
+   (or, for a question stated as linked clues, the next clue's words:
+   :mod:`~thresher.policies.local.decompose`). Candidates are scored against
+   the question, the subquery and the anchors; the best ``hop_k`` are shown.
+   Repeats up to ``max_hops`` unless the sufficiency signal (which sees where
+   the chain's leading edge ranks) says the evidence is in hand, or the soft
+   budget threshold is near.
+2. *Prune*: every chunk outside the answer's best ``keep_docs`` documents
+   leaves the context, and within them chunks of low utility other than each
+   document's best (skipped with ``prune=False``: the no-prune multi-turn
+   baseline).
+3. *Final*: the documents still in view ranked by the LambdaRank order model;
+   each top document's chain links (the documents whose bridges led to it) are
+   placed beside it, and for a clue chain the best document per clue comes
+   first. Each is justified by its sentences closest to the question and the
+   follow-up that found it.
 
 The policy keeps per-episode state (scores of every candidate it saw), so one
 instance runs one episode at a time. It never holds the Store: it declares
@@ -44,6 +54,8 @@ from thresher.harness.state import LineageRecord
 from thresher.index.store import Hit
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.bridges import Anchor, Bridge, bridge_queries, question_patterns
+from thresher.policies.local.chain import Chain, by_link, chain_order
+from thresher.policies.local.decompose import links
 from thresher.policies.local.features import (
     AnchorView,
     Candidate,
@@ -78,9 +90,14 @@ class _EpisodeState:
     show: dict[str, int] = field(default_factory=dict)  # planned query -> how many to show
     asked: set[str] = field(default_factory=set)
     anchors: list[AnchorView] = field(default_factory=list)
+    via: dict[str, Bridge] = field(default_factory=dict)  # follow-up query -> its bridge
     hop: int = 0
     phase: str = "search"  # search -> prune -> final
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def chain(self) -> Chain:
+        """The follow-ups so far and the chunks they came from."""
+        return Chain(self.via, self.cands, self.pools)
 
 
 class LocalPolicy:
@@ -95,8 +112,10 @@ class LocalPolicy:
         first_k: chunks shown from the question's search.
         hop_k: chunks shown from each follow-up search.
         bridges_per_hop: follow-up queries per hop.
-        keep_docs: documents whose chunks are never pruned (the best ones).
-        prune_below: utility under which a chunk outside ``keep_docs`` is pruned.
+        keep_docs: documents the answer keeps in view (the best ones); every chunk
+            outside them is pruned before the answer.
+        prune_below: within those documents, utility under which a chunk other
+            than the document's best is pruned.
         prune: False gives the no-prune multi-turn baseline.
         stop_at: sufficiency above which the policy stops hopping (1.0: never early).
         grep: also grep the question's quoted names and codes.
@@ -104,6 +123,10 @@ class LocalPolicy:
         recorder: called with features as they are computed (training data).
         question_scores: how many candidates of a follow-up search are scored against
             the question through the store (the rest get the list's floor).
+        frontier_k: chunks of the chain's leading edge (found by the last hop through
+            its bridge) read first for the next hop's bridges (0: only the best chunks).
+        chain_order: in the final answer, move the chain links of each of the best
+            ``keep_docs`` documents up beside it.
     """
 
     name = "local"
@@ -125,6 +148,8 @@ class LocalPolicy:
         final_k: int = 10,
         recorder: Recorder | None = None,
         question_scores: int = 20,
+        frontier_k: int = 2,
+        chain_order: bool = True,
         config: Any = None,
     ) -> None:
         self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
@@ -145,6 +170,8 @@ class LocalPolicy:
             self.final_k = min(final_k, config.episode.max_final_documents)
         self.recorder = recorder
         self.question_scores = question_scores
+        self.frontier_k = frontier_k
+        self.chain_order = chain_order
         self._ep: _EpisodeState | None = None
 
     # -- the protocol ---------------------------------------------------------------------
@@ -214,13 +241,28 @@ class LocalPolicy:
         active = {a.chunk_id for a in obs.active}
         top = [r for r in ranked if r.chunk_id in active][:3]
         known = {t: d for t, d in ep.titles.items()}
-        bridges = self._bridges(ep, ranked, top, known, self.bridges_per_hop)
+        frontier = self._frontier(ep, ranked, active, {r.cand.chunk.doc_id for r in top})
+        bridges: list[Bridge] = []  # the best of each chain edge first, whatever its weight
+        for edge in frontier:
+            for b in self._bridges(ep, ranked, [edge], known, 2):
+                if all(b.phrase.lower() != x.phrase.lower() for x in bridges):
+                    bridges.append(b)
+                    break
+        taken = {b.phrase.lower() for b in bridges}
+        for b in self._bridges(ep, ranked, top, known, self.bridges_per_hop):
+            if len(bridges) >= self.bridges_per_hop:
+                break
+            if b.phrase.lower() not in taken:
+                bridges.append(b)
+                taken.add(b.phrase.lower())
         if not bridges:
             return None
         if self.stop_at < 1.0 or self.recorder is not None:
             docs = _doc_probs(ranked)
             linked = _linked12(ranked)
-            feats = stop_features([p for _, p in docs], linked, ep.hop, len(bridges))
+            feats = stop_features(
+                [p for _, p in docs], linked, ep.hop, len(bridges), self._front(ep, ranked, docs)
+            )
             if self.recorder is not None:
                 firsts: dict[str, Candidate] = {}
                 for r in ranked:
@@ -244,6 +286,7 @@ class LocalPolicy:
             calls = []
             for i, b in enumerate(bridges):
                 ep.show[b.query.strip()] = self.hop_k
+                ep.via[b.query.strip()] = b
                 ep.asked.add(b.query.strip().lower())
                 ep.asked.add(b.phrase.lower())
                 calls.append(ToolCall("search_corpus", {"query": b.query}, f"h{ep.hop}b{i}"))
@@ -251,6 +294,7 @@ class LocalPolicy:
             tool_calls=tuple(calls),
             hop=ep.hop,
             parents=tuple(dict.fromkeys(b.source for b in bridges)),
+            call_parents={c.call_id: (b.source,) for c, b in zip(calls, bridges, strict=True)},
         )
 
     def _bridges(
@@ -262,8 +306,17 @@ class LocalPolicy:
         limit: int,
     ) -> list[Bridge]:
         """Follow-up queries read from ``chunks`` (anchors), best first."""
+        chain = ep.chain()
         anchors = [
-            Anchor(r.chunk_id, r.cand.chunk.doc_id, r.cand.chunk.title, r.cand.chunk.text, r.prob)
+            Anchor(
+                r.chunk_id,
+                r.cand.chunk.doc_id,
+                r.cand.chunk.title,
+                r.cand.chunk.text,
+                r.prob,
+                chain.path(r.cand.subquery),
+                via.phrase if (via := chain.bridge_of(r.cand)) else "",
+            )
             for r in chunks
         ]
         return bridge_queries(
@@ -275,26 +328,95 @@ class LocalPolicy:
             limit=limit,
         )
 
+    def _frontier(
+        self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str], skip_docs: set[str]
+    ) -> list[_Ranked]:
+        """The chain's leading edge: per follow-up of the last hop, the likeliest chunk it
+        found that holds its bridge (at most ``frontier_k``).
+
+        A chunk that holds the phrase of the follow-up that found it continues the
+        chain; the next hop reads it first (and the words its chain resolved leave
+        the next query) rather than reading the same top chunks again.
+        """
+        chain = ep.chain()
+        out: list[_Ranked] = []
+        followed: set[str] = set()  # one edge per bridge: each followed link goes on
+        for r in sorted(ranked, key=lambda r: -r.prob):
+            if r.chunk_id not in active or r.cand.hop != ep.hop or ep.hop == 0:
+                continue
+            if r.cand.chunk.doc_id in skip_docs or not chain.continues(r.cand):
+                continue
+            bridge = r.cand.subquery.strip()
+            if bridge in followed:
+                continue
+            followed.add(bridge)
+            out.append(r)
+            skip_docs = skip_docs | {r.cand.chunk.doc_id}
+            if len(out) >= self.frontier_k:
+                break
+        return out
+
+    def _front(
+        self, ep: _EpisodeState, ranked: list[_Ranked], docs: list[tuple[str, float]]
+    ) -> tuple[float, int]:
+        """Utility and document rank of the best chunk the last hop found through its bridge."""
+        if ep.hop == 0:
+            return 0.0, 6
+        chain = ep.chain()
+        for r in ranked:
+            if r.cand.hop == ep.hop and chain.continues(r.cand):
+                rank = next(i for i, (d, _) in enumerate(docs, 1) if d == r.cand.chunk.doc_id)
+                return r.prob, rank
+        return 0.0, 6
+
     def _prune_ids(self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]) -> list[str]:
-        keep_docs = [d for d, _ in _doc_probs(ranked)[: self.keep_docs]]
-        kept = {d: None for d in keep_docs}
-        kept_titles = [r.cand.chunk.title for r in ranked if r.cand.chunk.doc_id in kept]
-        kept_text = " ".join(
-            r.cand.chunk.text.lower() for r in ranked if r.cand.chunk.doc_id in kept
-        )
+        """What leaves the context before the answer: every chunk outside the answer's
+        best ``keep_docs`` documents (chain links placed among them stay), and within
+        those, chunks of low utility other than each document's best one."""
+        active = {a.chunk_id for a in obs.active}
+        order, best, _ = self._answer_docs(ep, ranked, active)
+        kept = set(order[: self.keep_docs])
         prob = {r.chunk_id: r.prob for r in ranked}
         out = []
         for a in obs.active:
-            c = a.chunk
-            if c.doc_id in kept or prob.get(a.chunk_id, 0.0) >= self.prune_below:
-                continue
-            bridge = contains_phrase(kept_text, c.title) or any(
-                contains_phrase(c.text.lower(), t) for t in kept_titles if t != c.title
-            )
-            if bridge and prob.get(a.chunk_id, 0.0) >= self.prune_below / 2:
+            doc = a.chunk.doc_id
+            if doc in kept and (
+                best[doc].chunk_id == a.chunk_id or prob.get(a.chunk_id, 0.0) >= self.prune_below
+            ):
                 continue
             out.append(a.chunk_id)
         return out
+
+    def _answer_docs(
+        self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str]
+    ) -> tuple[list[str], dict[str, _Ranked], dict[str, list[str]]]:
+        """The documents in view in answer order, each one's best chunk, and its chunks."""
+        best: dict[str, _Ranked] = {}
+        chunks: dict[str, list[str]] = {}
+        for r in ranked:
+            if r.chunk_id not in active:
+                continue
+            doc = r.cand.chunk.doc_id
+            chunks.setdefault(doc, []).append(r.chunk_id)
+            best.setdefault(doc, r)
+        order = list(best)
+        if self.chain_order:
+            chain = ep.chain()
+            firsts: dict[str, Candidate] = {}
+            for r in ranked:
+                firsts.setdefault(r.cand.chunk.doc_id, r.cand)
+
+            def links_of(doc: str) -> list[str]:
+                return chain.links(firsts.get(doc))
+
+            order = chain_order(order, self.keep_docs, links_of)
+            clues = links(ep.question.question)
+            if len(clues) > 1:
+                pool = order[: self.keep_docs * 3]
+                words = {d: best[d].cand.words for d in pool}
+                parents = {d: links_of(d)[:1] for d in pool}
+                order = by_link(clues, order, words, parents, self.keep_docs)
+        return order, best, chunks
 
     def _final(
         self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]
@@ -310,17 +432,10 @@ class LocalPolicy:
                 base_matrix(cands, ep.question),
                 link_matrix(cands, ep.question, anchors),
             )
-        active = {a.chunk_id for a in obs.active}
-        best: dict[str, _Ranked] = {}
-        chunks: dict[str, list[str]] = {}
-        for r in ranked:
-            if r.chunk_id not in active:
-                continue
-            doc = r.cand.chunk.doc_id
-            chunks.setdefault(doc, []).append(r.chunk_id)
-            best.setdefault(doc, r)
+        order, best, chunks = self._answer_docs(ep, ranked, {a.chunk_id for a in obs.active})
         out = []
-        for doc, r in list(best.items())[: self.final_k]:
+        for doc in order[: self.final_k]:
+            r = best[doc]
             cues = [ep.question.question]
             if r.cand.subquery and r.cand.subquery != ep.question.question:
                 cues.append(r.cand.subquery)
@@ -344,6 +459,7 @@ class LocalPolicy:
                 q = ep.question
         cands = []
         sub_words = frozenset(content_words(query))
+        bridge = ep.via.get(query.strip())
         for rank, h in enumerate(hits, 1):
             c = Candidate(
                 h.chunk,
@@ -355,6 +471,7 @@ class LocalPolicy:
                 pool_bm25_max=b_max,
                 pool_dense_max=d_max,
                 sub_words=sub_words,
+                via=bridge.phrase if bridge is not None else "",
             )
             if is_question:
                 c.bm25_q, c.dense_q = h.bm25_score, h.dense_score

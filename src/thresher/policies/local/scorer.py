@@ -184,10 +184,38 @@ class LocalWeights:
 def load_weights(path: str | Path | None = None) -> LocalWeights:
     """Read weights written by :meth:`LocalWeights.save` (default: the shipped file).
 
+    A file read before and unchanged since (same size and modification time) is
+    not parsed again: a policy is built per episode, and parsing the file and its
+    LightGBM model costs milliseconds. The weights are immutable, so sharing is safe.
+
     Raises:
         ConfigError: the file is missing, unreadable, or not a weights file.
     """
     p = Path(path) if path is not None else DEFAULT_WEIGHTS
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read local policy weights {p}: {exc.strerror}; "
+            "run `thresher train-policy` to make them"
+        ) from exc
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    with _LOADED_LOCK:
+        hit = _LOADED.get(key)
+    if hit is None:
+        hit = _read_weights(p)
+        with _LOADED_LOCK:
+            if len(_LOADED) >= 8:
+                _LOADED.clear()
+            _LOADED[key] = hit
+    return hit
+
+
+_LOADED: dict[tuple[str, int, int], LocalWeights] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _read_weights(p: Path) -> LocalWeights:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:

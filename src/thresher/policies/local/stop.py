@@ -27,11 +27,24 @@ STOP_FEATURES: tuple[str, ...] = (
     "linked12",  # the two best documents name each other's title
     "hop",  # hops done so far
     "bridges",  # follow-up queries still available (capped at 5)
+    "front_p",  # utility of the chain's leading edge (the last hop's find holding its bridge)
+    "front_rank",  # its document's rank (1 = best; 6: none or below the top five)
 )
 
 
-def stop_features(doc_probs: Sequence[float], linked12: bool, hop: int, bridges: int) -> np.ndarray:
-    """One row of :data:`STOP_FEATURES` from the ranked document utilities (best first)."""
+def stop_features(
+    doc_probs: Sequence[float],
+    linked12: bool,
+    hop: int,
+    bridges: int,
+    front: tuple[float, int] = (0.0, 6),
+) -> np.ndarray:
+    """One row of :data:`STOP_FEATURES` from the ranked document utilities (best first).
+
+    ``front``: the utility and document rank of the chain's leading edge (what the
+    last hop found through its bridge); ``(0.0, 6)`` when there is none. An edge
+    ranked low says the chain goes on past what the best documents hold.
+    """
     p = list(doc_probs) + [0.0, 0.0, 0.0]
     return np.asarray(
         [
@@ -43,6 +56,8 @@ def stop_features(doc_probs: Sequence[float], linked12: bool, hop: int, bridges:
             1.0 if linked12 else 0.0,
             float(hop),
             float(min(bridges, 5)),
+            float(front[0]),
+            float(min(front[1], 6)),
         ],
         dtype=np.float64,
     )

@@ -15,23 +15,18 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Literal
 
+from thresher.batch.runner import LocalRunner, Runner
+from thresher.batch.stores import StoreRef, StoreSource, resolve_store
 from thresher.config import Config
-from thresher.errors import InputError
-from thresher.index.store import Store
-from thresher.synth.tasks.distract import mine_distractors
+from thresher.errors import ConfigError, InputError
+from thresher.synth.tasks.checking import StoreChecks, prepare, settle
 from thresher.synth.tasks.explore import CorpusView, ExploreConfig, read_corpus
 from thresher.synth.tasks.extend import Chain, build_chain, extend_chain
-from thresher.synth.tasks.phrase import LLMPhraser, PhraseError, Phrasing, clues, phrase_offline
-from thresher.synth.tasks.text import normalize
-from thresher.synth.tasks.verify import (
-    REASONS,
-    ambiguous_hop,
-    answers_agree,
-    single_shot_found,
-    text_checks,
-)
+from thresher.synth.tasks.phrase import LLMPhraser, Phrasing
+from thresher.synth.tasks.verify import REASONS
 from thresher.tasks.synthetic import Evidence, SynthTask
 
 __all__ = [
@@ -63,6 +58,8 @@ class SynthReport:
         search: what the chain search read and refused before any candidate
             formed: ``sentences``, ``fact_sentences`` and refused candidate hops
             by reason (``ambiguous_hop``), counted over this run.
+        failed: the errors of candidates whose store checks failed twice (counted
+            as candidates, neither kept nor rejected by a check).
         seconds: wall time (reading the corpus included); read_seconds: reading alone.
     """
 
@@ -79,6 +76,7 @@ class SynthReport:
     single_shot_recall: float = 0.0
     k: int = 5
     search: dict[str, int] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     read_seconds: float = 0.0
 
@@ -100,6 +98,7 @@ class SynthReport:
             "chunks": self.chunks,
             "documents": self.documents,
             "search": dict(self.search),
+            "failed": len(self.failed),
             f"single_shot_recall@{self.k}": round(self.single_shot_recall, 4),
             "seconds": round(self.seconds, 2),
             "read_seconds": round(self.read_seconds, 2),
@@ -169,7 +168,7 @@ def candidate_chains(
 
 
 def synthesize_tasks(
-    store: Store,
+    store: StoreSource,
     n: int,
     seed: int = 0,
     mode: Literal["offline", "llm"] = "offline",
@@ -184,11 +183,13 @@ def synthesize_tasks(
     view: CorpusView | None = None,
     strict_hops: bool = False,
     progress: bool = False,
+    runner: Runner | None = None,
 ) -> SynthReport:
     """Synthesize up to ``n`` verified multi-hop tasks from the corpus behind ``store``.
 
     Args:
-        store: any ``Store`` (only its protocol methods are used).
+        store: any ``Store`` (only its protocol methods are used), or a
+            :class:`~thresher.batch.stores.StoreRef` (required by a remote runner).
         n: tasks wanted.
         seed: seeds the order of seed chunks, hop draws and templates; equal
             inputs give equal tasks.
@@ -206,12 +207,15 @@ def synthesize_tasks(
             count (a full hop count is no longer drawn), so the kept tasks
             follow ``hop_weights`` when the corpus has enough seeds.
         progress: show a tqdm bar.
+        runner: where the store checks run (:mod:`thresher.synth.tasks.checking`);
+            default: one at a time here. Any runner keeps the same tasks and counts.
 
     Returns:
         A :class:`SynthReport` with the kept tasks and the counts per check.
 
     Raises:
         InputError: ``n`` < 1, an unknown mode, or hop weights outside 2..8.
+        ConfigError: an open store given to a remote runner.
         EndpointUnavailableError / EndpointRequestError: LLM mode, endpoint down or refusing.
     """
     if n < 1:
@@ -226,9 +230,15 @@ def synthesize_tasks(
 
         phraser = LLMPhraser(ChatClient(EndpointSettings.resolve((config or Config()).llm)))
     cfg = explore or ExploreConfig()
+    active = runner or LocalRunner(1)
+    if active.remote and not isinstance(store, StoreRef):
+        raise ConfigError(
+            f"the {active.name} runner opens the index in its workers: pass "
+            "StoreRef(location, config) instead of an open store"
+        )
     started = time.perf_counter()
     if view is None:
-        view = read_corpus(store)
+        view = read_corpus(resolve_store(store))
     report = SynthReport(requested=n, mode=mode, seed=seed, k=k)
     report.read_seconds = time.perf_counter() - started
     report.chunks, report.documents = len(view.chunks), view.n_docs
@@ -248,32 +258,51 @@ def synthesize_tasks(
             return left or weights
 
         draw = open_weights if strict_hops else weights
-        for _seed_chunk, task_rng, chain in candidate_chains(view, seed, draw, cfg, strict_hops):
-            if report.kept >= n:
+        candidates = candidate_chains(view, seed, draw, cfg, strict_hops)
+        checks = StoreChecks(store, k, n_distractors)
+        while report.kept < n:
+            # every candidate of a batch is settled (at most n - kept), and none can
+            # fill a hop quota before the last one is drawn: weights stay as sequential
+            size = min(_batch_limit(active), n - report.kept)
+            if strict_hops:
+                left = [q - report.by_hops.get(h, 0) for h, q in quota.items()]
+                size = min([size, *(x for x in left if x > 0)])
+            batch = list(islice(candidates, max(1, size)))
+            if not batch:
                 break
-            report.candidates += 1
-            if chain is None:
-                rejected["no_chain"] += 1
-                continue
-            passed["no_chain"] += 1
-            outcome = _check(
-                store, view, chain, mode, phraser, task_rng, k, n_distractors, min_distractors,
-                seen_keys, passed,
-            )  # fmt: skip
-            if isinstance(outcome, str):
-                rejected[outcome] += 1
-                continue
-            phrasing, found, distractors = outcome
-            task = _task(report.kept, seed, chain, phrasing, found, distractors, mode, k)
-            report.tasks.append(task)
-            report.by_hops[task.hops] = report.by_hops.get(task.hops, 0) + 1
-            recall_sum += found / task.hops
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(rejected=sum(rejected.values()), refresh=False)
+            prepared = [
+                None if chain is None else prepare(view, chain, mode, phraser, rng, seen_keys)
+                for _seed_chunk, rng, chain in batch
+            ]
+            requests = [p.request for p in prepared if p is not None and p.request is not None]
+            results = iter(active.map(checks, requests))
+            for p in prepared:
+                report.candidates += 1
+                if p is None:
+                    rejected["no_chain"] += 1
+                    continue
+                passed["no_chain"] += 1
+                result = next(results) if p.request is not None else None
+                outcome = settle(p, result, mode, phraser, min_distractors, seen_keys, passed)
+                if outcome == "check_failed":
+                    report.failed.append(result.error if result and result.error else "failed")
+                    continue
+                if isinstance(outcome, str):
+                    rejected[outcome] += 1
+                    continue
+                task = _task(report.kept, seed, p.chain, outcome.phrasing, outcome.found,
+                             outcome.distractors, mode, k)  # fmt: skip
+                report.tasks.append(task)
+                report.by_hops[task.hops] = report.by_hops.get(task.hops, 0) + 1
+                recall_sum += outcome.found / task.hops
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(rejected=sum(rejected.values()), refresh=False)
     finally:
         if bar is not None:
             bar.close()
+        if runner is None:
+            active.close()
     report.rejected = {r: rejected.get(r, 0) for r in REASONS}
     report.passed = {r: passed.get(r, 0) for r in REASONS}
     report.single_shot_recall = recall_sum / report.kept if report.kept else 0.0
@@ -290,69 +319,9 @@ def _bar(n: int, progress: bool) -> Any:
     return tqdm(total=n, desc="synth tasks", unit="task", disable=None)
 
 
-def _check(
-    store: Store,
-    view: CorpusView,
-    chain: Chain,
-    mode: str,
-    phraser: LLMPhraser | None,
-    rng: random.Random,
-    k: int,
-    n_distractors: int,
-    min_distractors: int,
-    seen_keys: set[tuple[str, ...]],
-    passed: Counter[str],
-) -> str | tuple[Phrasing, int, list[str]]:
-    """Phrase and verify one chain: the rejection reason, or (phrasing, found, distractors)."""
-    if mode == "llm":
-        assert phraser is not None
-        try:
-            phrasing = phraser.phrase(chain)
-        except PhraseError as exc:
-            return exc.reason
-        passed["llm_unparsable"] += 1
-    else:
-        phrasing = phrase_offline(chain, rng)
-    texts = {h.chunk_id: view.chunks[h.chunk_id].text for h in chain.hops}
-    reason, _share = text_checks(chain, phrasing, texts, require_anchor=mode == "offline")
-    order = ("quote_mismatch", "answer_not_in_final", "answer_in_first_hop",
-             "answer_in_question", "bridge_in_question", "anchor_missing")  # fmt: skip
-    for check in order:
-        if check == reason:
-            return reason
-        passed[check] += 1
-    key = (normalize(chain.answer), *chain.chunk_ids)
-    if key in seen_keys:
-        return "duplicate"
-    passed["duplicate"] += 1
-    if ambiguous_hop(view, chain) is not None:
-        return "ambiguous"
-    passed["ambiguous"] += 1
-    evidence_ids = chain.chunk_ids
-    found, _top = single_shot_found(store, phrasing.question, evidence_ids, k)
-    if found == len(evidence_ids):
-        return "single_shot_solvable"
-    passed["single_shot_solvable"] += 1
-    if mode == "llm":
-        assert phraser is not None
-        predicted = phraser.answer(phrasing.question, list(texts.values()))
-        if not answers_agree(predicted, chain.answer):
-            return "llm_answer_mismatch"
-        passed["llm_answer_mismatch"] += 1
-    forbidden = [chain.answer, *chain.bridges]
-    distractors = mine_distractors(
-        store,
-        clues(chain),
-        evidence_ids,
-        [h.doc_id for h in chain.hops],
-        forbidden,
-        n=n_distractors,
-    )
-    if len(distractors) < min_distractors:
-        return "too_few_distractors"
-    passed["too_few_distractors"] += 1
-    seen_keys.add(key)
-    return phrasing, found, distractors
+def _batch_limit(runner: Runner) -> int:
+    """Candidates checked per batch: one at a time on one worker, else 8 per worker."""
+    return 1 if runner.workers == 1 else 8 * runner.workers
 
 
 def _task(

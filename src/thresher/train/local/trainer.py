@@ -65,6 +65,8 @@ def prior_weights() -> LocalWeights:
         "q_cov": 1.0,
         "title_in_s": 1.5,
         "title_cov_s": 1.0,
+        "via_held": 1.0,
+        "ask_cov": 1.0,
     }
     full = dict(base, linked_to=2.0, links_from=0.5, complement=1.0, redundancy=-0.5)
     return LocalWeights(
@@ -194,6 +196,11 @@ def collect(
     cfg = config or Config()
     for n, task in enumerate(tasks, 1):
         gold = set(task.gold_doc_ids)
+        # a turn's searches are reranked on concurrent workers, so their records arrive
+        # in completion order: held per episode and added in (hop, subquery) order, the
+        # rows are the same, in the same order, on every run
+        pools: list[tuple[int, str, np.ndarray, np.ndarray, np.ndarray]] = []
+        finals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
         def record(
             kind: str,
@@ -203,6 +210,8 @@ def collect(
             lx: np.ndarray,
             gold: set[str] = gold,
             task_id: str = task.task_id,
+            pools: list[tuple[int, str, np.ndarray, np.ndarray, np.ndarray]] = pools,
+            finals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = finals,
         ) -> None:
             if kind == "stop":
                 top = {c.chunk.doc_id for c in cands[:top_k]}
@@ -212,15 +221,24 @@ def collect(
                 return
             if not cands:
                 return
-            data.base.append(bx)
-            data.full.append(np.hstack([bx, lx]))
-            data.labels.append(np.asarray([c.chunk.doc_id in gold for c in cands], dtype=float))
-            data.groups.extend([task_id] * len(cands))
-            data.kinds.append(kind)
+            labels = np.asarray([c.chunk.doc_id in gold for c in cands], dtype=float)
+            full = np.hstack([bx, lx])
+            if kind == "pool":
+                pools.append((cands[0].hop, cands[0].subquery, bx, full, labels))
+            else:
+                finals.append((bx, full, labels))
 
         options = {"stop_at": 1.01, **(policy_options or {})}
         policy = LocalPolicy(weights, recorder=record, **options)
         run_episode(task.question, store, policy, cfg)
+        blocks = [("pool", b, f, y) for _, _, b, f, y in sorted(pools, key=lambda p: p[:2])]
+        blocks += [("final", b, f, y) for b, f, y in finals]
+        for kind, bx, full, labels in blocks:
+            data.base.append(bx)
+            data.full.append(full)
+            data.labels.append(labels)
+            data.groups.extend([task.task_id] * len(labels))
+            data.kinds.append(kind)
         if progress is not None:
             progress(n)
     return data
@@ -232,16 +250,18 @@ def collect_repeats(
     weights: LocalWeights,
     *,
     config: Config | None = None,
+    policy_options: dict[str, Any] | None = None,
 ) -> TrainingData:
     """:func:`collect`, running each distinct task id once and repeating its rows per
     occurrence in ``tasks`` (a curriculum draw's repeats weight its rows)."""
     ids = [t.task_id for t in tasks]
+    opts = policy_options
     if len(set(ids)) == len(ids):
-        return collect(tasks, store, weights, config=config)
+        return collect(tasks, store, weights, config=config, policy_options=opts)
     once: dict[str, TrainingData] = {}
     for task in tasks:
         if task.task_id not in once:
-            once[task.task_id] = collect([task], store, weights, config=config)
+            once[task.task_id] = collect([task], store, weights, config=config, policy_options=opts)
     out = TrainingData()
     for task_id in ids:
         out.extend(once[task_id])
@@ -340,16 +360,22 @@ def train(
     start: LocalWeights | None = None,
     meta: dict[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    policy_options: dict[str, Any] | None = None,
 ) -> LocalWeights:
     """Collect and fit for ``rounds`` rounds over several (tasks, store) corpora.
 
-    Returns the last round's weights (``meta`` recorded in them).
+    ``policy_options`` are LocalPolicy settings for collection (say ``max_hops``:
+    the rows then cover every hop the shipped controls allow; collection never
+    stops early). Returns the last round's weights (``meta`` recorded in them).
     """
     weights = start or prior_weights()
+    opts = {k: v for k, v in (policy_options or {}).items() if k != "stop_at"}
     for r in range(1, rounds + 1):
         merged = TrainingData()
         for tasks, store in corpora:
-            merged.extend(collect_repeats(tasks, store, weights, config=config))
+            merged.extend(
+                collect_repeats(tasks, store, weights, config=config, policy_options=opts)
+            )
         weights = fit_weights(merged, kind=kind, meta={"round": r, **(meta or {})})
         if progress is not None:
             progress(f"round {r}: {weights.meta['rows']} rows, {weights.meta['positives']} gold")

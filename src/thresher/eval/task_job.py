@@ -1,0 +1,155 @@
+"""One task through one configuration, as a batch job (see :mod:`thresher.batch`).
+
+:class:`TaskJob` holds everything a worker needs (a ``StoreSource``, the
+configuration, the seed) and pickles, so the same job runs on a local thread or
+a Ray worker. It returns the task's outcome with its traces; the caller writes
+the traces on its own machine (a Ray worker may have another filesystem).
+:func:`failed_outcome` is the outcome recorded for a task whose job failed twice:
+scored as an episode that returned nothing, with ``exit_reason`` ``failed`` and
+the error, so it counts in every figure instead of vanishing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from thresher.batch.stores import StoreSource, resolve_store
+from thresher.eval import metrics as m
+from thresher.eval.attribution import CAUSES, Attribution, Evidence, attribute
+from thresher.eval.episode_metrics import DEFAULT_KS, EpisodeMetrics, first_miss_hop
+from thresher.eval.rollouts import fused_metrics
+from thresher.tasks.task import Task
+
+if TYPE_CHECKING:
+    from thresher.eval.protocol import Answerer, RunConfig, TaskOutcome
+
+__all__ = ["TaskJob", "TaskRun", "failed_outcome", "trace_path"]
+
+
+def trace_path(side: str, task_id: str, rollout: int, rollouts: int) -> str:
+    """``traces/<side>/<safe task id>[.r<k>].jsonl``, relative to the output folder."""
+    from thresher.eval.protocol import safe_name
+
+    suffix = f".r{rollout}" if rollouts > 1 else ""
+    return f"traces/{side}/{safe_name(task_id)}{suffix}.jsonl"
+
+
+@dataclass(slots=True)
+class TaskRun:
+    """A finished job: the outcome, and each rollout's ``(relative path, trace events)``."""
+
+    outcome: TaskOutcome
+    traces: list[tuple[str, list[Any]]] = field(default_factory=list)
+
+
+def _fused_attribution(
+    traces: list[Any], task: Task, fused: EpisodeMetrics, prediction: str | None
+) -> Attribution:
+    each = [attribute(t, task, prediction=prediction) for t in traces]
+    if len(each) == 1:
+        return each[0]
+    if fused.output_recall >= 1.0 and fused.answer_em in (None, 1.0):
+        return Attribution(False)
+    failed = [a for a in each if a.failed and a.cause]
+    if not failed:
+        return Attribution(True, "context_overload", None, {}, [])
+    counts = Counter(a.cause for a in failed)
+    top = max(counts, key=lambda c: (counts[c], -CAUSES.index(c)))
+    return next(a for a in failed if a.cause == top)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskJob:
+    """Run one task's ``rollouts`` episodes of ``run``'s policy and score them.
+
+    Called with ``(task, corpus)``: ``corpus`` (doc ids) restricts the task to its
+    own documents, None searches the whole index.
+
+    Attributes:
+        store: the index (a ``StoreRef`` for workers in other processes).
+        run: the configuration (``thresher.eval.protocol.RunConfig``).
+        side: the trace sub-folder.
+        rollouts: episodes per task, fused by RRF when more than one.
+        seed: base seed; rollout ``r`` gets ``seed + r`` when there are several.
+        keep_traces: return the traces (with their relative paths) for writing.
+        answerer: an answering model (must pickle to run on Ray).
+    """
+
+    store: StoreSource
+    run: RunConfig
+    side: str = "a"
+    rollouts: int = 1
+    seed: int = 0
+    keep_traces: bool = False
+    answerer: Answerer | None = None
+
+    def __call__(self, item: tuple[Task, frozenset[str] | None]) -> TaskRun:
+        from thresher.eval.protocol import TaskOutcome, _run_episode
+
+        task, corpus = item
+        store = resolve_store(self.store)
+        retrieval = self.run.config.retrieval
+        if corpus is not None:
+            from thresher.tasks.corpus import RestrictedStore
+
+            store = RestrictedStore(store, corpus, retrieval.rrf_k, retrieval.per_retriever)
+        traces: list[list[Any]] = []
+        documents: dict[str, Any] = {}
+        for r in range(self.rollouts):
+            seed = self.seed + r if self.rollouts > 1 else None
+            result = _run_episode(task, store, self.run, seed)
+            traces.append(list(result.trace))
+            for d in result.documents:
+                documents.setdefault(d.doc_id, d)
+        fused, each = fused_metrics(traces, task, rrf_k=retrieval.rrf_k)
+        prediction = None
+        if self.answerer is not None:
+            ranked = [documents[d] for d in fused.ranked_doc_ids if d in documents]
+            prediction = self.answerer(task, ranked)
+            fused, each = fused_metrics(traces, task, rrf_k=retrieval.rrf_k, prediction=prediction)
+        attribution = _fused_attribution(traces, task, fused, prediction)
+        paths = [trace_path(self.side, task.task_id, r, self.rollouts) for r in range(len(traces))]
+        outcome = TaskOutcome(task, fused, attribution, each, [], prediction)
+        if self.keep_traces:
+            outcome.trace_paths = paths
+            return TaskRun(outcome, list(zip(paths, traces, strict=True)))
+        return TaskRun(outcome)
+
+
+def failed_outcome(task: Task, error: str) -> TaskOutcome:
+    """The outcome of a task whose job failed twice: nothing returned, the error kept.
+
+    Scored like an episode that returned no document (recall 0, no tokens) with
+    ``exit_reason`` ``failed``; its attribution is failed with no cause (it is
+    counted apart from the causes) and holds the error as evidence.
+    """
+    from thresher.eval.protocol import TaskOutcome
+
+    gold = task.gold_doc_ids
+    metrics = EpisodeMetrics(
+        task_id=task.task_id,
+        exit_reason="failed",
+        ranked_doc_ids=[],
+        answer_found=False if task.answer else None,
+        output_recall=m.output_recall([], gold),
+        output_precision=m.output_precision([], gold),
+        output_f1=m.output_f1([], gold),
+        recall_at={k: m.recall_at_k([], gold, k) for k in DEFAULT_KS},
+        all_gold_at={k: m.all_gold_at_k([], gold, k) for k in DEFAULT_KS},
+        ndcg_at_10=m.ndcg_at_k([], gold, 10),
+        trajectory_recall=m.trajectory_recall([], gold),
+        bridge_preservation=m.bridge_preservation([], task.bridge_doc_ids),
+        context_tokens=0,
+        peak_tokens=0,
+        turns=0,
+        tool_calls={},
+        prune_accuracy=None,
+        pruned_chunks=0,
+        premature_prunes=[],
+        first_miss_hop=first_miss_hop(task.hops, []),
+        wall_s=0.0,
+    )
+    attribution = Attribution(True, None, None, {}, [Evidence(0, 0, "failed", error)])
+    return TaskOutcome(task, metrics, attribution, [], [], None, error)

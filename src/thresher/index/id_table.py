@@ -1,0 +1,121 @@
+"""Chunk ids on disk, memory-mapped: a million ids open in milliseconds and share pages.
+
+Three files beside the BM25 index (``ids.json`` is kept too, for older readers):
+
+- ``ids.utf8``: every id's UTF-8 bytes, one after another, in corpus order;
+- ``ids.offsets.npy``: int64 offsets into it (``n + 1`` of them);
+- ``ids.sorted.npy``: the positions ordered by id (UTF-8 byte order is code point
+  order), for looking a position up by id with a binary search.
+
+:class:`IdTable` is a ``Sequence[str]`` (position -> id) and :meth:`IdTable.positions`
+a ``Mapping[str, int]`` (id -> position); both read the mapped files on demand.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import overload
+
+import numpy as np
+
+__all__ = ["IdTable", "save_ids", "load_ids"]
+
+_DATA, _OFFSETS, _SORTED = "ids.utf8", "ids.offsets.npy", "ids.sorted.npy"
+
+
+def save_ids(folder: Path, ids: Sequence[str]) -> None:
+    """Write ``ids`` (corpus order) as an id table and as ``ids.json``."""
+    encoded = [cid.encode("utf-8") for cid in ids]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    (folder / _DATA).write_bytes(b"".join(encoded))
+    np.save(folder / _OFFSETS, offsets)
+    np.save(folder / _SORTED, np.asarray(sorted(range(len(encoded)), key=encoded.__getitem__)))
+    (folder / "ids.json").write_text(json.dumps(list(ids)), encoding="utf-8")
+
+
+def load_ids(folder: Path) -> IdTable | None:
+    """The id table in ``folder``, memory-mapped; None when it has none (an older index)."""
+    if not all((folder / name).is_file() for name in (_DATA, _OFFSETS, _SORTED)):
+        return None
+    return IdTable(folder)
+
+
+class IdTable(Sequence[str]):
+    """Chunk ids by position, read from the mapped files."""
+
+    def __init__(self, folder: Path) -> None:
+        # offsets and order in memory (16 bytes a chunk: a lookup is one index, not a page
+        # fault through numpy's memmap); the ids' bytes stay mapped
+        self._offsets = np.load(folder / _OFFSETS)
+        self._sorted = np.load(folder / _SORTED)
+        self._n = len(self._offsets) - 1
+        with (folder / _DATA).open("rb") as fh:
+            size = (folder / _DATA).stat().st_size
+            self._data: bytes | mmap.mmap = (
+                mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            )
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _bytes(self, i: int) -> bytes:
+        start, end = self._offsets[i : i + 2].tolist()
+        return self._data[start:end]
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._bytes(i).decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def find(self, chunk_id: str) -> int | None:
+        """The position of ``chunk_id``, or None (a binary search over the sorted order)."""
+        key = chunk_id.encode("utf-8")
+        low, high = 0, len(self)
+        while low < high:
+            mid = (low + high) // 2
+            if self._bytes(int(self._sorted[mid])) < key:
+                low = mid + 1
+            else:
+                high = mid
+        if low < len(self) and self._bytes(int(self._sorted[low])) == key:
+            return int(self._sorted[low])
+        return None
+
+    def positions(self) -> Mapping[str, int]:
+        """Chunk id -> position, looked up in the table."""
+        return _Positions(self)
+
+
+class _Positions(Mapping[str, int]):
+    def __init__(self, table: IdTable) -> None:
+        self._table = table
+
+    def __getitem__(self, chunk_id: str) -> int:
+        found = self._table.find(chunk_id) if isinstance(chunk_id, str) else None
+        if found is None:
+            raise KeyError(chunk_id)
+        return found
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return isinstance(chunk_id, str) and self._table.find(chunk_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)

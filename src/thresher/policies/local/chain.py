@@ -1,0 +1,148 @@
+"""The chain an episode follows: which follow-up each chunk came from, and what led there.
+
+Every follow-up query is a :class:`~thresher.policies.local.bridges.Bridge`
+read in a source chunk. A chunk found by a follow-up *continues the chain*
+when it holds that bridge's phrase; its chain links are then the source
+chunk's document, that one's own source, and so on. The policy uses this to
+read the next hop from the chain's leading edge, to drop question words the
+chain already holds from the next query, to keep a kept document's links in
+view, and to place them beside it in the answer. Pure: no store, no state of
+its own beyond the maps it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from thresher.policies.local.bridges import Bridge
+from thresher.policies.local.decompose import link_words
+from thresher.policies.local.features import Candidate
+from thresher.policies.local.text import contains_phrase
+
+__all__ = ["Chain", "chain_order", "by_link"]
+
+#: the most links followed back from one chunk
+MAX_DEPTH = 4
+
+
+class Chain:
+    """Follow-up queries and the chunks they came from, for one episode.
+
+    Args:
+        via: follow-up query (stripped) -> the bridge it was made from.
+        cands: chunk id -> the candidate record of every chunk seen.
+        pools: query (stripped) -> chunk id -> candidate, every search's scored list:
+            a document first found otherwise and listed again near the top of a
+            follow-up that holds its phrase is linked through that follow-up too.
+    """
+
+    def __init__(
+        self,
+        via: Mapping[str, Bridge],
+        cands: Mapping[str, Candidate],
+        pools: Mapping[str, Mapping[str, Candidate]] | None = None,
+    ) -> None:
+        self.via = via
+        self.cands = cands
+        self.pools = pools or {}
+
+    def bridge_of(self, cand: Candidate) -> Bridge | None:
+        """The bridge of the follow-up that found ``cand`` (None for the question's search)."""
+        return self.via.get(cand.subquery.strip())
+
+    def continues(self, cand: Candidate) -> bool:
+        """Whether ``cand`` holds the phrase of the follow-up that found it."""
+        bridge = self.bridge_of(cand)
+        return bridge is not None and contains_phrase(cand.chunk.text.lower(), bridge.phrase)
+
+    def path(self, query: str) -> tuple[str, ...]:
+        """Texts of the chunks whose bridges led to a follow-up ``query``, nearest first."""
+        out: list[str] = []
+        bridge = self.via.get(query.strip())
+        while bridge is not None and len(out) < MAX_DEPTH:
+            source = self.cands.get(bridge.source)
+            if source is None:
+                break
+            out.append(source.chunk.text)
+            bridge = self.via.get(source.subquery.strip())
+        return tuple(out)
+
+    def links(self, first: Candidate | None) -> list[str]:
+        """Documents that led to ``first``'s document, nearest first: each one's chunk
+        named the phrase of the follow-up that found the next, which holds it."""
+        if first is None:
+            return []
+        doc = first.chunk.doc_id
+        if not self.continues(first):
+            first = self._refound(doc) or first
+        out: list[str] = []
+        while len(out) < MAX_DEPTH and self.continues(first):
+            bridge = self.bridge_of(first)
+            source = self.cands.get(bridge.source) if bridge is not None else None
+            if source is None or source.chunk.doc_id in out or source.chunk.doc_id == doc:
+                break
+            out.append(source.chunk.doc_id)
+            first = source
+        return out
+
+    def _refound(self, doc: str, top: int = 3) -> Candidate | None:
+        """A follow-up's candidate of ``doc`` among its ``top`` that holds its bridge."""
+        for query in sorted(self.pools):
+            if query not in self.via:
+                continue
+            for cand in self.pools[query].values():
+                if cand.chunk.doc_id == doc and cand.rank <= top and self.continues(cand):
+                    return cand
+        return None
+
+
+def chain_order(order: Sequence[str], keep: int, links: Callable[[str], list[str]]) -> list[str]:
+    """``order`` with each of the best ``keep`` documents' chain links moved up right after it.
+
+    A document found through a chain is justified by the links that named it:
+    the answer keeps them beside it.
+    """
+    out: list[str] = []
+    for doc in order[:keep]:
+        if doc not in out:
+            out.append(doc)
+        for link in links(doc):
+            if link in order and link not in out:
+                out.append(link)
+    return out + [d for d in order if d not in out]
+
+
+def by_link(
+    clues: Sequence[str],
+    order: Sequence[str],
+    words: Mapping[str, set[str] | frozenset[str]],
+    parent: Mapping[str, list[str]],
+    keep: int,
+) -> list[str]:
+    """``order`` with, first, the best document for each clue of a clue chain.
+
+    A question stated as linked clues needs one document per clue. For each clue
+    in order, among the best ``keep * 3`` documents (those in ``words``), the one
+    holding most of the clue's words takes the next place; a document whose
+    nearest chain link (``parent``) is the previous clue's document continues the
+    chain and counts one more. At least half the clue's words are needed; ties go
+    to the better ranked; the rest follow in their order.
+    """
+    pool = [d for d in order[: keep * 3] if d in words]
+    out: list[str] = []
+    for clue in clues:
+        want = {w.lower() for w in link_words(clue)}
+        if not want:
+            continue
+        prev = out[-1] if out else None
+        scored = [
+            (len(want & words[d]) / len(want) + (prev in parent.get(d, [])), -i, d)
+            for i, d in enumerate(pool)
+            if d not in out
+        ]
+        if not scored:
+            break
+        share, _, doc = max(scored)
+        if share >= 0.5:
+            out.append(doc)
+    return out + [d for d in order if d not in out]

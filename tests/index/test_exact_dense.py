@@ -1,0 +1,34 @@
+"""Exact dense search: the nearest chunks by cosine, ties by id, exclusions before the cut."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from thresher.index.exact_dense import ExactDense
+
+
+def test_nearest_first_with_exclusions_and_id_tiebreak() -> None:
+    ids = ["c", "a", "b", "d"]
+    matrix = np.array([[1, 0], [1, 0], [0.6, 0.8], [0, 1]], dtype=np.float32) * 3.0
+    exact = ExactDense(ids, matrix)
+    got = exact.search(np.array([2.0, 0.0]), 3)
+    assert [cid for cid, _ in got] == ["a", "c", "b"]  # a and c tie: by id
+    assert got[0][1] == pytest.approx(1.0) and got[2][1] == pytest.approx(0.6)
+    assert [cid for cid, _ in exact.search(np.array([1.0, 0.0]), 2, exclude={"a"})] == ["c", "b"]
+    assert exact.search(np.array([1.0, 0.0]), 0) == []
+
+
+def test_matches_a_brute_force_ranking() -> None:
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(500, 16)).astype(np.float32)
+    ids = [f"x{i:03d}" for i in range(500)]
+    q = rng.normal(size=16)
+    got = [cid for cid, _ in ExactDense(ids, matrix).search(q, 20)]
+    cos = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)) @ (q / np.linalg.norm(q))
+    assert got == [ids[i] for i in np.argsort(-cos)[:20]]
+
+
+def test_rejects_mismatched_ids() -> None:
+    with pytest.raises(ValueError, match="2 ids"):
+        ExactDense(["a", "b"], np.zeros((3, 4), dtype=np.float32))

@@ -1,0 +1,68 @@
+"""The followed chain: which follow-up found each chunk and which documents led there (pure)."""
+
+from __future__ import annotations
+
+from thresher.corpus.document import Chunk
+from thresher.policies.local.bridges import Bridge
+from thresher.policies.local.chain import Chain, by_link, chain_order
+from thresher.policies.local.features import Candidate
+
+
+def cand(doc: str, text: str, subquery: str = "Q?", rank: int = 1) -> Candidate:
+    chunk = Chunk(f"{doc}#0", doc, 0, doc, text, 0, len(text), doc)
+    return Candidate(chunk, subquery=subquery, rank=rank)
+
+
+PATENT = cand("patent", "Lead inventor: Grabra Krepym.")
+EMAIL = cand("email", "Grabra Krepym has joined Vratain Microsystems.", "Grabra Krepym town")
+FILING = cand("filing", "Vratain Microsystems is headquartered in Lebruthholt.", "Vratain town")
+STRAY = cand("stray", "Nothing about the bridge.", "Grabra Krepym town")
+VIA = {
+    "Grabra Krepym town": Bridge("Grabra Krepym town", "Grabra Krepym", "entity", "patent#0", 1.0),
+    "Vratain town": Bridge("Vratain town", "Vratain Microsystems", "entity", "email#0", 1.0),
+}
+CANDS = {c.chunk.chunk_id: c for c in (PATENT, EMAIL, FILING, STRAY)}
+
+
+def test_links_walk_back_through_chunks_that_hold_their_bridge() -> None:
+    chain = Chain(VIA, CANDS)
+    assert chain.continues(EMAIL) and chain.continues(FILING)
+    assert not chain.continues(STRAY) and not chain.continues(PATENT)
+    assert chain.links(FILING) == ["email", "patent"]
+    assert chain.links(STRAY) == [] and chain.links(None) == []
+    assert chain.path("Vratain town") == (EMAIL.chunk.text, PATENT.chunk.text)
+
+
+def test_a_document_found_first_by_the_question_links_through_a_later_follow_up() -> None:
+    first = cand("filing", FILING.chunk.text)  # the question's own search found it
+    pools = {"Vratain town": {"filing#0": cand("filing", FILING.chunk.text, "Vratain town", 1)}}
+    assert Chain(VIA, CANDS).links(first) == []
+    assert Chain(VIA, CANDS, pools).links(first) == ["email", "patent"]
+
+
+def test_chain_order_places_links_beside_the_document_they_led_to() -> None:
+    links = {"filing": ["email", "patent"]}
+    order = ["filing", "a", "b", "c", "d", "email", "patent"]
+    assert chain_order(order, 2, lambda d: links.get(d, [])) == [
+        "filing",
+        "email",
+        "patent",
+        "a",
+        "b",
+        "c",
+        "d",
+    ]
+
+
+def test_by_link_takes_one_document_per_clue_in_clue_order() -> None:
+    clues = ["Patent X names [A] as its lead inventor.", "[A] works at [B] as a chemist."]
+    words = {
+        "noise": {"chemist", "patent"},
+        "works": {"works", "chemist", "lab"},
+        "patent": {"patent", "names", "lead", "inventor"},
+    }
+    assert by_link(clues, ["noise", "works", "patent"], words, {}, 5) == [
+        "patent",
+        "works",
+        "noise",
+    ]
