@@ -16,6 +16,7 @@ term counts once.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -30,6 +31,8 @@ from thresher.index.id_table import load_ids, save_ids
 __all__ = ["Analyzer", "Bm25Index"]
 
 _FORMAT = 1
+_TINY = float(np.nextafter(np.float32(0), np.float32(1)))  # the smallest positive score
+_SAMPLE_STEP = 16
 _WORD = re.compile(r"\w+")
 
 
@@ -169,13 +172,33 @@ class Bm25Index:
             if drop:
                 scores = scores.copy()
                 scores[drop] = 0.0
-        candidates = np.flatnonzero(scores > 0)
+        # Every chunk scoring at least the k-th best score (every tie at the cut; never a
+        # zero score). The k-th best of every 16th chunk is a lower bound on it, so one
+        # pass over the scores leaves a few hundred candidates to partition exactly.
+        sample = scores[::_SAMPLE_STEP]
+        low = _TINY
+        if len(sample) > k:
+            low = max(float(np.partition(sample, len(sample) - k)[len(sample) - k]), _TINY)
+        candidates = np.flatnonzero(scores >= low)
         if len(candidates) > k:
-            top = np.argpartition(-scores[candidates], k - 1)[:k]
-            kth = scores[candidates[top]].min()
-            candidates = candidates[scores[candidates] >= kth]  # keep every tie at the cut
-        ordered = sorted(candidates.tolist(), key=lambda i: (-scores[i], self._ids[i]))[:k]
-        return [(self._ids[i], float(scores[i])) for i in ordered]
+            values = scores[candidates]
+            kth = float(np.partition(values, len(values) - k)[len(values) - k])
+            candidates = candidates[values >= max(kth, _TINY)]
+        return self._best(candidates, scores, k)
+
+    def _best(self, candidates: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The ``k`` best of ``candidates`` by (score descending, chunk id): ids are read only
+        for the score groups that reach the top ``k`` (a corpus of repeats ties a lot)."""
+        order = candidates[np.argsort(-scores[candidates], kind="stable")]
+        values = scores[order]
+        starts = [0, *(np.flatnonzero(np.diff(values)) + 1).tolist(), len(order)]
+        out: list[tuple[str, float]] = []
+        for start, end in itertools.pairwise(starts):
+            if len(out) >= k:
+                break
+            group = sorted((self._ids[i], float(values[start])) for i in order[start:end].tolist())
+            out.extend(group[: k - len(out)])
+        return out
 
     def scores_for(self, query: str, chunk_ids: Sequence[str]) -> list[float]:
         """BM25 score of ``query`` against each given chunk, in order.

@@ -1,10 +1,14 @@
 """``grep_corpus``: a guarded regular-expression search over chunk texts.
 
-Where it runs: chromadb's ``where_document={"$regex": ...}``, i.e. Rust's
+Where it runs: an index with a grep side index (every embedded index built
+since it exists) answers from it (:mod:`thresher.index.grep_index`): trigram
+candidates, each checked the way chromadb's engine reads the pattern, counting
+stopped at ``GrepConfig.count_cap``. Otherwise, and whenever the side index
+cannot answer exactly: chromadb's ``where_document={"$regex": ...}``, i.e. Rust's
 ``regex`` crate, which matches in linear time, so no pattern can backtrack
-catastrophically (``(a+)+$`` is as cheap as ``a+``). Python ``re`` only
-compiles the pattern (to reject what Python cannot parse); it never runs it
-over the corpus.
+catastrophically (``(a+)+$`` is as cheap as ``a+``), over every chunk. Python
+``re`` only compiles the pattern (to reject what Python cannot parse); it never
+runs it over the corpus.
 
 The guard accepts the subset of syntax on which Python ``re`` and Rust
 ``regex`` agree, so a pattern means what a Python user expects:

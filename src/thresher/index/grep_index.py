@@ -5,7 +5,7 @@ the generation and only read afterwards:
 
 - ``chunk(pos, text)``: each chunk's text (what chromadb's ``$regex`` searches),
   ``pos`` being its place in corpus order;
-- ``grams``: an FTS5 table (``tokenize='trigram'``, ``detail=none``, no content)
+- ``grams``: an FTS5 table (``tokenize='trigram'``, positions kept, no content)
   over each text in the form of :func:`thresher.index.grep_plan.indexed_form`,
   its rowid the chunk's ``pos``;
 - ``meta``: the format, the normal form's version and the chunk count.
@@ -41,7 +41,7 @@ from thresher.index.grep_plan import (
 __all__ = ["GrepIndex", "FILE", "grep_indexed"]
 
 FILE = "grep.sqlite3"
-_FORMAT = "1"
+_FORMAT = "2"  # 2: positions kept (detail=full), queried by phrase
 _NORMAL_FORM = "1"  # bumped when normalize() changes: older side indexes are then ignored
 _BATCH = 2000
 _CHECK_BATCH = 256  # candidates read and checked at a time
@@ -72,7 +72,7 @@ class GrepIndex:
                 "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
                 "CREATE TABLE chunk(pos INTEGER PRIMARY KEY, text TEXT NOT NULL);"
-                "CREATE VIRTUAL TABLE grams USING fts5(shape, content='', detail=none,"
+                "CREATE VIRTUAL TABLE grams USING fts5(shape, content='', detail=full,"
                 " tokenize='trigram case_sensitive 1');"
             )
             count = 0
@@ -260,9 +260,9 @@ def _check_candidates(
         if read > _VERIFY_BUDGET:
             raise _Unsure("too many candidates")
         rows = index.texts(batch)
+        if has_unknown_characters("\n".join(text for _, text in rows)):  # one look a batch
+            raise _Unsure("a character Python's Unicode database does not know")
         for n, (pos, text) in enumerate(rows, start=1):
-            if has_unknown_characters(text):
-                raise _Unsure("a character Python's Unicode database does not know")
             try:
                 matched = checker.search(text, timeout=_TEXT_TIMEOUT_S) is not None
             except TimeoutError as exc:

@@ -13,7 +13,8 @@ same form (``\\d`` and ``[0-9]`` are the literal ``0``; a case-insensitive
 literal is used only when it is ASCII or has no case), and combined as in Russ
 Cox's trigram query analysis (exact sets, prefixes and suffixes across
 concatenation, alternation and repetition). The result is a boolean query over
-trigrams that every match's text satisfies (a superset: candidates are checked);
+strings (phrases of trigrams to FTS5) that every match's text contains (a
+superset: candidates are checked);
 ``None`` when the pattern requires none (``\\w``, ``.``), when every chunk is a
 candidate.
 
@@ -48,12 +49,13 @@ __all__ = [
     "fts_query",
 ]
 
-#: a requirement on a text: a trigram, ("and", parts), ("or", parts), or None (nothing)
+#: a requirement on a text: a string it contains (3 characters or more), ("and", parts),
+#: ("or", parts), or None (nothing)
 Query = str | tuple[str, tuple[Any, ...]] | None
 
 _MAX_SET = 16  # the most strings an exact set, prefix or suffix set may hold
 _MAX_CLASS = 8  # the most characters a class may stand for as a literal
-_MAX_TERMS = 48  # the most trigrams one query may name
+_MAX_TERMS = 48  # the most strings one query may name
 _IGNORECASE = sre_c.SRE_FLAG_IGNORECASE
 _MULTILINE = sre_c.SRE_FLAG_MULTILINE
 _DOTALL = sre_c.SRE_FLAG_DOTALL
@@ -124,15 +126,19 @@ def _is_unknown(c: str) -> bool:
     return unicodedata.category(c) == "Cn"
 
 
-_BEYOND_LATIN = re.compile("[^\x00-\u024f]")  # U+0000..U+024F: all assigned since Unicode 1.1
+# Blocks every character of which Unicode 14 assigns (Latin, IPA, diacritics, Cyrillic,
+# Latin Extended Additional, most punctuation, currency, letterlike symbols, arrows):
+# a text of these alone needs no closer look.
+_ASSIGNED_BLOCKS = re.compile(
+    "[^\x00-\u036f\u0400-\u04ff\u1e00-\u1eff\u2010-\u2027\u2030-\u205e\u20a0-\u20c0"
+    "\u2100-\u214f\u2190-\u21ff]"
+)
 
 
 def has_unknown_characters(text: str) -> bool:
     """True when ``text`` holds a character Python's Unicode database does not know
     (its classes and case folding could differ from chromadb's there)."""
-    if _BEYOND_LATIN.search(text) is None:
-        return False
-    return any(_is_unknown(c) for c in set(text) if c > "\u024f")
+    return any(_is_unknown(c) for c in set(_ASSIGNED_BLOCKS.findall(text)))
 
 
 # -- the checking pattern -----------------------------------------------------------------------
@@ -286,8 +292,8 @@ def _or(*parts: Query) -> Query:
 
 
 def _string_query(s: str) -> Query:
-    """A text containing ``s`` contains each of its trigrams (none when shorter)."""
-    return _and(*(s[i : i + 3] for i in range(len(s) - 2)))
+    """A text containing ``s`` (a phrase of trigrams to FTS5); nothing when shorter than 3."""
+    return s if len(s) >= 3 else None
 
 
 def _any_of(strings: frozenset[str]) -> Query:
@@ -429,7 +435,7 @@ def _info(nodes: list[tuple[Any, Any]], flags: int) -> _Info:
 
 
 def _limit(query: Query, budget: list[int]) -> Query:
-    """Drop conjuncts past ``_MAX_TERMS`` trigrams (a weaker query is still a superset)."""
+    """Drop conjuncts past ``_MAX_TERMS`` strings (a weaker query is still a superset)."""
     if query is None:
         return None
     if isinstance(query, str):
@@ -445,17 +451,18 @@ def _limit(query: Query, budget: list[int]) -> Query:
 
 
 def required_trigrams(pattern: str) -> Query:
-    """The trigrams (normal form) every text matching ``pattern`` contains, as a query.
+    """The strings (indexed form) every text matching ``pattern`` contains, as a query.
 
     Returns:
-        ``None`` when the pattern requires no trigram (then every chunk is a candidate).
+        ``None`` when the pattern requires no string of 3 characters or more (then
+        every chunk is a candidate).
     """
     parsed = sre_p.parse(pattern)
     return _limit(_full(_info(list(parsed), parsed.state.flags)), [_MAX_TERMS])
 
 
 def fts_query(query: Query) -> str:
-    """``query`` in SQLite FTS5 syntax (each trigram a quoted string)."""
+    """``query`` in SQLite FTS5 syntax (each string a quoted phrase of its trigrams)."""
     if query is None:
         raise ValueError("an empty query has no FTS5 form")
     if isinstance(query, str):
