@@ -16,8 +16,10 @@ by running the local policy with the hand-set bootstrap weights on every
 question; then for HotpotQA a model fit on the questions of
 ``hotpotqa_rpt_train.jsonl`` (+ all MuSiQue questions when loaded) is
 evaluated on the questions of ``hotpotqa_rpt_dev.jsonl`` and the reverse;
-for MuSiQue and 2Wiki, 5 folds by question (+ all questions of the other pools). ``--shipped``
-also runs the shipped weights (fit on every dev question: in-sample).
+for MuSiQue and 2Wiki, 5 folds by question (+ all questions of the other pools).
+The no-prune row runs the local rows' search (their ``--local`` options) with
+pruning off.
+``--shipped`` also runs the shipped weights (fit on every dev question: in-sample).
 ``--extra-train FILE:DIR`` (repeatable) adds the rows of extra tasks (e.g.
 synthetic tasks from ``thresher synth tasks``, never a dev question) to every
 fold's training set; DIR is their index, or ``hotpotqa`` / ``musique`` for the
@@ -260,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a LocalPolicy option for the local rows (e.g. max_hops=4; repeatable)",
+        help="a LocalPolicy option for the local and no-prune rows (e.g. max_hops=4; repeatable)",
     )
     args = ap.parse_args(argv)
     local_options = {
@@ -360,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         which = {t.task_id: w for evaluated, w in splits for t in evaluated}
         learned: list[tuple[str, Callable[[LocalWeights], object]]] = [
             ("hybrid-rerank", lambda w: hybrid_rerank_policy(w, config=config)),
-            ("no-prune", lambda w: no_prune_policy(w, config=config)),
+            # the same search as the local rows (their options), pruning off
+            ("no-prune", lambda w: no_prune_policy(w, config=config, **local_options)),
             ("local", lambda w: LocalPolicy(w, config=config, **local_options)),
         ]
         for label, factory in learned:

@@ -13,6 +13,7 @@ from thresher.harness.render import (
     chunk_block,
     escape_id,
     one_line,
+    pruned_line,
     render_messages,
     resolve_id,
     stub,
@@ -94,11 +95,22 @@ def test_transcript_shape_and_pruned_stub():
     s.apply(QueryState(turn=1, notices=["[Token usage: 2/999]"]))
     s.apply(ToolResult(turn=1, call_id="p", tool="prune_chunks", header="Pruned", pruned=["a#0"]))
     tool = render_messages(s)[4]["content"]
-    assert stub("a#0") in tool and "alpha" not in tool and "beta" in tool
+    assert pruned_line(1) in tool and "alpha" not in tool and "beta" in tool
     s.apply(ToolResult(turn=1, call_id="r", tool="recall_chunks", header="R", shown=["a#0"]))
     msgs = render_messages(s)
     assert stub("a#0") in msgs[4]["content"]  # shown in full only where it was recalled
     assert "alpha" in msgs[-1]["content"]
+
+
+def test_a_run_of_pruned_chunks_is_one_line_naming_no_id():
+    s = _state()
+    s.apply(QueryState(turn=1, notices=["[Token usage: 2/999]"]))
+    s.apply(ToolResult(turn=1, call_id="p", tool="prune_chunks", header="P", pruned=["a#0", "b#0"]))
+    tool = render_messages(s)[4]["content"]
+    assert tool.splitlines()[1:] == [pruned_line(2)] == ["[2 chunks pruned]"]
+    s.apply(ToolResult(turn=1, call_id="r", tool="recall_chunks", header="R", shown=["a#0"]))
+    tool = render_messages(s)[4]["content"]  # a recalled chunk is named where it was
+    assert tool.splitlines()[1:] == [stub("a#0"), pruned_line(1)]
 
 
 def test_count_is_per_message_and_additive():

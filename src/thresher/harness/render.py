@@ -15,7 +15,9 @@ delimiter or forge another chunk; a chunk whose text (or document) matched a
 known injection pattern carries ``flags="…"`` on its tag, as data the policy
 may weigh. A chunk is shown in full only at its placement in the active
 context (where it last entered); everywhere else, and after a prune, it is the
-one-line stub ``[pruned chunk <id>]``.
+one-line stub ``[pruned chunk <id>]``; a run of chunks the policy pruned is the
+one line ``[3 chunks pruned]`` (their ids are in its own ``prune_chunks`` call,
+which is where it finds them to recall one: an id is written once).
 
 Ids are data too: a document id is whatever a corpus file says, so every id
 is rendered through :func:`escape_id`: ``&<>"`` become entities and every
@@ -57,6 +59,7 @@ __all__ = [
     "unescape_id",
     "chunk_block",
     "stub",
+    "pruned_line",
     "flagged_in_view",
     "tool_content",
     "assistant_message",
@@ -112,7 +115,7 @@ def one_line(text: str) -> str:
     character (a newline, ESC, a bidi control) becomes ``&#x…;``; ``<>&"`` are kept.
 
     Used for every header, footer and notice line, whose ids are escaped with
-    :func:`escape_id` where the line is composed (``Pruned 2 chunk(s): …``,
+    :func:`escape_id` where the line is composed (``Not pruned: …``,
     ``same text as …``, refusals); text from outside the harness (a store's error
     message) is escaped whole with :func:`escape_id`.
     """
@@ -172,6 +175,12 @@ def stub(chunk_id: str) -> str:
     return f"[pruned chunk {escape_id(chunk_id)}]"
 
 
+def pruned_line(n: int) -> str:
+    """The one line that stands in for a run of ``n`` chunks the policy pruned (their ids
+    are in its own ``prune_chunks`` call, where it finds them to recall one)."""
+    return f"[{n} chunk pruned]" if n == 1 else f"[{n} chunks pruned]"
+
+
 def flagged_in_view(state: EpisodeState) -> list[dict[str, Any]]:
     """The chunks in view that carry injection flags: ``[{"id", "flags"}]``, in context order.
 
@@ -201,9 +210,18 @@ def _outcome_content(
     if memo is not None and key in memo:
         return memo[key]
     blocks: list[str] = []
+    run = 0  # pruned chunks in a row: one line
     for chunk_id, shown in zip(outcome.chunk_ids, full, strict=True):
         chunk = state.cache.get(chunk_id)
+        if not shown and chunk_id in state.pruned:
+            run += 1
+            continue
+        if run:
+            blocks.append(pruned_line(run))
+            run = 0
         blocks.append(chunk_block(chunk) if shown and chunk is not None else stub(chunk_id))
+    if run:
+        blocks.append(pruned_line(run))
     content = tool_content(outcome.header, blocks, outcome.footer)
     if memo is not None:
         memo[key] = content

@@ -334,8 +334,9 @@ def prune_result(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
             rejected.append(_reject(cid, "not_in_context", "not in context"))
         else:
             pruned.append(cid)
-    shown = ", ".join(escape_id(cid) for cid in pruned)
-    header = f"Pruned {len(pruned)} chunk(s)" + (f": {shown}." if pruned else ".")
+    # the ids are the call's own (its arguments are in the transcript): the header counts
+    # them, the footer names each id that was not pruned and why
+    header = f"Pruned {len(pruned)} chunk(s)."
     return ToolResult(
         **_base(call, turn, dict(call.arguments)),
         status="ok" if pruned else "error",

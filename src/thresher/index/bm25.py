@@ -20,6 +20,7 @@ import itertools
 import json
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -33,6 +34,7 @@ __all__ = ["Analyzer", "Bm25Index"]
 _FORMAT = 1
 _TINY = float(np.nextafter(np.float32(0), np.float32(1)))  # the smallest positive score
 _SAMPLE_STEP = 16
+_RECENT = 8  # score vectors kept (4 MB each at 1M chunks)
 _WORD = re.compile(r"\w+")
 
 
@@ -99,6 +101,10 @@ class Bm25Index:
             raise ValueError("Bm25Index: chunk ids must be unique")
         self._model = model
         self.analyzer = analyzer
+        # the score vectors of the last few analyzed queries (read-only): an episode
+        # scores chunks against its question on every hop
+        self._recent: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     @classmethod
     def build(
@@ -148,14 +154,26 @@ class Bm25Index:
         return chunk_id in self._position
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of ``query`` against every chunk (float32, corpus order)."""
+        """BM25 score of ``query`` against every chunk (float32, corpus order; read-only)."""
         if self._model is None:
             return np.zeros(0, dtype=np.float32)
         vocab = self._model.vocab_dict  # type: ignore[attr-defined]
         term_ids = sorted({vocab[t] for t in self.analyzer.terms(query) if t in vocab})
         if not term_ids:
             return np.zeros(len(self._ids), dtype=np.float32)
-        return np.asarray(self._model.get_scores_from_ids(term_ids), dtype=np.float32)  # type: ignore[attr-defined]
+        key = tuple(term_ids)
+        with self._recent_lock:
+            cached = self._recent.get(key)
+            if cached is not None:
+                self._recent.move_to_end(key)
+                return cached
+        scores = np.asarray(self._model.get_scores_from_ids(term_ids), dtype=np.float32)  # type: ignore[attr-defined]
+        scores.setflags(write=False)
+        with self._recent_lock:
+            self._recent[key] = scores
+            while len(self._recent) > _RECENT:
+                self._recent.popitem(last=False)
+        return scores
 
     def search(self, query: str, k: int, exclude: Collection[str] = ()) -> list[tuple[str, float]]:
         """The ``k`` best chunks for ``query``, excluded ids removed before the cut.
@@ -255,4 +273,9 @@ class Bm25Index:
         model = None
         if len(ids):
             model = bm25s.BM25.load(str(src / "bm25s"), mmap=True, show_progress=False, verbosity=0)
+            # plain ndarray views of the same mapped pages: numpy's memmap subclass costs
+            # an object per slice, a third of a query's scoring time on a small index
+            for key in ("data", "indices", "indptr"):
+                if isinstance(model.scores.get(key), np.memmap):
+                    model.scores[key] = np.asarray(model.scores[key])
         return cls(ids, model, analyzer, positions)

@@ -67,6 +67,8 @@ class EmbeddedStore(CollectionStore):
         emb = embedder or get_embedder(summary.embedder)
         super().__init__(config or Config(), emb)
         self._retired: list[_Generation] = []
+        self._pointer_key: tuple[int, int, int] | None = None  # the CURRENT file's last stat
+        self._pointer_name = path.name
         self._generation = self._open(path, summary)
 
     def _open(self, path: Path, summary: layout.Summary) -> _Generation:
@@ -101,8 +103,15 @@ class EmbeddedStore(CollectionStore):
         """The live generation, reopened if an ingest committed a newer one."""
         self._check_open(self.index_dir)
         generation = self._generation
+        pointer = self.index_dir / layout.CURRENT
         try:
-            name = (self.index_dir / layout.CURRENT).read_text(encoding="utf-8").strip()
+            # a commit replaces the pointer file: re-read it only when its stat changes
+            st = pointer.stat()
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            if key != self._pointer_key:
+                self._pointer_name = pointer.read_text(encoding="utf-8").strip()
+                self._pointer_key = key
+            name = self._pointer_name
         except OSError:
             return generation
         if name == generation.path.name:

@@ -68,7 +68,11 @@ class ExactDense:
             return []
         q = np.asarray(vector, dtype=np.float32)
         q = q / (float(np.linalg.norm(q)) or 1.0)
-        scores = self.matrix @ q
+        # numpy's own loop, not BLAS: BLAS's thread pool, called from the harness's
+        # concurrent searches, oversubscribes the cores (3 concurrent searches over 6k
+        # chunks: 6.9 ms vs 1.1 ms on 2 cores), and this sum's order never depends on
+        # how many threads BLAS would use
+        scores = np.einsum("ij,j->i", self.matrix, q, optimize=False)
         want = min(len(self.ids), n + len(exclude))
         top = (
             np.argpartition(-scores, want - 1)[:want]

@@ -27,6 +27,7 @@ __all__ = [
     "Bridge",
     "question_patterns",
     "entity_spans",
+    "names_in",
     "linked_titles",
     "residual_words",
     "bridge_queries",
@@ -129,6 +130,14 @@ def entity_spans(text: str) -> list[str]:
             continue
         spans.append(span)
     return list(dict.fromkeys(spans))
+
+
+def names_in(text: str) -> set[str]:
+    """The names and codes ``text`` holds, lowercased: its entity spans and code-like
+    tokens ("GR-2012-012715", "VM-710")."""
+    return {s.lower() for s in entity_spans(text)} | {
+        m.group(0).lower() for m in _CODE.finditer(text)
+    }
 
 
 def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list[str]:

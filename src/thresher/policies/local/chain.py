@@ -112,37 +112,77 @@ def chain_order(order: Sequence[str], keep: int, links: Callable[[str], list[str
     return out + [d for d in order if d not in out]
 
 
+#: a document's sentences: (content words, names and codes the question lacks) each
+Sentences = Sequence[tuple[frozenset[str], frozenset[str]]]
+
+
 def by_link(
     clues: Sequence[str],
     order: Sequence[str],
     words: Mapping[str, set[str] | frozenset[str]],
     parent: Mapping[str, list[str]],
     keep: int,
+    sentences: Mapping[str, Sentences] | None = None,
 ) -> list[str]:
     """``order`` with, first, the best document for each clue of a clue chain.
 
     A question stated as linked clues needs one document per clue. For each clue
-    in order, among the best ``keep * 3`` documents (those in ``words``), the one
-    holding most of the clue's words takes the next place; a document whose
-    nearest chain link (``parent``) is the previous clue's document continues the
-    chain and counts one more. At least half the clue's words are needed; ties go
-    to the better ranked; the rest follow in their order.
+    in order, among the best ``keep * 3`` documents of those in ``words`` (and any
+    further one sharing a name with the previous clue's document), the one
+    holding most of the clue's words takes the next place. A document continues
+    the chain and counts more when its nearest chain link (``parent``) is the
+    previous clue's document (+1), or when it holds the name the previous clue's
+    document gives in its sentence stating that clue (+1.5: the clue's unknown;
+    ``sentences`` of each document), else any name that document holds (+0.5).
+    At least half the clue's words are needed; ties go to the better ranked; the
+    rest follow in their order.
     """
-    pool = [d for d in order[: keep * 3] if d in words]
+    sents = sentences or {}
+    names = {d: frozenset().union(*(n for _, n in ss)) for d, ss in sents.items()}
+    pool = [d for d in order if d in words]
     out: list[str] = []
+    asked: set[str] = set()  # the previous clue's words
     for clue in clues:
         want = {w.lower() for w in link_words(clue)}
         if not want:
             continue
         prev = out[-1] if out else None
+        shared: frozenset[str] = frozenset()
+        stated: frozenset[str] = frozenset()
+        if prev is not None:
+            shared = names.get(prev, frozenset())
+            ss = sents.get(prev, ())
+            if ss and asked:
+                stated = max(ss, key=lambda s: len(s[0] & asked))[1]
+
         scored = [
-            (len(want & words[d]) / len(want) + (prev in parent.get(d, [])), -i, d)
+            (
+                len(want & words[d]) / len(want),
+                _bonus(d, prev, parent, names, stated, shared),
+                -i,
+                d,
+            )
             for i, d in enumerate(pool)
-            if d not in out
+            if d not in out and (i < keep * 3 or shared & names.get(d, frozenset()))
         ]
         if not scored:
             break
-        share, _, doc = max(scored)
-        if share >= 0.5:
+        share, extra, _, doc = max(scored, key=lambda s: (s[0] + s[1], s[2]))
+        if share + extra >= 0.5:
             out.append(doc)
+            asked = want
     return out + [d for d in order if d not in out]
+
+
+def _bonus(
+    doc: str,
+    prev: str | None,
+    parent: Mapping[str, list[str]],
+    names: Mapping[str, frozenset[str]],
+    stated: frozenset[str],
+    shared: frozenset[str],
+) -> float:
+    """How strongly ``doc`` continues the chain from ``prev`` (see :func:`by_link`)."""
+    held = names.get(doc, frozenset())
+    link = 1.5 if stated & held else 0.5 if shared & held else 0.0
+    return float(prev in parent.get(doc, [])) + link

@@ -53,7 +53,13 @@ from thresher.harness.policy import QuestionScorer, RerankRequest
 from thresher.harness.state import LineageRecord
 from thresher.index.store import Hit
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
-from thresher.policies.local.bridges import Anchor, Bridge, bridge_queries, question_patterns
+from thresher.policies.local.bridges import (
+    Anchor,
+    Bridge,
+    bridge_queries,
+    names_in,
+    question_patterns,
+)
 from thresher.policies.local.chain import Chain, by_link, chain_order
 from thresher.policies.local.decompose import links
 from thresher.policies.local.features import (
@@ -65,7 +71,12 @@ from thresher.policies.local.features import (
 )
 from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.local.stop import stop_features, sufficiency
-from thresher.policies.local.text import best_sentences, contains_phrase, content_words
+from thresher.policies.local.text import (
+    best_sentences,
+    contains_phrase,
+    content_words,
+    sentences,
+)
 
 __all__ = ["LocalPolicy", "Recorder", "DEFAULT_CONTROLS"]
 
@@ -74,10 +85,11 @@ DEFAULT_CONTROLS: dict[str, float | int] = {
     "max_hops": 2,
     "hop_k": 3,
     "bridges_per_hop": 3,
-    "stop_at": 0.9,
+    "stop_at": 0.8,
 }
 
-#: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``, ``stop``
+#: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
+#: ``stop``, and ``shown`` (the candidates a search shows, best first; empty X)
 Recorder = Callable[[str, str, list[Candidate], np.ndarray, np.ndarray], None]
 
 
@@ -222,6 +234,9 @@ class LocalPolicy:
         with ep.lock:
             ep.pools[query.strip()] = {c.chunk.chunk_id: c for c in cands}
         order = np.argsort(-full, kind="stable")[:show]
+        if self.recorder is not None:
+            empty = np.zeros((0, 0))
+            self.recorder("shown", ep.question.question, [cands[i] for i in order], empty, empty)
         return [hits[i] for i in order]
 
     # -- turns ------------------------------------------------------------------------------
@@ -412,10 +427,18 @@ class LocalPolicy:
             order = chain_order(order, self.keep_docs, links_of)
             clues = links(ep.question.question)
             if len(clues) > 1:
-                pool = order[: self.keep_docs * 3]
+                pool = order  # the best keep_docs * 3, and any other the chain names
                 words = {d: best[d].cand.words for d in pool}
                 parents = {d: links_of(d)[:1] for d in pool}
-                order = by_link(clues, order, words, parents, self.keep_docs)
+                asked = {n.lower() for n in names_in(ep.question.question)}
+                sents = {
+                    d: [
+                        (frozenset(content_words(x)), frozenset(names_in(x) - asked))
+                        for x in sentences(best[d].cand.chunk.text)
+                    ]
+                    for d in pool
+                }
+                order = by_link(clues, order, words, parents, self.keep_docs, sents)
         return order, best, chunks
 
     def _final(

@@ -139,7 +139,8 @@ class LocalWeights:
     Attributes:
         base: chunk utility from base features.
         full: chunk utility from base and link features (final ranking, prunes).
-        stop: P(every gold document already in the top k) from state features.
+        stop: P(the top k already holds every gold document hopping on would find)
+            from state features.
         final: utility of retained chunks for the final ranking and prunes (base and
             link features, fit on the chunks an episode ends with); ``full`` when absent.
         meta: training provenance (data files, counts, held-out figures).

@@ -3,8 +3,8 @@
 State features (:data:`STOP_FEATURES`) summarize the current ranking of the
 retained documents: the top utilities, the gap after the second, whether the
 two best documents link to each other, the hop and how many bridges remain.
-A learned model turns them into P(every gold document is already in the
-top k); without one, a rule stops when the two best documents are both
+A learned model turns them into P(the top k already holds every gold
+document that hopping on would find); without one, a rule stops when the two best documents are both
 likely and linked.
 """
 

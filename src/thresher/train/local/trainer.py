@@ -5,7 +5,9 @@
    every candidate pool a search returned (``pool``), the cached chunks at the
    final ranking (``final``), and the state at each stop decision (``stop``).
    Chunks are labelled 1 when their document is gold; a stop state is
-   labelled 1 when every gold document is already in the current top ``k``.
+   labelled 1 when the current top ``k`` already holds every gold document
+   the episode's searches ever show (run to the last hop): hopping on from
+   there finds nothing the answer lacks.
 2. :func:`fit_weights` fits ``base`` on base features, ``full`` on base and
    link features (both logistic by default, pools and finals pooled),
    ``final`` on the final rows alone (the final ranking's own distribution),
@@ -187,7 +189,8 @@ def collect(
         config: harness settings.
         policy_options: extra LocalPolicy options.
         progress: called with the number of episodes done.
-        top_k: a stop state is sufficient when every gold doc is in this top.
+        top_k: a stop state is sufficient when this top holds every gold document the
+            episode's searches show, run to its last hop.
     """
     from thresher.harness.episode import run_episode
     from thresher.policies.local.policy import LocalPolicy
@@ -201,6 +204,8 @@ def collect(
         # rows are the same, in the same order, on every run
         pools: list[tuple[int, str, np.ndarray, np.ndarray, np.ndarray]] = []
         finals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        stops: list[tuple[np.ndarray, set[str]]] = []  # state features, top-k documents
+        shown: set[str] = set()  # every document a search of the episode showed
 
         def record(
             kind: str,
@@ -212,12 +217,14 @@ def collect(
             task_id: str = task.task_id,
             pools: list[tuple[int, str, np.ndarray, np.ndarray, np.ndarray]] = pools,
             finals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = finals,
+            stops: list[tuple[np.ndarray, set[str]]] = stops,
+            shown: set[str] = shown,
         ) -> None:
             if kind == "stop":
-                top = {c.chunk.doc_id for c in cands[:top_k]}
-                data.stop_x.append(bx[0])
-                data.stop_y.append(float(gold <= top))
-                data.stop_groups.append(task_id)
+                stops.append((bx[0], {c.chunk.doc_id for c in cands[:top_k]}))
+                return
+            if kind == "shown":
+                shown.update(c.chunk.doc_id for c in cands)
                 return
             if not cands:
                 return
@@ -231,6 +238,14 @@ def collect(
         options = {"stop_at": 1.01, **(policy_options or {})}
         policy = LocalPolicy(weights, recorder=record, **options)
         run_episode(task.question, store, policy, cfg)
+        # a stop state is sufficient when its top k already holds every gold document
+        # the whole search (every hop the controls allow) ever showed: hopping on
+        # would find nothing more
+        reached = gold & shown
+        for x, top in stops:
+            data.stop_x.append(x)
+            data.stop_y.append(float(reached <= top))
+            data.stop_groups.append(task.task_id)
         blocks = [("pool", b, f, y) for _, _, b, f, y in sorted(pools, key=lambda p: p[:2])]
         blocks += [("final", b, f, y) for b, f, y in finals]
         for kind, bx, full, labels in blocks:
