@@ -174,6 +174,40 @@ def test_prune_reports_unknown_not_in_context_and_already_pruned(store, config):
     assert p2.status == "error" and "already pruned" in p2.footer
 
 
+def test_prune_keep_prunes_every_other_chunk_in_view(store, config):
+    def keep_first(obs):
+        return turn(call("prune_chunks", keep=[obs.active[0].chunk_id, "nope#9"]))
+
+    def keep_none(obs):
+        return turn(call("prune_chunks", keep=[]))
+
+    r, policy = run(
+        store,
+        config,
+        [turn(call("search_corpus", query="Halvard Glassworks")), keep_first, keep_none, answer()],
+    )
+    search, kept, emptied = results(r)
+    assert kept.status == "ok" and kept.pruned == search.shown[1:]
+    assert [(x["id"], x["code"]) for x in kept.rejected] == [("nope#9", "unknown_id")]
+    assert kept.header.startswith(f"Pruned {len(search.shown) - 1} chunk(s); kept 1")
+    assert "Not kept: nope#9" in kept.footer
+    assert emptied.pruned == search.shown[:1] and not policy.observations[3].active
+
+
+def test_prune_with_both_chunk_ids_and_keep_is_refused(store, config):
+    r, _ = run(
+        store,
+        config,
+        [
+            turn(call("search_corpus", query="Halvard Glassworks")),
+            turn(call("prune_chunks", chunk_ids=["a#0"], keep=["b#0"])),
+            answer(),
+        ],
+    )
+    _, refused = results(r)
+    assert refused.status == "refused" and "not both" in refused.header + refused.footer
+
+
 def test_recall_brings_pruned_chunks_back_with_lineage(store, config):
     def prune_all(obs):
         return turn(call("prune_chunks", chunk_ids=[a.chunk_id for a in obs.active]))

@@ -67,11 +67,14 @@ def check_arguments(name: str, arguments: Any) -> tuple[dict[str, Any], str]:
     Returns:
         ``(normalized, "")`` or ``({}, reason)``. Strings are stripped; a
         single id string for prune/recall becomes a one-item list; unknown extra
-        keys are ignored.
+        keys are ignored. ``prune_chunks`` also takes ``keep`` instead of
+        ``chunk_ids``: every chunk in view but those is pruned.
     """
     key, kind = _REQUIRED[name]
     if not isinstance(arguments, dict):
         return {}, f"arguments must be an object with '{key}'"
+    if name == "prune_chunks" and "keep" in arguments:
+        return _keep_arguments(arguments)
     value = arguments.get(key)
     if kind is list and isinstance(value, str):
         value = [value]
@@ -82,6 +85,22 @@ def check_arguments(name: str, arguments: Any) -> tuple[dict[str, Any], str]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         return {}, f"'{key}' must be a non-empty list of chunk id strings"
     return {key: [v.strip() for v in value]}, ""
+
+
+def _keep_arguments(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``prune_chunks(keep=[...])``: prune every chunk in view but these (possibly none).
+
+    The pruned ids are then named nowhere in the transcript (the trace records
+    them): the form for a policy that will not recall what it drops.
+    """
+    if "chunk_ids" in arguments:
+        return {}, "give either 'chunk_ids' (to prune) or 'keep' (to keep), not both"
+    value = arguments["keep"]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        return {}, "'keep' must be a list of chunk id strings (empty: prune every chunk)"
+    return {"keep": [v.strip() for v in value]}, ""
 
 
 def rank_by_similarity(

@@ -321,7 +321,13 @@ def _rejected_text(rejected: list[dict[str, str]], verb: str) -> str:
 
 
 def prune_result(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
-    """Prune: remove valid ids from the context; report every other id with a reason."""
+    """Prune: remove valid ids from the context; report every other id with a reason.
+
+    With ``keep`` instead of ``chunk_ids``: every chunk in view but the kept ones is
+    pruned; a kept id that is not in view is reported (``Not kept: …``).
+    """
+    if "keep" in call.arguments:
+        return _prune_all_but(call, state, turn)
     ids = _resolve_ids(call.arguments["chunk_ids"], state)
     pruned: list[str] = []
     rejected: list[dict[str, str]] = []
@@ -343,6 +349,27 @@ def prune_result(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
         code="" if pruned else rejected[0]["code"],
         header=header,
         footer=_rejected_text(rejected, "pruned"),
+        pruned=pruned,
+        rejected=rejected,
+        flagged=flagged_in_view(state),
+    )
+
+
+def _prune_all_but(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult:
+    keep = _resolve_ids(call.arguments["keep"], state)
+    rejected: list[dict[str, str]] = []
+    for cid in keep:
+        if cid not in state.cache:
+            rejected.append(_reject(cid, "unknown_id", "unknown id: never retrieved"))
+        elif cid not in state.context:
+            rejected.append(_reject(cid, "not_in_context", "not in context"))
+    kept = set(keep)
+    pruned = [cid for cid in state.context.ids() if cid not in kept]
+    return ToolResult(
+        **_base(call, turn, dict(call.arguments)),
+        status="ok",
+        header=f"Pruned {len(pruned)} chunk(s); kept {len(kept) - len(rejected)}.",
+        footer=_rejected_text(rejected, "kept"),
         pruned=pruned,
         rejected=rejected,
         flagged=flagged_in_view(state),

@@ -206,9 +206,12 @@ class LocalPolicy:
             ep.phase = "prune" if self.prune else "final"
         if ep.phase == "prune":
             ep.phase = "final"
-            prune = self._prune_ids(ep, observation, ranked)
+            prune = set(self._prune_ids(ep, observation, ranked))
             if prune:
-                call = ToolCall("prune_chunks", {"chunk_ids": prune}, "prune")
+                # named by what stays (a few ids, not every dropped one): this policy
+                # never recalls, so its transcript need not list what it let go
+                keep = [a.chunk_id for a in observation.active if a.chunk_id not in prune]
+                call = ToolCall("prune_chunks", {"keep": keep}, "prune")
                 return Proposal(tool_calls=(call,), hop=ep.hop)
         return Proposal(final=FinalAnswer(tuple(self._final(ep, observation, ranked))))
 
