@@ -123,6 +123,7 @@ def by_link(
     parent: Mapping[str, list[str]],
     keep: int,
     sentences: Mapping[str, Sentences] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> list[str]:
     """``order`` with, first, the best document for each clue of a clue chain.
 
@@ -133,11 +134,14 @@ def by_link(
     the chain and counts more when its nearest chain link (``parent``) is the
     previous clue's document (+1), or when it holds the name the previous clue's
     document gives in its sentence stating that clue (+1.5: the clue's unknown;
-    ``sentences`` of each document), else any name that document holds (+0.5).
+    ``sentences`` of each document; +0.5 more when that name is in its title
+    (``titles``, lowercased): the document is about it), else any name that
+    document holds (+0.5).
     At least half the clue's words are needed; ties go to the better ranked; the
     rest follow in their order.
     """
     sents = sentences or {}
+    heads = titles or {}
     names = {d: frozenset().union(*(n for _, n in ss)) for d, ss in sents.items()}
     pool = [d for d in order if d in words]
     out: list[str] = []
@@ -158,7 +162,8 @@ def by_link(
         scored = [
             (
                 len(want & words[d]) / len(want),
-                _bonus(d, prev, parent, names, stated, shared),
+                _bonus(d, prev, parent, names, stated, shared)
+                + 0.5 * any(contains_phrase(heads.get(d, ""), n) for n in stated),
                 -i,
                 d,
             )

@@ -85,7 +85,7 @@ DEFAULT_CONTROLS: dict[str, float | int] = {
     "max_hops": 2,
     "hop_k": 3,
     "bridges_per_hop": 3,
-    "stop_at": 0.8,
+    "stop_at": 0.9,
 }
 
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
@@ -441,7 +441,8 @@ class LocalPolicy:
                     ]
                     for d in pool
                 }
-                order = by_link(clues, order, words, parents, self.keep_docs, sents)
+                titles = {d: best[d].cand.chunk.title.lower() for d in pool}
+                order = by_link(clues, order, words, parents, self.keep_docs, sents, titles)
         return order, best, chunks
 
     def _final(
