@@ -431,13 +431,23 @@ class LocalPolicy:
             clues = links(ep.question.question)
             if len(clues) > 1:
                 pool = order  # the best keep_docs * 3, and any other the chain names
-                words = {d: best[d].cand.words for d in pool}
+                # a document answers a clue with any of its chunks in view
+                texts = {
+                    d: [ep.cands[c].chunk.text for c in chunks[d] if c in ep.cands]
+                    or [best[d].cand.chunk.text]
+                    for d in pool
+                }
+                words = {
+                    d: frozenset(content_words("\n".join([best[d].cand.chunk.title, *texts[d]])))
+                    for d in pool
+                }
                 parents = {d: links_of(d)[:1] for d in pool}
                 asked = {n.lower() for n in names_in(ep.question.question)}
                 sents = {
                     d: [
                         (frozenset(content_words(x)), frozenset(names_in(x) - asked))
-                        for x in sentences(best[d].cand.chunk.text)
+                        for text in texts[d]
+                        for x in sentences(text)
                     ]
                     for d in pool
                 }
