@@ -66,3 +66,26 @@ def test_by_link_takes_one_document_per_clue_in_clue_order() -> None:
         "works",
         "noise",
     ]
+
+
+def test_by_link_prefers_the_document_holding_the_name_the_previous_clue_states() -> None:
+    """Two patents hold the clue's words; the one the product page names (in its sentence
+    stating the first clue) continues the chain, even ranked far below the other."""
+    clues = ["The Bronseix [A] is built on patent [B].", "Patent [B] names [C] as lead inventor."]
+    words = {
+        "page": frozenset({"bronseix", "built", "patent", "gr-1"}),
+        "other": frozenset({"patent", "names", "lead", "inventor"}),
+        "right": frozenset({"patent", "names", "lead", "inventor"}),
+    }
+    sentences = {
+        "page": [(frozenset({"bronseix", "built", "patent"}), frozenset({"gr-1"}))],
+        "other": [(frozenset({"patent", "names"}), frozenset({"gr-2", "gr-1"}))],  # cites it
+        "right": [(frozenset({"patent", "names"}), frozenset({"gr-1", "ada lo"}))],
+    }
+    filler = [f"f{i}" for i in range(20)]
+    order = ["page", "other", *filler, "right"]
+    titles = {"page": "bronseix", "other": "gr-2", "right": "gr-1"}
+    out = by_link(clues, order, words, {}, 5, sentences, titles)
+    assert out[:2] == ["page", "right"]
+    # without the title, the stated name alone ties them: the better ranked wins
+    assert by_link(clues, order, words, {}, 5, sentences)[:2] == ["page", "other"]
