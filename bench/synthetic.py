@@ -15,10 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -295,37 +293,15 @@ def disk_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def chroma_server(folder: str) -> Iterator[str]:
-    """``chroma run`` on 127.0.0.1 with its data in ``folder``; yields its URL."""
-    import httpx
+    """``chroma run`` on 127.0.0.1 with its data in ``folder``; yields its URL (the tests'
+    :class:`ChromaProcess`: it waits until the server answers and stops it on exit)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from index.chroma_server import ChromaProcess
 
-    chroma = Path(sys.executable).with_name("chroma")
-    port = free_port()
-    cmd = [str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path", folder]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).is_success:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with ChromaProcess(Path(folder), timeout_s=60.0) as chroma:
+        yield chroma.url
 
 
 def rss_mb(pid: int | None = None) -> float:

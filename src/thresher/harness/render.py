@@ -16,8 +16,9 @@ known injection pattern carries ``flags="…"`` on its tag, as data the policy
 may weigh. A chunk is shown in full only at its placement in the active
 context (where it last entered); everywhere else, and after a prune, it is the
 one-line stub ``[pruned chunk <id>]``; a run of chunks the policy pruned is the
-one line ``[3 chunks pruned]`` (their ids are in its own ``prune_chunks`` call,
-which is where it finds them to recall one: an id is written once).
+one line ``[3 chunks pruned]``: their ids are in its own ``prune_chunks(chunk_ids=…)``
+call, where it finds them to recall one (an id is written once); after
+``prune_chunks(keep=…)`` they are named nowhere in the transcript, only in the trace.
 
 Ids are data too: a document id is whatever a corpus file says, so every id
 is rendered through :func:`escape_id`: ``&<>"`` become entities and every
@@ -176,8 +177,8 @@ def stub(chunk_id: str) -> str:
 
 
 def pruned_line(n: int) -> str:
-    """The one line that stands in for a run of ``n`` chunks the policy pruned (their ids
-    are in its own ``prune_chunks`` call, where it finds them to recall one)."""
+    """The one line that stands in for a run of ``n`` chunks the policy pruned (see the
+    module docstring for where their ids are)."""
     return f"[{n} chunk pruned]" if n == 1 else f"[{n} chunks pruned]"
 
 

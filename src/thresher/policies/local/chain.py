@@ -162,8 +162,7 @@ def by_link(
         scored = [
             (
                 len(want & words[d]) / len(want),
-                _bonus(d, prev, parent, names, stated, shared)
-                + 0.5 * any(contains_phrase(heads.get(d, ""), n) for n in stated),
+                _bonus(d, prev, parent, names, stated, shared, heads.get(d, "")),
                 -i,
                 d,
             )
@@ -186,8 +185,10 @@ def _bonus(
     names: Mapping[str, frozenset[str]],
     stated: frozenset[str],
     shared: frozenset[str],
+    title: str,
 ) -> float:
     """How strongly ``doc`` continues the chain from ``prev`` (see :func:`by_link`)."""
     held = names.get(doc, frozenset())
     link = 1.5 if stated & held else 0.5 if shared & held else 0.0
-    return float(prev in parent.get(doc, [])) + link
+    about = 0.5 if any(contains_phrase(title, n) for n in stated) else 0.0
+    return float(prev in parent.get(doc, [])) + link + about

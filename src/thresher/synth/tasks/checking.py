@@ -36,6 +36,7 @@ from thresher.synth.tasks.extend import Chain
 from thresher.synth.tasks.phrase import LLMPhraser, PhraseError, Phrasing, clues, phrase_offline
 from thresher.synth.tasks.text import normalize
 from thresher.synth.tasks.verify import (
+    TEXT_CHECKS,
     ambiguous_hop,
     answers_agree,
     single_shot_found,
@@ -52,16 +53,6 @@ __all__ = [
     "settle",
     "request_results",
 ]
-
-#: the text checks, in the order they are counted
-TEXT_CHECKS = (
-    "quote_mismatch",
-    "answer_not_in_final",
-    "answer_in_first_hop",
-    "answer_in_question",
-    "bridge_in_question",
-    "anchor_missing",
-)
 
 
 @dataclass(frozen=True, slots=True)

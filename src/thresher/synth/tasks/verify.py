@@ -39,6 +39,7 @@ from thresher.synth.tasks.text import contains, normalize
 __all__ = [
     "MIN_QUOTE_SHARE",
     "REASONS",
+    "TEXT_CHECKS",
     "quote_share",
     "text_checks",
     "ambiguous_hop",
@@ -47,16 +48,20 @@ __all__ = [
 ]
 
 MIN_QUOTE_SHARE = 2 / 3
-#: every rejection reason, in pipeline order (the report lists them all, zeros included)
-REASONS = (
-    "no_chain",
-    "llm_unparsable",
+#: the reasons :func:`text_checks` gives, in the order it checks them
+TEXT_CHECKS = (
     "quote_mismatch",
     "answer_not_in_final",
     "answer_in_first_hop",
     "answer_in_question",
     "bridge_in_question",
     "anchor_missing",
+)
+#: every rejection reason, in pipeline order (the report lists them all, zeros included)
+REASONS = (
+    "no_chain",
+    "llm_unparsable",
+    *TEXT_CHECKS,
     "duplicate",
     "ambiguous",
     "single_shot_solvable",
