@@ -10,6 +10,7 @@ server (a real local process) whose replies are held back.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -98,6 +99,11 @@ def test_over_the_concurrency_limit_is_429_with_retry_after_and_a_disconnect_can
             assert busy.status_code == 429
             assert int(busy.headers["Retry-After"]) >= 1
             assert client.get("/healthz").json()["running"] == 1
+            # close only once the model holds the request: the cancel then lands while
+            # the policy is thinking (on a loaded machine the episode may not be there yet)
+            deadline = time.monotonic() + 30
+            while not llm.chat_requests() and time.monotonic() < deadline:
+                time.sleep(0.05)
         # leaving the block closed the stream: the episode must end, cancelled
         events = wait_for_trace_end(client, trace_id)
         assert events[-1]["exit_reason"] == "cancelled" and events[-1]["partial"]
