@@ -12,7 +12,13 @@ from typing import Protocol, runtime_checkable
 
 from thresher.errors import ConfigError
 
-__all__ = ["TokenCounter", "BpeTokenCounter", "get_counter"]
+__all__ = [
+    "TokenCounter",
+    "SegmentedCounter",
+    "BpeTokenCounter",
+    "newline_segments",
+    "get_counter",
+]
 
 
 @runtime_checkable
@@ -28,6 +34,44 @@ class TokenCounter(Protocol):
     def truncate(self, text: str, max_tokens: int) -> str:
         """The longest prefix of ``text`` with at most ``max_tokens`` tokens."""
         ...
+
+
+@runtime_checkable
+class SegmentedCounter(TokenCounter, Protocol):
+    """A counter whose count of a text is the sum of its counts of :meth:`segments`.
+
+    A caller that counts many texts sharing lines (a transcript re-rendered every
+    turn) can then count each segment once and add.
+    """
+
+    def segments(self, text: str) -> list[str]:
+        """Consecutive pieces of ``text`` (joined, they give it back) whose counts add up
+        to ``count(text)``."""
+        ...
+
+
+def newline_segments(text: str) -> list[str]:
+    """``text`` cut after each newline that the next line does not continue.
+
+    OpenAI's BPE vocabularies (cl100k, o200k) encode each pre-token separately, and
+    their pre-tokenizer ends a pre-token at a newline unless the next character is
+    whitespace (newline runs and indents are one pre-token) or, for o200k, ``/``
+    (punctuation absorbs the ``[\r\n/]*`` after it). A cut after ``"\n"`` where the next
+    line starts with any other character is therefore a pre-token boundary, and the
+    count of the text is the sum of the counts of the pieces
+    (tests/test_tokens.py checks this on generated text).
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    current = [lines[0]]
+    for line in lines[1:]:
+        if line and not line[0].isspace() and line[0] != "/":
+            out.append("\n".join(current) + "\n")
+            current = [line]
+        else:
+            current.append(line)
+    out.append("\n".join(current))
+    return out
 
 
 class BpeTokenCounter:
@@ -49,6 +93,9 @@ class BpeTokenCounter:
         if not text:
             return 0
         return sum(len(self._enc.encode_ordinary(piece)) for piece in _pieces(text))
+
+    def segments(self, text: str) -> list[str]:
+        return newline_segments(text)
 
     def truncate(self, text: str, max_tokens: int) -> str:
         if max_tokens <= 0:

@@ -47,7 +47,7 @@ from typing import Any
 from thresher.corpus.document import Chunk
 from thresher.corpus.sanitize import chunk_flags
 from thresher.harness.state import EpisodeState, ToolOutcome
-from thresher.tokens import TokenCounter
+from thresher.tokens import SegmentedCounter, TokenCounter
 
 __all__ = [
     "MESSAGE_OVERHEAD",
@@ -278,10 +278,17 @@ def render_messages(
 
 
 class TranscriptCounter:
-    """Exact token counts of messages, memoized per content string."""
+    """Exact token counts of messages, memoized per content string.
+
+    With a :class:`~thresher.tokens.SegmentedCounter` (the BPE counters), a new text
+    is counted as the sum of its newline segments, each memoized: a tool message
+    re-rendered after a prune, or a result fitted to its budget, shares most of its
+    lines with texts already counted, so only the lines that changed are encoded.
+    """
 
     def __init__(self, counter: TokenCounter, memo_size: int = 8192) -> None:
         self.counter = counter
+        self._segmented = counter if isinstance(counter, SegmentedCounter) else None
         self._memo: dict[str, int] = {}
         self._memo_size = memo_size
         #: rendered tool messages, for :func:`render_messages`
@@ -291,10 +298,24 @@ class TranscriptCounter:
         """Tokens in ``text`` (memoized)."""
         n = self._memo.get(text)
         if n is None:
-            if len(self._memo) >= self._memo_size:
-                self._memo.clear()
-            n = self._memo[text] = self.counter.count(text)
+            if self._segmented is None or "\n" not in text:
+                n = self.counter.count(text)
+            else:
+                n = sum(self._piece(p) for p in self._segmented.segments(text))
+            self._remember(text, n)
         return n
+
+    def _piece(self, piece: str) -> int:
+        n = self._memo.get(piece)
+        if n is None:
+            n = self.counter.count(piece)
+            self._remember(piece, n)
+        return n
+
+    def _remember(self, text: str, n: int) -> None:
+        if len(self._memo) >= self._memo_size:
+            self._memo.clear()
+        self._memo[text] = n
 
     def message(self, message: dict[str, Any]) -> int:
         """Tokens of one message, overheads included."""

@@ -148,7 +148,7 @@ def _fit(
     keep: list[int] = []
     used = 0
     for i, block in enumerate(blocks):
-        n = ctx.counter.text(block) + 1
+        n = ctx.counter.text(block + "\n")  # as it stands in the message: before a line
         if used + n <= budget:
             keep.append(i)
             used += n

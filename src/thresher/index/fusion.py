@@ -63,16 +63,26 @@ def rrf(rankings: Sequence[Sequence[str]], k: int) -> list[tuple[str, float]]:
         ValueError: if ``k`` is not positive or an id repeats within one list.
     """
     _check_k(k)
-    ranks: dict[str, list[int]] = {}
+    # the terms are added list by list, in the order :func:`rrf_score` adds an item's
+    # ranks, so the sums are the same floats (one pass, no per-item call: this runs on
+    # every search)
+    scores: dict[str, float] = {}
     for r, ranking in enumerate(rankings):
-        seen: set[str] = set()
-        for rank, doc in enumerate(ranking, start=1):
-            if doc in seen:
-                raise ValueError(f"rrf: id {doc!r} repeats in ranking {r}")
-            seen.add(doc)
-            ranks.setdefault(doc, []).append(rank)
-    scores = [(doc, rrf_score(found, k)) for doc, found in ranks.items()]
-    return sorted(scores, key=lambda item: (-item[1], item[0]))
+        if len(set(ranking)) != len(ranking):
+            raise ValueError(f"rrf: id {_first_repeat(ranking)!r} repeats in ranking {r}")
+        for rank, doc in enumerate(ranking, start=k + 1):
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / rank
+    order = sorted([(-score, doc) for doc, score in scores.items()])
+    return [(doc, -neg) for neg, doc in order]
+
+
+def _first_repeat(ranking: Sequence[str]) -> str:
+    seen: set[str] = set()
+    for doc in ranking:
+        if doc in seen:
+            return doc
+        seen.add(doc)
+    raise AssertionError("no repeat")
 
 
 class Fused(NamedTuple):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
@@ -143,8 +144,8 @@ def names_in(text: str) -> set[str]:
 def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list[str]:
     """The ``titles`` that occur in ``text`` on word boundaries (case-insensitive), but its own."""
     lower = text.lower()
-    own = own_title.lower().strip()
-    return [t for t in titles if t.lower().strip() != own and contains_phrase(lower, t)]
+    own = _norm(own_title)
+    return [t for t in titles if _norm(t) != own and contains_phrase(lower, t)]
 
 
 def residual_words(
@@ -168,10 +169,29 @@ def _title_heads(titles: Iterable[str]) -> set[str]:
     """Lowercased leading word runs (two words or more) of ``titles``: the names they open with."""
     heads: set[str] = set()
     for title in titles:
-        words = title.lower().split()
-        for n in range(2, len(words)):
-            heads.add(" ".join(words[:n]))
+        heads.update(_heads_of(title))
     return heads
+
+
+@lru_cache(maxsize=8192)
+def _heads_of(title: str) -> tuple[str, ...]:
+    words = title.lower().split()
+    return tuple(" ".join(words[:n]) for n in range(2, len(words)))
+
+
+@lru_cache(maxsize=8192)
+def _norm(title: str) -> str:
+    return title.lower().strip()
+
+
+@lru_cache(maxsize=2048)
+def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
+    """Per sentence of ``text``: (lowercased, content words, entity spans). Memoized: the
+    same anchors are read again on each hop."""
+    return tuple(
+        (sent.lower(), frozenset(content_words(sent)), tuple(entity_spans(sent)))
+        for sent in sentences(text)
+    )
 
 
 def bridge_queries(
@@ -205,12 +225,12 @@ def bridge_queries(
     done = {a.lower().strip() for a in asked}
     best: dict[str, Bridge] = {}
     for anchor in anchors:
-        title_lower = anchor.title.lower().strip()
+        title_lower = _norm(anchor.title)
         candidates: dict[str, tuple[str, float]] = {}
         titles = [
             t
             for t, d in known_titles.items()
-            if d not in done_docs and d != anchor.doc_id and t.lower().strip() != title_lower
+            if d not in done_docs and d != anchor.doc_id and _norm(t) != title_lower
         ]
         for title in linked_titles(anchor.text, titles, anchor.title):
             candidates[title.lower()] = (title, 1.0)
@@ -224,11 +244,9 @@ def bridge_queries(
         depth = min(len(anchor.path), len(chain) - 1)
         focus = chain[min(depth + 1, len(chain) - 1)] if len(chain) > 1 else ""
         solved_words = content_words(" ".join(link_words(chain[depth]))) if focus else set()
-        for sent in sentences(anchor.text):
-            sent_words = content_words(sent)
+        for sent_lower, sent_words, spans in _sentence_facts(anchor.text):
             overlap = 0.1 * len(sent_words & q_words) + 0.4 * len(sent_words & solved_words)
-            spans = entity_spans(sent)
-            if anchor.via and contains_phrase(sent.lower(), anchor.via):
+            if anchor.via and contains_phrase(sent_lower, anchor.via):
                 # beside the phrase that led here: the next link (shared among the names
                 # the sentence lists: one of five names in a header line says little)
                 others = sum(1 for x in spans if x.lower() != anchor.via.lower())

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.decompose import link_words
-from thresher.policies.local.features import Candidate
+from thresher.policies.local.features import Candidate, lower_text
 from thresher.policies.local.text import contains_phrase
 
 __all__ = ["Chain", "chain_order", "by_link"]
@@ -53,7 +53,7 @@ class Chain:
     def continues(self, cand: Candidate) -> bool:
         """Whether ``cand`` holds the phrase of the follow-up that found it."""
         bridge = self.bridge_of(cand)
-        return bridge is not None and contains_phrase(cand.chunk.text.lower(), bridge.phrase)
+        return bridge is not None and contains_phrase(lower_text(cand.chunk), bridge.phrase)
 
     def path(self, query: str) -> tuple[str, ...]:
         """Texts of the chunks whose bridges led to a follow-up ``query``, nearest first."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,6 +36,7 @@ __all__ = [
     "AnchorView",
     "base_matrix",
     "link_matrix",
+    "lower_text",
 ]
 
 BASE_FEATURES: tuple[str, ...] = (
@@ -117,6 +119,20 @@ def chunk_words(chunk: Chunk) -> tuple[set[str], set[str]]:
     return got
 
 
+_LOWER: dict[tuple[str, str], str] = {}
+
+
+def lower_text(chunk: Chunk) -> str:
+    """The chunk's text lowercased (memoized by content: phrase tests run per pair)."""
+    key = (chunk.chunk_id, chunk.content_hash)
+    got = _LOWER.get(key)
+    if got is None:
+        if len(_LOWER) >= _WORDS_MAX:
+            _LOWER.clear()
+        got = _LOWER[key] = chunk.text.lower()
+    return got
+
+
 @dataclass(frozen=True, slots=True)
 class QuestionContext:
     """The question and the reference scores of its own search.
@@ -140,13 +156,32 @@ class QuestionContext:
 
 @dataclass(frozen=True, slots=True)
 class AnchorView:
-    """A retained chunk trusted as context for link features (weight: its utility, 0..1)."""
+    """A retained chunk trusted as context for link features (weight: its utility, 0..1).
+
+    ``key`` is the anchor chunk's ``(chunk_id, content_hash)`` when the view was made
+    from a candidate (:meth:`of`); link features of a (candidate, anchor) pair are then
+    memoized, since the same pairs come back on every turn of an episode. A view made
+    by hand (empty key) is computed each time.
+    """
 
     doc_id: str
     title: str
     text_lower: str
     words: frozenset[str]
     weight: float
+    key: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, cand: Candidate, weight: float) -> AnchorView:
+        chunk = cand.chunk
+        return cls(
+            chunk.doc_id,
+            chunk.title,
+            lower_text(chunk),
+            frozenset(cand.words),
+            weight,
+            (chunk.chunk_id, chunk.content_hash),
+        )
 
 
 def _share(part: set[str] | frozenset[str], whole: set[str] | frozenset[str]) -> float:
@@ -179,9 +214,15 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         1.0 if is_sub and contains_phrase(c.subquery.lower(), title) else 0.0,
         _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
         _share(s_words, c.words) if is_sub else 0.0,
-        1.0 if c.via and contains_phrase(c.chunk.text.lower(), c.via) else 0.0,
-        _share(s_words - content_words(c.via), c.words) if c.via else 0.0,
+        1.0 if c.via and contains_phrase(lower_text(c.chunk), c.via) else 0.0,
+        _share(s_words - _phrase_words(c.via), c.words) if c.via else 0.0,
     ]
+
+
+@lru_cache(maxsize=1024)
+def _phrase_words(phrase: str) -> frozenset[str]:
+    """Content words of a bridge phrase (memoized: every candidate of a follow-up asks)."""
+    return frozenset(content_words(phrase))
 
 
 def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
@@ -191,51 +232,55 @@ def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
     return np.asarray([base_row(c, q) for c in cands], dtype=np.float64)
 
 
-_LINKS: dict[tuple[str, str, str, str], tuple[bool, bool]] = {}
+_PAIRS: dict[tuple[str, ...], tuple[bool, bool, float]] = {}
 
 
-def _links(c: Candidate, a: AnchorView, title_lower: str) -> tuple[bool, bool]:
-    """(anchor names the candidate's title, candidate names the anchor's title), memoized:
-    the same pairs come back every turn of an episode. (The key holds the anchor's
-    text object itself: its hash is cached and equal objects compare by identity.)"""
-    key = (c.chunk.chunk_id, c.chunk.content_hash, a.title, a.text_lower)
-    got = _LINKS.get(key)
+def _pair(c: Candidate, a: AnchorView, title_lower: str) -> tuple[bool, bool, float]:
+    """(the anchor names the candidate's title, the candidate names the anchor's title,
+    content-word Jaccard of the two), memoized by both chunks' ids and content hashes
+    when the anchor has a key (see :class:`AnchorView`)."""
+    key = (c.chunk.chunk_id, c.chunk.content_hash, *a.key) if a.key else ()
+    got = _PAIRS.get(key) if key else None
     if got is None:
+        shared = len(c.words & a.words)
+        union = len(c.words) + len(a.words) - shared
         got = (
             contains_phrase(a.text_lower, c.chunk.title),
-            a.title.lower() != title_lower and contains_phrase(c.chunk.text.lower(), a.title),
+            a.title.lower() != title_lower and contains_phrase(lower_text(c.chunk), a.title),
+            shared / union if union else 0.0,
         )
-        if len(_LINKS) >= _WORDS_MAX:
-            _LINKS.clear()
-        _LINKS[key] = got
+        if key:
+            if len(_PAIRS) >= _WORDS_MAX:
+                _PAIRS.clear()
+            _PAIRS[key] = got
     return got
 
 
 def link_row(c: Candidate, q: QuestionContext, anchors: Sequence[AnchorView]) -> list[float]:
     """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first)."""
     linked_to = links_from = redundancy = 0.0
+    doc = c.chunk.doc_id
     title_lower = c.chunk.title.lower()
     rank_inv = 0.0
     for i, a in enumerate(anchors):
-        if a.doc_id == c.chunk.doc_id:
+        if a.doc_id == doc:
             rank_inv = max(rank_inv, 1.0 / (i + 1))
             continue
-        to_a, from_a = _links(c, a, title_lower)
+        to_a, from_a, overlap = _pair(c, a, title_lower)
         if a.weight > linked_to and to_a:
             linked_to = a.weight
         if a.weight > links_from and from_a:
             links_from = a.weight
-        union = len(c.words | a.words)
-        if union:
-            redundancy = max(redundancy, len(c.words & a.words) / union)
+        if overlap > redundancy:
+            redundancy = overlap
     top = anchors[0] if anchors else None
     complement = 0.0
-    if top is not None and top.doc_id != c.chunk.doc_id and q.words:
+    if top is not None and top.doc_id != doc and q.words:
         complement = len((c.words & q.words) - top.words) / len(q.words)
     return [
         linked_to,
         links_from,
-        1.0 if top is not None and top.doc_id == c.chunk.doc_id else 0.0,
+        1.0 if top is not None and top.doc_id == doc else 0.0,
         rank_inv,
         complement,
         redundancy,

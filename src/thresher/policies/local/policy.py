@@ -68,6 +68,7 @@ from thresher.policies.local.features import (
     QuestionContext,
     base_matrix,
     link_matrix,
+    lower_text,
 )
 from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.local.stop import stop_features, sufficiency
@@ -103,6 +104,10 @@ class _EpisodeState:
     asked: set[str] = field(default_factory=set)
     anchors: list[AnchorView] = field(default_factory=list)
     via: dict[str, Bridge] = field(default_factory=dict)  # follow-up query -> its bridge
+    #: chunk id -> (candidate, question context, its base row): see LocalPolicy._base_rows
+    base_rows: dict[str, tuple[Candidate, QuestionContext, np.ndarray]] = field(
+        default_factory=dict
+    )
     hop: int = 0
     phase: str = "search"  # search -> prune -> final
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -291,16 +296,7 @@ class LocalPolicy:
                 return None
         with ep.lock:
             ep.hop += 1
-            ep.anchors = [
-                AnchorView(
-                    r.cand.chunk.doc_id,
-                    r.cand.chunk.title,
-                    r.cand.chunk.text.lower(),
-                    frozenset(r.cand.words),
-                    r.prob,
-                )
-                for r in top
-            ]
+            ep.anchors = [AnchorView.of(r.cand, r.prob) for r in top]
             calls = []
             for i, b in enumerate(bridges):
                 ep.show[b.query.strip()] = self.hop_k
@@ -554,7 +550,7 @@ class LocalPolicy:
         cands = [ep.cands[cid] for cid in obs.cache if cid in ep.cands]
         if not cands:
             return []
-        bx = base_matrix(cands, ep.question)
+        bx = self._base_rows(ep, cands)
         base = self.weights.base.predict(bx)
         anchors = _anchor_views(cands, base, 4)
         fx = np.hstack([bx, link_matrix(cands, ep.question, anchors)])
@@ -567,6 +563,22 @@ class LocalPolicy:
             _Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i]))
             for i in order
         ]
+
+    @staticmethod
+    def _base_rows(ep: _EpisodeState, cands: list[Candidate]) -> np.ndarray:
+        """:func:`base_matrix` of ``cands``, rows kept between turns: a candidate's base
+        features depend only on it and the question, and neither changes once it is
+        ranked (the memo checks both are the same objects)."""
+        q = ep.question
+        todo = []
+        for c in cands:
+            held = ep.base_rows.get(c.chunk.chunk_id)
+            if held is None or held[0] is not c or held[1] is not q:
+                todo.append(c)
+        if todo:
+            for c, row in zip(todo, base_matrix(todo, q), strict=True):
+                ep.base_rows[c.chunk.chunk_id] = (c, q, row)
+        return np.vstack([ep.base_rows[c.chunk.chunk_id][2] for c in cands])
 
 
 @dataclass(frozen=True, slots=True)
@@ -586,15 +598,7 @@ def _anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[
         if c.chunk.doc_id in seen:
             continue
         seen.add(c.chunk.doc_id)
-        out.append(
-            AnchorView(
-                c.chunk.doc_id,
-                c.chunk.title,
-                c.chunk.text.lower(),
-                frozenset(c.words),
-                float(base[i]),
-            )
-        )
+        out.append(AnchorView.of(c, float(base[i])))
         if len(out) >= k:
             break
     return out
@@ -637,4 +641,4 @@ def _linked12(ranked: Sequence[_Ranked]) -> bool:
     if len(firsts) < 2:
         return False
     a, b = firsts[0].cand.chunk, firsts[1].cand.chunk
-    return contains_phrase(a.text.lower(), b.title) or contains_phrase(b.text.lower(), a.title)
+    return contains_phrase(lower_text(a), b.title) or contains_phrase(lower_text(b), a.title)
