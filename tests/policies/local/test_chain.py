@@ -89,3 +89,20 @@ def test_by_link_prefers_the_document_holding_the_name_the_previous_clue_states(
     assert out[:2] == ["page", "right"]
     # without the title, the stated name alone ties them: the better ranked wins
     assert by_link(clues, order, words, {}, 5, sentences)[:2] == ["page", "other"]
+
+
+def test_by_link_reaches_past_the_best_documents_for_one_found_through_the_previous_clue() -> None:
+    """The town page sits far down the order and shares no name in view with the filing
+    (the filing's sentence naming the town is in a chunk not in view), but a follow-up
+    from the filing found it: it continues the chain."""
+    clues = ["[A] maintains its head office in [B].", "[B] stands on the [C]."]
+    filler = [f"f{i}" for i in range(20)]
+    words = {
+        "filing": frozenset({"maintains", "head", "office"}),
+        "town": frozenset({"stands", "river"}),
+        **{f: frozenset({"noise"}) for f in filler},
+    }
+    order = ["filing", *filler, "town"]
+    out = by_link(clues, order, words, {"town": ["filing"]}, 5)
+    assert out[:2] == ["filing", "town"]
+    assert by_link(clues, order, words, {}, 5)[:2] == ["filing", "f0"]

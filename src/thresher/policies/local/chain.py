@@ -129,7 +129,8 @@ def by_link(
 
     A question stated as linked clues needs one document per clue. For each clue
     in order, among the best ``keep * 3`` documents of those in ``words`` (and any
-    further one sharing a name with the previous clue's document), the one
+    further one found through the previous clue's document or sharing a name with
+    it), the one
     holding most of the clue's words takes the next place. A document continues
     the chain and counts more when its nearest chain link (``parent``) is the
     previous clue's document (+1), or when it holds the name the previous clue's
@@ -167,7 +168,8 @@ def by_link(
                 d,
             )
             for i, d in enumerate(pool)
-            if d not in out and (i < keep * 3 or shared & names.get(d, frozenset()))
+            if d not in out
+            and (i < keep * 3 or prev in parent.get(d, []) or shared & names.get(d, frozenset()))
         ]
         if not scored:
             break
