@@ -64,6 +64,7 @@ __all__ = [
     "flagged_in_view",
     "tool_content",
     "assistant_message",
+    "dump_arguments",
     "render_messages",
     "TranscriptCounter",
 ]
@@ -203,13 +204,14 @@ def tool_content(header: str, blocks: Sequence[str], footer: str) -> str:
 
 
 def _outcome_content(
-    state: EpisodeState, turn: int, outcome: ToolOutcome, memo: dict[Any, str] | None
+    state: EpisodeState, turn: int, outcome: ToolOutcome, memo: dict[Any, Any] | None
 ) -> str:
     where = (turn, outcome.call_id)
     full = tuple(state.context.placement(cid) == where for cid in outcome.chunk_ids)
     key = (where, full)
     if memo is not None and key in memo:
-        return memo[key]
+        held: str = memo[key]
+        return held
     blocks: list[str] = []
     run = 0  # pruned chunks in a row: one line
     for chunk_id, shown in zip(outcome.chunk_ids, full, strict=True):
@@ -229,31 +231,40 @@ def _outcome_content(
     return content
 
 
-def assistant_message(text: str, tool_calls: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """An assistant message with tool calls (``{"name", "arguments", "call_id"}`` dicts)."""
+def assistant_message(
+    text: str, tool_calls: Sequence[dict[str, Any]], dumped: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """An assistant message with tool calls (``{"name", "arguments", "call_id"}`` dicts).
+
+    ``dumped``: the calls' arguments already as JSON (:func:`dump_arguments`), if known.
+    """
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if tool_calls:
+        args = dumped if dumped is not None else dump_arguments(tool_calls)
         message["tool_calls"] = [
             {
                 "id": c["call_id"],
                 "type": "function",
-                "function": {
-                    "name": c["name"],
-                    "arguments": json.dumps(c["arguments"], ensure_ascii=False, sort_keys=True),
-                },
+                "function": {"name": c["name"], "arguments": a},
             }
-            for c in tool_calls
+            for c, a in zip(tool_calls, args, strict=True)
         ]
     return message
 
 
+def dump_arguments(tool_calls: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """Each call's arguments as the JSON text the transcript shows (keys sorted)."""
+    return tuple(json.dumps(c["arguments"], ensure_ascii=False, sort_keys=True) for c in tool_calls)
+
+
 def render_messages(
-    state: EpisodeState, memo: dict[Any, str] | None = None
+    state: EpisodeState, memo: dict[Any, Any] | None = None
 ) -> list[dict[str, Any]]:
     """The chat messages the policy is sent, rendered from the state alone.
 
-    ``memo`` (optional, one per episode) keeps rendered tool messages between
-    calls; it only speeds rendering up and never changes the result.
+    ``memo`` (optional, one per episode) keeps rendered tool messages and the calls'
+    JSON arguments between calls; it only speeds rendering up and never changes
+    the result.
     """
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": state.system_prompt},
@@ -263,9 +274,13 @@ def render_messages(
         if record.notices:
             messages.append({"role": "user", "content": "\n".join(record.notices)})
         if record.assistant is not None:
-            messages.append(
-                assistant_message(record.assistant["text"], record.assistant["tool_calls"])
-            )
+            calls = record.assistant["tool_calls"]
+            held = memo.get(("arguments", record.turn)) if memo is not None else None
+            if held is None or held[0] is not calls:  # the memo holds the list it dumped
+                held = (calls, dump_arguments(calls))
+                if memo is not None:
+                    memo[("arguments", record.turn)] = held
+            messages.append(assistant_message(record.assistant["text"], calls, held[1]))
         for outcome in record.outcomes:
             messages.append(
                 {
@@ -277,13 +292,22 @@ def render_messages(
     return messages
 
 
+#: counts of message segments shared by every episode of the process, keyed by
+#: (vocabulary, segment): a chunk's block is the same text in every episode that shows
+#: it, so a corpus's popular chunks are encoded once (a plain dict: reads and writes
+#: are atomic under the GIL; cleared when full)
+_SHARED_PIECES: dict[tuple[str, str], int] = {}
+_SHARED_MAX = 16_384
+
+
 class TranscriptCounter:
     """Exact token counts of messages, memoized per content string.
 
     With a :class:`~thresher.tokens.SegmentedCounter` (the BPE counters), a new text
-    is counted as the sum of its newline segments, each memoized: a tool message
-    re-rendered after a prune, or a result fitted to its budget, shares most of its
-    lines with texts already counted, so only the lines that changed are encoded.
+    is counted as the sum of its newline segments, each memoized (per episode, and
+    per process in ``_SHARED_PIECES``): a tool message re-rendered after a prune, or a
+    result fitted to its budget, shares most of its lines with texts already
+    counted, so only the lines that changed are encoded.
     """
 
     def __init__(self, counter: TokenCounter, memo_size: int = 8192) -> None:
@@ -292,7 +316,7 @@ class TranscriptCounter:
         self._memo: dict[str, int] = {}
         self._memo_size = memo_size
         #: rendered tool messages, for :func:`render_messages`
-        self.render_memo: dict[Any, str] = {}
+        self.render_memo: dict[Any, Any] = {}
 
     def text(self, text: str) -> int:
         """Tokens in ``text`` (memoized)."""
@@ -308,7 +332,13 @@ class TranscriptCounter:
     def _piece(self, piece: str) -> int:
         n = self._memo.get(piece)
         if n is None:
-            n = self.counter.count(piece)
+            key = (self.counter.name, piece)
+            n = _SHARED_PIECES.get(key)
+            if n is None:
+                n = self.counter.count(piece)
+                if len(_SHARED_PIECES) >= _SHARED_MAX:
+                    _SHARED_PIECES.clear()
+                _SHARED_PIECES[key] = n
             self._remember(piece, n)
         return n
 

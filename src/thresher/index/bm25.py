@@ -214,6 +214,9 @@ class Bm25Index:
         for start, end in itertools.pairwise(starts):
             if len(out) >= k:
                 break
+            if end - start == 1:  # most scores are unique
+                out.append((self._ids[int(order[start])], float(values[start])))
+                continue
             group = sorted((self._ids[i], float(values[start])) for i in order[start:end].tolist())
             out.extend(group[: k - len(out)])
         return out

@@ -145,7 +145,10 @@ def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list
     """The ``titles`` that occur in ``text`` on word boundaries (case-insensitive), but its own."""
     lower = text.lower()
     own = _norm(own_title)
-    return [t for t in titles if _norm(t) != own and contains_phrase(lower, t)]
+    # the substring test first (in C): most titles are not in the text at all
+    return [
+        t for t in titles if (n := _norm(t)) in lower and n != own and contains_phrase(lower, t)
+    ]
 
 
 def residual_words(
@@ -153,6 +156,13 @@ def residual_words(
 ) -> list[str]:
     """Question content words not in ``covered`` texts (nor in ``seen``, content words
     already known covered), in question order, at most ``limit``."""
+    return list(_residual(question, tuple(covered), limit, seen))
+
+
+@lru_cache(maxsize=4096)
+def _residual(
+    question: str, covered: tuple[str, ...], limit: int, seen: frozenset[str]
+) -> tuple[str, ...]:
     known = set(seen)
     for text in covered:
         known |= content_words(text)
@@ -162,7 +172,7 @@ def residual_words(
         if lw in known or lw in STOPWORDS or len(lw) < 2 or lw in (o.lower() for o in out):
             continue
         out.append(w)
-    return out[:limit]
+    return tuple(out[:limit])
 
 
 def _title_heads(titles: Iterable[str]) -> set[str]:
@@ -182,6 +192,12 @@ def _heads_of(title: str) -> tuple[str, ...]:
 @lru_cache(maxsize=8192)
 def _norm(title: str) -> str:
     return title.lower().strip()
+
+
+@lru_cache(maxsize=2048)
+def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+    """Content words of an anchor and the chain that led to it (memoized per anchor)."""
+    return frozenset(content_words(" ".join([title, text, *path])))
 
 
 @lru_cache(maxsize=2048)
@@ -236,8 +252,7 @@ def bridge_queries(
             candidates[title.lower()] = (title, 1.0)
         heads = _title_heads(titles)
         text_lower = anchor.text.lower()
-        held = [anchor.text, *anchor.path]
-        held_words = frozenset(content_words(" ".join([anchor.title, *held])))
+        held_words = _held_words(anchor.title, anchor.text, anchor.path)
         # in a chain read from the question's form, an anchor reached through d bridges
         # resolves link d (its sentence stating that link names the bridge), and the
         # follow-up asks link d + 1

@@ -87,6 +87,7 @@ DEFAULT_CONTROLS: dict[str, float | int] = {
     "hop_k": 3,
     "bridges_per_hop": 3,
     "stop_at": 0.9,
+    "rerank_depth": 30,
 }
 
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
@@ -120,7 +121,7 @@ class _EpisodeState:
 class LocalPolicy:
     """Offline multi-hop search policy driven by a small learned scorer.
 
-    ``max_hops``, ``hop_k``, ``bridges_per_hop`` and ``stop_at`` left at None take
+    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left at None take
     the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
 
     Args:
@@ -140,6 +141,10 @@ class LocalPolicy:
         recorder: called with features as they are computed (training data).
         question_scores: how many candidates of a follow-up search are scored against
             the question through the store (the rest get the list's floor).
+        rerank_depth: how many of a follow-up search's fused hits the scorer ranks (its
+            best by RRF; 0: all). A follow-up shows only ``hop_k`` chunks, and its
+            30th-to-50th fused hits rarely reach them: scoring 30 rather than 50 cuts
+            the episode's time by about a fifth.
         frontier_k: chunks of the chain's leading edge (found by the last hop through
             its bridge) read first for the next hop's bridges (0: only the best chunks).
         chain_order: in the final answer, move the chain links of each of the best
@@ -165,6 +170,7 @@ class LocalPolicy:
         final_k: int = 10,
         recorder: Recorder | None = None,
         question_scores: int = 20,
+        rerank_depth: int | None = None,
         frontier_k: int = 2,
         chain_order: bool = True,
         config: Any = None,
@@ -187,6 +193,7 @@ class LocalPolicy:
             self.final_k = min(final_k, config.episode.max_final_documents)
         self.recorder = recorder
         self.question_scores = question_scores
+        self.rerank_depth = int(tuned["rerank_depth"] if rerank_depth is None else rerank_depth)
         self.frontier_k = frontier_k
         self.chain_order = chain_order
         self._ep: _EpisodeState | None = None
@@ -226,6 +233,8 @@ class LocalPolicy:
         query, hits = request.query, list(request.hits)
         if ep is None or not hits:
             return hits
+        if self.rerank_depth > 0 and query.strip() != ep.question.question.strip():
+            hits = hits[: self.rerank_depth]  # a follow-up shows hop_k: its fused head
         with ep.lock:
             hop = ep.hop
             show = ep.show.get(query.strip(), self.hop_k)

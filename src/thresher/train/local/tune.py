@@ -207,6 +207,7 @@ def tune_controls(
                     controls.get("bridges_per_hop", DEFAULT_CONTROLS["bridges_per_hop"])
                 ),
                 stop_at=float(controls.get("stop_at", DEFAULT_CONTROLS["stop_at"])),
+                rerank_depth=int(controls.get("rerank_depth", DEFAULT_CONTROLS["rerank_depth"])),
             )
             result = run_episode(task.question, store, policy, cfg)
             rewards.append(reward(result, task, beta=beta).total)
