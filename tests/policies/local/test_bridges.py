@@ -170,3 +170,12 @@ def test_a_clue_chain_pairs_each_bridge_with_its_next_link():
     assert bridge_queries(question, [later], {}, limit=1)[0].query.endswith(
         "uses process protected patent"
     )
+    # the same page known to answer clue 2 (found by the question's own search: no
+    # bridge led to it) asks the third link too
+    known = Anchor("n#0", "n", "Tholze", "The Tholze QX-7 will be unveiled there.", 0.8, clue=1)
+    assert bridge_queries(question, [known], {}, limit=1)[0].query.endswith(
+        "uses process protected patent"
+    )
+    # unknown, it is taken for clue 1's page and asks clue 2, whose words it holds
+    unknown = Anchor("n#0", "n", "Tholze", "The Tholze QX-7 will be unveiled there.", 0.8)
+    assert bridge_queries(question, [unknown], {}, limit=1)[0].query == "Tholze QX-7"

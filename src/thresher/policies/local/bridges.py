@@ -69,6 +69,10 @@ class Anchor:
     #: the phrase of the follow-up that found this chunk ("" for the question's search):
     #: names in a sentence beside it state the chain's next link
     via: str = ""
+    #: for a clue chain, the clue this chunk's document answers (0-based) when the
+    #: policy knows it (:func:`~thresher.policies.local.chain.clue_docs`); else the
+    #: clue is read from how many bridges led here (``path``)
+    clue: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +260,7 @@ def bridge_queries(
         # in a chain read from the question's form, an anchor reached through d bridges
         # resolves link d (its sentence stating that link names the bridge), and the
         # follow-up asks link d + 1
-        depth = min(len(anchor.path), len(chain) - 1)
+        depth = min(len(anchor.path) if anchor.clue is None else anchor.clue, len(chain) - 1)
         focus = chain[min(depth + 1, len(chain) - 1)] if len(chain) > 1 else ""
         solved_words = content_words(" ".join(link_words(chain[depth]))) if focus else set()
         for sent_lower, sent_words, spans in _sentence_facts(anchor.text):

@@ -19,7 +19,7 @@ from thresher.policies.local.decompose import link_words
 from thresher.policies.local.features import Candidate, lower_text
 from thresher.policies.local.text import contains_phrase
 
-__all__ = ["Chain", "chain_order", "by_link"]
+__all__ = ["Chain", "chain_order", "by_link", "clue_docs"]
 
 #: the most links followed back from one chunk
 MAX_DEPTH = 4
@@ -125,7 +125,23 @@ def by_link(
     sentences: Mapping[str, Sentences] | None = None,
     titles: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """``order`` with, first, the best document for each clue of a clue chain.
+    """``order`` with, first, the best document for each clue of a clue chain
+    (:func:`clue_docs`); the rest follow in their order."""
+    out = [d for _, d in clue_docs(clues, order, words, parent, keep, sentences, titles)]
+    return out + [d for d in order if d not in out]
+
+
+def clue_docs(
+    clues: Sequence[str],
+    order: Sequence[str],
+    words: Mapping[str, set[str] | frozenset[str]],
+    parent: Mapping[str, list[str]],
+    keep: int,
+    sentences: Mapping[str, Sentences] | None = None,
+    titles: Mapping[str, str] | None = None,
+) -> list[tuple[int, str]]:
+    """``(clue index, document)``: the best document for each clue of a clue chain
+    that one answers, in clue order (a clue none answers is skipped).
 
     A question stated as linked clues needs one document per clue. For each clue
     in order, among the best ``keep * 3`` documents of those in ``words`` (and any
@@ -138,16 +154,16 @@ def by_link(
     ``sentences`` of each document; +0.5 more when that name is in its title
     (``titles``, lowercased): the document is about it), else any name that
     document holds (+0.5).
-    At least half the clue's words are needed; ties go to the better ranked; the
-    rest follow in their order.
+    At least half the clue's words are needed; ties go to the better ranked.
     """
     sents = sentences or {}
     heads = titles or {}
     names = {d: frozenset().union(*(n for _, n in ss)) for d, ss in sents.items()}
     pool = [d for d in order if d in words]
     out: list[str] = []
+    answered: list[int] = []
     asked: set[str] = set()  # the previous clue's words
-    for clue in clues:
+    for n, clue in enumerate(clues):
         want = {w.lower() for w in link_words(clue)}
         if not want:
             continue
@@ -176,8 +192,9 @@ def by_link(
         share, extra, _, doc = max(scored, key=lambda s: (s[0] + s[1], s[2]))
         if share + extra >= 0.5:
             out.append(doc)
+            answered.append(n)
             asked = want
-    return out + [d for d in order if d not in out]
+    return list(zip(answered, out, strict=True))
 
 
 def _bonus(

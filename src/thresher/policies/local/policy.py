@@ -60,7 +60,7 @@ from thresher.policies.local.bridges import (
     names_in,
     question_patterns,
 )
-from thresher.policies.local.chain import Chain, by_link, chain_order
+from thresher.policies.local.chain import Chain, chain_order, clue_docs
 from thresher.policies.local.decompose import links
 from thresher.policies.local.features import (
     AnchorView,
@@ -274,9 +274,13 @@ class LocalPolicy:
         top = [r for r in ranked if r.chunk_id in active][:3]
         known = {t: d for t, d in ep.titles.items()}
         frontier = self._frontier(ep, ranked, active, {r.cand.chunk.doc_id for r in top})
+        edges: list[tuple[_Ranked, int | None]] = [(r, None) for r in frontier]
+        clue_edge = self._clue_edge(ep, ranked, active)
+        if clue_edge is not None:
+            edges.insert(0, clue_edge)
         bridges: list[Bridge] = []  # the best of each chain edge first, whatever its weight
-        for edge in frontier:
-            for b in self._bridges(ep, ranked, [edge], known, 2):
+        for edge, clue in edges:
+            for b in self._bridges(ep, ranked, [edge], known, 2, clue):
                 if all(b.phrase.lower() != x.phrase.lower() for x in bridges):
                     bridges.append(b)
                     break
@@ -327,8 +331,10 @@ class LocalPolicy:
         chunks: list[_Ranked],
         known: dict[str, str],
         limit: int,
+        clue: int | None = None,
     ) -> list[Bridge]:
-        """Follow-up queries read from ``chunks`` (anchors), best first."""
+        """Follow-up queries read from ``chunks`` (anchors), best first; ``clue``: the clue
+        of a clue chain their documents answer, when known (see :class:`Anchor`)."""
         chain = ep.chain()
         anchors = [
             Anchor(
@@ -339,6 +345,7 @@ class LocalPolicy:
                 r.prob,
                 chain.path(r.cand.subquery),
                 via.phrase if (via := chain.bridge_of(r.cand)) else "",
+                clue,
             )
             for r in chunks
         ]
@@ -350,6 +357,26 @@ class LocalPolicy:
             asked=ep.asked,
             limit=limit,
         )
+
+    def _clue_edge(
+        self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str]
+    ) -> tuple[_Ranked, int] | None:
+        """For a clue chain: the best chunk of the document answering the furthest clue
+        answered so far, and that clue's index, unless it is the last clue.
+
+        The chain goes on from there whichever hop found that document (the question's
+        own search often finds a later clue's document): the next follow-up asks the
+        clue after it, from the name that document states.
+        """
+        clues = links(ep.question.question)
+        if len(clues) < 2 or not self.chain_order:
+            return None
+        order, best, chunks = self._answer_docs(ep, ranked, active, clue_first=False)
+        picked = self._clue_docs(ep, clues, order, best, chunks, self._links_of(ep, ranked))
+        if not picked or picked[-1][0] >= len(clues) - 1:
+            return None
+        clue, doc = picked[-1]
+        return best[doc], clue
 
     def _frontier(
         self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str], skip_docs: set[str]
@@ -411,9 +438,10 @@ class LocalPolicy:
         return out
 
     def _answer_docs(
-        self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str]
+        self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str], clue_first: bool = True
     ) -> tuple[list[str], dict[str, _Ranked], dict[str, list[str]]]:
-        """The documents in view in answer order, each one's best chunk, and its chunks."""
+        """The documents in view in answer order, each one's best chunk, and its chunks
+        (``clue_first``: a clue chain's documents per clue lead the order)."""
         best: dict[str, _Ranked] = {}
         chunks: dict[str, list[str]] = {}
         for r in ranked:
@@ -424,41 +452,60 @@ class LocalPolicy:
             best.setdefault(doc, r)
         order = list(best)
         if self.chain_order:
-            chain = ep.chain()
-            firsts: dict[str, Candidate] = {}
-            for r in ranked:
-                firsts.setdefault(r.cand.chunk.doc_id, r.cand)
-
-            def links_of(doc: str) -> list[str]:
-                return chain.links(firsts.get(doc))
-
+            links_of = self._links_of(ep, ranked)
             order = chain_order(order, self.keep_docs, links_of)
             clues = links(ep.question.question)
-            if len(clues) > 1:
-                pool = order  # the best keep_docs * 3, and any other the chain names
-                # a document answers a clue with any of its chunks in view
-                texts = {
-                    d: [ep.cands[c].chunk.text for c in chunks[d] if c in ep.cands]
-                    or [best[d].cand.chunk.text]
-                    for d in pool
-                }
-                words = {
-                    d: frozenset(content_words("\n".join([best[d].cand.chunk.title, *texts[d]])))
-                    for d in pool
-                }
-                parents = {d: links_of(d)[:1] for d in pool}
-                asked = {n.lower() for n in names_in(ep.question.question)}
-                sents = {
-                    d: [
-                        (frozenset(content_words(x)), frozenset(names_in(x) - asked))
-                        for text in texts[d]
-                        for x in sentences(text)
-                    ]
-                    for d in pool
-                }
-                titles = {d: best[d].cand.chunk.title.lower() for d in pool}
-                order = by_link(clues, order, words, parents, self.keep_docs, sents, titles)
+            if clue_first and len(clues) > 1:
+                picked = self._clue_docs(ep, clues, order, best, chunks, links_of)
+                first = [d for _, d in picked]
+                order = first + [d for d in order if d not in first]
         return order, best, chunks
+
+    @staticmethod
+    def _links_of(ep: _EpisodeState, ranked: list[_Ranked]) -> Callable[[str], list[str]]:
+        """A document's chain links (see :meth:`Chain.links`), from its best chunk."""
+        chain = ep.chain()
+        firsts: dict[str, Candidate] = {}
+        for r in ranked:
+            firsts.setdefault(r.cand.chunk.doc_id, r.cand)
+
+        def links_of(doc: str) -> list[str]:
+            return chain.links(firsts.get(doc))
+
+        return links_of
+
+    def _clue_docs(
+        self,
+        ep: _EpisodeState,
+        clues: list[str],
+        pool: list[str],
+        best: dict[str, _Ranked],
+        chunks: dict[str, list[str]],
+        links_of: Callable[[str], list[str]],
+    ) -> list[tuple[int, str]]:
+        """:func:`clue_docs` over the documents in view (``pool``, best first)."""
+        # a document answers a clue with any of its chunks in view
+        texts = {
+            d: [ep.cands[c].chunk.text for c in chunks[d] if c in ep.cands]
+            or [best[d].cand.chunk.text]
+            for d in pool
+        }
+        words = {
+            d: frozenset(content_words("\n".join([best[d].cand.chunk.title, *texts[d]])))
+            for d in pool
+        }
+        parents = {d: links_of(d)[:1] for d in pool}
+        asked = {n.lower() for n in names_in(ep.question.question)}
+        sents = {
+            d: [
+                (frozenset(content_words(x)), frozenset(names_in(x) - asked))
+                for text in texts[d]
+                for x in sentences(text)
+            ]
+            for d in pool
+        }
+        titles = {d: best[d].cand.chunk.title.lower() for d in pool}
+        return clue_docs(clues, pool, words, parents, self.keep_docs, sents, titles)
 
     def _final(
         self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]
