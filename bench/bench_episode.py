@@ -1,0 +1,100 @@
+"""Local-policy episode time on a dev index, query embeddings cached: the policy and harness cost.
+
+Runs the shipped local policy (shipped controls, or ``--local KEY=VALUE``) on the
+first ``--questions`` questions of a pooled dev set once to warm the query
+embedding cache (and every per-process memo a long-running service would have
+warm), then ``--passes`` more times, timing each episode. Prints per pass the
+p50 / p95 of the episode wall time and the process CPU time per episode, then
+the median over passes. This 2-core VM's speed drifts by up to 40% within an
+hour; several passes, and the CPU figure beside the wall figure, show how much of
+a difference is the machine's.
+
+Usage::
+
+    .venv/bin/python bench/bench_episode.py [--dataset hotpotqa] [--questions 60] [--passes 5]
+
+Needs ``../shared/data/dev`` (skips with a message without it). Prints figures;
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from bench_policies import DATASETS, DEV
+
+from thresher.config import Config
+from thresher.harness.episode import run_episode
+from thresher.index.embedded import EmbeddedStore
+from thresher.policies.local.policy import LocalPolicy
+from thresher.tasks.task import Task
+from thresher.train.local.data import ensure_index, group_tasks
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", choices=list(DATASETS), default="hotpotqa")
+    ap.add_argument("--questions", type=int, default=60)
+    ap.add_argument("--passes", type=int, default=5)
+    ap.add_argument("--data", default=str(DEV), help="the dev data folder")
+    ap.add_argument("--cache", default="/tmp/thresher-dev-index")
+    ap.add_argument("--local", action="append", default=[], metavar="KEY=VALUE")
+    args = ap.parse_args()
+    files = [Path(args.data) / f for f in DATASETS[args.dataset]]
+    if not all(f.exists() for f in files):
+        print(f"skipped: {args.data} lacks {', '.join(DATASETS[args.dataset])}")
+        return 0
+    options = {
+        k: float(v) if "." in v else int(v) for k, _, v in (o.partition("=") for o in args.local)
+    }
+    config = Config()
+    store = EmbeddedStore(ensure_index(files, Path(args.cache) / args.dataset, config), config)
+    tasks = [t for f in files for t in _questions(f)][: args.questions]
+    print(
+        f"{args.dataset}: {len(tasks)} questions, {store.stats().chunks} chunks; "
+        f"local policy {options or '(shipped controls)'}"
+    )
+
+    def one_pass() -> tuple[list[float], float, float]:
+        cpu = time.process_time()
+        ms = []
+        turns = 0
+        for task in tasks:
+            result = run_episode(
+                task.question, store, LocalPolicy(config=config, **options), config
+            )
+            ms.append(result.wall_s * 1000)
+            turns += result.turns
+        n = len(tasks)
+        return ms, (time.process_time() - cpu) * 1000 / n, turns / n
+
+    one_pass()  # query embeddings and per-process memos warm
+    p50s = []
+    for i in range(1, args.passes + 1):
+        ms, cpu_ms, turns = one_pass()
+        p50s.append(statistics.median(ms))
+        print(
+            f"pass {i}: p50 {p50s[-1]:.1f} ms, p95 {_pct(ms, 0.95):.1f} ms, "
+            f"CPU {cpu_ms:.1f} ms/episode, {turns:.2f} turns"
+        )
+    print(f"median of the passes' p50: {statistics.median(p50s):.1f} ms (min {min(p50s):.1f})")
+    return 0
+
+
+def _questions(path: Path) -> list[Task]:
+    if path.name == DATASETS["musique"][1]:  # the corpus file: passages, no questions
+        return []
+    return group_tasks([path])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
