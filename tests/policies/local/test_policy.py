@@ -89,3 +89,19 @@ def test_generated_world_episode(world_index):
         assert r.exit_reason is ExitReason.ANSWERED, r.message
         assert r.documents and len(r.documents) <= config.episode.max_final_documents
         assert r.turns >= 2
+
+
+def test_follow_ups_rank_only_their_best_fused_hits(store, config):
+    """``rerank_depth`` cuts what a follow-up's scorer sees, never the question's search."""
+    pools: dict[str, int] = {}
+
+    def record(kind, question, cands, *rest):
+        if kind == "pool":
+            pools[cands[0].subquery] = len(cands)
+
+    policy = LocalPolicy(config=config, stop_at=1.01, rerank_depth=2, recorder=record)
+    run_episode(QUESTION, store, policy, config)
+    follow_ups = [n for q, n in pools.items() if q != QUESTION]
+    assert follow_ups and max(follow_ups) <= 2
+    assert pools[QUESTION] > 2
+    assert LocalPolicy(config=config).rerank_depth == 30  # the shipped default
