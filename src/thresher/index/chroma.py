@@ -150,9 +150,13 @@ class CollectionStore:
         view = self._view()
         excluded = set(exclude)
         depth = max(self.config.retrieval.per_retriever, k)
-        dense_future = self._pool.submit(self._dense, view, query, depth, excluded)
-        lexical = view.bm25.search(query, depth, excluded)
-        dense = dense_future.result()
+        if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
+            lexical = view.bm25.search(query, depth, excluded)
+            dense = self._dense(view, query, depth, excluded)
+        else:
+            dense_future = self._pool.submit(self._dense, view, query, depth, excluded)
+            lexical = view.bm25.search(query, depth, excluded)
+            dense = dense_future.result()
         fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
         chunks = self._chunks(view, [f.key for f in fused])
         return [
@@ -191,8 +195,9 @@ class CollectionStore:
         if n <= 0:
             return []
         vector = self._queries.embed_query(query)
-        if view.exact is not None and total <= self.config.retrieval.exact_dense_max_chunks:
-            return view.exact.get().search(vector, depth, exclude)  # deterministic, as fast
+        exact = self._exact(view)
+        if exact is not None:
+            return exact.get().search(vector, depth, exclude)  # deterministic, as fast
         found = view.collection.query(query_embeddings=[vector], n_results=n, include=["distances"])
         pairs = [
             (cid, 1.0 - float(dist))
@@ -201,6 +206,12 @@ class CollectionStore:
         ]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:depth]
+
+    def _exact(self, view: IndexView) -> LazyExactDense | None:
+        """The exact scan dense search over ``view`` uses (small indexes), else None."""
+        if len(view.bm25) > self.config.retrieval.exact_dense_max_chunks:
+            return None
+        return view.exact
 
     def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
         """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
