@@ -286,6 +286,37 @@ def test_wall_time_timeout_of_a_hanging_policy(store, config):
     assert events(r, Refusal)[-1].code == "timeout"
 
 
+class InProcessScript(ScriptedPolicy):
+    """A scripted policy that declares itself in-process (as the local policy does)."""
+
+    in_process = True
+
+
+def test_an_in_process_policy_is_called_on_the_episodes_thread(store, config):
+    threads: list[int] = []
+
+    def note(action):
+        return lambda obs: threads.append(threading.get_ident()) or action
+
+    policy = InProcessScript([note(turn(call("grep_corpus", pattern="salt"))), note(answer())])
+    r = run_episode(Q, store, policy, config)
+    assert r.exit_reason is ExitReason.ANSWERED
+    assert threads == [threading.get_ident()] * 2
+
+
+def test_an_in_process_policy_past_the_wall_time_times_out_and_a_stop_is_seen(store, config):
+    import time
+
+    quick = config.override({"episode.wall_time_s": 0.2})
+    slow = InProcessScript([lambda obs: time.sleep(0.3) or answer()])
+    r = run_episode(Q, store, slow, quick)
+    assert r.exit_reason is ExitReason.TIMEOUT
+    assert events(r, Refusal)[-1].code == "timeout"
+    never = InProcessScript([lambda obs: answer()])
+    r = run_episode(Q, store, never, config, should_stop=lambda: True)
+    assert r.exit_reason is ExitReason.CANCELLED and not never.observations
+
+
 def test_internal_error_still_returns_a_result(store, config):
     def explode(event):
         if event.type == "tool_result":

@@ -50,7 +50,12 @@ from thresher.harness.budget import (
 from thresher.harness.calls import CallRunner
 from thresher.harness.final import DroppedId
 from thresher.harness.observation import Observation, build_observation
-from thresher.harness.policy import ChoosesRetrievalMode, Policy, SearchReranker
+from thresher.harness.policy import (
+    ChoosesRetrievalMode,
+    InProcessPolicy,
+    Policy,
+    SearchReranker,
+)
 from thresher.harness.render import (
     TranscriptCounter,
     flagged_in_view,
@@ -326,8 +331,10 @@ class _Episode:
         """The policy's reply and its time, or the Result ending the episode."""
         start = time.perf_counter()
         try:
-            job = submit(lambda: self.policy.propose(observation))
-            value = self.wait(job)
+            if isinstance(self.policy, InProcessPolicy) and self.policy.in_process:
+                value = self.call_here(observation)
+            else:
+                value = self.wait(submit(lambda: self.policy.propose(observation)))
         except _Stopped:
             self.emit(ProposalEvent(turn=turn, valid=False, raw="(cancelled before a reply)"))
             self.emit(Refusal(turn=turn, code="cancelled", message=CANCELLED_MESSAGE))
@@ -346,6 +353,17 @@ class _Episode:
             self.emit(Refusal(turn=turn, code="policy_exception", message=message[:2000]))
             return self.finish(ExitReason.POLICY_ERROR, message)
         return value, round(time.perf_counter() - start, 6)
+
+    def call_here(self, observation: Observation) -> Any:
+        """An in-process policy's reply, on this thread (see :class:`InProcessPolicy`):
+        ``_Stopped`` when the caller stopped before it, ``TimeoutError`` when the
+        reply came past the wall time, as :meth:`wait` would."""
+        if self.stopped():
+            raise _Stopped
+        value = self.policy.propose(observation)
+        if self.elapsed() > self.config.episode.wall_time_s:
+            raise TimeoutError
+        return value
 
     def stopped(self) -> bool:
         """Whether the caller asked the episode to stop (``should_stop``)."""

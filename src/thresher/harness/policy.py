@@ -35,6 +35,7 @@ __all__ = [
     "SearchReranker",
     "RerankRequest",
     "ChoosesRetrievalMode",
+    "InProcessPolicy",
     "QuestionScorer",
 ]
 
@@ -94,6 +95,21 @@ class SearchReranker(Protocol):
     def rerank(self, request: RerankRequest) -> Sequence[Hit]:
         """The hits to show, best first (a subset of ``request.hits``; may be shorter)."""
         ...
+
+
+@runtime_checkable
+class InProcessPolicy(Protocol):
+    """A policy whose ``propose`` is bounded work in this process (no model call, no
+    I/O), when ``in_process`` is true.
+
+    The harness calls it on the episode's own thread rather than handing each turn
+    to a worker and waiting: for a policy whose turn takes a few milliseconds the
+    two thread switches cost more than the turn (a local-policy episode of 6.5
+    turns ran 10-15% faster). Its time still counts toward the wall time, but a
+    call is not cut short, and a stop request is seen between turns.
+    """
+
+    in_process: bool
 
 
 @runtime_checkable

@@ -153,6 +153,8 @@ class LocalPolicy:
 
     name = "local"
     system_prompt = DEFAULT_SYSTEM_PROMPT
+    #: no model call and no I/O: the harness calls ``propose`` on the episode's thread
+    in_process = True
 
     def __init__(
         self,
