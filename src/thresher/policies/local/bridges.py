@@ -198,6 +198,12 @@ def _norm(title: str) -> str:
     return title.lower().strip()
 
 
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """Content words of a short text (a phrase, a title, the question), memoized."""
+    return frozenset(content_words(text))
+
+
 @lru_cache(maxsize=2048)
 def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
     """Content words of an anchor and the chain that led to it (memoized per anchor)."""
@@ -239,7 +245,7 @@ def bridge_queries(
         phrase plus the question's words that neither the anchor nor the phrase covers.
     """
     q_lower = question.lower()
-    q_words = content_words(question)
+    q_words = _words(question)
     chain = links(question)
     done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
@@ -262,7 +268,7 @@ def bridge_queries(
         # follow-up asks link d + 1
         depth = min(len(anchor.path) if anchor.clue is None else anchor.clue, len(chain) - 1)
         focus = chain[min(depth + 1, len(chain) - 1)] if len(chain) > 1 else ""
-        solved_words = content_words(" ".join(link_words(chain[depth]))) if focus else set()
+        solved_words = _words(" ".join(link_words(chain[depth]))) if focus else frozenset()
         for sent_lower, sent_words, spans in _sentence_facts(anchor.text):
             overlap = 0.1 * len(sent_words & q_words) + 0.4 * len(sent_words & solved_words)
             if anchor.via and contains_phrase(sent_lower, anchor.via):
@@ -282,10 +288,10 @@ def bridge_queries(
                 repeats = 0.05 * min(text_lower.count(key) - 1, 4)
                 candidates[key] = (span, named + repeats + overlap)
         for key, (phrase, bonus) in candidates.items():
-            words = content_words(phrase)
+            words = _words(phrase)
             if not words or key == title_lower or key in done or contains_phrase(q_lower, phrase):
                 continue
-            if words <= q_words or words <= content_words(anchor.title):
+            if words <= q_words or words <= _words(anchor.title):
                 continue
             kind = "title" if bonus >= 1.0 else "entity"
             score = anchor.weight * (1.0 + bonus + 0.05 * min(len(words), 4))

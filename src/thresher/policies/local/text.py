@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 __all__ = [
     "STOPWORDS",
@@ -63,13 +64,21 @@ def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: in
     cue_words: set[str] = set()
     for cue in cues:
         cue_words |= content_words(cue)
-    sents = sentences(text)
+    sents, sent_words = _sentence_words(text)
     if not sents:
         return ""
-    scored = sorted(range(len(sents)), key=lambda i: (-len(content_words(sents[i]) & cue_words), i))
+    scored = sorted(range(len(sents)), key=lambda i: (-len(sent_words[i] & cue_words), i))
     chosen = sorted(scored[: max(1, limit)])
     out = " ".join(sents[i] for i in chosen)
     return out if len(out) <= max_chars else out[: max_chars - 1].rstrip() + "…"
+
+
+@lru_cache(maxsize=2048)
+def _sentence_words(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """``text``'s sentences and each one's content words (memoized: a document is
+    justified again in every answer that cites it)."""
+    sents = tuple(sentences(text))
+    return sents, tuple(frozenset(content_words(x)) for x in sents)
 
 
 def contains_phrase(haystack_lower: str, phrase: str) -> bool:
