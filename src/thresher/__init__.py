@@ -9,7 +9,7 @@ The public surface, imported lazily so that ``import thresher`` (and the CLI's
 - :func:`open_store`, :func:`ingest` — open an index (a folder or a Chroma server URL)
   and add documents to it;
 - :class:`Policy` — the protocol a policy implements (with its optional capabilities
-  :class:`SearchReranker` and :class:`ChoosesRetrievalMode`);
+  :class:`SearchReranker`, :class:`ChoosesRetrievalMode` and :class:`InProcessPolicy`);
 - :mod:`thresher.errors` — the typed errors.
 """
 
@@ -34,6 +34,7 @@ _LAZY = {
     "Policy": "thresher.harness.policy",
     "SearchReranker": "thresher.harness.policy",
     "ChoosesRetrievalMode": "thresher.harness.policy",
+    "InProcessPolicy": "thresher.harness.policy",
 }
 
 __all__ = [
@@ -49,12 +50,18 @@ __all__ = [
     "Policy",
     "SearchReranker",
     "ChoosesRetrievalMode",
+    "InProcessPolicy",
 ]
 
 if TYPE_CHECKING:
     from thresher.api import search
     from thresher.config import Config
-    from thresher.harness.policy import ChoosesRetrievalMode, Policy, SearchReranker
+    from thresher.harness.policy import (
+        ChoosesRetrievalMode,
+        InProcessPolicy,
+        Policy,
+        SearchReranker,
+    )
     from thresher.harness.result import ExitReason, Result, ResultDocument
     from thresher.index.backends import ingest, open_store
 
