@@ -173,6 +173,7 @@ class AnchorView:
 
     @classmethod
     def of(cls, cand: Candidate, weight: float) -> AnchorView:
+        """The view of a candidate's chunk, keyed for the pair memo."""
         chunk = cand.chunk
         return cls(
             chunk.doc_id,
