@@ -106,3 +106,28 @@ def test_by_link_reaches_past_the_best_documents_for_one_found_through_the_previ
     out = by_link(clues, order, words, {"town": ["filing"]}, 5)
     assert out[:2] == ["filing", "town"]
     assert by_link(clues, order, words, {}, 5)[:2] == ["filing", "f0"]
+
+
+def test_by_link_prefers_the_document_stating_the_whole_clue_over_a_citing_one() -> None:
+    """The patent citing the code the product page states holds 2 of the clue's 5 words;
+    the e-mail states the whole clue and shares a name with the page: the clue's words
+    count twice, so the e-mail answers the clue."""
+    clues = [
+        "The Bronseix [A] is built on patent [B].",
+        "The Trelbi [C] is built on the method described in patent [B].",
+    ]
+    words = {
+        "page": frozenset({"bronseix", "built", "patent"}),
+        "citing": frozenset({"patent", "described"}),
+        "stating": frozenset({"trelbi", "built", "method", "described", "patent"}),
+    }
+    sentences = {
+        "page": [
+            (frozenset({"bronseix", "built", "patent"}), frozenset({"gr-1"})),
+            (frozenset({"lab"}), frozenset({"lab x"})),
+        ],
+        "citing": [(frozenset({"patent"}), frozenset({"gr-1", "gr-2"}))],
+        "stating": [(frozenset({"trelbi", "built"}), frozenset({"lab x", "trelbi q-7"}))],
+    }
+    order = ["page", "citing", "stating"]
+    assert by_link(clues, order, words, {}, 5, sentences)[:2] == ["page", "stating"]
