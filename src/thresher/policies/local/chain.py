@@ -133,7 +133,7 @@ def by_link(
     titles: Mapping[str, str] | None = None,
 ) -> list[str]:
     """``order`` with, first, the best document for each clue of a clue chain
-    (:func:`clue_docs`); the rest follow in their order."""
+    (:func:`clue_docs`, same arguments); the rest follow in their order."""
     out = [d for _, d in clue_docs(clues, order, words, parent, keep, sentences, titles)]
     return out + [d for d in order if d not in out]
 
@@ -153,9 +153,8 @@ def clue_docs(
     A question stated as linked clues needs one document per clue. For each clue
     in order, among the best ``keep * 3`` documents of those in ``words`` (and any
     further one found through the previous clue's document or sharing a name with
-    it), the one
-    holding most of the clue's words (share × :data:`WORDS_WEIGHT`) takes the next
-    place. A document continues
+    it), the one holding most of the clue's words (share × :data:`WORDS_WEIGHT`)
+    takes the next place. A document continues
     the chain and counts more when its nearest chain link (``parent``) is the
     previous clue's document (+1), or when it holds the name the previous clue's
     document gives in its sentence stating that clue (+1.5: the clue's unknown;
@@ -214,7 +213,7 @@ def _bonus(
     shared: frozenset[str],
     title: str,
 ) -> float:
-    """How strongly ``doc`` continues the chain from ``prev`` (see :func:`by_link`)."""
+    """How strongly ``doc`` continues the chain from ``prev`` (see :func:`clue_docs`)."""
     held = names.get(doc, frozenset())
     link = 1.5 if stated & held else 0.5 if shared & held else 0.0
     about = 0.5 if any(contains_phrase(title, n) for n in stated) else 0.0

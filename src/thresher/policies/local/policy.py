@@ -40,8 +40,9 @@ in their lineage.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,14 @@ from thresher.policies.local.bridges import (
     names_in,
     question_patterns,
 )
-from thresher.policies.local.chain import Chain, chain_order, clue_docs
+from thresher.policies.local.chain import Chain, Sentences, by_link, chain_order, clue_docs
 from thresher.policies.local.decompose import links
 from thresher.policies.local.features import (
     AnchorView,
     Candidate,
     QuestionContext,
     base_matrix,
+    chunk_words,
     link_matrix,
     lower_text,
 )
@@ -374,7 +376,10 @@ class LocalPolicy:
         if len(clues) < 2 or not self.chain_order:
             return None
         order, best, chunks = self._answer_docs(ep, ranked, active, clue_first=False)
-        picked = self._clue_docs(ep, clues, order, best, chunks, self._links_of(ep, ranked))
+        words, parents, sents, titles = self._clue_inputs(
+            ep, order, best, chunks, self._links_of(ep, ranked)
+        )
+        picked = clue_docs(clues, order, words, parents, self.keep_docs, sents, titles)
         if not picked or picked[-1][0] >= len(clues) - 1:
             return None
         clue, doc = picked[-1]
@@ -458,9 +463,8 @@ class LocalPolicy:
             order = chain_order(order, self.keep_docs, links_of)
             clues = links(ep.question.question)
             if clue_first and len(clues) > 1:
-                picked = self._clue_docs(ep, clues, order, best, chunks, links_of)
-                first = [d for _, d in picked]
-                order = first + [d for d in order if d not in first]
+                words, parents, sents, titles = self._clue_inputs(ep, order, best, chunks, links_of)
+                order = by_link(clues, order, words, parents, self.keep_docs, sents, titles)
         return order, best, chunks
 
     @staticmethod
@@ -476,38 +480,31 @@ class LocalPolicy:
 
         return links_of
 
-    def _clue_docs(
-        self,
+    @staticmethod
+    def _clue_inputs(
         ep: _EpisodeState,
-        clues: list[str],
         pool: list[str],
         best: dict[str, _Ranked],
         chunks: dict[str, list[str]],
         links_of: Callable[[str], list[str]],
-    ) -> list[tuple[int, str]]:
-        """:func:`clue_docs` over the documents in view (``pool``, best first)."""
-        # a document answers a clue with any of its chunks in view
-        texts = {
-            d: [ep.cands[c].chunk.text for c in chunks[d] if c in ep.cands]
-            or [best[d].cand.chunk.text]
+    ) -> tuple[
+        dict[str, frozenset[str]], dict[str, list[str]], Mapping[str, Sentences], dict[str, str]
+    ]:
+        """What :func:`clue_docs` reads of the documents in view (``pool``, best first):
+        each one's words, nearest chain link, sentences and title. A document answers
+        a clue with any of its chunks in view."""
+        held = {
+            d: [ep.cands[c].chunk for c in chunks[d] if c in ep.cands] or [best[d].cand.chunk]
             for d in pool
         }
-        words = {
-            d: frozenset(content_words("\n".join([best[d].cand.chunk.title, *texts[d]])))
-            for d in pool
-        }
+        asked = frozenset(n.lower() for n in names_in(ep.question.question))
+        words = {d: frozenset().union(*(chunk_words(c)[0] for c in held[d])) for d in pool}
         parents = {d: links_of(d)[:1] for d in pool}
-        asked = {n.lower() for n in names_in(ep.question.question)}
         sents = {
-            d: [
-                (frozenset(content_words(x)), frozenset(names_in(x) - asked))
-                for text in texts[d]
-                for x in sentences(text)
-            ]
-            for d in pool
+            d: [(w, n - asked) for c in held[d] for w, n in _sentence_names(c.text)] for d in pool
         }
         titles = {d: best[d].cand.chunk.title.lower() for d in pool}
-        return clue_docs(clues, pool, words, parents, self.keep_docs, sents, titles)
+        return words, parents, sents, titles
 
     def _final(
         self, ep: _EpisodeState, obs: Observation, ranked: list[_Ranked]
@@ -660,6 +657,13 @@ def _anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[
         if len(out) >= k:
             break
     return out
+
+
+@lru_cache(maxsize=4096)
+def _sentence_names(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """Per sentence of ``text``: its content words and the names and codes it holds
+    (memoized: a clue chain reads the documents in view again on every hop)."""
+    return tuple((frozenset(content_words(x)), frozenset(names_in(x))) for x in sentences(text))
 
 
 def _question_scores(origin: LineageRecord | None, question: str) -> tuple[float, float]:
