@@ -20,7 +20,7 @@ from thresher.policies.local.text import (
     STOPWORDS,
     contains_phrase,
     content_words,
-    sentences,
+    sentence_words,
 )
 
 __all__ = [
@@ -214,9 +214,9 @@ def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
 def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
     """Per sentence of ``text``: (lowercased, content words, entity spans). Memoized: the
     same anchors are read again on each hop."""
+    sents, words = sentence_words(text)
     return tuple(
-        (sent.lower(), frozenset(content_words(sent)), tuple(entity_spans(sent)))
-        for sent in sentences(text)
+        (sent.lower(), w, tuple(entity_spans(sent))) for sent, w in zip(sents, words, strict=True)
     )
 
 

@@ -78,7 +78,7 @@ from thresher.policies.local.text import (
     best_sentences,
     contains_phrase,
     content_words,
-    sentences,
+    sentence_words,
 )
 
 __all__ = ["LocalPolicy", "Recorder", "DEFAULT_CONTROLS"]
@@ -663,7 +663,8 @@ def _anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[
 def _sentence_names(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """Per sentence of ``text``: its content words and the names and codes it holds
     (memoized: a clue chain reads the documents in view again on every hop)."""
-    return tuple((frozenset(content_words(x)), frozenset(names_in(x))) for x in sentences(text))
+    sents, words = sentence_words(text)
+    return tuple((w, frozenset(names_in(x))) for x, w in zip(sents, words, strict=True))
 
 
 def _question_scores(origin: LineageRecord | None, question: str) -> tuple[float, float]:

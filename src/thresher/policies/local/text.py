@@ -15,6 +15,7 @@ __all__ = [
     "words",
     "content_words",
     "sentences",
+    "sentence_words",
     "best_sentences",
     "contains_phrase",
 ]
@@ -64,7 +65,7 @@ def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: in
     cue_words: set[str] = set()
     for cue in cues:
         cue_words |= content_words(cue)
-    sents, sent_words = _sentence_words(text)
+    sents, sent_words = sentence_words(text)
     if not sents:
         return ""
     scored = sorted(range(len(sents)), key=lambda i: (-len(sent_words[i] & cue_words), i))
@@ -73,10 +74,10 @@ def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: in
     return out if len(out) <= max_chars else out[: max_chars - 1].rstrip() + "…"
 
 
-@lru_cache(maxsize=2048)
-def _sentence_words(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
-    """``text``'s sentences and each one's content words (memoized: a document is
-    justified again in every answer that cites it)."""
+@lru_cache(maxsize=4096)
+def sentence_words(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+    """``text``'s :func:`sentences` and each one's :func:`content_words` (memoized: the
+    same chunk is read again on every hop, and justified in every answer citing it)."""
     sents = tuple(sentences(text))
     return sents, tuple(frozenset(content_words(x)) for x in sents)
 
