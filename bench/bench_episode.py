@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench_policies import DATASETS, DEV
+from bench_policies import DATASETS, DEV, parse_local
 
 from thresher.config import Config
 from thresher.harness.episode import run_episode
@@ -53,9 +53,7 @@ def main() -> int:
     if not all(f.exists() for f in files):
         print(f"skipped: {args.data} lacks {', '.join(DATASETS[args.dataset])}")
         return 0
-    options = {
-        k: float(v) if "." in v else int(v) for k, _, v in (o.partition("=") for o in args.local)
-    }
+    options = parse_local(args.local)
     config = Config()
     store = EmbeddedStore(ensure_index(files, Path(args.cache) / args.dataset, config), config)
     tasks = [t for f in files for t in _questions(f)][: args.questions]

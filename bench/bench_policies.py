@@ -89,6 +89,11 @@ DATASETS = {
 GROUPS = {"both": ["hotpotqa", "musique"], "all": ["hotpotqa", "musique", "2wiki"]}
 
 
+def parse_local(pairs: Sequence[str]) -> dict[str, float | int]:
+    """``--local KEY=VALUE`` settings: a number with a dot is a float, else an int."""
+    return {k: float(v) if "." in v else int(v) for k, _, v in (o.partition("=") for o in pairs)}
+
+
 @dataclass
 class Row:
     recall: float
@@ -265,9 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a LocalPolicy option for the local and no-prune rows (e.g. max_hops=4; repeatable)",
     )
     args = ap.parse_args(argv)
-    local_options = {
-        k: float(v) if "." in v else int(v) for k, _, v in (o.partition("=") for o in args.local)
-    }
+    local_options = parse_local(args.local)
     # collection runs the hops the local rows may take (stop_at aside: it runs them all)
     collect_opts = {k: v for k, v in local_options.items() if k != "stop_at"}
     names = GROUPS.get(args.dataset, [args.dataset])
