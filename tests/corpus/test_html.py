@@ -114,3 +114,21 @@ def test_text_painted_in_its_background_or_placed_off_screen_is_hidden() -> None
     ):
         text, _, _ = html_to_text(f"<p>seen {visible}</p>")
         assert "kept" in text, visible
+
+
+def test_site_navigation_and_footer_are_dropped_where_the_page_marks_them() -> None:
+    page = (
+        '<div class="nav"><a href="/">Main page</a> | <a href="/random">Random article</a></div>'
+        "<nav>Home | About</nav><ul role=navigation><li>Menu item</ul>"
+        '<div id="breadcrumbs">Site &gt; People</div>'
+        "<h1>Bokrin Zeinrast</h1><p>Bokrin Zeinrast was born in Stosstead.</p>"
+        '<div class="navigation-notes">kept: a class that only starts like one</div>'
+        '<table class="infobox"><tr><th>Born</th><td>1984</td></tr></table>'
+        '<footer>From The Open Encyclopedia.</footer><div class="site-footer">Privacy</div>'
+    )
+    text, title, counts = html_to_text(page)
+    for gone in ("Main page", "Random", "Home", "Menu item", "Site >", "Encyclopedia", "Privacy"):
+        assert gone not in text
+    assert text.startswith("Bokrin Zeinrast\n\nBokrin Zeinrast was born in Stosstead.")
+    assert "kept: a class" in text and "Born 1984" in text
+    assert title == "Bokrin Zeinrast" and counts == {}  # chrome is no hidden text

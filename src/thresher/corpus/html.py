@@ -8,7 +8,13 @@ coloured like its own background (``color:#fff;background-color:#fff``), or
 positioned off screen (``position:absolute|fixed`` with a left/top/right offset
 of -1000px or more, or ``text-indent`` of -1000px or more).
 Hidden elements are counted (``hidden_html``): hidden text is a classic
-carrier of prompt injections. Block elements become paragraph breaks, ``br``
+carrier of prompt injections. Site chrome is dropped too, as boilerplate
+removers (Readability, trafilatura) do, but only where the page marks it
+unambiguously: ``nav`` and ``footer`` elements, ``role="navigation"`` or
+``"contentinfo"``, and a class or id that is exactly a navigation or footer name
+(``nav``, ``navbar``, ``breadcrumbs``, ``footer``, ...). The same menu on every
+page of a site is no evidence; in every chunk it costs tokens and lends every
+page the same words ("Main page | Random article | Contents | Help"). Block elements become paragraph breaks, ``br``
 a line break; other whitespace is collapsed as a browser would (except in
 ``pre``).
 
@@ -36,6 +42,13 @@ _BLOCK = frozenset(
      "summary", "table", "tbody", "tfoot", "thead", "ul"}
 )  # fmt: skip
 _LINE = frozenset({"li", "tr", "dt", "dd", "option", "caption"})
+#: site chrome: elements, ARIA roles, and class or id tokens that name it exactly
+_CHROME_TAGS = frozenset({"nav", "footer"})
+_CHROME_ROLES = frozenset({"navigation", "contentinfo"})
+_CHROME_NAMES = frozenset(
+    {"nav", "navbar", "navigation", "site-nav", "sitenav", "breadcrumb", "breadcrumbs",
+     "footer", "site-footer", "page-footer", "skip-link"}
+)  # fmt: skip
 # Start tags that implicitly close an open <p> (HTML "p end tag may be omitted").
 _CLOSES_P = frozenset(
     {"address", "article", "aside", "blockquote", "details", "div", "dl", "fieldset", "figure",
@@ -85,6 +98,20 @@ def _is_hidden(attrs: list[tuple[str, str | None]]) -> bool:
         if name == "aria-hidden" and (value or "").strip().lower() == "true":
             return True
         if name == "style" and value and (_HIDDEN_STYLE.search(value) or _styled_away(value)):
+            return True
+    return False
+
+
+def _is_chrome(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
+    """Navigation or a page footer, as the page itself marks it."""
+    if tag in _CHROME_TAGS:
+        return True
+    for name, value in attrs:
+        if not value:
+            continue
+        if name == "role" and value.strip().lower() in _CHROME_ROLES:
+            return True
+        if name in ("class", "id") and any(t in _CHROME_NAMES for t in value.lower().split()):
             return True
     return False
 
@@ -161,7 +188,7 @@ class _TextExtractor(HTMLParser):
         by_attr = _is_hidden(attrs)
         if by_attr and not parent_invisible:
             self.hidden += 1
-        invisible = parent_invisible or by_attr or tag in _DROP
+        invisible = parent_invisible or by_attr or tag in _DROP or _is_chrome(tag, attrs)
         if tag in _BLOCK:
             self._break(2)
         elif tag in _LINE:

@@ -2,9 +2,10 @@
 products and trade events.
 
 Pages carry the boilerplate of a real site (navigation, footer, a stylesheet,
-sometimes a script) and about a third of them hide a prompt-injection sentence in
-an element a browser does not show (``display:none``, the ``hidden`` attribute, a
-script, a comment). The ingester must drop it; ``RenderedDoc.hidden`` records it
+sometimes a script; the ingester drops all four, so the visible text lacks
+them) and about a third of them hide a prompt-injection sentence in an element
+a browser does not show (``display:none``, the ``hidden`` attribute, a script,
+a comment). The ingester must drop it; ``RenderedDoc.hidden`` records it
 so tests can check that it did.
 """
 
@@ -60,7 +61,6 @@ def _page(
             ("hidden", (rng.choice(("display", "attr", "script", "comment")), text)),
         )
         hidden.append(text)
-    nav = "Main page | Random article | Contents | Help"
     footer = f"From {site}, a fictional encyclopedia. All names on this page are invented."
     head = [
         "<!DOCTYPE html>",
@@ -79,7 +79,7 @@ def _page(
         '<a href="/contents">Contents</a> | <a href="/help">Help</a></div>',
         f"<h1>{_esc(title)}</h1>",
     ]
-    visible = [nav, title]
+    visible = [title]  # the ingester drops the site's navigation and footer
     for kind, value in blocks:
         if kind == "p":
             body.append(f"<p>{_esc(value)}</p>")
@@ -97,7 +97,6 @@ def _page(
         elif kind == "hidden":
             body.append(_hidden_html(*value))
     body += [f'<div class="footer">{_esc(footer)}</div>', "</body>", "</html>", ""]
-    visible.append(footer)
     return "\n".join(head + body), "\n\n".join(visible), hidden
 
 
