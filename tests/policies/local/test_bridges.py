@@ -179,3 +179,25 @@ def test_a_clue_chain_pairs_each_bridge_with_its_next_link():
     # unknown, it is taken for clue 1's page and asks clue 2, whose words it holds
     unknown = Anchor("n#0", "n", "Tholze", "The Tholze QX-7 will be unveiled there.", 0.8)
     assert bridge_queries(question, [unknown], {}, limit=1)[0].query == "Tholze QX-7"
+
+
+def test_a_document_found_through_a_name_passes_its_own_name_on():
+    """Found through patent A, patent B states "B relies on A": the next clue asks what
+    names B, this document's own code (its title), not one of its inventors."""
+    question = (
+        "Follow the chain. The Nysbon DC-2 uses the process protected by patent [A]. Among the "
+        "prior art, patent [B] relies on patent [A]. The [C] is built on the method described "
+        "in patent [B]. Which name belongs in place of [?]?"
+    )
+    text = (
+        "Patent number: TY-2006-863820\nInventors: Behur Shoursirky; Bokrin Jaifest\n\n"
+        "Among the prior art, patent TY-2006-863820 relies on patent TY-1996-043505."
+    )
+    email = "The Nysbon DC-2 uses the process protected by patent TY-1996-043505."
+    patent = Anchor("b#0", "b", "TY-2006-863820", text, 0.9, (email,), "TY-1996-043505")
+    best = bridge_queries(question, [patent], {}, limit=1)[0]
+    assert best.phrase == "TY-2006-863820"
+    assert best.query == "TY-2006-863820 built method described"
+    # reached by the question's own search (no phrase led here), its own name is no bridge
+    found = Anchor("b#0", "b", "TY-2006-863820", text, 0.9)
+    assert all(b.phrase != "TY-2006-863820" for b in bridge_queries(question, [found], {}))

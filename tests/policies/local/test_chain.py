@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from thresher.corpus.document import Chunk
 from thresher.policies.local.bridges import Bridge
-from thresher.policies.local.chain import Chain, by_link, chain_order
+from thresher.policies.local.chain import Chain, CluePick, by_link, chain_order, clue_docs
 from thresher.policies.local.features import Candidate
 
 
@@ -126,8 +126,83 @@ def test_by_link_prefers_the_document_stating_the_whole_clue_over_a_citing_one()
             (frozenset({"bronseix", "built", "patent"}), frozenset({"gr-1"})),
             (frozenset({"lab"}), frozenset({"lab x"})),
         ],
-        "citing": [(frozenset({"patent"}), frozenset({"gr-1", "gr-2"}))],
-        "stating": [(frozenset({"trelbi", "built"}), frozenset({"lab x", "trelbi q-7"}))],
+        "citing": [(frozenset({"patent", "described"}), frozenset({"gr-1", "gr-2"}))],
+        "stating": [(words["stating"], frozenset({"lab x", "trelbi q-7"}))],
     }
     order = ["page", "citing", "stating"]
     assert by_link(clues, order, words, {}, 5, sentences)[:2] == ["page", "stating"]
+
+
+def test_a_clue_is_answered_by_one_sentence_not_by_words_spread_over_a_page() -> None:
+    """The product page names the product in one sentence and a launch in another; the
+    e-mail states "we will launch the product at ..." in one: the e-mail answers."""
+    clues = ["The Zagraith [A] is built on patent X-1.", "We will launch the Zagraith [A] at [B]."]
+    sentences = {
+        "email0": [(frozenset({"zagraith", "built", "patent"}), frozenset({"zagraith dz-1"}))],
+        "page": [
+            (frozenset({"zagraith", "made"}), frozenset({"zagraith dz-1"})),
+            (frozenset({"year", "launch"}), frozenset()),
+        ],
+        "email": [(frozenset({"launch", "zagraith"}), frozenset({"zagraith dz-1", "expo"}))],
+    }
+    words = {d: frozenset().union(*(w for w, _ in ss)) for d, ss in sentences.items()}
+    order = ["email0", "page", "email"]
+    assert by_link(clues, order, words, {}, 5, sentences)[:2] == ["email0", "email"]
+    # by the words of the whole document, the better-ranked page would tie and win
+    assert by_link(clues, order, words, {}, 5)[:2] == ["email0", "page"]
+
+
+def test_the_unknown_a_document_states_leaves_out_the_names_the_chain_came_through() -> None:
+    """Patent B states "B relies on A", found through A: clue 3's document holds B. The
+    patent A page holds A, the name the chain came through: no link, and the chain
+    stops there (``linked``) rather than at whatever holds clue 3's words."""
+    clues = [
+        "The Nysbon DC-2 uses patent [A].",
+        "Patent [B] relies on patent [A].",
+        "The [C] is built on patent [B].",
+    ]
+    sentences = {
+        "email": [(frozenset({"nysbon", "dc-2", "uses", "patent"}), frozenset({"ty-1"}))],
+        "b": [(frozenset({"patent", "relies"}), frozenset({"ty-1", "ty-2"}))],
+        "a": [(frozenset({"built", "patent"}), frozenset({"ty-1"}))],
+        "c": [(frozenset({"built", "patent"}), frozenset({"ty-2", "krel vk-6"}))],
+    }
+    words = {d: frozenset().union(*(w for w, _ in ss)) for d, ss in sentences.items()}
+    picks = clue_docs(clues, ["email", "b", "a", "c"], words, {}, 5, sentences)
+    assert picks == [CluePick(0, "email", True), CluePick(1, "b", True), CluePick(2, "c", True)]
+    # without the page that holds B, patent A's words answer clue 3 but do not link
+    picks = clue_docs(clues, ["email", "b", "a"], words, {}, 5, sentences)
+    assert picks[-1] == CluePick(2, "a", False)
+
+
+def test_a_clues_code_is_matched_as_the_documents_words_split_it() -> None:
+    """ "SY-2015-438482" is one word of the clue and sy, 2015, 438482 in a document: the
+    patent itself states clue 1, the better-ranked one citing another code does not."""
+    clues = ["The lead inventor named on patent SY-2015-438482 is [A].", "[A] works at [B]."]
+    sentences = {
+        "citing": [(frozenset({"lead", "inventor", "named", "patent", "sy", "2015", "173205"}),
+                    frozenset({"ada lo"}))],
+        "itself": [(frozenset({"lead", "inventor", "named", "patent", "sy", "2015", "438482"}),
+                    frozenset({"bo li"}))],
+    }  # fmt: skip
+    words = {d: frozenset().union(*(w for w, _ in ss)) for d, ss in sentences.items()}
+    assert by_link(clues, ["citing", "itself"], words, {}, 5, sentences)[0] == "itself"
+
+
+def test_the_page_about_the_previous_name_is_preferred_only_when_the_clue_is_about_it() -> None:
+    """ "The [B] is held every year in [A]" is stated by the expo's page as much as by the
+    page about the town [A] (both say "held" and name the town): the better ranked wins.
+    "[A] is where it is held" is about [A]: the town's page wins from further down."""
+    first = "Ty Ny was born in the town of [A]."
+    sentences = {
+        "person": [(frozenset({"ty", "ny", "born", "town"}), frozenset({"vrastby"}))],
+        "town": [(frozenset({"held", "vrastby"}), frozenset({"vrastby"}))],
+        "expo": [(frozenset({"held", "vrastby"}), frozenset({"vrastby", "seib expo"}))],
+    }
+    words = {d: frozenset().union(*(w for w, _ in ss)) for d, ss in sentences.items()}
+    titles = {"person": "ty ny", "town": "vrastby", "expo": "seib expo"}
+    order = ["person", "expo", "town"]
+    held = [first, "The [B] is held every year in [A]."]
+    assert by_link(held, order, words, {}, 5, sentences, titles)[:2] == ["person", "expo"]
+    about = [first, "[A] is where it is held."]
+    assert by_link(about, order, words, {}, 5, sentences, titles)[:2] == ["person", "town"]

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 
 from thresher.config import Config
+from thresher.corpus.document import Chunk
 from thresher.harness.episode import run_episode
 from thresher.harness.result import ExitReason
 from thresher.index.embedded import EmbeddedStore
+from thresher.index.store import Hit
 from thresher.policies import get_policy
 from thresher.policies.base import Policy
 from thresher.policies.local import LocalPolicy
+from thresher.policies.local.policy import RETRIEVER_HEAD, rerank_pool
 
 QUESTION = "In which province is the town where the Halvard Glassworks was founded?"
 
@@ -102,6 +105,18 @@ def test_follow_ups_rank_only_their_best_fused_hits(store, config):
     policy = LocalPolicy(config=config, stop_at=1.01, rerank_depth=2, recorder=record)
     run_episode(QUESTION, store, policy, config)
     follow_ups = [n for q, n in pools.items() if q != QUESTION]
-    assert follow_ups and max(follow_ups) <= 2
-    assert pools[QUESTION] > 2
+    # the fused best 2, and any hit in BM25's or dense's own best RETRIEVER_HEAD
+    assert follow_ups and max(follow_ups) <= 2 + 2 * RETRIEVER_HEAD
+    assert pools[QUESTION] > 2 + 2 * RETRIEVER_HEAD
     assert LocalPolicy(config=config).rerank_depth == 30  # the shipped default
+
+
+def test_a_follow_ups_scorer_sees_each_retrievers_own_best_hits() -> None:
+    """RRF buries a hit one retriever ranks 3rd and the other 137th: it is scored anyway."""
+    chunk = Chunk("d#0", "d", 0, "d", "x", 0, 1, "d")
+    hits = [Hit(chunk, 1.0, "hybrid", bm25_rank=10 + i, dense_rank=10 + i) for i in range(40)]
+    hits[36] = Hit(chunk, 0.5, "hybrid", bm25_rank=3, dense_rank=137)
+    hits[38] = Hit(chunk, 0.4, "hybrid", bm25_rank=None, dense_rank=2)
+    pool = rerank_pool(hits, 30)
+    assert pool == hits[:30] + [hits[36], hits[38]]
+    assert rerank_pool(hits, 30, head=1) == hits[:30]

@@ -269,6 +269,7 @@ def bridge_queries(
         depth = min(len(anchor.path) if anchor.clue is None else anchor.clue, len(chain) - 1)
         focus = chain[min(depth + 1, len(chain) - 1)] if len(chain) > 1 else ""
         solved_words = _words(" ".join(link_words(chain[depth]))) if focus else frozenset()
+        own: set[str] = set()  # the anchor's own name where a sentence links it onward
         for sent_lower, sent_words, spans in _sentence_facts(anchor.text):
             overlap = 0.1 * len(sent_words & q_words) + 0.4 * len(sent_words & solved_words)
             if anchor.via and contains_phrase(sent_lower, anchor.via):
@@ -276,6 +277,14 @@ def bridge_queries(
                 # the sentence lists: one of five names in a header line says little)
                 others = sum(1 for x in spans if x.lower() != anchor.via.lower())
                 overlap += 0.5 / max(others, 1)
+                if focus:
+                    # "patent B relies on patent A", found through A: B is this document
+                    # itself, and the chain's next link is whatever names it
+                    own.update(
+                        x.lower()
+                        for x in spans
+                        if x.lower() != anchor.via.lower() and _words(x) <= _words(anchor.title)
+                    )
             for span in spans:
                 key = span.lower()
                 if key in candidates:
@@ -289,9 +298,9 @@ def bridge_queries(
                 candidates[key] = (span, named + repeats + overlap)
         for key, (phrase, bonus) in candidates.items():
             words = _words(phrase)
-            if not words or key == title_lower or key in done or contains_phrase(q_lower, phrase):
+            if not words or key in done or contains_phrase(q_lower, phrase):
                 continue
-            if words <= q_words or words <= _words(anchor.title):
+            if words <= q_words or (key not in own and words <= _words(anchor.title)):
                 continue
             kind = "title" if bonus >= 1.0 else "entity"
             score = anchor.weight * (1.0 + bonus + 0.05 * min(len(words), 4))

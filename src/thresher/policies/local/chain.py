@@ -13,13 +13,14 @@ its own beyond the maps it is given.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from thresher.policies.local.bridges import Bridge
-from thresher.policies.local.decompose import link_words
+from thresher.policies.local.decompose import link_words, placeholders
 from thresher.policies.local.features import Candidate, lower_text
-from thresher.policies.local.text import contains_phrase
+from thresher.policies.local.text import contains_phrase, content_words
 
-__all__ = ["Chain", "chain_order", "by_link", "clue_docs"]
+__all__ = ["Chain", "CluePick", "chain_order", "by_link", "clue_docs"]
 
 #: the most links followed back from one chunk
 MAX_DEPTH = 4
@@ -134,8 +135,18 @@ def by_link(
 ) -> list[str]:
     """``order`` with, first, the best document for each clue of a clue chain
     (:func:`clue_docs`, same arguments); the rest follow in their order."""
-    out = [d for _, d in clue_docs(clues, order, words, parent, keep, sentences, titles)]
+    out = [p.doc for p in clue_docs(clues, order, words, parent, keep, sentences, titles)]
     return out + [d for d in order if d not in out]
+
+
+class CluePick(NamedTuple):
+    """The document :func:`clue_docs` takes for one clue of a clue chain."""
+
+    clue: int  #: the clue's index (0-based)
+    doc: str
+    #: whether it clearly continues the chain from the previous pick: found through
+    #: it, or holding the name it states for the previous clue; the first pick does
+    linked: bool
 
 
 def clue_docs(
@@ -146,21 +157,24 @@ def clue_docs(
     keep: int,
     sentences: Mapping[str, Sentences] | None = None,
     titles: Mapping[str, str] | None = None,
-) -> list[tuple[int, str]]:
-    """``(clue index, document)``: the best document for each clue of a clue chain
-    that one answers, in clue order (a clue none answers is skipped).
+) -> list[CluePick]:
+    """The best document for each clue of a clue chain that one answers, in clue
+    order (a clue none answers is skipped).
 
     A question stated as linked clues needs one document per clue. For each clue
     in order, among the best ``keep * 3`` documents of those in ``words`` (and any
     further one found through the previous clue's document or sharing a name with
-    it), the one holding most of the clue's words (share × :data:`WORDS_WEIGHT`)
-    takes the next place. A document continues
-    the chain and counts more when its nearest chain link (``parent``) is the
-    previous clue's document (+1), or when it holds the name the previous clue's
-    document gives in its sentence stating that clue (+1.5: the clue's unknown;
-    ``sentences`` of each document; +0.5 more when that name is in its title
-    (``titles``, lowercased): the document is about it), else any name that
-    document holds (+0.5).
+    it), the one with a sentence holding most of the clue's words (share ×
+    :data:`WORDS_WEIGHT`; the whole document's ``words`` when ``sentences`` lack
+    it) takes the next place. A document continues the chain and counts more,
+    by its strongest evidence of the link: when it holds the name the previous
+    clue's document gives in its sentence stating that clue (+1.5: the clue's
+    unknown, less the names the chain came through to it; ``sentences`` of each
+    document), else when its nearest chain link (``parent``) is the previous
+    clue's document (+1), else when it holds any name that document holds but
+    those the chain came through (+0.5); +0.5 more when the stated name is in
+    its title (``titles``, lowercased) and the clue opens with the placeholder
+    it stands for: the document is about the clue's subject.
     At least half the clue's words are needed; ties go to the better ranked.
     """
     sents = sentences or {}
@@ -169,24 +183,34 @@ def clue_docs(
     pool = [d for d in order if d in words]
     out: list[str] = []
     answered: list[int] = []
+    linked: list[bool] = []
     asked: set[str] = set()  # the previous clue's words
+    passed: frozenset[str] = frozenset()  # names the chain came through: not its unknown
     for n, clue in enumerate(clues):
-        want = {w.lower() for w in link_words(clue)}
+        # split as the documents' words are: a code "SY-2015-438482" is sy, 2015, 438482
+        want = content_words(" ".join(link_words(clue)))
         if not want:
             continue
         prev = out[-1] if out else None
+        # the document stating a clue is about its subject: the page about the name
+        # the previous clue resolved only when the clue opens with it ("[A] has ...",
+        # not "The [B] is held every year in [A]")
+        opens = placeholders(clue)[:1]
+        about_prev = bool(answered and opens and opens[0] in placeholders(clues[answered[-1]]))
         shared: frozenset[str] = frozenset()
         stated: frozenset[str] = frozenset()
         if prev is not None:
-            shared = names.get(prev, frozenset())
+            shared = names.get(prev, frozenset()) - passed
             ss = sents.get(prev, ())
             if ss and asked:
-                stated = max(ss, key=lambda s: len(s[0] & asked))[1]
+                stated = max(ss, key=lambda s: len(s[0] & asked))[1] - passed
 
         scored = [
             (
-                len(want & words[d]) / len(want),
-                _bonus(d, prev, parent, names, stated, shared, heads.get(d, "")),
+                _share(want, words[d], sents.get(d, ())),
+                _bonus(
+                    d, prev, parent, names, stated, shared, heads.get(d, "") if about_prev else ""
+                ),
                 -i,
                 d,
             )
@@ -200,8 +224,24 @@ def clue_docs(
         if share + extra >= 0.5:
             out.append(doc)
             answered.append(n)
+            linked.append(
+                prev is None
+                or prev in parent.get(doc, [])
+                or bool(stated & names.get(doc, frozenset()))
+            )
             asked = want
-    return list(zip(answered, out, strict=True))
+            passed = passed | stated
+    return [CluePick(*p) for p in zip(answered, out, linked, strict=True)]
+
+
+def _share(want: set[str], words: frozenset[str] | set[str], sentences: Sentences) -> float:
+    """The share of a clue's words one sentence of a document holds (its best one),
+    or, with no sentences given, the document's words hold. A clue is one statement:
+    a page naming the product in one sentence and a launch in another does not state
+    "we will launch the product at ..."."""
+    if sentences:
+        return max(len(want & w) for w, _ in sentences) / len(want)
+    return len(want & words) / len(want)
 
 
 def _bonus(
@@ -215,6 +255,12 @@ def _bonus(
 ) -> float:
     """How strongly ``doc`` continues the chain from ``prev`` (see :func:`clue_docs`)."""
     held = names.get(doc, frozenset())
-    link = 1.5 if stated & held else 0.5 if shared & held else 0.0
+    # the strongest evidence of the link counts, once: a document holding the name
+    # the previous one states was usually also found by searching it
+    link = max(
+        1.5 if stated & held else 0.0,
+        1.0 if prev in parent.get(doc, []) else 0.0,
+        0.5 if shared & held else 0.0,
+    )
     about = 0.5 if any(contains_phrase(title, n) for n in stated) else 0.0
-    return float(prev in parent.get(doc, [])) + link + about
+    return link + about

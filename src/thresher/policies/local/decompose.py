@@ -68,6 +68,11 @@ def links(question: str) -> list[str]:
     return found or [question]
 
 
+def placeholders(link: str) -> list[str]:
+    """The placeholders of a link in order of appearance (``["[C]", "[B]"]``)."""
+    return _PLACEHOLDER.findall(link)
+
+
 def link_words(link: str) -> list[str]:
     """A link's content words in order (placeholders and puzzle boilerplate dropped)."""
     text = _PLACEHOLDER.sub(" ", link)

@@ -62,7 +62,7 @@ from thresher.policies.local.bridges import (
     question_patterns,
 )
 from thresher.policies.local.chain import Chain, Sentences, by_link, chain_order, clue_docs
-from thresher.policies.local.decompose import links
+from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.features import (
     AnchorView,
     Candidate,
@@ -81,7 +81,7 @@ from thresher.policies.local.text import (
     sentence_words,
 )
 
-__all__ = ["LocalPolicy", "Recorder", "DEFAULT_CONTROLS"]
+__all__ = ["LocalPolicy", "Recorder", "DEFAULT_CONTROLS", "rerank_pool"]
 
 #: settings a weights file's ``controls`` may tune (see :mod:`.tune`), and their defaults
 DEFAULT_CONTROLS: dict[str, float | int] = {
@@ -91,6 +91,24 @@ DEFAULT_CONTROLS: dict[str, float | int] = {
     "stop_at": 0.9,
     "rerank_depth": 30,
 }
+
+#: a follow-up's hit within either retriever's best this many is scored whatever its
+#: fused rank (``rerank_depth`` cuts the fused list below it)
+RETRIEVER_HEAD = 3
+_FAR = 1 << 30
+
+
+def rerank_pool(hits: Sequence[Hit], depth: int, head: int = RETRIEVER_HEAD) -> list[Hit]:
+    """What a follow-up's scorer ranks: the fused list's best ``depth``, and any hit in
+    either retriever's best ``head``. A follow-up shows a few chunks, from its fused
+    head; but RRF buries one retriever's clear find that the other misses (a code's
+    one e-mail: BM25's 3rd, dense's 137th, fused 37th)."""
+    return [
+        h
+        for i, h in enumerate(hits)
+        if i < depth or (h.bm25_rank or _FAR) <= head or (h.dense_rank or _FAR) <= head
+    ]
+
 
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
 #: ``stop``, and ``shown`` (the candidates a search shows, best first; empty X)
@@ -139,14 +157,17 @@ class LocalPolicy:
         prune: False gives the no-prune multi-turn baseline.
         stop_at: sufficiency above which the policy stops hopping (1.0: never early).
         grep: also grep the question's quoted names and codes.
+        first_clue: for a question stated as linked clues, also search its first
+            clue's words alone in the first turn.
         final_k: documents in the final answer (default: the harness's cap).
         recorder: called with features as they are computed (training data).
         question_scores: how many candidates of a follow-up search are scored against
             the question through the store (the rest get the list's floor).
         rerank_depth: how many of a follow-up search's fused hits the scorer ranks (its
-            best by RRF; 0: all). A follow-up shows only ``hop_k`` chunks, and its
-            30th-to-50th fused hits rarely reach them: scoring 30 rather than 50 cuts
-            the episode's time by about a fifth.
+            best by RRF, and any in either retriever's best :data:`RETRIEVER_HEAD`;
+            0: all). A follow-up shows only ``hop_k`` chunks, and its 30th-to-50th
+            fused hits rarely reach them: scoring 30 rather than 50 cuts the
+            episode's time by about a fifth.
         frontier_k: chunks of the chain's leading edge (found by the last hop through
             its bridge) read first for the next hop's bridges (0: only the best chunks).
         chain_order: in the final answer, move the chain links of each of the best
@@ -171,6 +192,7 @@ class LocalPolicy:
         prune: bool = True,
         stop_at: float | None = None,
         grep: bool = True,
+        first_clue: bool = True,
         final_k: int = 10,
         recorder: Recorder | None = None,
         question_scores: int = 20,
@@ -192,6 +214,7 @@ class LocalPolicy:
         self.prune = prune
         self.stop_at = float(tuned["stop_at"] if stop_at is None else stop_at)
         self.grep = grep
+        self.first_clue = first_clue
         self.final_k = final_k
         if config is not None:
             self.final_k = min(final_k, config.episode.max_final_documents)
@@ -238,7 +261,7 @@ class LocalPolicy:
         if ep is None or not hits:
             return hits
         if self.rerank_depth > 0 and query.strip() != ep.question.question.strip():
-            hits = hits[: self.rerank_depth]  # a follow-up shows hop_k: its fused head
+            hits = rerank_pool(hits, self.rerank_depth)
         with ep.lock:
             hop = ep.hop
             show = ep.show.get(query.strip(), self.hop_k)
@@ -266,6 +289,15 @@ class LocalPolicy:
         ep.show[q.strip()] = self.first_k
         ep.asked.add(q.strip().lower())
         calls = [ToolCall("search_corpus", {"query": q}, "q0")]
+        clues = links(q)
+        if self.first_clue and len(clues) > 1:
+            # a clue chain starts at its first clue: searched alone, its few words
+            # ("born 1984 town Stosstead") are not drowned by the other clues'
+            first = " ".join(link_words(clues[0]))
+            if first.lower() not in ep.asked:
+                ep.show[first] = self.hop_k
+                ep.asked.add(first.lower())
+                calls.append(ToolCall("search_corpus", {"query": first}, "c0"))
         if self.grep:
             for i, pattern in enumerate(question_patterns(q)):
                 calls.append(ToolCall("grep_corpus", {"pattern": pattern}, f"g{i}"))
@@ -366,7 +398,8 @@ class LocalPolicy:
         self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str]
     ) -> tuple[_Ranked, int] | None:
         """For a clue chain: the best chunk of the document answering the furthest clue
-        answered so far, and that clue's index, unless it is the last clue.
+        the chain has reached (each pick continuing the previous one), and that clue's
+        index, unless it is the last clue.
 
         The chain goes on from there whichever hop found that document (the question's
         own search often finds a later clue's document): the next follow-up asks the
@@ -380,10 +413,13 @@ class LocalPolicy:
             ep, order, best, chunks, self._links_of(ep, ranked)
         )
         picked = clue_docs(clues, order, words, parents, self.keep_docs, sents, titles)
-        if not picked or picked[-1][0] >= len(clues) - 1:
+        # the chain reaches as far as its picks continue one another: a later clue's
+        # words alone ("launch") do not say its document is the one the chain leads to
+        reach = next((i for i, p in enumerate(picked) if not p.linked), len(picked))
+        if reach == 0 or picked[reach - 1].clue >= len(clues) - 1:
             return None
-        clue, doc = picked[-1]
-        return best[doc], clue
+        last = picked[reach - 1]
+        return best[last.doc], last.clue
 
     def _frontier(
         self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str], skip_docs: set[str]
