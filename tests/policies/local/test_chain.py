@@ -110,8 +110,8 @@ def test_by_link_reaches_past_the_best_documents_for_one_found_through_the_previ
 
 def test_by_link_prefers_the_document_stating_the_whole_clue_over_a_citing_one() -> None:
     """The patent citing the code the product page states holds 2 of the clue's 5 words;
-    the e-mail states the whole clue and shares a name with the page: the clue's words
-    count twice, so the e-mail answers the clue."""
+    the e-mail states the whole clue, the code included: the clue's words count twice,
+    so the e-mail answers the clue."""
     clues = [
         "The Bronseix [A] is built on patent [B].",
         "The Trelbi [C] is built on the method described in patent [B].",
@@ -127,7 +127,7 @@ def test_by_link_prefers_the_document_stating_the_whole_clue_over_a_citing_one()
             (frozenset({"lab"}), frozenset({"lab x"})),
         ],
         "citing": [(frozenset({"patent", "described"}), frozenset({"gr-1", "gr-2"}))],
-        "stating": [(words["stating"], frozenset({"lab x", "trelbi q-7"}))],
+        "stating": [(words["stating"], frozenset({"gr-1", "trelbi q-7"}))],
     }
     order = ["page", "citing", "stating"]
     assert by_link(clues, order, words, {}, 5, sentences)[:2] == ["page", "stating"]

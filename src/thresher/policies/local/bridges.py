@@ -271,20 +271,24 @@ def bridge_queries(
         solved_words = _words(" ".join(link_words(chain[depth]))) if focus else frozenset()
         own: set[str] = set()  # the anchor's own name where a sentence links it onward
         for sent_lower, sent_words, spans in _sentence_facts(anchor.text):
-            overlap = 0.1 * len(sent_words & q_words) + 0.4 * len(sent_words & solved_words)
-            if anchor.via and contains_phrase(sent_lower, anchor.via):
+            solved = len(sent_words & solved_words)
+            overlap = 0.1 * len(sent_words & q_words) + 0.4 * solved
+            beside = bool(anchor.via) and contains_phrase(sent_lower, anchor.via)
+            if beside:
                 # beside the phrase that led here: the next link (shared among the names
                 # the sentence lists: one of five names in a header line says little)
                 others = sum(1 for x in spans if x.lower() != anchor.via.lower())
                 overlap += 0.5 / max(others, 1)
-                if focus:
-                    # "patent B relies on patent A", found through A: B is this document
-                    # itself, and the chain's next link is whatever names it
-                    own.update(
-                        x.lower()
-                        for x in spans
-                        if x.lower() != anchor.via.lower() and _words(x) <= _words(anchor.title)
-                    )
+            states = anchor.clue is not None and 2 * solved >= len(solved_words) > 0
+            if focus and (beside or states):
+                # "patent B relies on patent A", found through A, or "the X Expo is held
+                # in A" answering that clue: the document's own name is the unknown its
+                # link resolved, and the chain's next link is whatever names it
+                own.update(
+                    x.lower()
+                    for x in spans
+                    if x.lower() != anchor.via.lower() and _words(x) <= _words(anchor.title)
+                )
             for span in spans:
                 key = span.lower()
                 if key in candidates:

@@ -169,8 +169,8 @@ def clue_docs(
     it) takes the next place. A document continues the chain and counts more,
     by its strongest evidence of the link: when it holds the name the previous
     clue's document gives in its sentence stating that clue (+1.5: the clue's
-    unknown, less the names the chain came through to it; ``sentences`` of each
-    document), else when its nearest chain link (``parent``) is the previous
+    unknown, less the names the chain came through to it; the names of each
+    sentence on a tie; ``sentences`` of each document), else when its nearest chain link (``parent``) is the previous
     clue's document (+1), else when it holds any name that document holds but
     those the chain came through (+0.5); +0.5 more when the stated name is in
     its title (``titles``, lowercased) and the clue opens with the placeholder
@@ -203,11 +203,16 @@ def clue_docs(
             shared = names.get(prev, frozenset()) - passed
             ss = sents.get(prev, ())
             if ss and asked:
-                stated = max(ss, key=lambda s: len(s[0] & asked))[1] - passed
+                # the sentences holding most of the previous clue's words: on a tie
+                # ("X (born 1951) is from Sypouthair", "X was born in Vrastby in
+                # 1951"), the names of each
+                most = max(len(w & asked) for w, _ in ss)
+                stated = frozenset().union(*(n for w, n in ss if len(w & asked) == most))
+                stated -= passed
 
         scored = [
             (
-                _share(want, words[d], sents.get(d, ())),
+                _share(want, words[d], sents.get(d, ()), stated),
                 _bonus(
                     d, prev, parent, names, stated, shared, heads.get(d, "") if about_prev else ""
                 ),
@@ -234,13 +239,24 @@ def clue_docs(
     return [CluePick(*p) for p in zip(answered, out, linked, strict=True)]
 
 
-def _share(want: set[str], words: frozenset[str] | set[str], sentences: Sentences) -> float:
+def _share(
+    want: set[str],
+    words: frozenset[str] | set[str],
+    sentences: Sentences,
+    stated: frozenset[str] = frozenset(),
+) -> float:
     """The share of a clue's words one sentence of a document holds (its best one),
-    or, with no sentences given, the document's words hold. A clue is one statement:
-    a page naming the product in one sentence and a launch in another does not state
-    "we will launch the product at ..."."""
+    counting the name the previous clue's document states (``stated``) as one more
+    word; with no sentences given, the share the document's words hold. A clue is
+    one statement: a page naming the product in one sentence and a launch in
+    another does not state "we will launch the product at ...", and of two e-mails
+    naming the expo, the one launching something *at the expo* states "we will
+    launch the [C] at the [B]"."""
     if sentences:
-        return max(len(want & w) for w, _ in sentences) / len(want)
+        extra = 1 if stated else 0
+        return max(len(want & w) + (1 if stated & n else 0) for w, n in sentences) / (
+            len(want) + extra
+        )
     return len(want & words) / len(want)
 
 
