@@ -206,3 +206,21 @@ def test_the_page_about_the_previous_name_is_preferred_only_when_the_clue_is_abo
     assert by_link(held, order, words, {}, 5, sentences, titles)[:2] == ["person", "expo"]
     about = [first, "[A] is where it is held."]
     assert by_link(about, order, words, {}, 5, sentences, titles)[:2] == ["person", "town"]
+
+
+def test_a_pick_holding_only_the_stated_name_does_not_carry_the_chain_on() -> None:
+    """Clue 2 is "[B] is managed by [C]": a patent listing B as inventor holds B but not
+    "managed". It may still be placed for the clue, but the chain stops before it, so
+    the next hop asks clue 2 again; the e-mail stating it carries the chain on."""
+    clues = ["Patent TY-1 names [B] as its lead inventor.", "[B] is managed by [C]."]
+    sentences = {
+        "patent": [(frozenset({"patent", "ty", "1", "names", "lead", "inventor"}),
+                    frozenset({"bo li"}))],
+        "other": [(frozenset({"inventor", "patent"}), frozenset({"bo li"}))],
+        "email": [(frozenset({"managed"}), frozenset({"bo li", "cy do"}))],
+    }  # fmt: skip
+    words = {d: frozenset().union(*(w for w, _ in ss)) for d, ss in sentences.items()}
+    picks = clue_docs(clues, ["patent", "other"], words, {}, 5, sentences)
+    assert picks == [CluePick(0, "patent", True), CluePick(1, "other", False)]
+    picks = clue_docs(clues, ["patent", "other", "email"], words, {}, 5, sentences)
+    assert picks[1] == CluePick(1, "email", True)

@@ -144,8 +144,10 @@ class CluePick(NamedTuple):
 
     clue: int  #: the clue's index (0-based)
     doc: str
-    #: whether it clearly continues the chain from the previous pick: found through
-    #: it, or holding the name it states for the previous clue; the first pick does
+    #: whether it clearly continues the chain from the previous pick: one sentence
+    #: holds more than half the clue's words and the name the previous pick states
+    #: (at least half, for the first pick), and it was found through the previous
+    #: pick or holds that name
     linked: bool
 
 
@@ -229,10 +231,16 @@ def clue_docs(
         if share + extra >= 0.5:
             out.append(doc)
             answered.append(n)
+            # the chain goes on from it when it clearly states the clue: more than
+            # half its words and the stated name (the name alone, "X" in a patent
+            # listing X as inventor, does not state "X is managed by [C]")
             linked.append(
-                prev is None
-                or prev in parent.get(doc, [])
-                or bool(stated & names.get(doc, frozenset()))
+                (share > 0.5 or (share == 0.5 and not stated))
+                and (
+                    prev is None
+                    or prev in parent.get(doc, [])
+                    or bool(stated & names.get(doc, frozenset()))
+                )
             )
             asked = want
             passed = passed | stated
