@@ -169,10 +169,11 @@ def test_the_unknown_a_document_states_leaves_out_the_names_the_chain_came_throu
     }
     words = {d: frozenset().union(*(w for w, _ in ss)) for d, ss in sentences.items()}
     picks = clue_docs(clues, ["email", "b", "a", "c"], words, {}, 5, sentences)
-    assert picks == [CluePick(0, "email", True), CluePick(1, "b", True), CluePick(2, "c", True)]
+    assert [p[:3] for p in picks] == [(0, "email", True), (1, "b", True), (2, "c", True)]
+    assert [p.passed for p in picks] == [set(), {"ty-1"}, {"ty-1", "ty-2"}]
     # without the page that holds B, patent A's words answer clue 3 but do not link
     picks = clue_docs(clues, ["email", "b", "a"], words, {}, 5, sentences)
-    assert picks[-1] == CluePick(2, "a", False)
+    assert picks[-1][:3] == (2, "a", False)
 
 
 def test_a_clues_code_is_matched_as_the_documents_words_split_it() -> None:
@@ -221,6 +222,6 @@ def test_a_pick_holding_only_the_stated_name_does_not_carry_the_chain_on() -> No
     }  # fmt: skip
     words = {d: frozenset().union(*(w for w, _ in ss)) for d, ss in sentences.items()}
     picks = clue_docs(clues, ["patent", "other"], words, {}, 5, sentences)
-    assert picks == [CluePick(0, "patent", True), CluePick(1, "other", False)]
+    assert [p[:3] for p in picks] == [(0, "patent", True), (1, "other", False)]
     picks = clue_docs(clues, ["patent", "other", "email"], words, {}, 5, sentences)
-    assert picks[1] == CluePick(1, "email", True)
+    assert picks[1] == CluePick(1, "email", True, frozenset({"bo li"}))

@@ -73,6 +73,10 @@ class Anchor:
     #: policy knows it (:func:`~thresher.policies.local.chain.clue_docs`); else the
     #: clue is read from how many bridges led here (``path``)
     clue: int | None = None
+    #: names (lowercased) the chain came through to this chunk: known already, none is
+    #: the next link ("We will launch the Zagraith DZ-170 at the Pigreis Drone Expo",
+    #: reached through the Zagraith DZ-170, goes on from the expo)
+    passed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +306,9 @@ def bridge_queries(
                 candidates[key] = (span, named + repeats + overlap)
         for key, (phrase, bonus) in candidates.items():
             words = _words(phrase)
-            if not words or key in done or contains_phrase(q_lower, phrase):
+            if not words or key in done or key in anchor.passed:
+                continue
+            if contains_phrase(q_lower, phrase):
                 continue
             if words <= q_words or (key not in own and words <= _words(anchor.title)):
                 continue

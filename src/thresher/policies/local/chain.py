@@ -149,6 +149,9 @@ class CluePick(NamedTuple):
     #: (at least half, for the first pick), and it was found through the previous
     #: pick or holds that name
     linked: bool
+    #: the names the chain came through up to this pick (each pick's stated name):
+    #: known already, they are not the next link
+    passed: frozenset[str] = frozenset()
 
 
 def clue_docs(
@@ -186,6 +189,7 @@ def clue_docs(
     out: list[str] = []
     answered: list[int] = []
     linked: list[bool] = []
+    came: list[frozenset[str]] = []
     asked: set[str] = set()  # the previous clue's words
     passed: frozenset[str] = frozenset()  # names the chain came through: not its unknown
     for n, clue in enumerate(clues):
@@ -244,7 +248,8 @@ def clue_docs(
             )
             asked = want
             passed = passed | stated
-    return [CluePick(*p) for p in zip(answered, out, linked, strict=True)]
+            came.append(passed)
+    return [CluePick(*p) for p in zip(answered, out, linked, came, strict=True)]
 
 
 def _share(

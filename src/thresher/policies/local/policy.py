@@ -310,13 +310,15 @@ class LocalPolicy:
         top = [r for r in ranked if r.chunk_id in active][:3]
         known = {t: d for t, d in ep.titles.items()}
         frontier = self._frontier(ep, ranked, active, {r.cand.chunk.doc_id for r in top})
-        edges: list[tuple[_Ranked, int | None]] = [(r, None) for r in frontier]
+        edges: list[tuple[_Ranked, int | None, frozenset[str]]] = [
+            (r, None, frozenset()) for r in frontier
+        ]
         clue_edge = self._clue_edge(ep, ranked, active)
         if clue_edge is not None:
             edges.insert(0, clue_edge)
         bridges: list[Bridge] = []  # the best of each chain edge first, whatever its weight
-        for edge, clue in edges:
-            for b in self._bridges(ep, ranked, [edge], known, 2, clue):
+        for edge, clue, passed in edges:
+            for b in self._bridges(ep, ranked, [edge], known, 2, clue, passed):
                 if all(b.phrase.lower() != x.phrase.lower() for x in bridges):
                     bridges.append(b)
                     break
@@ -368,9 +370,11 @@ class LocalPolicy:
         known: dict[str, str],
         limit: int,
         clue: int | None = None,
+        passed: frozenset[str] = frozenset(),
     ) -> list[Bridge]:
         """Follow-up queries read from ``chunks`` (anchors), best first; ``clue``: the clue
-        of a clue chain their documents answer, when known (see :class:`Anchor`)."""
+        of a clue chain their documents answer, when known, and ``passed``: the names
+        the chain came through to it (see :class:`Anchor`)."""
         chain = ep.chain()
         anchors = [
             Anchor(
@@ -382,6 +386,7 @@ class LocalPolicy:
                 chain.path(r.cand.subquery),
                 via.phrase if (via := chain.bridge_of(r.cand)) else "",
                 clue,
+                passed,
             )
             for r in chunks
         ]
@@ -396,10 +401,10 @@ class LocalPolicy:
 
     def _clue_edge(
         self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str]
-    ) -> tuple[_Ranked, int] | None:
+    ) -> tuple[_Ranked, int, frozenset[str]] | None:
         """For a clue chain: the best chunk of the document answering the furthest clue
-        the chain has reached (each pick continuing the previous one), and that clue's
-        index, unless it is the last clue.
+        the chain has reached (each pick continuing the previous one), that clue's
+        index, and the names the chain came through to it, unless it is the last clue.
 
         The chain goes on from there whichever hop found that document (the question's
         own search often finds a later clue's document): the next follow-up asks the
@@ -419,7 +424,7 @@ class LocalPolicy:
         if reach == 0 or picked[reach - 1].clue >= len(clues) - 1:
             return None
         last = picked[reach - 1]
-        return best[last.doc], last.clue
+        return best[last.doc], last.clue, last.passed
 
     def _frontier(
         self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str], skip_docs: set[str]
