@@ -306,8 +306,8 @@ def bridge_queries(
                 candidates[key] = (span, named + repeats + overlap)
         for key, (phrase, bonus) in candidates.items():
             words = _words(phrase)
-            if not words or key in done or key in anchor.passed:
-                continue
+            if not words or key in done or any(contains_phrase(key, p) for p in anchor.passed):
+                continue  # "Patent SY-2005-965421" is the patent the chain came through
             if contains_phrase(q_lower, phrase):
                 continue
             if words <= q_words or (key not in own and words <= _words(anchor.title)):

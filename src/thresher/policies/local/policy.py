@@ -132,6 +132,8 @@ class _EpisodeState:
     hop: int = 0
     phase: str = "search"  # search -> prune -> final
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: set once the question's own search has fixed ``question``'s score maxima
+    normalized: threading.Event = field(default_factory=threading.Event)
 
     def chain(self) -> Chain:
         """The follow-ups so far and the chunks they came from."""
@@ -216,8 +218,12 @@ class LocalPolicy:
         self.grep = grep
         self.first_clue = first_clue
         self.final_k = final_k
+        #: how long a first-turn search other than the question's waits for the
+        #: question's scores to be normalized (see :meth:`rerank`)
+        self.first_turn_wait_s = 30.0
         if config is not None:
             self.final_k = min(final_k, config.episode.max_final_documents)
+            self.first_turn_wait_s = config.episode.tool_timeout_s
         self.recorder = recorder
         self.question_scores = question_scores
         self.rerank_depth = int(tuned["rerank_depth"] if rerank_depth is None else rerank_depth)
@@ -236,6 +242,7 @@ class LocalPolicy:
             ep = self._ep = _EpisodeState(QuestionContext.of(observation.question))
         if observation.turn == 0:
             return self._first_turn(ep)
+        ep.normalized.set()  # the first turn is over, whether its question search ran or not
         self._adopt(ep, observation)
         ranked = self._rank_cached(ep, observation)
         if ep.phase == "search":
@@ -258,10 +265,21 @@ class LocalPolicy:
         """Score ``search_corpus`` candidates; return the best few, best first."""
         ep = self._ep
         query, hits = request.query, list(request.hits)
-        if ep is None or not hits:
+        if ep is None:
             return hits
-        if self.rerank_depth > 0 and query.strip() != ep.question.question.strip():
-            hits = rerank_pool(hits, self.rerank_depth)
+        is_question = query.strip() == ep.question.question.strip()
+        if not hits:
+            if is_question:
+                ep.normalized.set()
+            return hits
+        if not is_question:
+            if self.rerank_depth > 0:
+                hits = rerank_pool(hits, self.rerank_depth)
+            # a first-turn search beside the question's (a clue chain's first clue)
+            # scores its candidates against the question with the maxima the
+            # question's own search sets: wait for them, or its pool would depend on
+            # which call the workers finished first
+            ep.normalized.wait(self.first_turn_wait_s)
         with ep.lock:
             hop = ep.hop
             show = ep.show.get(query.strip(), self.hop_k)
@@ -586,6 +604,7 @@ class LocalPolicy:
             with ep.lock:
                 ep.question = replace(q, bm25_max=b_max or 1.0, dense_max=d_max or 1.0)
                 q = ep.question
+            ep.normalized.set()
         cands = []
         sub_words = frozenset(content_words(query))
         bridge = ep.via.get(query.strip())
