@@ -145,9 +145,8 @@ class CluePick(NamedTuple):
     clue: int  #: the clue's index (0-based)
     doc: str
     #: whether it clearly continues the chain from the previous pick: one sentence
-    #: holds more than half the clue's words and the name the previous pick states
-    #: (at least half, for the first pick), and it was found through the previous
-    #: pick or holds that name
+    #: holds the name the previous pick states and more than half the clue's words
+    #: (see ``_states``)
     linked: bool
     #: the names the chain came through up to this pick (each pick's stated name):
     #: known already, they are not the next link
@@ -235,17 +234,7 @@ def clue_docs(
         if share + extra >= 0.5:
             out.append(doc)
             answered.append(n)
-            # the chain goes on from it when it clearly states the clue: more than
-            # half its words and the stated name (the name alone, "X" in a patent
-            # listing X as inventor, does not state "X is managed by [C]")
-            linked.append(
-                (share > 0.5 or (share == 0.5 and not stated))
-                and (
-                    prev is None
-                    or prev in parent.get(doc, [])
-                    or bool(stated & names.get(doc, frozenset()))
-                )
-            )
+            linked.append(_states(want, sents.get(doc, ()), stated, prev, parent.get(doc, [])))
             asked = want
             passed = passed | stated
             came.append(passed)
@@ -271,6 +260,22 @@ def _share(
             len(want) + extra
         )
     return len(want & words) / len(want)
+
+
+def _states(
+    want: set[str], sentences: Sentences, stated: frozenset[str], prev: str | None, links: list[str]
+) -> bool:
+    """Whether a document clearly states a clue, so the chain goes on from it: one
+    sentence holds the name the previous pick states and, with it, more than half
+    the clue's words (the name alone, "X" in a patent listing X as inventor, does
+    not state "X is managed by [C]"; nor does a patent whose one sentence names the
+    stated patent and another its lead inventor state "the lead inventor named on
+    patent [B] is [C]"). With no stated name: half the clue's words, in the first
+    pick or one found through the previous pick."""
+    if not stated:
+        return (prev is None or prev in links) and _share(want, frozenset(), sentences) >= 0.5
+    held = [(w, n) for w, n in sentences if stated & n]
+    return bool(held) and _share(want, frozenset(), held, stated) > 0.5
 
 
 def _bonus(

@@ -22,9 +22,10 @@ from collections.abc import Iterable
 
 from thresher.policies.local.text import STOPWORDS, content_words
 
-__all__ = ["links", "next_link", "link_words", "is_clue_chain"]
+__all__ = ["PLACEHOLDER", "links", "next_link", "link_words", "is_clue_chain"]
 
-_PLACEHOLDER = re.compile(r"\[(?:[A-Z]|\?)\]")
+#: a placeholder of a clue chain: [A] ... [Z], [?]
+PLACEHOLDER = re.compile(r"\[(?:[A-Z]|\?)\]")
 _NUMBERED = re.compile(r"\(\d{1,2}\)\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ASK = re.compile(r"^(?:what|which|who|whom|where|when|how|name)\b", re.IGNORECASE)
@@ -59,7 +60,7 @@ _BOILERPLATE = frozenset(
 
 def is_clue_chain(question: str) -> bool:
     """Whether ``question`` is a chain of statements linked by placeholders ([A], [?])."""
-    return len(_PLACEHOLDER.findall(question)) >= 2
+    return len(PLACEHOLDER.findall(question)) >= 2
 
 
 def links(question: str) -> list[str]:
@@ -70,12 +71,12 @@ def links(question: str) -> list[str]:
 
 def placeholders(link: str) -> list[str]:
     """The placeholders of a link in order of appearance (``["[C]", "[B]"]``)."""
-    return _PLACEHOLDER.findall(link)
+    return PLACEHOLDER.findall(link)
 
 
 def link_words(link: str) -> list[str]:
     """A link's content words in order (placeholders and puzzle boilerplate dropped)."""
-    text = _PLACEHOLDER.sub(" ", link)
+    text = PLACEHOLDER.sub(" ", link)
     out: list[str] = []
     for w in re.findall(r"[^\W_]+(?:-[^\W_]+)*", text):
         lw = w.lower()
@@ -108,7 +109,7 @@ def _clue_links(question: str) -> list[str]:
         sent = sent.strip()
         if not sent or _ASK.match(sent) or _INSTRUCTION.search(sent) and not _has_link(sent):
             continue
-        if _PLACEHOLDER.search(sent) and link_words(sent):
+        if PLACEHOLDER.search(sent) and link_words(sent):
             out.append(sent)
     return out
 
@@ -116,4 +117,4 @@ def _clue_links(question: str) -> list[str]:
 def _has_link(sentence: str) -> bool:
     """An instruction sentence that still states a link ("Start from X: X was born in [A]")."""
     rest = _INSTRUCTION.sub(" ", sentence)
-    return bool(_PLACEHOLDER.search(rest)) and len(link_words(rest)) >= 2
+    return bool(PLACEHOLDER.search(rest)) and len(link_words(rest)) >= 2
