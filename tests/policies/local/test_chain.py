@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from thresher.corpus.document import Chunk
 from thresher.policies.local.bridges import Bridge
-from thresher.policies.local.chain import Chain, CluePick, by_link, chain_order, clue_docs
+from thresher.policies.local.chain import (
+    Chain,
+    CluePick,
+    by_link,
+    chain_order,
+    clue_docs,
+    how_stated,
+)
 from thresher.policies.local.features import Candidate
 
 
@@ -225,3 +232,21 @@ def test_a_pick_holding_only_the_stated_name_does_not_carry_the_chain_on() -> No
     assert [p[:3] for p in picks] == [(0, "patent", True), (1, "other", False)]
     picks = clue_docs(clues, ["patent", "other", "email"], words, {}, 5, sentences)
     assert picks[1] == CluePick(1, "email", True, frozenset({"bo li"}))
+
+
+def test_the_chunk_stating_a_clue_is_told_by_its_words_its_name_and_its_phrasing() -> None:
+    """A subject line holds "launch" and the product the chain came through as well as
+    the sentence stating the clue; the sentence also says "we will ... at the"."""
+    clue = "We will launch the [B] at the [C]."
+    passed = frozenset({"grysnurk vp-220"})
+    subject = ("Re: Launch plans for the Grysnurk VP-220", frozenset({"launch", "plans", "grysnurk"}),
+               frozenset({"launch", "grysnurk vp-220"}))  # fmt: skip
+    body = ("We will launch the Grysnurk VP-220 at the Waivrox Textile Forum.",
+            frozenset({"launch", "grysnurk", "waivrox", "textile", "forum"}),
+            frozenset({"grysnurk vp-220", "waivrox textile forum"}))  # fmt: skip
+    other = ("The Grysnurk VP-220 ships in May.", frozenset({"grysnurk", "ships", "may"}),
+             frozenset({"grysnurk vp-220"}))  # fmt: skip
+    assert how_stated(clue, passed, [subject]) == (2, 2)  # launch + the name; "launch", "the"
+    assert how_stated(clue, passed, [body]) > how_stated(clue, passed, [subject])
+    assert how_stated(clue, passed, [other]) < how_stated(clue, passed, [subject])
+    assert how_stated(clue, passed, []) == (0, 0)

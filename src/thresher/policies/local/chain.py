@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from thresher.policies.local.bridges import Bridge
-from thresher.policies.local.decompose import link_words, placeholders
+from thresher.policies.local.decompose import PLACEHOLDER, link_words, placeholders
 from thresher.policies.local.features import Candidate, lower_text
-from thresher.policies.local.text import contains_phrase, content_words
+from thresher.policies.local.text import contains_phrase, content_words, words
 
-__all__ = ["Chain", "CluePick", "chain_order", "by_link", "clue_docs"]
+__all__ = ["Chain", "CluePick", "chain_order", "by_link", "clue_docs", "how_stated"]
 
 #: the most links followed back from one chunk
 MAX_DEPTH = 4
@@ -260,6 +260,28 @@ def _share(
             len(want) + extra
         )
     return len(want & words) / len(want)
+
+
+def how_stated(
+    clue: str,
+    passed: frozenset[str],
+    sentences: Sequence[tuple[str, frozenset[str], frozenset[str]]],
+) -> tuple[int, int]:
+    """How well a chunk states ``clue``, by its best sentence (text, content words,
+    names): the clue's words it holds plus one for a name the chain came through
+    (``passed``), then how much of the clue's phrasing it shares, function words
+    included ("Re: Launch plans for the Grysnurk VP-220" holds the word and the
+    name as well as "We will launch the Grysnurk VP-220 at the Waivrox Textile
+    Forum", which also says "we will ... at the")."""
+    want = content_words(" ".join(link_words(clue)))
+    phrasing = set(words(PLACEHOLDER.sub(" ", clue)))
+    return max(
+        (
+            (len(want & w) + bool(passed & n), len(phrasing & set(words(text))))
+            for text, w, n in sentences
+        ),
+        default=(0, 0),
+    )
 
 
 def _states(

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from thresher.policies.local.text import STOPWORDS, content_words
 
-__all__ = ["PLACEHOLDER", "links", "next_link", "link_words", "is_clue_chain"]
+__all__ = ["PLACEHOLDER", "links", "next_link", "link_words", "placeholders", "is_clue_chain"]
 
 #: a placeholder of a clue chain: [A] ... [Z], [?]
 PLACEHOLDER = re.compile(r"\[(?:[A-Z]|\?)\]")

@@ -61,8 +61,15 @@ from thresher.policies.local.bridges import (
     names_in,
     question_patterns,
 )
-from thresher.policies.local.chain import Chain, Sentences, by_link, chain_order, clue_docs
-from thresher.policies.local.decompose import PLACEHOLDER, link_words, links
+from thresher.policies.local.chain import (
+    Chain,
+    Sentences,
+    by_link,
+    chain_order,
+    clue_docs,
+    how_stated,
+)
+from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.features import (
     AnchorView,
     Candidate,
@@ -80,7 +87,6 @@ from thresher.policies.local.text import (
     content_words,
     sentence_words,
 )
-from thresher.policies.local.text import words as word_tokens
 
 __all__ = ["LocalPolicy", "Recorder", "DEFAULT_CONTROLS", "rerank_pool"]
 
@@ -446,24 +452,13 @@ class LocalPolicy:
         # of that document's chunks in view, the one stating the clue: its next link
         # is named there ("Patent X cites the earlier patent Y" sits in the record
         # notes of chunk 0, while chunk 1 may rank better)
-        want = content_words(" ".join(link_words(clues[last.clue])))
         by_id = {r.chunk_id: r for r in ranked}
 
-        phrasing = set(word_tokens(PLACEHOLDER.sub(" ", clues[last.clue])))
-
         def stating(cid: str) -> tuple[int, int]:
-            # the clue's words and the name stated for it, then its phrasing, function
-            # words included ("Re: Launch plans for the Grysnurk VP-220" holds the
-            # word and the name as well as "We will launch the Grysnurk VP-220 at ...")
             text = by_id[cid].cand.chunk.text
             sents, _ = sentence_words(text)
-            return max(
-                (
-                    (len(want & w) + bool(last.passed & n), len(phrasing & set(word_tokens(x))))
-                    for (w, n), x in zip(_sentence_names(text), sents, strict=True)
-                ),
-                default=(0, 0),
-            )
+            facts = [(x, w, n) for x, (w, n) in zip(sents, _sentence_names(text), strict=True)]
+            return how_stated(clues[last.clue], last.passed, facts)
 
         held = [c for c in chunks[last.doc] if c in by_id]
         edge = max(held, key=stating) if held else best[last.doc].chunk_id
