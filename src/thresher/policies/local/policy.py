@@ -368,7 +368,13 @@ class LocalPolicy:
                     firsts.setdefault(r.cand.chunk.doc_id, r.cand)
                 tops = list(firsts.values())
                 self.recorder("stop", ep.question.question, tops, feats.reshape(1, -1), np.zeros(0))
-            if self.stop_at < 1.0 and sufficiency(feats, self.weights.stop) >= self.stop_at:
+            # a clue chain whose edge still has a clue to ask is visibly unfinished:
+            # the learned signal decides only when the question's form says nothing
+            if (
+                clue_edge is None
+                and self.stop_at < 1.0
+                and sufficiency(feats, self.weights.stop) >= self.stop_at
+            ):
                 return None
         with ep.lock:
             ep.hop += 1
