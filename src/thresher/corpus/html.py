@@ -14,9 +14,10 @@ unambiguously: ``nav`` and ``footer`` elements, ``role="navigation"`` or
 ``"contentinfo"``, and a class or id that is exactly a navigation or footer name
 (``nav``, ``navbar``, ``breadcrumbs``, ``footer``, ...). The same menu on every
 page of a site is no evidence; in every chunk it costs tokens and lends every
-page the same words ("Main page | Random article | Contents | Help"). Block elements become paragraph breaks, ``br``
-a line break; other whitespace is collapsed as a browser would (except in
-``pre``).
+page the same words ("Main page | Random article | Contents | Help").
+
+Block elements become paragraph breaks, ``br`` a line break; other whitespace
+is collapsed as a browser would (except in ``pre``).
 
 Work is linear in the input: an end tag is matched against a count of the
 open elements by name, so end tags that match nothing (``</span>`` after

@@ -174,11 +174,12 @@ def clue_docs(
     by its strongest evidence of the link: when it holds the name the previous
     clue's document gives in its sentence stating that clue (+1.5: the clue's
     unknown, less the names the chain came through to it; the names of each
-    sentence on a tie; ``sentences`` of each document), else when its nearest chain link (``parent``) is the previous
-    clue's document (+1), else when it holds any name that document holds but
-    those the chain came through (+0.5); +0.5 more when the stated name is in
-    its title (``titles``, lowercased) and the clue opens with the placeholder
-    it stands for: the document is about the clue's subject.
+    sentence on a tie; ``sentences`` of each document), else when its nearest
+    chain link (``parent``) is the previous clue's document (+1), else when it
+    holds any name that document holds but those the chain came through (+0.5);
+    +0.5 more when the stated name is in its title (``titles``, lowercased) and
+    the clue opens with the placeholder it stands for: the document is about the
+    clue's subject.
     At least half the clue's words are needed; ties go to the better ranked.
     """
     sents = sentences or {}

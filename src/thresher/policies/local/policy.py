@@ -150,8 +150,8 @@ class _EpisodeState:
 class LocalPolicy:
     """Offline multi-hop search policy driven by a small learned scorer.
 
-    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left at None take
-    the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
+    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
+    at None take the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
 
     Args:
         weights: a weights file, loaded weights, or None for the shipped ones.
@@ -433,9 +433,10 @@ class LocalPolicy:
     def _clue_edge(
         self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str]
     ) -> tuple[_Ranked, int, frozenset[str]] | None:
-        """For a clue chain: the best chunk of the document answering the furthest clue
-        the chain has reached (each pick continuing the previous one), that clue's
-        index, and the names the chain came through to it, unless it is the last clue.
+        """For a clue chain: the chunk stating its clue of the document answering the
+        furthest clue the chain has reached (each pick continuing the previous one),
+        that clue's index, and the names the chain came through to it, unless it is
+        the last clue.
 
         The chain goes on from there whichever hop found that document (the question's
         own search often finds a later clue's document): the next follow-up asks the
@@ -466,9 +467,7 @@ class LocalPolicy:
             facts = [(x, w, n) for x, (w, n) in zip(sents, _sentence_names(text), strict=True)]
             return how_stated(clues[last.clue], last.passed, facts)
 
-        held = [c for c in chunks[last.doc] if c in by_id]
-        edge = max(held, key=stating) if held else best[last.doc].chunk_id
-        return by_id.get(edge, best[last.doc]), last.clue, last.passed
+        return by_id[max(chunks[last.doc], key=stating)], last.clue, last.passed
 
     def _frontier(
         self, ep: _EpisodeState, ranked: list[_Ranked], active: set[str], skip_docs: set[str]
