@@ -7,12 +7,19 @@ import re
 from thresher.policies.local.bridges import (
     Anchor,
     bridge_queries,
+    cued_spans,
     entity_spans,
     linked_titles,
     question_patterns,
     residual_words,
 )
-from thresher.policies.local.text import best_sentences, contains_phrase, content_words, sentences
+from thresher.policies.local.text import (
+    best_sentences,
+    contains_phrase,
+    content_words,
+    sentences,
+    stem,
+)
 
 JOURNAL = Anchor(
     "p-1#0",
@@ -201,3 +208,30 @@ def test_a_document_found_through_a_name_passes_its_own_name_on():
     # reached by the question's own search (no phrase led here), its own name is no bridge
     found = Anchor("b#0", "b", "TY-2006-863820", text, 0.9)
     assert all(b.phrase != "TY-2006-863820" for b in bridge_queries(question, [found], {}))
+
+
+def test_stem_joins_a_relation_word_to_the_texts_form_of_it():
+    assert stem("director") == stem("directed") == "direct"
+    assert stem("located") == stem("location")
+    assert stem("birthplace") == stem("born")
+    assert stem("country") != stem("county")
+
+
+def test_a_relation_word_of_the_question_picks_the_name_it_introduces():
+    film = Anchor(
+        "f-1#0",
+        "f-1",
+        "Glass Harbor",
+        "Glass Harbor is a 2014 drama film directed by Orlen Vask, written by Tesa Marrow "
+        "and starring Duna Pell.",
+        0.9,
+    )
+    question = "Who is the spouse of the director of Glass Harbor?"
+    sent = film.text.lower()
+    cued = cued_spans(sent, ["Orlen Vask", "Tesa Marrow", "Duna Pell"], frozenset({"direct"}))
+    assert cued == {"orlen vask": frozenset({"direct"})}
+    # a known title the film names (Duna Pell) is a bridge, but the director is asked
+    bridges = bridge_queries(question, [film], {"Duna Pell": "p-9"}, limit=3)
+    assert bridges[0].phrase == "Orlen Vask"
+    # "directed by" resolved "director": the follow-up asks what is left
+    assert bridges[0].query == "Orlen Vask spouse"

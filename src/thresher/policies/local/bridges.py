@@ -21,6 +21,8 @@ from thresher.policies.local.text import (
     contains_phrase,
     content_words,
     sentence_words,
+    stem,
+    words,
 )
 
 __all__ = [
@@ -218,10 +220,57 @@ def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
 def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
     """Per sentence of ``text``: (lowercased, content words, entity spans). Memoized: the
     same anchors are read again on each hop."""
-    sents, words = sentence_words(text)
+    sents, sent_words = sentence_words(text)
     return tuple(
-        (sent.lower(), w, tuple(entity_spans(sent))) for sent, w in zip(sents, words, strict=True)
+        (sent.lower(), w, tuple(entity_spans(sent)))
+        for sent, w in zip(sents, sent_words, strict=True)
     )
+
+
+#: how far (in words) a relation word may stand before a name it introduces ("directed
+#: by Tim Burton", "born in the city of Hiroshima"), and after one ("Tim Burton directed")
+CUE_BEFORE, CUE_AFTER = 4, 2
+#: the bonus of a name a relation word of the question introduces
+CUE_BONUS = 1.2
+
+
+@lru_cache(maxsize=8192)
+def _stems_of(sent_lower: str) -> tuple[str, ...]:
+    """The :func:`stem` of each word of a lowercased sentence, in order (memoized)."""
+    return tuple(stem(w) for w in words(sent_lower))
+
+
+def cued_spans(
+    sent_lower: str, spans: Sequence[str], relation: frozenset[str]
+) -> dict[str, frozenset[str]]:
+    """The ``spans`` of a sentence (lowercased) that a relation word stands beside, each
+    with the stems that cue it: a word whose :func:`stem` is in ``relation`` (the stems
+    of what the question still asks) at most :data:`CUE_BEFORE` words before the span
+    or :data:`CUE_AFTER` after it.
+
+    "Big Eyes is a 2014 film directed by Tim Burton, written by Scott Alexander and
+    starring Amy Adams", asked for Big Eyes' director: Tim Burton, not Amy Adams.
+    """
+    stems = _stems_of(sent_lower)
+    at = [i for i, s in enumerate(stems) if s in relation]
+    if not at:
+        return {}
+    tokens = words(sent_lower)
+    out: dict[str, frozenset[str]] = {}
+    for span in spans:
+        part = words(span)
+        n = len(part)
+        if not n:
+            continue
+        for start in range(len(tokens) - n + 1):
+            if tokens[start : start + n] != part:
+                continue
+            end = start + n - 1
+            near = [i for i in at if 0 < start - i <= CUE_BEFORE or 0 < i - end <= CUE_AFTER]
+            if near:
+                out[span.lower()] = frozenset(stems[i] for i in near)
+                break
+    return out
 
 
 def bridge_queries(
@@ -257,13 +306,15 @@ def bridge_queries(
     for anchor in anchors:
         title_lower = _norm(anchor.title)
         candidates: dict[str, tuple[str, float]] = {}
+        cues: dict[str, frozenset[str]] = {}  # name -> the relation stems introducing it
         titles = [
             t
             for t, d in known_titles.items()
             if d not in done_docs and d != anchor.doc_id and _norm(t) != title_lower
         ]
-        for title in linked_titles(anchor.text, titles, anchor.title):
-            candidates[title.lower()] = (title, 1.0)
+        linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title)}
+        for key, title in linked.items():
+            candidates[key] = (title, 1.0)
         heads = _title_heads(titles)
         text_lower = anchor.text.lower()
         held_words = _held_words(anchor.title, anchor.text, anchor.path)
@@ -274,6 +325,8 @@ def bridge_queries(
         focus = chain[min(depth + 1, len(chain) - 1)] if len(chain) > 1 else ""
         solved_words = _words(" ".join(link_words(chain[depth]))) if focus else frozenset()
         own: set[str] = set()  # the anchor's own name where a sentence links it onward
+        # what the question still asks of this anchor: its words the anchor's name lacks
+        relation = frozenset(stem(w) for w in q_words - _words(anchor.title))
         for sent_lower, sent_words, spans in _sentence_facts(anchor.text):
             solved = len(sent_words & solved_words)
             overlap = 0.1 * len(sent_words & q_words) + 0.4 * solved
@@ -293,17 +346,21 @@ def bridge_queries(
                     for x in spans
                     if x.lower() != anchor.via.lower() and _words(x) <= _words(anchor.title)
                 )
+            cued = cued_spans(sent_lower, spans, relation)
+            for key, by in cued.items():
+                cues[key] = cues.get(key, frozenset()) | by
             for span in spans:
                 key = span.lower()
+                gain = overlap + (CUE_BONUS if key in cued else 0.0)
                 if key in candidates:
-                    candidates[key] = (candidates[key][0], candidates[key][1] + overlap)
+                    candidates[key] = (candidates[key][0], candidates[key][1] + gain)
                     continue
                 # a span that opens a known document's title ("Vratain Microsystems" of
                 # "Vratain Microsystems Annual Report 2019") names that document; one the
                 # chunk repeats is what it is about
                 named = 0.3 if key in heads else 0.0
                 repeats = 0.05 * min(text_lower.count(key) - 1, 4)
-                candidates[key] = (span, named + repeats + overlap)
+                candidates[key] = (span, named + repeats + gain)
         for key, (phrase, bonus) in candidates.items():
             words = _words(phrase)
             if not words or key in done or any(contains_phrase(key, p) for p in anchor.passed):
@@ -312,11 +369,15 @@ def bridge_queries(
                 continue
             if words <= q_words or (key not in own and words <= _words(anchor.title)):
                 continue
-            kind = "title" if bonus >= 1.0 else "entity"
+            kind = "title" if key in linked else "entity"
             score = anchor.weight * (1.0 + bonus + 0.05 * min(len(words), 4))
             if key not in best or best[key].score < score:
                 asks = " ".join(link_words(focus)) if focus else question
                 rest = residual_words(asks, [phrase], seen=held_words)
+                # the relation that introduced the name is resolved by it ("directed by
+                # Tim Burton" answers "director"): the follow-up asks the rest
+                used = cues.get(key, frozenset())
+                rest = [w for w in rest if stem(w.lower()) not in used]
                 query = " ".join([phrase, *rest])
                 best[key] = Bridge(query, phrase, kind, anchor.chunk_id, score)
     ranked = sorted(best.values(), key=lambda b: (-b.score, b.phrase))

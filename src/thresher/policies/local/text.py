@@ -1,7 +1,9 @@
 """Small, pure text helpers the local policy shares: words, content words, sentences.
 
-No stemming and no corpus statistics: cheap enough to run on every candidate of
-every search (the policy's budget is tens of milliseconds per episode).
+No corpus statistics and only a crude suffix stemmer (:func:`stem`, for matching a
+question's relation word to the text's form of it: "director" / "directed"):
+cheap enough to run on every candidate of every search (the policy's budget is
+tens of milliseconds per episode).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ __all__ = [
     "sentence_words",
     "best_sentences",
     "contains_phrase",
+    "stem",
 ]
 
 _STOPWORDS_TEXT = (
@@ -96,3 +99,30 @@ def contains_phrase(haystack_lower: str, phrase: str) -> bool:
             return True
         start = haystack_lower.find(p, start + 1)
     return False
+
+
+#: suffixes :func:`stem` strips (the first that leaves at least 4 letters), longest first
+_SUFFIXES = ("ation", "ition", "ing", "age", "ed", "er", "or", "ion", "es", "s", "e")
+#: relation words whose forms share no prefix ("birthplace" is asked, "born" is written)
+_LEMMAS = {
+    **dict.fromkeys(("born", "birth", "birthplace", "birthday"), "born"),
+    **dict.fromkeys(("died", "death", "deathplace", "dies"), "died"),
+    **dict.fromkeys(("spouse", "wife", "husband", "married", "marriage", "wed"), "spouse"),
+}
+
+
+@lru_cache(maxsize=16384)
+def stem(word: str) -> str:
+    """A crude key shared by a lowercase word's inflections: "directed" and "director"
+    give "direct", "located" and "location" give "locat", "birthplace" and "born" give
+    "born". Hand-written because it must join an agent noun to its verb: the
+    Snowball stemmer the BM25 index uses keeps "director" apart from "directed".
+    It only has to match a question's relation word to the text's form of it;
+    "country" and "county" stay apart."""
+    lemma = _LEMMAS.get(word)
+    if lemma is not None:
+        return lemma
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
