@@ -235,3 +235,12 @@ def test_a_relation_word_of_the_question_picks_the_name_it_introduces():
     assert bridges[0].phrase == "Orlen Vask"
     # "directed by" resolved "director": the follow-up asks what is left
     assert bridges[0].query == "Orlen Vask spouse"
+
+
+def test_an_initial_ends_no_sentence_and_a_possessive_is_no_part_of_a_name():
+    text = "Trail End is a 1936 film directed by Erle C. Kenton. It stars Jack Holt."
+    assert sentences(text) == [
+        "Trail End is a 1936 film directed by Erle C. Kenton.",
+        "It stars Jack Holt.",
+    ]
+    assert "Paul Verhoeven" in entity_spans("It follows Paul Verhoeven's script.")

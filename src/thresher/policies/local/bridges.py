@@ -127,6 +127,8 @@ def entity_spans(text: str) -> list[str]:
             continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
         while parts and parts[-1].lower() in _EDGE_STOP:
             parts.pop()
+        if parts and parts[-1][-2:] in ("'s", "’s"):  # "Paul Verhoeven's" names Paul Verhoeven
+            parts[-1] = parts[-1][:-2]
         before = text[: m.start()].rstrip(" \t")
         opening = not before or before[-1] in "\n.!?"
         while parts and (parts[0].lower() in STOPWORDS or parts[0].lower() in _OPENERS):
@@ -228,8 +230,9 @@ def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ..
 
 
 #: how far (in words) a relation word may stand before a name it introduces ("directed
-#: by Tim Burton", "born in the city of Hiroshima"), and after one ("Tim Burton directed")
-CUE_BEFORE, CUE_AFTER = 4, 2
+#: by Tim Burton", "born in the city of Hiroshima"), and after one ("Tim Burton directed";
+#: not two: "a 1953 Italian drama film" does not make "Italian" the film)
+CUE_BEFORE, CUE_AFTER = 4, 1
 #: the bonus of a name a relation word of the question introduces
 CUE_BONUS = 1.2
 

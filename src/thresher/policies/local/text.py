@@ -39,7 +39,7 @@ STOPWORDS: frozenset[str] = frozenset(_STOPWORDS_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _SINGLE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])|[^\S\n]*\n\s*")
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[\"'“(\[]?[A-Z0-9])|[^\S\n]*\n\s*")
 
 
 def words(text: str) -> list[str]:
@@ -53,7 +53,8 @@ def content_words(text: str) -> set[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """``text`` cut into sentences (on ``.!?`` followed by a capital or digit, and at line
+    """``text`` cut into sentences (on ``.!?`` followed by a capital or digit, but not
+    after an initial: "directed by Erle C. Kenton" is one sentence; and at line
     breaks: a heading, a field or an e-mail header line is a sentence of its own)."""
     parts = [p.strip() for p in _SENTENCE.split(text.strip())]
     return [p for p in parts if p]
