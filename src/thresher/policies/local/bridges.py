@@ -197,8 +197,8 @@ def _title_heads(titles: Iterable[str]) -> set[str]:
 
 @lru_cache(maxsize=8192)
 def _heads_of(title: str) -> tuple[str, ...]:
-    words = title.lower().split()
-    return tuple(" ".join(words[:n]) for n in range(2, len(words)))
+    parts = title.lower().split()
+    return tuple(" ".join(parts[:n]) for n in range(2, len(parts)))
 
 
 @lru_cache(maxsize=8192)
@@ -365,15 +365,19 @@ def bridge_queries(
                 repeats = 0.05 * min(text_lower.count(key) - 1, 4)
                 candidates[key] = (span, named + repeats + gain)
         for key, (phrase, bonus) in candidates.items():
-            words = _words(phrase)
-            if not words or key in done or any(contains_phrase(key, p) for p in anchor.passed):
+            named_words = _words(phrase)
+            if (
+                not named_words
+                or key in done
+                or any(contains_phrase(key, p) for p in anchor.passed)
+            ):
                 continue  # "Patent SY-2005-965421" is the patent the chain came through
             if contains_phrase(q_lower, phrase):
                 continue
-            if words <= q_words or (key not in own and words <= _words(anchor.title)):
+            if named_words <= q_words or (key not in own and named_words <= _words(anchor.title)):
                 continue
             kind = "title" if key in linked else "entity"
-            score = anchor.weight * (1.0 + bonus + 0.05 * min(len(words), 4))
+            score = anchor.weight * (1.0 + bonus + 0.05 * min(len(named_words), 4))
             if key not in best or best[key].score < score:
                 asks = " ".join(link_words(focus)) if focus else question
                 rest = residual_words(asks, [phrase], seen=held_words)
