@@ -238,9 +238,11 @@ CUE_BONUS = 1.2
 
 
 @lru_cache(maxsize=8192)
-def _stems_of(sent_lower: str) -> tuple[str, ...]:
-    """The :func:`stem` of each word of a lowercased sentence, in order (memoized)."""
-    return tuple(stem(w) for w in words(sent_lower))
+def _tokens(sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The words of a lowercased sentence and the :func:`stem` of each, in order
+    (memoized: the same anchors' sentences are read again on each hop)."""
+    tokens = tuple(words(sent_lower))
+    return tokens, tuple(stem(w) for w in tokens)
 
 
 def cued_spans(
@@ -254,14 +256,13 @@ def cued_spans(
     "Big Eyes is a 2014 film directed by Tim Burton, written by Scott Alexander and
     starring Amy Adams", asked for Big Eyes' director: Tim Burton, not Amy Adams.
     """
-    stems = _stems_of(sent_lower)
+    tokens, stems = _tokens(sent_lower)
     at = [i for i, s in enumerate(stems) if s in relation]
     if not at:
         return {}
-    tokens = words(sent_lower)
     out: dict[str, frozenset[str]] = {}
     for span in spans:
-        part = words(span)
+        part = _tokens(span.lower())[0]
         n = len(part)
         if not n:
             continue

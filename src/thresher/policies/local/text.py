@@ -102,7 +102,7 @@ def contains_phrase(haystack_lower: str, phrase: str) -> bool:
     return False
 
 
-#: suffixes :func:`stem` strips (the first that leaves at least 4 letters), longest first
+#: suffixes :func:`stem` tries in this order (the first that leaves at least 4 letters goes)
 _SUFFIXES = ("ation", "ition", "ing", "age", "ed", "er", "or", "ion", "es", "s", "e")
 #: relation words whose forms share no prefix ("birthplace" is asked, "born" is written)
 _LEMMAS = {
