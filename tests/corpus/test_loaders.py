@@ -42,7 +42,7 @@ def test_folder_walk_is_sorted_recursive_and_skips_hidden_and_unsupported(tmp_pa
     assert [d.title for d in docs] == ["Why", "Zed title", "b"]
     assert [d.source for d in docs] == ["a/y.html", "a/z.md", "b.txt"]
     assert docs[0].text == "html body"
-    assert stats.skipped == {"hidden": 2, "unsupported": 1}
+    assert stats.skipped == {"hidden": 1, "tool_folder": 1, "unsupported": 1}
     assert (stats.files, stats.documents) == (3, 3)
 
 
@@ -293,16 +293,27 @@ def test_explicit_unsupported_file(tmp_path: Path) -> None:
         iter_documents([f])
 
 
-def test_binary_file(tmp_path: Path) -> None:
+def test_binary_file_is_skipped_with_its_reason(tmp_path: Path, caplog) -> None:
     f = write(tmp_path / "bin.txt", b"abc\x00def")
-    with pytest.raises(InputError, match=r"bin\.txt: binary content \(NUL byte at byte offset 3\)"):
-        list(iter_documents([f]))
+    write(tmp_path / "ok.txt", "fine")
+    stats = LoadStats()
+    with caplog.at_level("WARNING", logger="thresher.corpus.loaders"):
+        docs = list(iter_documents([tmp_path], stats))
+    assert [d.doc_id for d in docs] == ["ok.txt"]
+    assert stats.to_dict()["skipped"] == {"binary": {"count": 1, "examples": [str(f)]}}
+    assert "bin.txt: binary content (NUL byte at byte offset 3)" in caplog.text
 
 
-def test_invalid_utf8_names_byte_offset(tmp_path: Path) -> None:
-    f = write(tmp_path / "latin.md", "caf\u00e9".encode("latin-1"))
-    with pytest.raises(InputError, match=r"latin\.md: invalid UTF-8 at byte offset 3"):
-        list(iter_documents([f]))
+def test_a_latin1_file_is_decoded_not_fatal(tmp_path: Path) -> None:
+    """Issue 22: a Latin-1 NEWS file aborted a whole folder's ingest."""
+    write(tmp_path / "latin.md", "Le caf\u00e9 na\u00eff de la r\u00e9sidence.\n".encode("latin-1"))
+    write(tmp_path / "utf16.txt", "Gr\u00fc\u00dfe aus M\u00fcnchen".encode("utf-16"))
+    write(tmp_path / "ok.txt", "fine")
+    stats = LoadStats()
+    docs = {d.doc_id: d.text for d in iter_documents([tmp_path], stats)}
+    assert docs["latin.md"] == "Le caf\u00e9 na\u00eff de la r\u00e9sidence.\n"
+    assert docs["utf16.txt"] == "Gr\u00fc\u00dfe aus M\u00fcnchen"
+    assert stats.files == 3 and stats.skipped == {}
 
 
 def test_invalid_utf8_in_jsonl_names_line_and_offset(tmp_path: Path) -> None:
@@ -321,8 +332,9 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
                 raise PermissionError(13, "Permission denied")
 
             monkeypatch.setattr(Path, "read_bytes", refuse)
-        with pytest.raises(InputError, match=r"cannot read .*locked\.txt: Permission denied"):
-            list(iter_documents([f]))
+        stats = LoadStats()
+        assert list(iter_documents([f], stats)) == []
+        assert stats.skipped == {"unreadable": 1} and stats.files == 0
     finally:
         f.chmod(0o644)
 
@@ -387,13 +399,13 @@ def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, capl
     (folder / "huge.txt").write_text("x" * 5000, encoding="utf-8")  # > 4 bytes per allowed char
     records = [{"id": "big", "text": "y" * 2000}, {"id": "small", "text": "fine"}]
     (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    real = loaders.read_bytes
+    real = loaders.read_text_file
 
     def never_the_huge_one(path):
         assert path.name != "huge.txt", "a file certainly over the limit must not be read"
         return real(path)
 
-    monkeypatch.setattr(loaders, "read_bytes", never_the_huge_one)
+    monkeypatch.setattr(loaders, "read_text_file", never_the_huge_one)
     stats = LoadStats()
     with caplog.at_level(logging.WARNING, logger="thresher.corpus.loaders"):
         docs = list(iter_documents([folder], stats, max_chars=1000))

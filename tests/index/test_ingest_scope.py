@@ -69,18 +69,18 @@ def test_deletion_is_scoped_to_the_paths_named(
     # naming one file of b deletes nothing: the other documents came from elsewhere
     one = run([b / "elm.md"])
     assert (one.documents_deleted, one.documents_unchanged, one.documents_kept) == (0, 1, 4)
-    assert _doc_ids(where, small_config) == [
+    assert _doc_ids(where, small_config) == [  # b is the index's second folder: labelled
         "alder.md",
+        "b/dogwood.md",
+        "b/elm.md",
         "birch.md",
         "cedar.md",
-        "dogwood.md",
-        "elm.md",
     ]
     # a file gone from a: re-indexing a deletes it, and only it
     (a / "birch.md").unlink()
     gone = run([a])
     assert (gone.documents_deleted, gone.documents_unchanged, gone.documents_kept) == (1, 2, 2)
-    assert _doc_ids(where, small_config) == ["alder.md", "cedar.md", "dogwood.md", "elm.md"]
+    assert _doc_ids(where, small_config) == ["alder.md", "b/dogwood.md", "b/elm.md", "cedar.md"]
     # an input with no document is refused and changes nothing
     empty = tmp_path / "empty.txt"
     empty.write_text("   \n", encoding="utf-8")
@@ -90,7 +90,7 @@ def test_deletion_is_scoped_to_the_paths_named(
     # the whole corpus (--sync): what the input lacks is deleted
     synced = run([b], sources=None)
     assert (synced.documents_deleted, synced.documents_kept) == (2, 0)
-    assert _doc_ids(where, small_config) == ["dogwood.md", "elm.md"]
+    assert _doc_ids(where, small_config) == ["b/dogwood.md", "b/elm.md"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -7,11 +7,15 @@ elsewhere. ``--sync`` makes the index hold exactly the inputs named (every other
 document is deleted). An input that yields no document is an error and changes
 nothing. While another ingest holds the index folder, the command says that it
 waits for it.
+
+Every run ends with an account of the files: how many were read and, by
+reason, how many were skipped with their first paths (``--json``: ``files``).
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from thresher.cli._common import (
     add_config_args,
@@ -41,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip (with a warning) documents longer than N characters (default 8000000)",
     )
     parser.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="read links to files outside the folders named (default: skipped with a warning)",
+    )
+    parser.add_argument(
         "--sync",
         action="store_true",
         help="make the index hold exactly these inputs: delete every document not in them "
@@ -50,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.corpus.loaders import iter_documents
+    from thresher.corpus.loaders import LoadStats, iter_documents
     from thresher.index.backends import ingest
 
     config = load_config(
@@ -58,16 +67,25 @@ def run(args: argparse.Namespace) -> int:
         {"chunking.max_tokens": args.chunk_tokens, "retrieval.embedder": args.embedder},
     )
     limit = {} if args.max_doc_chars is None else {"max_chars": args.max_doc_chars}
+    remote = str(args.index).startswith(("http://", "https://"))
+    stats = LoadStats()
     with warnings_on_stderr("thresher", enabled=not args.json):
+        docs = iter_documents(
+            args.paths,
+            stats,
+            follow_links=args.follow_links,
+            exclude=() if remote else (args.index,),
+            **limit,
+        )
         report = ingest(
-            iter_documents(args.paths, **limit),
+            docs,
             args.index,
             config,
             progress=show_progress(args),
             sources=None if args.sync else args.paths,
         )
     if args.json:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), "files": stats.to_dict()})
         return 0
     print(
         f"indexed {report.documents_seen} documents into {args.index}: "
@@ -84,4 +102,23 @@ def run(args: argparse.Namespace) -> int:
     removed = {k: v for k, v in report.sanitized.items() if v}
     if removed:
         print("sanitized: " + ", ".join(f"{k} {v}" for k, v in sorted(removed.items())))
+    for line in file_account(stats.to_dict()):
+        print(line)
     return 0
+
+
+def file_account(files: dict[str, Any]) -> list[str]:
+    """The lines accounting for every file of an ingest: read, then skipped by reason
+    with the first paths (``files`` is :meth:`LoadStats.to_dict`)."""
+    from thresher.cli._common import shorten
+    from thresher.corpus.loaders import SKIP_REASONS
+
+    skipped = files["skipped"]
+    total = sum(s["count"] for s in skipped.values())
+    lines = [f"files: {files['files']} read, {total} skipped" + (":" if total else "")]
+    for reason, info in skipped.items():
+        shown = ", ".join(shorten(p, 80) for p in info["examples"])
+        more = ", …" if info["count"] > len(info["examples"]) and shown else ""
+        label = SKIP_REASONS.get(reason, reason)
+        lines.append(f"  {label}: {info['count']}" + (f"  ({shown}{more})" if shown else ""))
+    return lines

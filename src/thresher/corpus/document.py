@@ -23,10 +23,16 @@ class Document:
         source: where it came from (relative path, ``file.jsonl:LINE``, dataset name).
         metadata: free-form JSON-safe extras carried onto every chunk.
         sanitized: counts of what sanitization removed, by kind.
-        origin: the absolute path of the file it was read from ('' when it came
-            from elsewhere); ingestion records it so that re-indexing a path
-            deletes only documents that came from under that path. Not part of
-            the document's content (its hash).
+        origin: the path of the file it was read from, under its root's real
+            path ('' when it came from elsewhere); ingestion records it so that
+            re-indexing a path deletes only documents that came from under that
+            path. Not part of the document's content (its hash).
+        root: for a document read from a text file, the real path of the folder
+            it was read under (the folder named, or a named file's folder), and
+            ``doc_id`` is its path relative to that folder; ingestion labels it
+            with the index's label for that folder
+            (:mod:`thresher.index.ingest_roots`). '' for records and paragraphs,
+            whose ids are their own.
     """
 
     doc_id: str
@@ -36,6 +42,7 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
     sanitized: dict[str, int] = field(default_factory=dict)
     origin: str = ""
+    root: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ path relative to the root the user named.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,8 @@ __all__ = [
     "file_doc_id",
     "chunk_id",
     "doc_of",
+    "is_chunk_form",
+    "unescaped_id",
     "content_hash",
     "normalize_whitespace",
     "join_sentences",
@@ -95,6 +98,35 @@ def doc_of(chunk_or_doc_id: str) -> str:
     """
     head, sep, tail = chunk_or_doc_id.rpartition("#")
     return head if sep and head and tail.isdigit() else chunk_or_doc_id
+
+
+def is_chunk_form(doc_id: str) -> bool:
+    """Whether ``doc_id`` reads as a chunk id (``doc#N``): such an id would be taken for
+    chunk N of document ``doc`` by :func:`doc_of`, so ingestion refuses it."""
+    return doc_of(doc_id) != doc_id
+
+
+_REFERENCE = re.compile(r"&(?:(amp|lt|gt|quot)|#x([0-9a-fA-F]{1,6})|#([0-9]{1,7}));")
+_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"'}
+
+
+def unescaped_id(text: str) -> str:
+    """``text`` with the references an id may be shown with (``&amp; &lt; &gt; &quot;``
+    and numeric ``&#x…;``/``&#…;``) turned back into characters.
+
+    Ids are shown to a policy escaped; ingestion refuses an id whose unescaped
+    form is another document's id (``zz/R&amp;D.txt`` beside ``zz/R&D.txt``), since
+    a copied id could then name either. References beyond U+10FFFF or to a
+    surrogate are left as written.
+    """
+
+    def back(m: re.Match[str]) -> str:
+        if m.group(1):
+            return _NAMED[m.group(1)]
+        code = int(m.group(2), 16) if m.group(2) else int(m.group(3))
+        return chr(code) if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else m.group(0)
+
+    return _REFERENCE.sub(back, text) if "&" in text else text
 
 
 def content_hash(text: str) -> str:

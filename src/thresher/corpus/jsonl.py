@@ -77,9 +77,17 @@ def decode_utf8(data: bytes, where: str, base_offset: int = 0) -> str:
         ) from exc
 
 
+def _too_deep(where: str) -> InputError:
+    return InputError(
+        f"{where}: JSON nested too deeply to read (thousands of levels); flatten or remove it"
+    )
+
+
 def _parse_line(line: str, path: Path, number: int) -> Any:
     try:
         return json.loads(line)
+    except RecursionError as exc:
+        raise _too_deep(f"{path}:{number}") from exc
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
@@ -138,6 +146,8 @@ def _whole(path: Path) -> Any:
     text = decode_utf8(read_bytes(path), str(path))
     try:
         return json.loads(text)
+    except RecursionError as exc:
+        raise _too_deep(str(path)) from exc
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); fix the file"
@@ -170,6 +180,8 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[str, Any]]:
     if line.lstrip().startswith("["):
         try:
             value = json.loads(decode_utf8(read_bytes(p), str(p)))
+        except RecursionError as exc:
+            raise _too_deep(str(p)) from exc
         except json.JSONDecodeError as exc:
             if exc.msg != "Extra data":  # not several values, one per line
                 raise InputError(
@@ -186,6 +198,8 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[str, Any]]:
     else:
         try:
             json.loads(line)
+        except RecursionError as exc:
+            raise _too_deep(f"{p}:1") from exc
         except json.JSONDecodeError:  # one value spread over several lines
             yield "", _whole(p)
             return

@@ -9,7 +9,12 @@ first record (see :mod:`thresher.corpus.datasets`); lines are read by
 Document ids:
 
 - a text file (``.txt``, ``.md``, ``.html``): its path relative to the folder
-  named (a named file: its name);
+  named (a file named alone: its name, relative to its folder); ``Document.root``
+  is that folder's real path. Ingestion turns this into the index's id
+  (``label/path`` for every folder but the index's first, see
+  :mod:`thresher.index.ingest_roots`), so two folders' ``README.md`` are two
+  documents; the same file reached twice (two spellings of a path, a link) is
+  read once;
 - a document record (``{id, text, title?, metadata?}``): its own id, the first of
   ``id``, ``_id`` (BEIR), ``doc_id``, ``docid`` it has, unchanged; an id seen twice
   (in one file or across the files of one call) is an ``InputError`` naming
@@ -38,12 +43,20 @@ A BEIR dataset folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``; see
 :mod:`thresher.corpus.beir`) contributes ``corpus.jsonl`` only: its queries are
 skipped and counted as ``beir_queries``.
 
-Policy on unsupported files: a file named explicitly with an unsupported
-extension is an error; inside a folder, unsupported and hidden entries are
-skipped and counted in :class:`LoadStats`. A folder with no supported file is an
-error. Problems with content (not UTF-8, binary, bad JSON, missing fields,
-duplicate ids) raise :class:`~thresher.errors.InputError` naming the file (and
-line) and what to do.
+What is read: a file named explicitly with an unsupported extension is an
+error; inside a folder, :mod:`thresher.corpus.walk` leaves out hidden entries,
+tool folders (``node_modules``, ``venv``, ...), index folders, paths matched by
+a ``.thresherignore``, folder links, file links resolving outside the folders
+named (unless ``follow_links``) and unsupported files; each is counted, with its
+first paths, in :class:`LoadStats`. A folder with no supported file is an error.
+A text or HTML file that is not UTF-8 is decoded in the encoding detected
+(:mod:`thresher.corpus.decode`); one that is binary, undecodable or unreadable is
+skipped and counted, never stopping the run. Problems with JSON content (bad
+JSON, nesting deeper than :data:`MAX_NESTING`, missing fields, duplicate ids)
+raise :class:`~thresher.errors.InputError` naming the file (and line) and what
+to do. Strings of a record that are not valid Unicode (lone surrogates, which
+JSON escapes can hold) have those code points replaced by U+FFFD (counted as
+``invalid_unicode``); a record id holding one is refused.
 """
 
 from __future__ import annotations
@@ -51,19 +64,21 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thresher.corpus.beir import QUERIES_FILE, is_beir_folder
 from thresher.corpus.datasets import detect_format, record_id_key, record_paragraphs
+from thresher.corpus.decode import UnreadableFileError, read_text_file
 from thresher.corpus.document import Document
 from thresher.corpus.html import html_to_text
-from thresher.corpus.ids import file_doc_id, paragraph_doc_id
-from thresher.corpus.jsonl import decode_utf8, iter_json_records, iter_jsonl, read_bytes
+from thresher.corpus.ids import paragraph_doc_id
+from thresher.corpus.jsonl import iter_json_records, iter_jsonl
 from thresher.corpus.sanitize import flag_injection, merge_counts, sanitize_text
 from thresher.corpus.titles import text_title
+from thresher.corpus.walk import WalkRules, walk_files
 from thresher.errors import InputError
 
 __all__ = [
@@ -72,11 +87,36 @@ __all__ = [
     "make_document",
     "SUPPORTED_EXTENSIONS",
     "MAX_DOCUMENT_CHARS",
+    "MAX_NESTING",
+    "SKIP_REASONS",
 ]
 
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".json")
 #: the most characters one document may have by default (see the module docstring)
 MAX_DOCUMENT_CHARS = 8_000_000
+#: the deepest nesting of lists and objects a record's metadata may have
+MAX_NESTING = 32
+#: how each skip reason is shown to a person (in this order)
+SKIP_REASONS = {
+    "unsupported": "unsupported type",
+    "binary": "binary",
+    "undecodable": "undecodable",
+    "unreadable": "unreadable",
+    "too_large": "too large",
+    "empty": "empty",
+    "ignored": "ignored (.thresherignore)",
+    "outside_link": "link outside the folders named",
+    "folder_link": "link to a folder",
+    "index": "index folder",
+    "tool_folder": "tool folder",
+    "hidden": "hidden",
+    "same_file": "same file read twice",
+    "duplicate": "duplicate passage",
+    "beir_queries": "BEIR queries",
+    "no_context": "question without paragraphs",
+}
+#: how many paths are kept per skip reason
+EXAMPLES = 5
 _log = logging.getLogger(__name__)
 _SUPPORTED_HINT = " ".join(SUPPORTED_EXTENSIONS)
 
@@ -93,17 +133,39 @@ class LoadStats:
             ``beir_queries`` (the queries file of a BEIR folder), ``empty`` (no text
             after sanitization), ``duplicate`` (a dataset paragraph or id-less record
             already yielded), ``no_context`` (a dataset question without paragraphs),
-            ``too_large`` (a document over the size limit).
+            ``too_large`` (a document over the size limit), and the reasons of
+            :mod:`thresher.corpus.walk` and :mod:`thresher.corpus.decode`; every
+            key of :data:`SKIP_REASONS`.
+        examples: the first :data:`EXAMPLES` paths (or ``file:LINE``) per reason.
     """
 
     files: int = 0
     documents: int = 0
     questions: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)
 
-    def skip(self, reason: str, n: int = 1) -> None:
-        """Count ``n`` skipped items for ``reason``."""
+    def skip(self, reason: str, n: int = 1, where: str = "") -> None:
+        """Count ``n`` skipped items for ``reason`` (``where``: the path, kept as an example)."""
         self.skipped[reason] = self.skipped.get(reason, 0) + n
+        shown = self.examples.setdefault(reason, [])
+        if where and len(shown) < EXAMPLES:
+            shown.append(where)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``files`` read, ``documents``, ``questions``, and ``skipped``: reason ->
+        ``{"count", "examples"}``, in the order of :data:`SKIP_REASONS`."""
+        order = [r for r in SKIP_REASONS if r in self.skipped]
+        order += sorted(r for r in self.skipped if r not in SKIP_REASONS)
+        return {
+            "files": self.files,
+            "documents": self.documents,
+            "questions": self.questions,
+            "skipped": {
+                r: {"count": self.skipped[r], "examples": list(self.examples.get(r, []))}
+                for r in order
+            },
+        }
 
 
 def iter_documents(
@@ -111,48 +173,64 @@ def iter_documents(
     stats: LoadStats | None = None,
     *,
     max_chars: int = MAX_DOCUMENT_CHARS,
+    follow_links: bool = False,
+    exclude: Sequence[str | Path] = (),
 ) -> Iterator[Document]:
     """Every document under ``paths``, sanitized, in a deterministic order.
 
-    Paths are checked before anything is read; folders are walked recursively in
-    sorted order, skipping hidden entries (names starting with ``.``).
+    Paths are checked before anything is read; folders are walked (any depth) in
+    sorted order, leaving out what :mod:`thresher.corpus.walk` says.
 
     Args:
         paths: files and folders, as the user named them.
         stats: filled in as documents are read and skipped, when given.
         max_chars: documents longer than this are skipped with a warning.
+        follow_links: read file links that resolve outside every folder named.
+        exclude: folders never read (the index being written).
 
     Returns:
         An iterator of :class:`Document`. File documents have ``doc_id`` = path
-        relative to the named folder (a named file: its name); records their own
-        id (see the module docstring); dataset paragraphs and id-less records
-        ``paragraph_doc_id(title, text)`` and ``metadata["dataset"]``. ``Document.sanitized`` holds removal counts,
+        relative to the named folder (a named file: its name) and ``root`` = that
+        folder's real path; records their own id (see the module docstring);
+        dataset paragraphs and id-less records ``paragraph_doc_id(title, text)``
+        and ``metadata["dataset"]``. ``Document.sanitized`` holds removal counts,
         ``injection_flagged`` (patterns matched) and ``hidden_html``; flagged
         documents also carry ``metadata["injection_flags"]`` (comma-separated names).
-        ``Document.origin`` is the absolute path of the file each came from.
+        ``Document.origin`` is the file's path under its root's real path.
 
     Raises:
         InputError: a path does not exist, names an unsupported file, or is a folder
-            with no supported file (raised by this call); unreadable, binary or
-            non-UTF-8 files, malformed JSON/JSONL records and duplicate ids (raised
-            while iterating).
+            with no supported file (raised by this call); malformed JSON/JSONL
+            records and duplicate ids (raised while iterating).
     """
     stats = stats if stats is not None else LoadStats()
     if not paths:
         raise InputError("no input paths given; name at least one file or folder")
-    plan = [item for p in paths for item in _plan(Path(p), stats)]
+    rules = WalkRules(
+        roots=tuple(os.path.realpath(p) for p in paths),
+        exclude=tuple(os.path.realpath(p) for p in exclude),
+        follow_links=follow_links,
+        supported=SUPPORTED_EXTENSIONS,
+    )
+    plan = [item for p in paths for item in _plan(Path(p), stats, rules)]
     return _Reader(stats, max_chars).run(plan)
 
 
 # -- planning ------------------------------------------------------------------
 
+_Planned = tuple[Path, str, str]
+"""(file, its id relative to its root, the root's real path)."""
 
-def _plan(path: Path, stats: LoadStats) -> list[tuple[Path, Path]]:
+
+def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
     if not path.exists():
         raise InputError(f"path does not exist: {path}; check the spelling or create it first")
     if path.is_dir():
         before = dict(stats.skipped)
-        files = list(_walk(path, stats))
+        root = os.path.realpath(path)
+        if root in rules.exclude:
+            raise InputError(f"{path} is the index folder being written; name the folders to index")
+        files = list(walk_files(path, rules, lambda reason, where: stats.skip(reason, 1, where)))
         if not files:
             skipped = {k: v - before.get(k, 0) for k, v in stats.skipped.items()}
             detail = ", ".join(f"{n} {k}" for k, n in skipped.items() if n) or "empty"
@@ -160,7 +238,7 @@ def _plan(path: Path, stats: LoadStats) -> list[tuple[Path, Path]]:
                 f"no supported files in folder {path} ({detail}); "
                 f"add {_SUPPORTED_HINT} files or name another folder"
             )
-        return [(f, path) for f in files]
+        return [(f, f.relative_to(path).as_posix(), root) for f in files]
     if not path.is_file():
         raise InputError(f"not a regular file or folder: {path}; name a file or a folder")
     if path.suffix.lower() not in SUPPORTED_EXTENSIONS:
@@ -168,29 +246,7 @@ def _plan(path: Path, stats: LoadStats) -> list[tuple[Path, Path]]:
             f"unsupported file type '{path.suffix or '(none)'}': {path}; "
             f"convert it to one of {_SUPPORTED_HINT}"
         )
-    return [(path, path)]
-
-
-def _walk(folder: Path, stats: LoadStats) -> Iterator[Path]:
-    try:
-        entries = sorted(folder.iterdir(), key=lambda p: p.name)
-    except OSError as exc:
-        raise InputError(
-            f"cannot list folder {folder}: {exc.strerror}; check its permissions"
-        ) from exc
-    beir = is_beir_folder(folder)
-    for entry in entries:
-        if entry.name.startswith("."):
-            stats.skip("hidden")
-        elif beir and entry.name == QUERIES_FILE:
-            stats.skip("beir_queries")  # queries are tasks (thresher.tasks.beir), not documents
-        elif entry.is_dir():
-            if not entry.is_symlink():  # never follow folder links (cycles)
-                yield from _walk(entry, stats)
-        elif entry.suffix.lower() in SUPPORTED_EXTENSIONS and entry.is_file():
-            yield entry
-        else:
-            stats.skip("unsupported")
+    return [(path, path.name, os.path.realpath(path.parent))]
 
 
 # -- reading ---------------------------------------------------------------------
@@ -204,13 +260,18 @@ class _Reader:
         self.max_chars = max_chars
         # doc_id -> (where first seen, whether its id is a content hash)
         self.seen: dict[str, tuple[str, bool]] = {}
-        self.origin = ""  # the absolute path of the file being read
+        self.files: set[str] = set()  # real paths of the files read
+        self.origin = ""  # the path of the file being read, under its root's real path
 
-    def run(self, plan: list[tuple[Path, Path]]) -> Iterator[Document]:
-        for path, root in plan:
+    def run(self, plan: list[_Planned]) -> Iterator[Document]:
+        for path, rel, root in plan:
+            real = os.path.realpath(path)
+            if real in self.files:
+                self.stats.skip("same_file", 1, str(path))
+                continue
+            self.files.add(real)
             self.stats.files += 1
-            self.origin = os.path.abspath(path)
-            rel = file_doc_id(path, root)
+            self.origin = os.path.join(root, *rel.split("/"))
             suffix = path.suffix.lower()
             if suffix == ".jsonl":
                 lines = ((f":{n}", record) for n, record in iter_jsonl(path))
@@ -218,7 +279,14 @@ class _Reader:
             elif suffix == ".json":
                 yield from self._records(iter_json_records(path), path, rel)
             elif not self._too_large_file(path):
-                yield from self._emit(self._file_document(path, rel), str(path))
+                try:
+                    doc = self._file_document(path, rel)
+                except UnreadableFileError as exc:
+                    _log.warning("%s", exc)
+                    self.stats.files -= 1
+                    self.stats.skip(exc.reason, 1, str(path))
+                    continue
+                yield from self._emit(dataclasses.replace(doc, root=root), str(path), file=True)
 
     def _too_large(self, where: str, chars: int, exact: bool = True) -> bool:
         """Skip (warn, count) a document of ``chars`` characters over the limit."""
@@ -232,7 +300,7 @@ class _Reader:
             size,
             f"{self.max_chars:,}",
         )
-        self.stats.skip("too_large")
+        self.stats.skip("too_large", 1, where)
         return True
 
     def _too_large_file(self, path: Path) -> bool:
@@ -245,7 +313,7 @@ class _Reader:
         return size > 4 * self.max_chars and self._too_large(str(path), size, exact=False)
 
     def _file_document(self, path: Path, rel: str) -> Document:
-        text = decode_utf8(read_bytes(path), str(path))
+        text, _encoding = read_text_file(path)
         suffix = path.suffix.lower()
         extra: dict[str, int] = {}
         title: str | None = None
@@ -271,7 +339,7 @@ class _Reader:
             if fmt is None:
                 doc, hashed = _record_document(record, where, rel, location)
                 if hashed and doc.doc_id in self.seen and self.seen[doc.doc_id][1]:
-                    self.stats.skip("duplicate")
+                    self.stats.skip("duplicate", 1, where)
                     continue
                 yield from self._emit(doc, where, hashed)
                 continue
@@ -283,31 +351,71 @@ class _Reader:
                     f"{where}: not a {fmt} record ({exc}); keep one dataset format per file"
                 ) from exc
             if paragraphs is None:
-                self.stats.skip("no_context")
+                self.stats.skip("no_context", 1, where)
                 continue
             for title, text in paragraphs:
+                title, text = _valid_text(title, where)[0], _valid_text(text, where)[0]
                 doc_id = paragraph_doc_id(title, text)
                 if doc_id in self.seen and self.seen[doc_id][1]:
-                    self.stats.skip("duplicate")
+                    self.stats.skip("duplicate", 1, where)
                     continue
                 meta = {"dataset": fmt}
                 yield from self._emit(make_document(doc_id, title, text, rel, meta), where, True)
 
-    def _emit(self, doc: Document, where: str, hashed: bool = False) -> Iterator[Document]:
+    def _emit(
+        self, doc: Document, where: str, hashed: bool = False, file: bool = False
+    ) -> Iterator[Document]:
+        """Count and yield ``doc``; a file's id is checked at ingestion, which labels it
+        by its root (two folders may each hold a ``README.md``)."""
         if self._too_large(where, len(doc.text)):
             return
-        if doc.doc_id in self.seen:
-            raise InputError(
-                f"duplicate document id '{doc.doc_id}' in {where} (first seen in "
-                f"{self.seen[doc.doc_id][0]}); give every document a unique id "
-                "or do not name the same file twice"
-            )
-        self.seen[doc.doc_id] = (where, hashed)
+        if not file:
+            if doc.doc_id in self.seen:
+                raise InputError(
+                    f"duplicate document id '{doc.doc_id}' in {where} (first seen in "
+                    f"{self.seen[doc.doc_id][0]}); give every record a unique id "
+                    "or do not name the same file twice"
+                )
+            self.seen[doc.doc_id] = (where, hashed)
         if not doc.text.strip():
-            self.stats.skip("empty")
+            self.stats.skip("empty", 1, where)
             return
         self.stats.documents += 1
         yield dataclasses.replace(doc, origin=self.origin)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(text: str, where: str) -> tuple[str, int]:
+    """``text`` with lone surrogates (not valid Unicode) replaced by U+FFFD, and how many."""
+    fixed, n = _SURROGATE.subn("\ufffd", text)
+    return fixed, n
+
+
+def _valid_value(value: Any, where: str, depth: int = 0) -> tuple[Any, int]:
+    """A JSON value with every string made valid Unicode (see :func:`_valid_text`).
+
+    Raises:
+        InputError: nested deeper than :data:`MAX_NESTING`.
+    """
+    if depth > MAX_NESTING:
+        raise InputError(f"{where}: metadata nested deeper than {MAX_NESTING} levels; flatten it")
+    if isinstance(value, str):
+        return _valid_text(value, where)
+    if isinstance(value, list):
+        pairs = [_valid_value(v, where, depth + 1) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        total = 0
+        for key, item in value.items():
+            k, n1 = _valid_text(str(key), where)
+            v, n2 = _valid_value(item, where, depth + 1)
+            out[k] = v
+            total += n1 + n2
+        return out, total
+    return value, 0
 
 
 def _record_document(record: Any, where: str, rel: str, location: str) -> tuple[Document, bool]:
@@ -335,6 +443,10 @@ def _record_document(record: Any, where: str, rel: str, location: str) -> tuple[
         raise InputError(
             f"{where}: 'metadata' must be a JSON object, got {type(metadata).__name__}"
         )
+    text, bad_text = _valid_text(text, where)
+    title, bad_title = _valid_text(title, where) if title is not None else (None, 0)
+    metadata, bad_meta = _valid_value(metadata, where)
+    invalid = bad_text + bad_title + bad_meta
     key = record_id_key(record)
     if key is None:
         doc_id, source = paragraph_doc_id(title or "", text), rel
@@ -346,7 +458,14 @@ def _record_document(record: Any, where: str, rel: str, location: str) -> tuple[
                 f"{where}: '{key}' must be a non-empty string or an integer, got {raw!r}"
             )
         doc_id, source = str(raw), f"{rel}{location}"
-    return make_document(doc_id, title or doc_id, text, source, metadata), key is None
+        if _SURROGATE.search(doc_id):
+            raise InputError(
+                f"{where}: '{key}' {doc_id.encode('utf-8', 'backslashreplace').decode()!r} "
+                "is not valid Unicode (a lone surrogate escape); fix the record's id"
+            )
+    extra = {"invalid_unicode": invalid} if invalid else {}
+    doc = make_document(doc_id, title or doc_id, text, source, metadata, extra)
+    return doc, key is None
 
 
 def make_document(

@@ -32,7 +32,7 @@ from thresher import __version__
 from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.errors import IndexNotFoundError, InputError
-from thresher.index import grep_index, layout
+from thresher.index import grep_index, ingest_roots, layout
 from thresher.index import ingest_common as common
 from thresher.index.backends import ingest
 from thresher.index.bm25 import Bm25Index
@@ -136,8 +136,12 @@ def _ingest_locked(
     layout.remove_stale_generations(root, keep=old_gen)
 
     report = IngestReport()
-    plan = common.plan_documents(documents, report)
+    roots = dict(old.roots) if old and old.roots is not None else {}
+    if old is not None and old.roots is None:
+        roots = ingest_roots.legacy_roots(old.documents, root)
+    plan = common.plan_documents(ingest_roots.label_documents(documents, roots), report)
     common.require_documents(plan, root)
+    common.check_ids(plan, old.documents if old else {})
 
     chunking = common.chunking_settings(config)
     known = old.documents if old else {}
@@ -155,6 +159,7 @@ def _ingest_locked(
             generation, old_gen, old, plan, changed, deleted, order, chunking, config, emb,
             progress, report,
         )  # fmt: skip
+        manifest.roots = roots
         layout.write_manifest(generation, manifest)
         layout.commit_generation(root, generation)
     except BaseException:

@@ -83,6 +83,9 @@ class Manifest:
     """The description of one generation (``manifest.json``).
 
     ``documents`` is ordered: its order (then chunk position) is the corpus order.
+    ``roots``: label -> real path of the folders its file documents were read
+    under (see :mod:`thresher.index.ingest_roots`); None in an index written
+    before they were recorded.
     """
 
     format_version: int
@@ -94,6 +97,7 @@ class Manifest:
     sanitized: dict[str, int] = field(default_factory=dict)
     created_at: str = ""
     updated_at: str = ""
+    roots: dict[str, str] | None = None
 
     @property
     def chunk_count(self) -> int:
@@ -113,6 +117,7 @@ class Manifest:
             "updated_at": self.updated_at,
             "counts": {"documents": len(self.documents), "chunks": self.chunk_count},
             "sanitized": self.sanitized,
+            **({"roots": self.roots} if self.roots is not None else {}),
             "documents": [
                 {"doc_id": doc_id, "content_hash": d.content_hash, "chunk_ids": d.chunk_ids,
                  "ingested_at": d.ingested_at, "sanitized": d.sanitized,
@@ -139,6 +144,7 @@ class Manifest:
             sanitized=dict(data.get("sanitized", {})),
             created_at=str(data.get("created_at", "")),
             updated_at=str(data.get("updated_at", "")),
+            roots=dict(data["roots"]) if isinstance(data.get("roots"), dict) else None,
         )  # fmt: skip
 
 

@@ -46,7 +46,7 @@ from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.errors import InputError
 from thresher.index import ingest_common as common
-from thresher.index import layout
+from thresher.index import ingest_roots, layout
 from thresher.index import server_layout as sl
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.server_search import SPARSE_KEY, sparse_schema, sparse_unavailable
@@ -131,8 +131,6 @@ def _ingest(
 ) -> IngestReport:
     """One ingest run, in the order the module docstring guarantees."""
     report = IngestReport()
-    plan = common.plan_documents(documents, report)
-    common.require_documents(plan, where.url)
     emb = embedder or get_embedder(config.retrieval.embedder)
     collection, header = _existing_index(client, where, emb)
     manifest = client.get_or_create_collection(
@@ -140,6 +138,14 @@ def _ingest(
     )
     entries = sl.read_entries(manifest)
     known = {d: e for d, (e, _) in entries.items()}
+    roots: ingest_roots.Roots = {}
+    if header is not None:
+        roots = dict(header.roots) if header.roots is not None else {}
+        if header.roots is None:
+            roots = ingest_roots.legacy_roots(known, where.url)
+    plan = common.plan_documents(ingest_roots.label_documents(documents, roots), report)
+    common.require_documents(plan, where.url)
+    common.check_ids(plan, known)
     chunking = common.chunking_settings(config)
     todo = _changes(plan, entries, header, chunking, scope)
     if header is not None and todo.nothing():
@@ -148,6 +154,7 @@ def _ingest(
 
     now = common.utc_now()
     header = _writing_header(header, emb, chunking, now)
+    header.roots = roots
     collection = _mark_writing(client, where, collection, header)
     batch = client.get_max_batch_size()
     if todo.resume:  # an earlier run stopped midway: redo documents whose chunks are not all there

@@ -211,6 +211,7 @@ class ServerHeader:
     created_at: str = ""
     updated_at: str = ""
     sparse_key: str = ""
+    roots: dict[str, str] | None = None  # label -> real path (thresher.index.ingest_roots)
 
     def to_metadata(self) -> dict[str, str | int]:
         """Flat chromadb metadata (chunking as JSON; empty sparse key left out)."""
@@ -229,6 +230,8 @@ class ServerHeader:
         }
         if self.sparse_key:
             meta["sparse_key"] = self.sparse_key
+        if self.roots is not None:
+            meta["roots"] = json.dumps(self.roots, sort_keys=True)
         return {_PREFIX + k: v for k, v in meta.items()}
 
     @classmethod
@@ -261,6 +264,7 @@ class ServerHeader:
             created_at=str(got.get("created_at", "")),
             updated_at=str(got.get("updated_at", "")),
             sparse_key=str(got.get("sparse_key", "")),
+            roots=dict(json.loads(str(got["roots"]))) if "roots" in got else None,
         )
 
 

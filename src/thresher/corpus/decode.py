@@ -1,0 +1,105 @@
+"""Text of a file in whatever encoding it was saved: UTF-8 first, else detected.
+
+A text, Markdown or HTML file is decoded as UTF-8 (a byte order mark dropped);
+a file that is not UTF-8 (a Latin-1 ``NEWS``, a UTF-16 export) has its encoding
+detected with charset-normalizer and is decoded with it (Western European,
+cp1252, preferred when other code pages fit about as well). A file that is binary
+(a NUL byte outside a UTF-16/32 byte order mark) or that no encoding decodes
+raises :class:`UnreadableFileError`, whose ``reason`` the loader counts the
+file under (``binary``, ``undecodable``, ``unreadable``) before going on with
+the next file.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from charset_normalizer import from_bytes
+
+from thresher.errors import InputError
+
+__all__ = ["UnreadableFileError", "decode_text", "read_text_file"]
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+#: Among single-byte code pages charset-normalizer finds about equally plausible
+#: (it cannot tell cp1250 from cp1252 on a short French text), the most common one.
+_PREFERRED = ("cp1252", "latin_1", "iso8859_15")
+_CHAOS_SLACK = 0.1
+
+
+class UnreadableFileError(InputError):
+    """A file whose text cannot be read; ``reason`` says why (how the loader counts it)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def decode_text(data: bytes, where: str) -> tuple[str, str]:
+    """The text of ``data`` and the encoding it was read with.
+
+    Args:
+        data: a whole file's bytes.
+        where: the file, named in errors.
+
+    Returns:
+        (text, encoding): ``utf-8`` for UTF-8 (with or without a byte order mark),
+        else the encoding charset-normalizer found.
+
+    Raises:
+        UnreadableFileError: ``binary`` (a NUL byte and no UTF-16/32 byte order
+            mark) or ``undecodable`` (no encoding fits).
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding), encoding.removesuffix("-sig")
+            except UnicodeDecodeError:
+                break
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise UnreadableFileError(
+            f"{where}: binary content (NUL byte at byte offset {nul}); only text can be "
+            "ingested, convert or remove this file",
+            "binary",
+        )
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+    matches = from_bytes(data)
+    best = matches.best()
+    if best is None:
+        raise UnreadableFileError(
+            f"{where}: not UTF-8 (invalid byte at offset {bad}) and no other text encoding "
+            "fits; re-save it as UTF-8",
+            "undecodable",
+        )
+    for match in matches:  # Western European first among equally plausible code pages
+        if match.encoding in _PREFERRED and match.chaos <= best.chaos + _CHAOS_SLACK:
+            return str(match), match.encoding
+    return str(best), best.encoding
+
+
+def read_text_file(path: Path) -> tuple[str, str]:
+    """:func:`decode_text` of the file ``path``.
+
+    Raises:
+        UnreadableFileError: ``unreadable`` (cannot be opened or read), ``binary``
+            or ``undecodable``.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UnreadableFileError(
+            f"cannot read {path}: {exc.strerror}; check that it is readable", "unreadable"
+        ) from exc
+    return decode_text(data, str(path))

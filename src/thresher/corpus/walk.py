@@ -1,0 +1,178 @@
+"""Which files of a folder are read: an iterative walk with the rules of what is never ingested.
+
+A folder is walked in sorted order without recursion (any depth), and these
+are skipped, each counted by reason (see :class:`Skips`):
+
+- ``hidden``: entries whose name starts with ``.`` (``.git``, ``.env``, ...);
+- ``tool_folder``: folders of version control and tools (:data:`TOOL_FOLDERS`:
+  ``node_modules``, ``venv``, ``__pycache__``, ...), never documents;
+- ``index``: a thresher index folder (the one being written, or any folder
+  holding an index's ``CURRENT`` pointer and generations);
+- ``ignored``: paths matched by a ``.thresherignore`` file (gitignore syntax,
+  read with :mod:`pathspec`) in the folder or one above it, up to the root named;
+- ``folder_link``: links to folders (never followed: cycles);
+- ``outside_link``: links to files that resolve outside every root named, unless
+  ``follow_links`` (a link to ``/etc/passwd`` must not become searchable);
+- ``unsupported``: files of a type thresher does not read (their paths are shown);
+- ``beir_queries``: the queries file of a BEIR dataset folder (tasks, not documents).
+
+Pure listing: nothing is read here but folder entries and ``.thresherignore``
+files.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from thresher.corpus.beir import QUERIES_FILE, is_beir_folder
+from thresher.errors import InputError
+
+__all__ = ["TOOL_FOLDERS", "IGNORE_FILE", "Skips", "WalkRules", "walk_files", "is_index_folder"]
+
+#: Folders of version control systems and tools: never walked.
+TOOL_FOLDERS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", "CVS", ".venv", "venv", "node_modules",
+        "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+        ".ipynb_checkpoints", ".eggs", "site-packages", ".idea", ".vscode",
+    }
+)  # fmt: skip
+#: The file of gitignore patterns a folder may hold.
+IGNORE_FILE = ".thresherignore"
+_log = logging.getLogger("thresher.corpus.loaders")
+
+Skips = Callable[[str, str], None]
+"""Called as ``skip(reason, path)`` for every entry left out."""
+_Specs = tuple[tuple[Path, pathspec.PathSpec], ...]
+
+
+def is_index_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a thresher index (its ``CURRENT`` pointer and a generation)."""
+    try:
+        return (folder / "CURRENT").is_file() and any(
+            p.name.startswith("gen-") for p in folder.iterdir()
+        )
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class WalkRules:
+    """What a walk leaves out beyond the fixed rules.
+
+    Attributes:
+        roots: real paths of every root named (a file link resolving under one is inside).
+        exclude: real paths of folders never walked (the index being written).
+        follow_links: read file links that resolve outside every root.
+        supported: lowercase file suffixes read.
+    """
+
+    roots: tuple[str, ...]
+    exclude: tuple[str, ...]
+    follow_links: bool
+    supported: tuple[str, ...]
+
+    def inside(self, real: str) -> bool:
+        """Whether the real path ``real`` lies under one of the roots."""
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots)
+
+
+def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
+    path = folder / IGNORE_FILE
+    if not path.is_file():
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}; fix its permissions") from exc
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(specs: _Specs, path: Path, is_dir: bool) -> bool:
+    for base, spec in specs:
+        rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        if spec.match_file(rel):
+            return True
+    return False
+
+
+def walk_files(root: Path, rules: WalkRules, skip: Skips) -> Iterator[Path]:
+    """The files to read under the folder ``root``, in sorted order (depth first).
+
+    Iterative (a stack of folder listings), so any depth of folders is walked.
+
+    Args:
+        root: the folder named.
+        rules: what else to leave out (see :class:`WalkRules`).
+        skip: told of every entry left out, with its reason.
+
+    Raises:
+        InputError: a folder cannot be listed.
+    """
+    stack: list[tuple[Iterator[Path], _Specs, bool]] = [_listing(root, ())]
+    while stack:
+        entries, specs, beir = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        if beir and entry.name == QUERIES_FILE:
+            skip("beir_queries", str(entry))  # queries are tasks (thresher.tasks.beir)
+            continue
+        kind = _classify(entry, rules, specs)
+        if kind == "file":
+            yield entry
+        elif kind == "folder":
+            stack.append(_listing(entry, specs))
+        else:
+            skip(kind, str(entry))
+
+
+def _listing(folder: Path, specs: _Specs) -> tuple[Iterator[Path], _Specs, bool]:
+    """The sorted entries of ``folder``, the ignore specs in force inside it, and whether
+    it is a BEIR dataset folder (whose queries file is no document)."""
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+    except OSError as exc:
+        raise InputError(
+            f"cannot list folder {folder}: {exc.strerror}; check its permissions"
+        ) from exc
+    spec = _ignore_spec(folder)
+    specs = specs if spec is None else (*specs, (folder, spec))
+    return iter(entries), specs, is_beir_folder(folder)
+
+
+def _classify(entry: Path, rules: WalkRules, specs: _Specs) -> str:
+    """``file``, ``folder`` or the reason ``entry`` is skipped."""
+    name = entry.name
+    if name in TOOL_FOLDERS and entry.is_dir():
+        return "tool_folder"
+    if name.startswith("."):
+        return "hidden"
+    link = entry.is_symlink()
+    if entry.is_dir():
+        if link:
+            return "folder_link"
+        if os.path.realpath(entry) in rules.exclude or is_index_folder(entry):
+            return "index"
+        return "ignored" if _ignored(specs, entry, True) else "folder"
+    if _ignored(specs, entry, False):
+        return "ignored"
+    if not entry.is_file():
+        return "unsupported"  # a socket, a fifo, a dangling link
+    if link and not rules.follow_links and not rules.inside(os.path.realpath(entry)):
+        _log.warning(
+            "%s: skipped, a link to %s outside the folders named (--follow-links reads it)",
+            entry,
+            os.path.realpath(entry),
+        )
+        return "outside_link"
+    if entry.suffix.lower() not in rules.supported:
+        return "unsupported"
+    return "file"

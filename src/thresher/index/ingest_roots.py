@@ -1,0 +1,141 @@
+"""The ids of documents read from files: one id per real file, across every folder indexed.
+
+A file's id is its path relative to the folder it was read under (its *root*),
+prefixed by that root's *label* in the index::
+
+    first folder ever indexed (label "")   notes/a.md
+    any other folder (label "c2")          c2/README.md
+
+The index records its roots (label -> real path, in its manifest or server
+header). An ingest labels each file document (:attr:`Document.root` set by the
+loader) this way:
+
+- the file belongs to the deepest recorded root holding it, so the same file
+  reached by any spelling (``./a/../a``, a linked folder, the file named alone,
+  a parent folder named later) keeps one id;
+- a file under no recorded root makes its folder a new root: the index's first
+  root gets the empty label (its ids are plain relative paths, as before
+  labels existed); a recorded root whose folder no longer exists passes its
+  label on (the one of the same folder name, else the only one gone), so a
+  moved or renamed folder keeps its ids and nothing is re-embedded; any other
+  folder gets its name, made unique (``docs``, ``docs-2``, ...) against the
+  labels in use and the entries of the first root's folder, so no label can be
+  mistaken for a folder of the first root;
+- a file of the first root whose path starts with a label (a folder created
+  there later under another root's name) is refused with an error: it could
+  not be told apart from that root's documents.
+
+Records and dataset paragraphs (``root`` empty) keep their own ids.
+
+An index written before roots were recorded (no ``roots`` in its manifest) is
+migrated when its file documents all came from one folder (it becomes the
+first root: no id changes); one holding several folders' files (whose equal
+relative paths overwrote each other) must be rebuilt, and the error says how.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import PurePosixPath
+
+from thresher.corpus.document import Document
+from thresher.errors import IndexVersionError, InputError
+from thresher.index import layout
+
+__all__ = ["Roots", "label_documents", "legacy_roots", "new_label"]
+
+Roots = dict[str, str]
+"""Label -> real path of every root an index records; ``""`` is its first folder."""
+
+_RECORD_FILES = (".jsonl", ".json")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def new_label(root: str, roots: Mapping[str, str]) -> str:
+    """The label of a folder not yet recorded: ``""`` for an index's first root; the
+    label of a recorded root whose folder no longer exists (a moved or renamed
+    folder: the one of the same name, else the only one gone); else the folder's
+    name made unique (see the module docstring)."""
+    if not roots:
+        return ""
+    gone = [label for label, real in roots.items() if not os.path.isdir(real)]
+    named = os.path.basename(root.rstrip(os.sep))
+    same = [lb for lb in gone if os.path.basename(roots[lb].rstrip(os.sep)) == named]
+    if same or len(gone) == 1:
+        return (same or gone)[0]
+    base = os.path.basename(root.rstrip(os.sep)) or "root"
+    first = roots.get("")
+    n = 1
+    while True:
+        label = base if n == 1 else f"{base}-{n}"
+        taken = label in roots or (
+            first is not None and os.path.lexists(os.path.join(first, label))
+        )
+        if not taken:
+            return label
+        n += 1
+
+
+def label_documents(documents: Iterable[Document], roots: Roots) -> Iterator[Document]:
+    """``documents`` with file documents given their index ids; ``roots`` gains new roots.
+
+    Args:
+        documents: as the loader yields them (a file's ``doc_id`` is its path
+            relative to ``root``).
+        roots: the index's roots, updated in place.
+
+    Raises:
+        InputError: a file of the first root whose path starts with another root's label.
+    """
+    for doc in documents:
+        if not doc.root:
+            yield doc
+            continue
+        path = os.path.join(doc.root, *doc.doc_id.split("/"))
+        holding = [label for label, real in roots.items() if _under(path, real)]
+        if holding:
+            label = max(holding, key=lambda lb: len(roots[lb]))
+        else:
+            label = new_label(doc.root, roots)
+            roots[label] = doc.root  # a moved folder's label now points to where it is
+        rel = PurePosixPath(*os.path.relpath(path, roots[label]).split(os.sep)).as_posix()
+        if label == "" and rel.split("/", 1)[0] in roots:
+            top = rel.split("/", 1)[0]
+            raise InputError(
+                f"{doc.origin or path}: its id {rel!r} would fall among the documents of the "
+                f"folder {roots[top]} (labelled {top!r} in this index); rename the folder "
+                f"{os.path.join(roots[''], top)} or build a new index"
+            )
+        doc_id = rel if label == "" else f"{label}/{rel}"
+        yield dataclasses.replace(doc, doc_id=doc_id, source=doc_id)
+
+
+def legacy_roots(known: Mapping[str, layout.DocEntry], location: object) -> Roots:
+    """The roots of an index written before roots were recorded, from its documents' origins.
+
+    Raises:
+        IndexVersionError: its files came from more than one folder (it must be rebuilt).
+    """
+    found: dict[str, None] = {}
+    for doc_id, entry in known.items():
+        origin = entry.origin
+        if not origin or origin.lower().endswith(_RECORD_FILES):
+            continue
+        tail = os.sep + doc_id.replace("/", os.sep)
+        if origin.endswith(tail):
+            found[os.path.realpath(origin[: -len(tail)] or os.sep)] = None
+    if len(found) > 1:
+        folders = " ".join(sorted(found))
+        raise IndexVersionError(
+            f"the index at {location} was built before documents were told apart by folder, "
+            f"from files of {len(found)} folders ({folders}), whose equal relative paths "
+            "overwrote each other; rebuild it: "
+            f"`thresher index {folders} --index NEW_FOLDER` (then use NEW_FOLDER), "
+            f"or delete {location} and index again"
+        )
+    return {"": next(iter(found))} if found else {}
