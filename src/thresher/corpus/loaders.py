@@ -260,16 +260,20 @@ class _Reader:
         self.max_chars = max_chars
         # doc_id -> (where first seen, whether its id is a content hash)
         self.seen: dict[str, tuple[str, bool]] = {}
-        self.files: set[str] = set()  # real paths of the files read
+        self.files: set[tuple[int, int]] = set()  # (device, inode) of the files read
         self.origin = ""  # the path of the file being read, under its root's real path
 
     def run(self, plan: list[_Planned]) -> Iterator[Document]:
         for path, rel, root in plan:
-            real = os.path.realpath(path)
-            if real in self.files:
+            try:
+                st = path.stat()
+                key = (st.st_dev, st.st_ino)
+            except OSError:
+                key = (-1, len(self.files))  # reading it reports the problem
+            if key in self.files:
                 self.stats.skip("same_file", 1, str(path))
                 continue
-            self.files.add(real)
+            self.files.add(key)
             self.stats.files += 1
             self.origin = os.path.join(root, *rel.split("/"))
             suffix = path.suffix.lower()

@@ -78,9 +78,28 @@ class WalkRules:
     follow_links: bool
     supported: tuple[str, ...]
 
+    def excluded(self, folder: Path) -> bool:
+        """Whether ``folder`` is one of :attr:`exclude` (compared by device and inode:
+        a real path costs a lookup per level, too slow a thousand levels down)."""
+        if not self.exclude:
+            return False
+        try:
+            st = folder.stat()
+        except OSError:
+            return False
+        return any(_same(st, other) for other in self.exclude)
+
     def inside(self, real: str) -> bool:
         """Whether the real path ``real`` lies under one of the roots."""
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots)
+
+
+def _same(st: os.stat_result, path: str) -> bool:
+    try:
+        other = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino)
 
 
 def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
@@ -159,7 +178,7 @@ def _classify(entry: Path, rules: WalkRules, specs: _Specs) -> str:
     if entry.is_dir():
         if link:
             return "folder_link"
-        if os.path.realpath(entry) in rules.exclude or is_index_folder(entry):
+        if rules.excluded(entry) or is_index_folder(entry):
             return "index"
         return "ignored" if _ignored(specs, entry, True) else "folder"
     if _ignored(specs, entry, False):
