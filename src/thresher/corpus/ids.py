@@ -3,7 +3,8 @@
 Dataset paragraphs are identified by their content (title and whitespace-
 normalized text), so evaluation code can map a question's gold paragraphs to
 document ids with :func:`paragraph_doc_id` alone. Files are identified by their
-path relative to the root the user named.
+path relative to the folder they were read under, which ingestion prefixes with
+that folder's label in the index (:mod:`thresher.index.ingest_roots`).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def paragraph_doc_id(title: str, text: str) -> str:
 
 
 def file_doc_id(path: Path, root: Path) -> str:
-    """The doc id of a file: its POSIX path relative to ``root``.
+    """A file's POSIX path relative to ``root`` (ingestion adds the root's label).
 
     Args:
         path: the file.
