@@ -206,13 +206,18 @@ def test_deeply_nested_json_is_a_typed_error(tmp_path, capsys):
 
 def test_1100_nested_folders_are_walked(tmp_path, capsys):
     folder = tmp_path / "corpus"
-    deep = folder
-    folder.mkdir()
-    for _ in range(1100):  # os.makedirs recurses too
-        deep = deep / "d"
-        deep.mkdir()
-    (deep / "bottom.md").write_text("# Bottom\n\nThe deepest note.\n")
-    (folder / "top.md").write_text("# Top\n\nThe first note.\n")
-    assert _index(folder, "--index", tmp_path / "idx") == 0  # was a RecursionError
-    ids = _ids(tmp_path / "idx")
-    assert ids[0] == "d/" * 1100 + "bottom.md" and ids[1] == "top.md"
+    chain = [folder]
+    for _ in range(1100):  # os.makedirs (and shutil.rmtree) recurse: one level at a time
+        chain.append(chain[-1] / "d")
+    for level in chain:
+        level.mkdir()
+    try:
+        (chain[-1] / "bottom.md").write_text("# Bottom\n\nThe deepest note.\n")
+        (folder / "top.md").write_text("# Top\n\nThe first note.\n")
+        assert _index(folder, "--index", tmp_path / "idx") == 0  # was a RecursionError
+        ids = _ids(tmp_path / "idx")
+        assert ids[0] == "d/" * 1100 + "bottom.md" and ids[1] == "top.md"
+    finally:  # pytest's clean-up of old temporary folders would recurse 1,100 levels
+        (chain[-1] / "bottom.md").unlink(missing_ok=True)
+        for level in reversed(chain[1:]):
+            level.rmdir()

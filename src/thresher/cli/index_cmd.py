@@ -60,14 +60,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from thresher.corpus.loaders import LoadStats, iter_documents
-    from thresher.index.backends import ingest
+    from thresher.index.backends import backend_for, ingest
 
     config = load_config(
         args,
         {"chunking.max_tokens": args.chunk_tokens, "retrieval.embedder": args.embedder},
     )
     limit = {} if args.max_doc_chars is None else {"max_chars": args.max_doc_chars}
-    remote = str(args.index).startswith(("http://", "https://"))
+    remote = bool(backend_for(args.index).schemes)  # a folder index is never read as input
     stats = LoadStats()
     with warnings_on_stderr("thresher", enabled=not args.json):
         docs = iter_documents(
