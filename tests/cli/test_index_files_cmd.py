@@ -4,6 +4,7 @@ ingested, and an account of every file. Real index folders, the real MiniLM embe
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,13 @@ def test_1100_nested_folders_are_walked(tmp_path, capsys):
         (chain[-1] / "bottom.md").unlink(missing_ok=True)
         for level in reversed(chain[1:]):
             level.rmdir()
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_not_a_traceback(tmp_path, capsys):
+    corpus = _project(tmp_path / "corpus", "Ivybridge")
+    with open(os.fsencode(corpus) + b"/caf\xe9.txt", "wb") as fh:  # a Latin-1 file name
+        fh.write(b"A note about the cafe.\n")
+    assert _index(corpus, "--index", tmp_path / "idx") == 0
+    captured = capsys.readouterr()
+    assert "name not valid UTF-8: 1" in captured.out and "rename it" in captured.err
+    assert _ids(tmp_path / "idx") == ["README.md"]

@@ -78,7 +78,7 @@ from thresher.corpus.ids import paragraph_doc_id
 from thresher.corpus.jsonl import iter_json_records, iter_jsonl
 from thresher.corpus.sanitize import flag_injection, merge_counts, sanitize_text
 from thresher.corpus.titles import text_title
-from thresher.corpus.walk import WalkRules, walk_files
+from thresher.corpus.walk import WalkRules, valid_name, walk_files
 from thresher.errors import InputError
 
 __all__ = [
@@ -111,6 +111,7 @@ SKIP_REASONS = {
     "tool_folder": "tool folder",
     "hidden": "hidden",
     "same_file": "same file read twice",
+    "bad_name": "name not valid UTF-8",
     "duplicate": "duplicate passage",
     "beir_queries": "BEIR queries",
     "no_context": "question without paragraphs",
@@ -225,6 +226,9 @@ _Planned = tuple[Path, str, str]
 def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
     if not path.exists():
         raise InputError(f"path does not exist: {path}; check the spelling or create it first")
+    if not valid_name(os.path.realpath(path)):
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise InputError(f"{shown}: its path is not valid UTF-8; rename it to index it")
     if path.is_dir():
         before = dict(stats.skipped)
         root = os.path.realpath(path)

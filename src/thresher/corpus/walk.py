@@ -14,6 +14,7 @@ are skipped, each counted by reason (see :class:`Skips`):
 - ``outside_link``: links to files that resolve outside every root named, unless
   ``follow_links`` (a link to ``/etc/passwd`` must not become searchable);
 - ``unsupported``: files of a type thresher does not read (their paths are shown);
+- ``bad_name``: names that are not valid UTF-8 (ids must be text), with a warning;
 - ``beir_queries``: the queries file of a BEIR dataset folder (tasks, not documents).
 
 Pure listing: nothing is read here but folder entries and ``.thresherignore``
@@ -33,7 +34,15 @@ import pathspec
 from thresher.corpus.beir import QUERIES_FILE, is_beir_folder
 from thresher.errors import InputError
 
-__all__ = ["TOOL_FOLDERS", "IGNORE_FILE", "Skips", "WalkRules", "walk_files", "is_index_folder"]
+__all__ = [
+    "TOOL_FOLDERS",
+    "IGNORE_FILE",
+    "Skips",
+    "WalkRules",
+    "walk_files",
+    "is_index_folder",
+    "valid_name",
+]
 
 #: Folders of version control systems and tools: never walked.
 TOOL_FOLDERS = frozenset(
@@ -50,6 +59,16 @@ _log = logging.getLogger("thresher.corpus.loaders")
 Skips = Callable[[str, str], None]
 """Called as ``skip(reason, path)`` for every entry left out."""
 _Specs = tuple[tuple[Path, pathspec.PathSpec], ...]
+
+
+def valid_name(name: str) -> bool:
+    """Whether a file name is valid Unicode (not bytes Python kept as lone surrogates):
+    a document id must be text."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def is_index_folder(folder: Path) -> bool:
@@ -170,6 +189,9 @@ def _listing(folder: Path, specs: _Specs) -> tuple[Iterator[Path], _Specs, bool]
 def _classify(entry: Path, rules: WalkRules, specs: _Specs) -> str:
     """``file``, ``folder`` or the reason ``entry`` is skipped."""
     name = entry.name
+    if not valid_name(name):
+        _log.warning("%s: skipped, its name is not valid UTF-8; rename it to index it", entry)
+        return "bad_name"
     if name in TOOL_FOLDERS and entry.is_dir():
         return "tool_folder"
     if name.startswith("."):
