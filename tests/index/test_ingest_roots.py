@@ -123,3 +123,26 @@ def test_an_index_of_several_folders_before_roots_must_be_rebuilt(tmp_path, mini
     ):
         ingest(iter_documents([tmp_path / "a"]), index, small_config, embedder=minilm,
                progress=False, sources=[tmp_path / "a"])  # fmt: skip
+
+
+def test_a_moved_folder_keeps_its_label_an_unrelated_one_does_not(tmp_path, minilm, small_config):
+    index = tmp_path / "index"
+
+    def run(folder: Path):
+        return ingest(iter_documents([folder]), index, small_config, embedder=minilm,
+                      progress=False, sources=[folder])  # fmt: skip
+
+    _note(tmp_path / "a" / "n.md", "alder")
+    _note(tmp_path / "b" / "README.md", "birch")
+    _note(tmp_path / "b" / "sub" / "m.md", "beech")
+    run(tmp_path / "a")
+    run(tmp_path / "b")
+    offline = (tmp_path / "b").rename(tmp_path / "unmounted")  # b is gone for now
+    _note(tmp_path / "c" / "README.md", "cedar")  # not b's documents: a label of its own
+    assert run(tmp_path / "c").documents_updated == 0
+    moved = offline.rename(tmp_path / "b-moved")
+    again = run(moved)  # b's documents, moved: b's label and ids, nothing re-embedded
+    assert (again.documents_added, again.documents_unchanged, again.chunks_added) == (0, 2, 0)
+    manifest = layout.read_manifest(layout.current_generation(index))
+    assert list(manifest.documents) == ["n.md", "b/README.md", "b/sub/m.md", "c/README.md"]
+    assert manifest.roots is not None and manifest.roots["b"] == str(moved.resolve())

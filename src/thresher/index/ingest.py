@@ -139,7 +139,9 @@ def _ingest_locked(
     roots = dict(old.roots) if old and old.roots is not None else {}
     if old is not None and old.roots is None:
         roots = ingest_roots.legacy_roots(old.documents, root)
-    plan = common.plan_documents(ingest_roots.label_documents(documents, roots), report)
+    known_docs = old.documents if old else {}
+    labelled = ingest_roots.label_documents(documents, roots, known_docs)
+    plan = common.plan_documents(labelled, report)
     common.require_documents(plan, root)
     common.check_ids(plan, old.documents if old else {})
 

@@ -16,8 +16,9 @@ loader) this way:
 - a file under no recorded root makes its folder a new root: the index's first
   root gets the empty label (its ids are plain relative paths, as before
   labels existed); a recorded root whose folder no longer exists passes its
-  label on (the one of the same folder name, else the only one gone), so a
-  moved or renamed folder keeps its ids and nothing is re-embedded; any other
+  label to a new folder holding its documents' paths (a sample of them), so a
+  moved or renamed folder keeps its ids and nothing is re-embedded, while an
+  unrelated folder indexed while a drive is unmounted does not; any other
   folder gets its name, made unique (``docs``, ``docs-2``, ...) against the
   labels in use and the entries of the first root's folder, so no label can be
   mistaken for a folder of the first root;
@@ -37,14 +38,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from thresher.corpus.document import Document
 from thresher.errors import IndexVersionError, InputError
 from thresher.index import layout
 
-__all__ = ["Roots", "label_documents", "legacy_roots", "new_label"]
+__all__ = ["Roots", "label_documents", "legacy_roots", "new_label", "root_origins"]
 
 Roots = dict[str, str]
 """Label -> real path of every root an index records; ``""`` is its first folder."""
@@ -56,18 +57,30 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def new_label(root: str, roots: Mapping[str, str]) -> str:
-    """The label of a folder not yet recorded: ``""`` for an index's first root; the
-    label of a recorded root whose folder no longer exists (a moved or renamed
-    folder: the one of the same name, else the only one gone); else the folder's
-    name made unique (see the module docstring)."""
+def new_label(
+    root: str, roots: Mapping[str, str], origins: Mapping[str, Sequence[str]] | None = None
+) -> str:
+    """The label of a folder not yet recorded (see the module docstring).
+
+    Args:
+        root: the folder's real path.
+        roots: the roots recorded.
+        origins: label -> origins of the documents indexed under it; a root whose
+            folder is gone passes its label to ``root`` only when ``root`` holds
+            (a sample of) those documents' paths: a moved folder, not an unrelated
+            one while a drive is unmounted.
+
+    Returns:
+        ``""`` for an index's first root; a moved folder's old label; else the
+        folder's name made unique.
+    """
     if not roots:
         return ""
-    gone = [label for label, real in roots.items() if not os.path.isdir(real)]
-    named = os.path.basename(root.rstrip(os.sep))
-    same = [lb for lb in gone if os.path.basename(roots[lb].rstrip(os.sep)) == named]
-    if same or len(gone) == 1:
-        return (same or gone)[0]
+    moved = [lb for lb, real in roots.items() if _moved_here(root, real, (origins or {}).get(lb))]
+    if moved:
+        named = os.path.basename(root.rstrip(os.sep))
+        same = [lb for lb in moved if os.path.basename(roots[lb].rstrip(os.sep)) == named]
+        return (same or moved)[0]
     base = os.path.basename(root.rstrip(os.sep)) or "root"
     first = roots.get("")
     n = 1
@@ -81,13 +94,45 @@ def new_label(root: str, roots: Mapping[str, str]) -> str:
         n += 1
 
 
-def label_documents(documents: Iterable[Document], roots: Roots) -> Iterator[Document]:
+_SAMPLE = 50
+
+
+def _moved_here(root: str, old: str, origins: Sequence[str] | None) -> bool:
+    """Whether the gone folder ``old`` seems moved to ``root``: it no longer exists and
+    ``root`` holds the paths of (up to :data:`_SAMPLE` of) its documents."""
+    if not origins or os.path.isdir(old):
+        return False
+    rels = [os.path.relpath(o, old) for o in origins[:_SAMPLE] if _under(o, old)]
+    return bool(rels) and all(os.path.isfile(os.path.join(root, r)) for r in rels)
+
+
+def root_origins(
+    roots: Mapping[str, str], known: Mapping[str, layout.DocEntry]
+) -> dict[str, list[str]]:
+    """Label -> origins of the indexed documents whose id carries that label."""
+    out: dict[str, list[str]] = {}
+    for doc_id, entry in known.items():
+        if not entry.origin:
+            continue
+        head = doc_id.split("/", 1)[0] if "/" in doc_id else ""
+        label = head if head in roots and head else ""
+        if label in roots and _under(entry.origin, roots[label]):
+            out.setdefault(label, []).append(entry.origin)
+    return out
+
+
+def label_documents(
+    documents: Iterable[Document],
+    roots: Roots,
+    known: Mapping[str, layout.DocEntry] | None = None,
+) -> Iterator[Document]:
     """``documents`` with file documents given their index ids; ``roots`` gains new roots.
 
     Args:
         documents: as the loader yields them (a file's ``doc_id`` is its path
             relative to ``root``).
         roots: the index's roots, updated in place.
+        known: the documents the index holds (to recognize a moved folder).
 
     Raises:
         InputError: a file of the first root whose path starts with another root's label.
@@ -101,7 +146,7 @@ def label_documents(documents: Iterable[Document], roots: Roots) -> Iterator[Doc
         if holding:
             label = max(holding, key=lambda lb: len(roots[lb]))
         else:
-            label = new_label(doc.root, roots)
+            label = new_label(doc.root, roots, root_origins(roots, known or {}))
             roots[label] = doc.root  # a moved folder's label now points to where it is
         rel = PurePosixPath(*os.path.relpath(path, roots[label]).split(os.sep)).as_posix()
         if label == "" and rel.split("/", 1)[0] in roots:

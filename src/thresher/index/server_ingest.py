@@ -143,7 +143,7 @@ def _ingest(
         roots = dict(header.roots) if header.roots is not None else {}
         if header.roots is None:
             roots = ingest_roots.legacy_roots(known, where.url)
-    plan = common.plan_documents(ingest_roots.label_documents(documents, roots), report)
+    plan = common.plan_documents(ingest_roots.label_documents(documents, roots, known), report)
     common.require_documents(plan, where.url)
     common.check_ids(plan, known)
     chunking = common.chunking_settings(config)
