@@ -64,19 +64,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from thresher.corpus.datasets import detect_format, record_id_key, record_paragraphs
+from thresher.corpus.datasets import detect_format, record_paragraphs
 from thresher.corpus.decode import UnreadableFileError, read_text_file
 from thresher.corpus.document import Document
 from thresher.corpus.html import html_to_text
 from thresher.corpus.ids import paragraph_doc_id
 from thresher.corpus.jsonl import iter_json_records, iter_jsonl
-from thresher.corpus.sanitize import flag_injection, merge_counts, sanitize_text
+from thresher.corpus.records import MAX_NESTING, make_document, record_document, valid_text
+from thresher.corpus.sanitize import sanitize_text
 from thresher.corpus.titles import text_title
 from thresher.corpus.walk import WalkRules, valid_name, walk_files
 from thresher.errors import InputError
@@ -94,8 +94,6 @@ __all__ = [
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".json")
 #: the most characters one document may have by default (see the module docstring)
 MAX_DOCUMENT_CHARS = 8_000_000
-#: the deepest nesting of lists and objects a record's metadata may have
-MAX_NESTING = 32
 #: how each skip reason is shown to a person (in this order)
 SKIP_REASONS = {
     "unsupported": "unsupported type",
@@ -345,7 +343,7 @@ class _Reader:
                 if fmt == "paragraph_corpus":
                     fmt = None  # document records: each keeps its own id, if it has one
             if fmt is None:
-                doc, hashed = _record_document(record, where, rel, location)
+                doc, hashed = record_document(record, where, rel, location)
                 if hashed and doc.doc_id in self.seen and self.seen[doc.doc_id][1]:
                     self.stats.skip("duplicate", 1, where)
                     continue
@@ -362,7 +360,7 @@ class _Reader:
                 self.stats.skip("no_context", 1, where)
                 continue
             for title, text in paragraphs:
-                title, text = _valid_text(title, where)[0], _valid_text(text, where)[0]
+                title, text = valid_text(title, where)[0], valid_text(text, where)[0]
                 doc_id = paragraph_doc_id(title, text)
                 if doc_id in self.seen and self.seen[doc_id][1]:
                     self.stats.skip("duplicate", 1, where)
@@ -390,126 +388,3 @@ class _Reader:
             return
         self.stats.documents += 1
         yield dataclasses.replace(doc, origin=self.origin)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _valid_text(text: str, where: str) -> tuple[str, int]:
-    """``text`` with lone surrogates (not valid Unicode) replaced by U+FFFD, and how many."""
-    fixed, n = _SURROGATE.subn("\ufffd", text)
-    return fixed, n
-
-
-def _valid_value(value: Any, where: str, depth: int = 0) -> tuple[Any, int]:
-    """A JSON value with every string made valid Unicode (see :func:`_valid_text`).
-
-    Raises:
-        InputError: nested deeper than :data:`MAX_NESTING`.
-    """
-    if depth > MAX_NESTING:
-        raise InputError(f"{where}: metadata nested deeper than {MAX_NESTING} levels; flatten it")
-    if isinstance(value, str):
-        return _valid_text(value, where)
-    if isinstance(value, list):
-        pairs = [_valid_value(v, where, depth + 1) for v in value]
-        return [v for v, _ in pairs], sum(n for _, n in pairs)
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        total = 0
-        for key, item in value.items():
-            k, n1 = _valid_text(str(key), where)
-            v, n2 = _valid_value(item, where, depth + 1)
-            out[k] = v
-            total += n1 + n2
-        return out, total
-    return value, 0
-
-
-def _record_document(record: Any, where: str, rel: str, location: str) -> tuple[Document, bool]:
-    """A Document from a ``{id, text, title?, metadata?}`` record, and whether its id is a hash.
-
-    The id is the record's own (the first of ``id``, ``_id``, ``doc_id``, ``docid``
-    it has; source ``rel`` + ``location``); a record without one is identified by
-    its content, ``paragraph_doc_id(title, text)`` (source ``rel``, since equal
-    passages anywhere are one document), and marked ``metadata["dataset"] =
-    "paragraph_corpus"``.
-    """
-    if not isinstance(record, dict):
-        raise InputError(
-            f"{where}: expected a JSON object with 'text' (and 'id'), found {type(record).__name__}"
-        )
-    if "text" not in record:
-        raise InputError(f"{where}: record has no 'text' field; every record needs a 'text'")
-    text, title = record["text"], record.get("title")
-    metadata = {} if record.get("metadata") is None else record["metadata"]
-    if not isinstance(text, str):
-        raise InputError(f"{where}: 'text' must be a string, got {type(text).__name__}")
-    if title is not None and not isinstance(title, str):
-        raise InputError(f"{where}: 'title' must be a string, got {type(title).__name__}")
-    if not isinstance(metadata, dict):
-        raise InputError(
-            f"{where}: 'metadata' must be a JSON object, got {type(metadata).__name__}"
-        )
-    text, bad_text = _valid_text(text, where)
-    title, bad_title = _valid_text(title, where) if title is not None else (None, 0)
-    metadata, bad_meta = _valid_value(metadata, where)
-    invalid = bad_text + bad_title + bad_meta
-    key = record_id_key(record)
-    if key is None:
-        doc_id, source = paragraph_doc_id(title or "", text), rel
-        metadata = {**metadata, "dataset": "paragraph_corpus"}
-    else:
-        raw = record[key]
-        if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
-            raise InputError(
-                f"{where}: '{key}' must be a non-empty string or an integer, got {raw!r}"
-            )
-        doc_id, source = str(raw), f"{rel}{location}"
-        if _SURROGATE.search(doc_id):
-            raise InputError(
-                f"{where}: '{key}' {doc_id.encode('utf-8', 'backslashreplace').decode()!r} "
-                "is not valid Unicode (a lone surrogate escape); fix the record's id"
-            )
-    extra = {"invalid_unicode": invalid} if invalid else {}
-    doc = make_document(doc_id, title or doc_id, text, source, metadata, extra)
-    return doc, key is None
-
-
-def make_document(
-    doc_id: str,
-    title: str,
-    text: str,
-    source: str,
-    metadata: dict[str, Any],
-    extra_counts: dict[str, int] | None = None,
-) -> Document:
-    """A Document with sanitized title and text, counts, and injection flags.
-
-    Args:
-        doc_id, source, metadata: as stored on the Document.
-        title, text: raw title and text.
-        extra_counts: counts from an earlier stage (``hidden_html``).
-
-    Returns:
-        The Document; ``sanitized`` merges removal counts of title and text,
-        ``extra_counts`` and ``injection_flagged`` (number of patterns matched), and
-        ``metadata["injection_flags"]`` lists the matched pattern names.
-    """
-    clean_text, text_counts = sanitize_text(text)
-    clean_title, title_counts = sanitize_text(title)
-    clean_title = " ".join(clean_title.split())
-    flags = flag_injection(f"{clean_title}\n{clean_text}")
-    if flags:
-        metadata = {**metadata, "injection_flags": ",".join(flags)}
-    counts = merge_counts(
-        text_counts, title_counts, extra_counts or {}, {"injection_flagged": len(flags)}
-    )
-    return Document(
-        doc_id=doc_id,
-        title=clean_title,
-        text=clean_text,
-        source=source,
-        metadata=dict(metadata),
-        sanitized=counts,
-    )

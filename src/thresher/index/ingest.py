@@ -143,7 +143,7 @@ def _ingest_locked(
     labelled = ingest_roots.label_documents(documents, roots, known_docs)
     plan = common.plan_documents(labelled, report)
     common.require_documents(plan, root)
-    common.check_ids(plan, old.documents if old else {})
+    ingest_roots.check_ids(plan, old.documents if old else {})
 
     chunking = common.chunking_settings(config)
     known = old.documents if old else {}

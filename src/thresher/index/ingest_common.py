@@ -36,7 +36,6 @@ import numpy as np
 from thresher.config import Config
 from thresher.corpus.chunking import chunk_document
 from thresher.corpus.document import Chunk, Document
-from thresher.corpus.ids import is_chunk_form, unescaped_id
 from thresher.errors import InputError
 from thresher.index import layout
 from thresher.index.embedder import Embedder
@@ -49,7 +48,6 @@ __all__ = [
     "Plan",
     "Scope",
     "changed_documents",
-    "check_ids",
     "final_entries",
     "final_order",
     "in_scope",
@@ -116,38 +114,6 @@ def require_documents(plan: Plan, location: object) -> None:
             f"the input holds no documents (every file was empty or skipped); the index at "
             f"{location} was left unchanged. Name files or records with text"
         )
-
-
-def check_ids(plan: Plan, known: Mapping[str, layout.DocEntry]) -> None:
-    """Refuse ids that could name another document than their own.
-
-    Raises:
-        InputError: an id has the form of a chunk id (``doc#N``: it would be taken
-            for a chunk of ``doc``), or a new id is the escaped form
-            (``R&amp;D.txt``) or unescaped form of another document's id: a
-            policy, shown ids escaped, could name either.
-    """
-    for doc_id, (doc, _) in plan.items():
-        if is_chunk_form(doc_id):
-            raise InputError(
-                f"document id {doc_id!r} ({doc.source}) has the form of a chunk id "
-                "(DOC#N) and would be taken for a chunk of another document; give it "
-                "an id that does not end in '#' and digits"
-            )
-    new = [d for d in plan if d not in known]
-    if not new:
-        return
-    every = set(plan) | set(known)
-    escaped = {unescaped_id(e): e for e in every if "&" in e}
-    for doc_id in new:
-        plain = unescaped_id(doc_id)
-        twin = plain if plain != doc_id and plain in every else escaped.get(doc_id)
-        if twin is not None and twin != doc_id:
-            raise InputError(
-                f"document id {doc_id!r} ({plan[doc_id][0].source}) and the id {twin!r} of "
-                "another document read the same once HTML entities are decoded, so a "
-                "policy shown ids escaped could name either; rename one of them"
-            )
 
 
 def document_hash(doc: Document) -> str:

@@ -1,4 +1,5 @@
-"""The ids of documents read from files: one id per real file, across every folder indexed.
+"""Document ids at ingestion: one id per real file across every folder indexed; no id that
+could name another document.
 
 A file's id is its path relative to the folder it was read under (its *root*),
 prefixed by that root's *label* in the index::
@@ -28,6 +29,10 @@ loader) this way:
 
 Records and dataset paragraphs (``root`` empty) keep their own ids.
 
+Whatever their kind, :func:`check_ids` refuses ids that could name another
+document: the form of a chunk id (``doc#N``), or another id's HTML-escaped or
+unescaped form.
+
 An index written before roots were recorded (no ``roots`` in its manifest) is
 migrated when its file documents all came from one folder (it becomes the
 first root: no id changes); one holding several folders' files (whose equal
@@ -42,10 +47,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from thresher.corpus.document import Document
+from thresher.corpus.ids import is_chunk_form, unescaped_id
 from thresher.errors import IndexVersionError, InputError
 from thresher.index import layout
 
-__all__ = ["Roots", "label_documents", "legacy_roots", "new_label", "root_origins"]
+__all__ = ["Roots", "check_ids", "label_documents", "legacy_roots", "new_label", "root_origins"]
 
 Roots = dict[str, str]
 """Label -> real path of every root an index records; ``""`` is its first folder."""
@@ -184,3 +190,37 @@ def legacy_roots(known: Mapping[str, layout.DocEntry], location: object) -> Root
             f"or delete {location} and index again"
         )
     return {"": next(iter(found))} if found else {}
+
+
+def check_ids(
+    plan: Mapping[str, tuple[Document, str]], known: Mapping[str, layout.DocEntry]
+) -> None:
+    """Refuse ids that could name another document than their own.
+
+    Raises:
+        InputError: an id has the form of a chunk id (``doc#N``: it would be taken
+            for a chunk of ``doc``), or a new id is the escaped form
+            (``R&amp;D.txt``) or unescaped form of another document's id: a
+            policy, shown ids escaped, could name either.
+    """
+    for doc_id, (doc, _) in plan.items():
+        if is_chunk_form(doc_id):
+            raise InputError(
+                f"document id {doc_id!r} ({doc.source}) has the form of a chunk id "
+                "(DOC#N) and would be taken for a chunk of another document; give it "
+                "an id that does not end in '#' and digits"
+            )
+    new = [d for d in plan if d not in known]
+    if not new:
+        return
+    every = set(plan) | set(known)
+    escaped = {unescaped_id(e): e for e in every if "&" in e}
+    for doc_id in new:
+        plain = unescaped_id(doc_id)
+        twin = plain if plain != doc_id and plain in every else escaped.get(doc_id)
+        if twin is not None and twin != doc_id:
+            raise InputError(
+                f"document id {doc_id!r} ({plan[doc_id][0].source}) and the id {twin!r} of "
+                "another document read the same once HTML entities are decoded, so a "
+                "policy shown ids escaped could name either; rename one of them"
+            )

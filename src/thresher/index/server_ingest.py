@@ -145,7 +145,7 @@ def _ingest(
             roots = ingest_roots.legacy_roots(known, where.url)
     plan = common.plan_documents(ingest_roots.label_documents(documents, roots, known), report)
     common.require_documents(plan, where.url)
-    common.check_ids(plan, known)
+    ingest_roots.check_ids(plan, known)
     chunking = common.chunking_settings(config)
     todo = _changes(plan, entries, header, chunking, scope)
     if header is not None and todo.nothing():
