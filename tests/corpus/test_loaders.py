@@ -414,3 +414,16 @@ def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, capl
     warned = " ".join(r.getMessage() for r in caplog.records)
     assert "log.txt: skipped" in warned and "r.jsonl:1: skipped" in warned
     assert "huge.txt: skipped" in warned and "split it" in warned
+
+
+def test_json_found_in_a_folder_that_holds_no_documents_is_skipped(tmp_path: Path) -> None:
+    """/usr/share/doc/nodejs/api/index.json stopped a 4,500-file folder."""
+    folder = tmp_path / "docs"
+    write(folder / "package.json", '{"name": "x", "version": "1.0.0"}')
+    write(folder / "tsconfig.json", '{"compilerOptions": {} // a comment\n}')
+    write(folder / "records.jsonl", '{"id": "r1", "text": "A record."}\n')
+    stats = LoadStats()
+    assert [d.doc_id for d in iter_documents([folder], stats)] == ["r1"]
+    assert stats.skipped == {"not_records": 2} and stats.files == 1
+    with pytest.raises(InputError, match="record has no 'text' field"):
+        list(iter_documents([folder / "package.json"]))  # named: still an error

@@ -62,6 +62,7 @@ JSON escapes can hold) have those code points replaced by U+FFFD (counted as
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -108,6 +109,7 @@ SKIP_REASONS = {
     "index": "index folder",
     "tool_folder": "tool folder",
     "hidden": "hidden",
+    "not_records": "JSON that holds no documents",
     "same_file": "same file read twice",
     "bad_name": "name not valid UTF-8",
     "duplicate": "duplicate passage",
@@ -217,8 +219,8 @@ def iter_documents(
 
 # -- planning ------------------------------------------------------------------
 
-_Planned = tuple[Path, str, str]
-"""(file, its id relative to its root, the root's real path)."""
+_Planned = tuple[Path, str, str, bool]
+"""(file, its id relative to its root, the root's real path, whether a walk found it)."""
 
 
 def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
@@ -240,7 +242,7 @@ def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
                 f"no supported files in folder {path} ({detail}); "
                 f"add {_SUPPORTED_HINT} files or name another folder"
             )
-        return [(f, f.relative_to(path).as_posix(), root) for f in files]
+        return [(f, f.relative_to(path).as_posix(), root, True) for f in files]
     if not path.is_file():
         raise InputError(f"not a regular file or folder: {path}; name a file or a folder")
     if path.suffix.lower() not in SUPPORTED_EXTENSIONS:
@@ -248,7 +250,7 @@ def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
             f"unsupported file type '{path.suffix or '(none)'}': {path}; "
             f"convert it to one of {_SUPPORTED_HINT}"
         )
-    return [(path, path.name, os.path.realpath(path.parent))]
+    return [(path, path.name, os.path.realpath(path.parent), False)]
 
 
 # -- reading ---------------------------------------------------------------------
@@ -266,7 +268,7 @@ class _Reader:
         self.origin = ""  # the path of the file being read, under its root's real path
 
     def run(self, plan: list[_Planned]) -> Iterator[Document]:
-        for path, rel, root in plan:
+        for path, rel, root, walked in plan:
             try:
                 st = path.stat()
                 key = (st.st_dev, st.st_ino)
@@ -281,9 +283,9 @@ class _Reader:
             suffix = path.suffix.lower()
             if suffix == ".jsonl":
                 lines = ((f":{n}", record) for n, record in iter_jsonl(path))
-                yield from self._records(lines, path, rel)
+                yield from self._record_file(lines, path, rel, walked)
             elif suffix == ".json":
-                yield from self._records(iter_json_records(path), path, rel)
+                yield from self._record_file(iter_json_records(path), path, rel, walked)
             elif not self._too_large_file(path):
                 try:
                     doc = self._file_document(path, rel)
@@ -329,6 +331,27 @@ class _Reader:
             markdown = suffix in (".md", ".markdown")
             title = text_title(sanitize_text(text)[0], markdown=markdown, stem=path.stem)
         return make_document(rel, title or path.stem, text, rel, {}, extra)
+
+    def _record_file(
+        self, records: Iterable[tuple[str, Any]], path: Path, rel: str, walked: bool
+    ) -> Iterator[Document]:
+        """Documents of one JSON/JSONL file. Found in a folder, a file whose first value
+        is neither a document record nor a dataset question (``package.json``, an API
+        index) is skipped and counted as ``not_records``; named, it is an error."""
+        values = iter(records)
+        try:
+            head = next(values, None)
+            if head is not None and walked:
+                _check_record(head[1], f"{path}{head[0]}", rel, head[0])
+        except InputError as exc:
+            if not walked:
+                raise
+            _log.warning("%s: skipped, not document records or a QA dataset (%s)", path, exc)
+            self.stats.files -= 1
+            self.stats.skip("not_records", 1, str(path))
+            return
+        if head is not None:
+            yield from self._records(itertools.chain([head], values), path, rel)
 
     def _records(
         self, records: Iterable[tuple[str, Any]], path: Path, rel: str
@@ -388,3 +411,15 @@ class _Reader:
             return
         self.stats.documents += 1
         yield dataclasses.replace(doc, origin=self.origin)
+
+
+def _check_record(record: Any, where: str, rel: str, location: str) -> None:
+    """Raise the InputError reading ``record`` as a first record would raise."""
+    fmt = detect_format(record)
+    if fmt is None or fmt == "paragraph_corpus":
+        record_document(record, where, rel, location)
+        return
+    try:
+        record_paragraphs(fmt, record)
+    except ValueError as exc:
+        raise InputError(f"{where}: not a {fmt} record ({exc})") from exc
