@@ -232,3 +232,16 @@ def test_a_file_name_that_is_not_utf8_is_skipped_not_a_traceback(tmp_path, capsy
     captured = capsys.readouterr()
     assert "name not valid UTF-8: 1" in captured.out and "rename it" in captured.err
     assert _ids(tmp_path / "idx") == ["README.md"]
+
+
+def test_a_record_cannot_take_over_the_id_of_a_file_still_there(tmp_path, capsys):
+    index = tmp_path / "idx"
+    corpus = _project(tmp_path / "corpus", "Juniper")
+    assert _index(corpus, "--index", index) == 0
+    records = tmp_path / "r.jsonl"
+    records.write_text('{"id": "README.md", "text": "Not the README."}\n')
+    assert _index(records, "--index", index) == 2
+    err = capsys.readouterr().err
+    assert "'README.md'" in err and "still there" in err
+    (corpus / "README.md").unlink()  # its file gone: the id may go to another document
+    assert _index(records, "--index", index) == 0

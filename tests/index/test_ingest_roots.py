@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from thresher.corpus.document import Document
 from thresher.corpus.loaders import iter_documents
@@ -146,3 +148,46 @@ def test_a_moved_folder_keeps_its_label_an_unrelated_one_does_not(tmp_path, mini
     manifest = layout.read_manifest(layout.current_generation(index))
     assert list(manifest.documents) == ["n.md", "b/README.md", "b/sub/m.md", "c/README.md"]
     assert manifest.roots is not None and manifest.roots["b"] == str(moved.resolve())
+
+
+_FOLDERS = ["/r/a", "/r/b", "/r/a/b", "/s/a", "/s/a/x", "/t"]  # nested, and two named "a"
+_PARTS = ["a", "b", "x", "n.md"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(_FOLDERS),
+                st.lists(st.sampled_from(_PARTS), min_size=1, max_size=3),
+            ),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_different_files_never_share_an_id_and_a_file_keeps_one(batches):
+    """Over any ingests (folders named in any order, nested ones too, paths that repeat
+    labels' names), two different files get two ids, one file one id, or the run is refused."""
+    roots: dict[str, str] = {}
+    id_of: dict[str, str] = {}
+    for batch in batches:  # one batch: one ingest
+        docs = []
+        for folder, parts in batch:
+            rel = "/".join([*parts[:-1], parts[-1] if parts[-1].endswith(".md") else "n.md"])
+            docs.append(Document(rel, rel, "t", rel, origin=f"{folder}/{rel}", root=folder))
+        before = dict(roots)
+        known = {d: layout.DocEntry("h", [], "", {}, path) for path, d in id_of.items()}
+        try:
+            labelled = list(label_documents(docs, roots, known))
+        except InputError:  # a path of the first root that starts with a label: refused
+            roots.clear()
+            roots.update(before)
+            continue
+        for doc in labelled:
+            path = doc.origin
+            assert id_of.setdefault(path, doc.doc_id) == doc.doc_id  # one file, one id
+        assert len(set(id_of.values())) == len(id_of)  # two files, two ids

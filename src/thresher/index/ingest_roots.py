@@ -29,9 +29,11 @@ loader) this way:
 
 Records and dataset paragraphs (``root`` empty) keep their own ids.
 
-Whatever their kind, :func:`check_ids` refuses ids that could name another
-document: the form of a chunk id (``doc#N``), or another id's HTML-escaped or
-unescaped form.
+Labels are also never the first component of an id in use (a record's
+``c2/x``). Whatever their kind, :func:`check_ids` refuses ids that could name
+another document: the form of a chunk id (``doc#N``), an id the index holds for
+a document read from another file that still exists, or another id's
+HTML-escaped or unescaped form.
 
 An index written before roots were recorded (no ``roots`` in its manifest) is
 migrated when its file documents all came from one folder (it becomes the
@@ -43,7 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from pathlib import PurePosixPath
 
 from thresher.corpus.document import Document
@@ -64,7 +66,10 @@ def _under(path: str, root: str) -> bool:
 
 
 def new_label(
-    root: str, roots: Mapping[str, str], origins: Mapping[str, Sequence[str]] | None = None
+    root: str,
+    roots: Mapping[str, str],
+    origins: Mapping[str, Sequence[str]] | None = None,
+    heads: Set[str] = frozenset(),
 ) -> str:
     """The label of a folder not yet recorded (see the module docstring).
 
@@ -75,6 +80,7 @@ def new_label(
             folder is gone passes its label to ``root`` only when ``root`` holds
             (a sample of) those documents' paths: a moved folder, not an unrelated
             one while a drive is unmounted.
+        heads: first path components of the ids in use (a label is never one).
 
     Returns:
         ``""`` for an index's first root; a moved folder's old label; else the
@@ -92,8 +98,10 @@ def new_label(
     n = 1
     while True:
         label = base if n == 1 else f"{base}-{n}"
-        taken = label in roots or (
-            first is not None and os.path.lexists(os.path.join(first, label))
+        taken = (
+            label in roots
+            or label in heads
+            or (first is not None and os.path.lexists(os.path.join(first, label)))
         )
         if not taken:
             return label
@@ -143,8 +151,10 @@ def label_documents(
     Raises:
         InputError: a file of the first root whose path starts with another root's label.
     """
+    heads = {_head(d) for d in known or {}}
     for doc in documents:
         if not doc.root:
+            heads.add(_head(doc.doc_id))
             yield doc
             continue
         path = os.path.join(doc.root, *doc.doc_id.split("/"))
@@ -152,7 +162,7 @@ def label_documents(
         if holding:
             label = max(holding, key=lambda lb: len(roots[lb]))
         else:
-            label = new_label(doc.root, roots, root_origins(roots, known or {}))
+            label = new_label(doc.root, roots, root_origins(roots, known or {}), heads)
             roots[label] = doc.root  # a moved folder's label now points to where it is
         rel = PurePosixPath(*os.path.relpath(path, roots[label]).split(os.sep)).as_posix()
         if label == "" and rel.split("/", 1)[0] in roots:
@@ -163,7 +173,12 @@ def label_documents(
                 f"{os.path.join(roots[''], top)} or build a new index"
             )
         doc_id = rel if label == "" else f"{label}/{rel}"
+        heads.add(_head(doc_id))
         yield dataclasses.replace(doc, doc_id=doc_id, source=doc_id)
+
+
+def _head(doc_id: str) -> str:
+    return doc_id.split("/", 1)[0]
 
 
 def legacy_roots(known: Mapping[str, layout.DocEntry], location: object) -> Roots:
@@ -199,7 +214,9 @@ def check_ids(
 
     Raises:
         InputError: an id has the form of a chunk id (``doc#N``: it would be taken
-            for a chunk of ``doc``), or a new id is the escaped form
+            for a chunk of ``doc``); an id the index holds for a document read from
+            another file that still exists (a record named like a file); or a new
+            id is the escaped form
             (``R&amp;D.txt``) or unescaped form of another document's id: a
             policy, shown ids escaped, could name either.
     """
@@ -209,6 +226,13 @@ def check_ids(
                 f"document id {doc_id!r} ({doc.source}) has the form of a chunk id "
                 "(DOC#N) and would be taken for a chunk of another document; give it "
                 "an id that does not end in '#' and digits"
+            )
+    for doc_id, (doc, _) in plan.items():
+        if doc_id in known and _other_file(known[doc_id].origin, doc.origin):
+            raise InputError(
+                f"document id {doc_id!r} ({doc.source}, read from {doc.origin}) is held in the "
+                f"index by a document read from {known[doc_id].origin}, which is still there; "
+                "give one of them another id (rename the file or the record)"
             )
     new = [d for d in plan if d not in known]
     if not new:
@@ -224,3 +248,14 @@ def check_ids(
                 "another document read the same once HTML entities are decoded, so a "
                 "policy shown ids escaped could name either; rename one of them"
             )
+
+
+def _other_file(old: str, new: str) -> bool:
+    """Whether two origins are two different files that both exist (a document whose
+    old file is gone was moved, and may take over its id)."""
+    if not old or not new or old == new:
+        return False
+    try:
+        return not os.path.samefile(old, new)
+    except OSError:
+        return False

@@ -133,10 +133,8 @@ def _ingest(
     report = IngestReport()
     emb = embedder or get_embedder(config.retrieval.embedder)
     collection, header = _existing_index(client, where, emb)
-    manifest = client.get_or_create_collection(
-        sl.manifest_name(where.collection), embedding_function=None
-    )
-    entries = sl.read_entries(manifest)
+    manifest = _manifest(client, where)
+    entries = sl.read_entries(manifest) if manifest is not None else {}
     known = {d: e for d, (e, _) in entries.items()}
     roots: ingest_roots.Roots = {}
     if header is not None:
@@ -144,8 +142,12 @@ def _ingest(
         if header.roots is None:
             roots = ingest_roots.legacy_roots(known, where.url)
     plan = common.plan_documents(ingest_roots.label_documents(documents, roots, known), report)
-    common.require_documents(plan, where.url)
+    common.require_documents(plan, where.url)  # before anything is created on the server
     ingest_roots.check_ids(plan, known)
+    if manifest is None:
+        manifest = client.get_or_create_collection(
+            sl.manifest_name(where.collection), embedding_function=None
+        )
     chunking = common.chunking_settings(config)
     todo = _changes(plan, entries, header, chunking, scope)
     if header is not None and todo.nothing():
@@ -169,6 +171,16 @@ def _ingest(
         _delete_leftovers(collection, final, batch)
     _mark_ready(collection, header, final, now)
     return report
+
+
+def _manifest(client: Any, where: sl.ServerLocation) -> Any | None:
+    """The manifest collection, if there is one (none is created here)."""
+    from chromadb.errors import NotFoundError
+
+    try:
+        return client.get_collection(sl.manifest_name(where.collection), embedding_function=None)
+    except NotFoundError:
+        return None
 
 
 def _existing_index(
