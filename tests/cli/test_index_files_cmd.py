@@ -245,3 +245,12 @@ def test_a_record_cannot_take_over_the_id_of_a_file_still_there(tmp_path, capsys
     assert "'README.md'" in err and "still there" in err
     (corpus / "README.md").unlink()  # its file gone: the id may go to another document
     assert _index(records, "--index", index) == 0
+
+
+def test_record_files_may_share_ids_and_paragraphs(tmp_path, capsys):
+    index = tmp_path / "idx"
+    (tmp_path / "a.jsonl").write_text('{"id": "d1", "text": "First version."}\n')
+    (tmp_path / "b.jsonl").write_text('{"id": "d1", "text": "Second version."}\n')
+    assert _index(tmp_path / "a.jsonl", "--index", index) == 0
+    assert _index(tmp_path / "b.jsonl", "--index", index) == 0  # a record id is a global name
+    assert "1 updated" in capsys.readouterr().out

@@ -215,7 +215,8 @@ def check_ids(
     Raises:
         InputError: an id has the form of a chunk id (``doc#N``: it would be taken
             for a chunk of ``doc``); an id the index holds for a document read from
-            another file that still exists (a record named like a file); or a new
+            another file that still exists, unless both are record files (a record
+            named like a text file); or a new
             id is the escaped form
             (``R&amp;D.txt``) or unescaped form of another document's id: a
             policy, shown ids escaped, could name either.
@@ -251,9 +252,12 @@ def check_ids(
 
 
 def _other_file(old: str, new: str) -> bool:
-    """Whether two origins are two different files that both exist (a document whose
-    old file is gone was moved, and may take over its id)."""
+    """Whether two origins are two different files that both exist, not both record
+    files (a document whose old file is gone was moved, and may take over its id; a
+    record id, or a pooled paragraph, may be redefined by a later record file)."""
     if not old or not new or old == new:
+        return False
+    if old.lower().endswith(_RECORD_FILES) and new.lower().endswith(_RECORD_FILES):
         return False
     try:
         return not os.path.samefile(old, new)
