@@ -80,6 +80,8 @@ def test_an_index_inside_its_corpus_is_never_read(tmp_path, capsys):
     assert _index(corpus, "--index", other) == 0  # another index found inside: skipped too
     assert sorted(_ids(index)) == ["README.md", "more.md"] == sorted(_ids(other))
     assert "index folder: 1" in capsys.readouterr().out
+    assert _index(index, "--index", tmp_path / "third") == 2  # an index named as input
+    assert "is a thresher index folder, not documents" in capsys.readouterr().err
 
 
 def test_tool_folders_and_thresherignore_are_skipped(tmp_path, capsys):

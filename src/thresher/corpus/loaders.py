@@ -79,7 +79,7 @@ from thresher.corpus.jsonl import iter_json_records, iter_jsonl
 from thresher.corpus.records import MAX_NESTING, make_document, record_document, valid_text
 from thresher.corpus.sanitize import sanitize_text
 from thresher.corpus.titles import text_title
-from thresher.corpus.walk import WalkRules, valid_name, walk_files
+from thresher.corpus.walk import WalkRules, is_index_folder, valid_name, walk_files
 from thresher.errors import InputError
 
 __all__ = [
@@ -232,8 +232,10 @@ def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
     if path.is_dir():
         before = dict(stats.skipped)
         root = os.path.realpath(path)
-        if root in rules.exclude:
-            raise InputError(f"{path} is the index folder being written; name the folders to index")
+        if root in rules.exclude or is_index_folder(path):
+            raise InputError(
+                f"{path} is a thresher index folder, not documents; name the folders to index"
+            )
         files = list(walk_files(path, rules, lambda reason, where: stats.skip(reason, 1, where)))
         if not files:
             skipped = {k: v - before.get(k, 0) for k, v in stats.skipped.items()}
