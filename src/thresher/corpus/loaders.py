@@ -51,7 +51,9 @@ named (unless ``follow_links``) and unsupported files; each is counted, with its
 first paths, in :class:`LoadStats`. A folder with no supported file is an error.
 A text or HTML file that is not UTF-8 is decoded in the encoding detected
 (:mod:`thresher.corpus.decode`); one that is binary, undecodable or unreadable is
-skipped and counted, never stopping the run. Problems with JSON content (bad
+skipped and counted, never stopping the run; so is a ``.json``/``.jsonl`` file
+found in a folder whose first value is no document record or dataset question
+(``not_records``: ``package.json``). Other problems with JSON content (bad
 JSON, nesting deeper than :data:`MAX_NESTING`, missing fields, duplicate ids)
 raise :class:`~thresher.errors.InputError` naming the file (and line) and what
 to do. Strings of a record that are not valid Unicode (lone surrogates, which

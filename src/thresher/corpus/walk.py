@@ -3,9 +3,9 @@
 A folder is walked in sorted order without recursion (any depth), and these
 are skipped, each counted by reason (see :class:`Skips`):
 
-- ``hidden``: entries whose name starts with ``.`` (``.git``, ``.env``, ...);
 - ``tool_folder``: folders of version control and tools (:data:`TOOL_FOLDERS`:
-  ``node_modules``, ``venv``, ``__pycache__``, ...), never documents;
+  ``.git``, ``node_modules``, ``venv``, ``__pycache__``, ...), never documents;
+- ``hidden``: other entries whose name starts with ``.`` (``.env``, ...);
 - ``index``: a thresher index folder (the one being written, or any folder
   holding an index's ``CURRENT`` pointer and generations);
 - ``ignored``: paths matched by a ``.thresherignore`` file (gitignore syntax,
