@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from thresher.harness.trace import TraceEvent
     from thresher.index.store import Store
 
-__all__ = ["search", "resolve_config"]
+__all__ = ["search", "resolve_config", "with_k"]
 
 
 def resolve_config(config: Config | str | Path | Mapping[str, Any] | None) -> Config:
@@ -31,12 +31,28 @@ def resolve_config(config: Config | str | Path | Mapping[str, Any] | None) -> Co
     return Config().override(dict(config))
 
 
+def with_k(config: Config, k: int | None) -> Config:
+    """``config`` asking for ``k`` documents (``episode.k``), its cap raised to fit.
+
+    Raises ``ConfigError`` for a ``k`` below 1.
+    """
+    from thresher.errors import ConfigError
+
+    if k is None:
+        return config
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k is how many documents to return, a whole number from 1; got {k!r}")
+    cap = max(config.episode.max_final_documents, k)
+    return config.override({"episode.max_final_documents": cap, "episode.k": k})
+
+
 def search(
     question: str,
     index: str | Path | Store,
     policy: str | Policy = "local",
     config: Config | str | Path | Mapping[str, Any] | None = None,
     *,
+    k: int | None = None,
     policy_options: Mapping[str, Any] | None = None,
     trace: str | Path | None = None,
     reranker: SearchReranker | None = None,
@@ -50,6 +66,8 @@ def search(
         policy: a Policy object, a registered name (``thresher.policies.policy_names()``),
             or ``package.module:Factory``.
         config: a Config, a config file path, ``{"budget.total": 16384, ...}``, or None.
+        k: how many documents to return (``episode.k``; raises
+            ``episode.max_final_documents`` when above it). None: the policy's own number.
         policy_options: keyword arguments for a policy built by name.
         trace: write the episode's trace to this JSONL file.
         reranker: reorders search candidates (a :class:`SearchReranker`; default: the
@@ -73,7 +91,7 @@ def search(
     from thresher.index.store import Store
     from thresher.policies import build_policy
 
-    cfg = resolve_config(config)
+    cfg = with_k(resolve_config(config), k)
     chosen = build_policy(policy, cfg, policy_options) if isinstance(policy, str) else policy
     if isinstance(index, Store):
         store, owned = index, False

@@ -34,6 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="local",
         help="policy: local (default), single-shot, bm25, dense, ..., or package.module:Factory",
     )
+    parser.add_argument(
+        "--k",
+        "-k",
+        "--n-results",
+        dest="k",
+        type=int,
+        metavar="N",
+        help="how many documents to return (default: the policy's own number)",
+    )
     parser.add_argument("--budget", type=int, metavar="N", help="token budget (default 32768)")
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
     parser.add_argument(
@@ -43,11 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.api import search
+    from thresher.api import search, with_k
     from thresher.cli.trace_cmd import format_event
+    from thresher.errors import InputError
     from thresher.harness.result import ExitReason
 
-    config = load_config(args, {"budget.total": args.budget})
+    if not args.question.strip():  # one line, before any episode (no live view, no result)
+        raise InputError('the question is empty; ask one: thresher search "..." --index DIR')
+    config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
     watching = live_view(args)
 
     def live(event: object) -> None:

@@ -1,0 +1,107 @@
+"""What a user of Chroma or LlamaIndex expects of the search surface (issue 22, item 6):
+``k``, the policy's own settings from a config file, and the CLI paper cuts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from thresher.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("surface")
+    docs = root / "docs"
+    (docs / "sub").mkdir(parents=True)
+    texts = {
+        "alder.md": "# Alder\n\nThe alder grows by the river Vell.\nIt was planted in 1901.\n",
+        "birch.md": "# Birch\n\nThe birch grows on the hill above the river Vell.\n",
+        "sub/cedar.txt": "Cedar\n\nThe cedar was planted by Anna Roth in 1901.\n",
+        "sub/elm.txt": "Elm\n\nThe elm stands in the square of Vell town.\n",
+    }
+    for name, text in texts.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    assert main(["index", str(docs), "--index", str(root / "index"), "--no-progress"]) == 0
+    return root / "index"
+
+
+def _run_json(capsys, argv: list[str]) -> dict:
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def test_search_k_sets_how_many_documents_come_back(index, capsys):
+    q = ["search", "Which tree grows by the river Vell?", "--index", str(index), "--json"]
+    for k in (1, 3):
+        out = _run_json(capsys, [*q, "--k", str(k)])
+        assert len(out["documents"]) == k
+    out = _run_json(capsys, [*q, "--policy", "single-shot", "-k", "2"])
+    assert len(out["documents"]) == 2
+
+
+def test_api_search_takes_k_and_refuses_a_bad_one(index):
+    import thresher
+    from thresher.errors import ConfigError
+
+    result = thresher.search("Which tree grows by the river Vell?", index=index, k=2)
+    assert len(result.documents) == 2
+    with pytest.raises(ConfigError, match="whole number from 1"):
+        thresher.search("q", index=index, k=0)
+
+
+def test_policy_settings_come_from_a_config_file_and_set(index, tmp_path, capsys):
+    conf = tmp_path / "t.toml"
+    conf.write_text("[policy]\nkeep_docs = 1\nfinal_k = 1\n", encoding="utf-8")
+    q = ["search", "Which tree grows by the river Vell?", "--index", str(index), "--json"]
+    assert len(_run_json(capsys, [*q, "--config", str(conf)])["documents"]) == 1
+    out = _run_json(capsys, [*q, "--set", "policy.keep_docs=2", "--set", "policy.final_k=2"])
+    assert len(out["documents"]) == 2
+
+
+def test_an_unknown_policy_setting_is_refused_with_the_known_ones(index, capsys):
+    capsys.readouterr()
+    argv = ["search", "q", "--index", str(index), "--set", "policy.keep_doc=8"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert "'keep_doc'" in err and "keep_docs" in err and "max_hops" in err
+
+
+def test_an_empty_question_is_said_once(index, capsys):
+    capsys.readouterr()
+    assert main(["search", "  ", "--index", str(index)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1 and "question is empty" in captured.err
+
+
+def test_an_unknown_option_shows_the_subcommands_usage(index, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["search", "q", "--index", str(index), "--kk", "5"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: thresher search") and "--kk" in err
+
+
+def test_serve_with_a_missing_index_fails_before_its_banner(tmp_path, capsys):
+    pytest.importorskip("uvicorn")
+    capsys.readouterr()
+    assert main(["serve", "--index", str(tmp_path / "missing")]) == 3
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "no index at" in err and "POST /search" not in err
+
+
+@pytest.mark.parametrize("location", ["127.0.0.1:8000/chunks", "localhost:8000", "[::1]:8000"])
+def test_a_server_address_without_scheme_is_never_a_folder(location, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["stats", "--index", location]) == 2
+    err = capsys.readouterr().err
+    assert f"http://{location}" in err and len(err.splitlines()) == 1
+    (tmp_path / "doc.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    assert main(["index", "doc.md", "--index", location, "--no-progress"]) == 2
+    assert list(tmp_path.iterdir()) == [tmp_path / "doc.md"], "no folder was made"
