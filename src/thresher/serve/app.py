@@ -28,7 +28,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from thresher import __version__
@@ -66,6 +66,19 @@ class SearchRequest(BaseModel):
         description="settings to tighten for this episode: budget.*, episode.*, "
         "retrieval.mode/candidates/rrf_k, grep.limit (never above the server's caps)",
     )
+    k: int | None = Field(
+        default=None,
+        ge=1,
+        validation_alias=AliasChoices("k", "n_results"),
+        description="how many documents to return (episode.k; n_results accepted too); "
+        "at most the server's episode.max_final_documents",
+    )
+
+    def overrides(self) -> dict[str, Any] | None:
+        """``config`` with ``k`` as ``episode.k``."""
+        if self.k is None:
+            return self.config
+        return {**(self.config or {}), "episode.k": self.k}
 
 
 def wants_json(accept: str) -> bool:
@@ -168,7 +181,7 @@ def create_app(settings: ServeSettings, service: SearchService | None = None) ->
         """Run one search episode over the collection and return its ranked documents."""
         try:
             episode = await service.start(
-                body.query, body.collection_name, body.policy or body.model, body.config
+                body.query, body.collection_name, body.policy or body.model, body.overrides()
             )
         except Busy as exc:
             return _error(429, "busy", str(exc), {"Retry-After": str(exc.retry_after)})

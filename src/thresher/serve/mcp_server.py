@@ -76,11 +76,17 @@ def build_mcp_server(service: SearchService) -> Any:
         title="Multi-hop search",
         description="Find the documents that answer a question: a whole search episode "
         "(several turns of search, pruning and reading). Returns ranked documents, each with "
-        "a justification and its text, the exit reason, and a trace id.",
+        "a justification and its text, the exit reason, and a trace id. k: how many "
+        "documents to return (default: the policy's own number).",
     )
-    async def search(question: str, collection_name: str | None = None) -> dict[str, Any]:
+    async def search(
+        question: str, k: int | None = None, collection_name: str | None = None
+    ) -> dict[str, Any]:
+        if k is not None and k < 1:
+            raise ToolError(f"k is how many documents to return, 1 or more; got {k}")
+        overrides = None if k is None else {"episode.k": k}
         try:
-            trace_id, result = await service.search(question, collection_name)
+            trace_id, result = await service.search(question, collection_name, None, overrides)
         except Busy as exc:
             raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
         except ThresherError as exc:
