@@ -91,6 +91,10 @@ class RetrievalConfig:
     exact_dense_max_chunks: up to this many chunks, dense search is an exact scan of
         every vector (deterministic from one open to the next, and as fast there);
         above, chromadb's HNSW graph.
+    where: a Chroma-style ``where`` on document metadata, as JSON text
+        (``{"lang": "en"}``); every search, grep and read of the episode sees only
+        the documents it admits (:mod:`thresher.index.filters`). Empty: no filter.
+    path: a glob on document ids (``filings/*``), applied the same way. Empty: none.
     """
 
     rrf_k: int = 60
@@ -99,9 +103,21 @@ class RetrievalConfig:
     embedder: str = "minilm-int8"
     mode: RetrievalMode = "hybrid"
     exact_dense_max_chunks: int = 20_000
+    where: str = ""
+    path: str = ""
 
     def __post_init__(self) -> None:
         _check_choices(self)
+        if self.where.strip():  # its operators are checked where it is used
+            try:
+                parsed = json.loads(self.where)
+            except ValueError as exc:
+                raise ConfigError(
+                    f"setting retrieval.where must be a JSON object like Chroma's where, "
+                    f'e.g. {{"lang": "en"}}; got {self.where!r}'
+                ) from exc
+            if not isinstance(parsed, dict):
+                raise ConfigError(f"setting retrieval.where must be a JSON object, got {parsed!r}")
 
 
 @dataclass(frozen=True, slots=True)

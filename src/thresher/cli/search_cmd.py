@@ -15,6 +15,7 @@ import sys
 
 from thresher.cli._common import (
     add_config_args,
+    add_filter_args,
     add_index_arg,
     live_view,
     load_config,
@@ -43,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="how many documents to return (default: the policy's own number)",
     )
+    add_filter_args(parser)
     parser.add_argument("--budget", type=int, metavar="N", help="token budget (default 32768)")
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
     parser.add_argument(
@@ -52,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.api import search, with_k
+    from thresher.api import search, with_filter, with_k
     from thresher.cli.trace_cmd import format_event
     from thresher.errors import InputError
     from thresher.harness.result import ExitReason
@@ -60,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.question.strip():  # one line, before any episode (no live view, no result)
         raise InputError('the question is empty; ask one: thresher search "..." --index DIR')
     config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
+    config = with_filter(config, args.where, args.path)
     watching = live_view(args)
 
     def live(event: object) -> None:

@@ -26,11 +26,12 @@ from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedder import Embedder, QueryEmbeddingCache
 from thresher.index.exact_dense import LazyExactDense
+from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep import grep_ids
 from thresher.index.grep_index import GrepIndex, grep_indexed
 from thresher.index.records import chunk_from_record
-from thresher.index.store import GrepResult, Hit
+from thresher.index.store import DocumentInfo, GrepResult, Hit
 
 __all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client", "check_query"]
 
@@ -114,6 +115,10 @@ class CollectionStore:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thresher-dense")
         self._lock = threading.Lock()
         self._closed = False
+        #: (index state, filter key) -> the chunk ids a filter leaves out, newest last
+        self._filtered: OrderedDict[tuple[int, str], tuple[IndexView, frozenset[str]]] = (
+            OrderedDict()
+        )
 
     def _view(self) -> IndexView:
         raise NotImplementedError
@@ -144,11 +149,59 @@ class CollectionStore:
 
     # -- searches ---------------------------------------------------------------------------
 
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def _left_out(self, view: IndexView, where: DocFilter | None) -> frozenset[str]:
+        """The chunk ids of ``view`` that ``where`` does not admit (empty: no filter).
+
+        chromadb evaluates the ``where``; the path glob is matched against the document
+        id of each chunk. Kept for the last few filters of each index state, since an
+        episode asks with the same filter on every call.
+        """
+        if where is None:
+            return frozenset()
+        key = (id(view), where.key)
+        with self._lock:
+            held = self._filtered.get(key)
+            if held is not None and held[0] is view:
+                self._filtered.move_to_end(key)
+                return held[1]
+        ids: Sequence[str] = view.bm25.id_list
+        translated = where.chroma_where()
+        if translated is not None:
+            try:
+                found = view.collection.get(where=translated, include=[])
+            except ValueError as exc:  # chromadb's own refusal of the where
+                raise InputError(f"where refused by chromadb: {exc}") from exc
+            admitted = set(found["ids"])
+            ids = [c for c in ids if c in admitted]
+        if where.path is not None:
+            from thresher.corpus.ids import doc_of
+
+            ids = [c for c in ids if where.admits_doc(doc_of(c))]
+        out = frozenset(view.bm25.id_list).difference(ids)
+        with self._lock:
+            self._filtered[key] = (view, out)
+            while len(self._filtered) > 16:
+                self._filtered.popitem(last=False)
+        return out
+
+    def _excluded(
+        self, view: IndexView, exclude: Collection[str], where: DocFilter | None
+    ) -> set[str]:
+        """``exclude`` plus every chunk ``where`` leaves out."""
+        return set(exclude) | self._left_out(view, where)
+
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``."""
         check_query(query, k)
         view = self._view()
-        excluded = set(exclude)
+        excluded = self._excluded(view, exclude, where)
         depth = max(self.config.retrieval.per_retriever, k)
         if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
             lexical = view.bm25.search(query, depth, excluded)
@@ -164,22 +217,36 @@ class CollectionStore:
             for f, chunk in zip(fused, chunks, strict=True)
         ]
 
-    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def bm25_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """Lexical retrieval alone (BM25 scores, highest first, ties by chunk id)."""
         check_query(query, k)
         view = self._view()
-        found = view.bm25.search(query, k, set(exclude))
+        found = view.bm25.search(query, k, self._excluded(view, exclude, where))
         chunks = self._chunks(view, [c for c, _ in found])
         return [
             Hit(chunk, s, "bm25", bm25_rank=r, bm25_score=s)
             for r, ((_, s), chunk) in enumerate(zip(found, chunks, strict=True), start=1)
         ]
 
-    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def dense_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """Dense retrieval alone (cosine similarity, highest first, ties by chunk id)."""
         check_query(query, k)
         view = self._view()
-        found = self._dense(view, query, k, set(exclude))
+        found = self._dense(view, query, k, self._excluded(view, exclude, where))
         chunks = self._chunks(view, [c for c, _ in found])
         return [
             Hit(chunk, s, "dense", dense_rank=r, dense_score=s)
@@ -213,7 +280,14 @@ class CollectionStore:
             return None
         return view.exact
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        limit: int = 5,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> GrepResult:
         """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
 
         With a grep side index (:mod:`thresher.index.grep_index`): candidates by
@@ -224,6 +298,7 @@ class CollectionStore:
         naming a refused construct or a timeout.
         """
         view = self._view()
+        exclude = self._excluded(view, exclude, where) if where is not None else exclude
 
         def matching(rust_pattern: str) -> list[str]:
             found = view.collection.get(where_document={"$regex": rust_pattern}, include=[])
@@ -248,8 +323,9 @@ class CollectionStore:
         """The chunks with these ids, in the order asked; ``UnknownIdError`` lists misses."""
         return self._chunks(self._view(), list(chunk_ids))
 
-    def read_document(self, doc_id: str) -> list[Chunk]:
-        """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none."""
+    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
+        """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none, or
+        if ``where`` does not admit the document."""
         view = self._view()
         found = view.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
         chunks = [
@@ -260,7 +336,50 @@ class CollectionStore:
         ]
         if not chunks:
             raise _unknown("document id", [doc_id])
+        if where is not None and chunks[0].chunk_id in self._left_out(view, where):
+            raise UnknownIdError(
+                f"document {doc_id!r} is outside the filter ({where.key}); "
+                "search without it to read this document",
+                [doc_id],
+            )
         return sorted(chunks, key=lambda c: c.position)
+
+    def doc_ids(self) -> list[str]:
+        """Every document id, in corpus order (from the side index: no store read)."""
+        from thresher.corpus.ids import doc_of
+
+        return list(dict.fromkeys(doc_of(c) for c in self._view().bm25.id_list))
+
+    def list_documents(self, where: DocFilter | None = None) -> list[DocumentInfo]:
+        """The documents ``where`` admits, in corpus order (reads every admitted chunk's
+        metadata, in batches)."""
+        from thresher.corpus.ids import doc_of
+
+        view = self._view()
+        left_out = self._left_out(view, where)
+        ids = [c for c in view.bm25.id_list if c not in left_out]
+        chunk_ids: dict[str, list[str]] = {}
+        for cid in ids:
+            chunk_ids.setdefault(doc_of(cid), []).append(cid)
+        firsts = [chunks[0] for chunks in chunk_ids.values()]
+        metas: dict[str, Chunk] = {}
+        for start in range(0, len(firsts), _GET_BATCH):
+            found = view.collection.get(
+                ids=firsts[start : start + _GET_BATCH], include=["metadatas"]
+            )
+            for cid, meta in zip(found["ids"], found["metadatas"], strict=True):
+                metas[cid] = chunk_from_record(cid, "", meta)
+        out = []
+        for chunks in chunk_ids.values():
+            first = metas.get(chunks[0])
+            if first is None:
+                continue
+            out.append(
+                DocumentInfo(
+                    first.doc_id, first.title, first.source, tuple(chunks), dict(first.metadata)
+                )
+            )
+        return out
 
     def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         """(BM25 score, cosine similarity) of ``query`` against each chunk, in order."""

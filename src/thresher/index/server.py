@@ -48,6 +48,7 @@ from thresher.index import server_layout as sl
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView, check_query
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.filters import DocFilter
 from thresher.index.records import indexed_text
 from thresher.index.server_search import (
     hybrid_searches,
@@ -295,12 +296,20 @@ class ServerStore(CollectionStore):
         local = sparse_unavailable() if key and self.search_refusal is None else None
         return fusion_path(self.search_refusal, key, self.config.retrieval.rrf_k, local)
 
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """BM25 and dense fused by RRF: on the server when it offers ``search`` and the
-        collection has a sparse key, else here; see ``Store.hybrid_search``."""
+        collection has a sparse key, else here (always here under a ``where`` filter);
+        see ``Store.hybrid_search``."""
         state = self._current()
-        if self._fusion(state)[0] != "server":
-            return super().hybrid_search(query, k, exclude)
+        if where is not None or self._fusion(state)[0] != "server":
+            return super().hybrid_search(query, k, exclude, where=where)
         check_query(query, k)
         r = self.config.retrieval
         vector = self._queries.embed_query(query)
