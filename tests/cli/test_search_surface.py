@@ -167,3 +167,30 @@ def test_stats_names_the_flagged_chunks_and_their_flags(tmp_path, capsys):
     assert main(["stats", "--index", idx]) == 0
     text = capsys.readouterr().out
     assert "flagged chunks: 1" in text and "bad.md#0: ignore_previous_instructions" in text
+
+
+def test_docs_list_and_delete(index, tmp_path, capsys):
+    import shutil
+
+    copy = tmp_path / "index"
+    shutil.copytree(index, copy)
+    capsys.readouterr()
+    assert main(["docs", "list", "--index", str(copy)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "alder.md  (1 chunk)  Alder",
+        "birch.md  (1 chunk)  Birch",
+        "sub/cedar.txt  (1 chunk)  Cedar",
+        "sub/elm.txt  (1 chunk)  Elm",
+    ]
+    listed = _run_json(capsys, ["docs", "list", "--index", str(copy), "--path", "sub/*", "--json"])
+    assert [d["doc_id"] for d in listed] == ["sub/cedar.txt", "sub/elm.txt"]
+    assert listed[0]["chunk_ids"] == ["sub/cedar.txt#0"] and listed[0]["chunks"] == 1
+
+    assert main(["docs", "delete", "nope.md", "--index", str(copy)]) == 4
+    assert "nothing was deleted" in capsys.readouterr().err
+    assert main(["docs", "delete", "sub/cedar.txt", "alder.md", "--index", str(copy)]) == 0
+    assert "deleted 2 of 4 documents" in capsys.readouterr().out
+    listed = _run_json(capsys, ["docs", "list", "--index", str(copy), "--json"])
+    assert [d["doc_id"] for d in listed] == ["birch.md", "sub/elm.txt"]
+    assert main(["grep", "planted", "--index", str(copy)]) == 0
+    assert capsys.readouterr().out.strip() == "no match"

@@ -35,7 +35,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,7 @@ from thresher.index.server_search import (
     read_hybrid,
     sparse_unavailable,
 )
-from thresher.index.store import Hit, StoreStats
+from thresher.index.store import Hit, IngestReport, StoreStats
 
 __all__ = ["ServerStore", "open_server_store", "default_cache_dir", "fusion_path"]
 
@@ -324,6 +324,16 @@ class ServerStore(CollectionStore):
         ]
 
     # -- the rest of the protocol -------------------------------------------------------------
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> IngestReport:
+        """Delete whole documents from the collection (see
+        :func:`thresher.index.delete.delete_server`); this store switches to the result."""
+        from thresher.index.delete import delete_server
+
+        self._check_open(self.url)
+        report = delete_server(self.url, doc_ids)
+        self.refresh()
+        return report
 
     def stats(self) -> StoreStats:
         """Counts, embedder and format of the live state; ``extra`` names the fusion path."""
