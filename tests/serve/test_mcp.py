@@ -65,6 +65,8 @@ def test_mcp_stdio_lists_tools_and_search_returns_ranked_documents(serve_index, 
         missing = await session.call_tool("read_document", {"doc_id": "no-such-doc"})
         one = await session.call_tool("search", {"question": QUESTION, "k": 1})
         assert len(_payload(one)["documents"]) == 1
+        inside = await session.call_tool("search", {"question": QUESTION, "path": "glassworks"})
+        assert [d["doc_id"] for d in _payload(inside)["documents"]] == ["glassworks"]
         return tools, found, hits, grep, doc, missing
 
     traces = tmp_path / "traces"

@@ -38,7 +38,7 @@ from thresher.serve.events import EventMapper, SseEvent, answer_text, terminal_e
 from thresher.serve.gate import Busy
 from thresher.serve.limits import ApiKeyGuard, BodyLimit
 from thresher.serve.service import RunningEpisode, SearchService, TooLarge
-from thresher.serve.settings import ServeSettings, UnknownCollection
+from thresher.serve.settings import ServeSettings, UnknownCollection, request_extras
 
 __all__ = ["SearchRequest", "create_app", "run_http", "TRACE_HEADER", "wants_json"]
 
@@ -74,11 +74,19 @@ class SearchRequest(BaseModel):
         "at most the server's episode.max_final_documents",
     )
 
+    where: dict[str, Any] | None = Field(
+        default=None,
+        description="only documents whose metadata match, as Chroma's where "
+        '({"lang": "en"}, {"year": {"$gte": 2019}}); retrieval.where',
+    )
+    path: str | None = Field(
+        default=None, description="only documents whose id matches this glob; retrieval.path"
+    )
+
     def overrides(self) -> dict[str, Any] | None:
-        """``config`` with ``k`` as ``episode.k``."""
-        if self.k is None:
-            return self.config
-        return {**(self.config or {}), "episode.k": self.k}
+        """``config`` with ``k`` as ``episode.k`` and the filter as ``retrieval.where/path``."""
+        extra = request_extras(self.k, self.where, self.path)
+        return {**(self.config or {}), **extra} if extra else self.config
 
 
 def wants_json(accept: str) -> bool:

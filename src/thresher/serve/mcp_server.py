@@ -28,7 +28,7 @@ from thresher.index.store import Hit
 from thresher.serve.events import result_payload
 from thresher.serve.gate import Busy
 from thresher.serve.service import SearchService
-from thresher.serve.settings import ServeSettings
+from thresher.serve.settings import ServeSettings, request_extras
 
 __all__ = ["build_mcp_server", "run_mcp", "INSTRUCTIONS", "MAX_K"]
 
@@ -77,14 +77,22 @@ def build_mcp_server(service: SearchService) -> Any:
         description="Find the documents that answer a question: a whole search episode "
         "(several turns of search, pruning and reading). Returns ranked documents, each with "
         "a justification and its text, the exit reason, and a trace id. k: how many "
-        "documents to return (default: the policy's own number).",
+        "documents to return (default: the policy's own number); where: only documents whose "
+        'metadata match, as Chroma\'s where ({"lang": "en"}); path: a glob on document ids.',
     )
     async def search(
-        question: str, k: int | None = None, collection_name: str | None = None
+        question: str,
+        k: int | None = None,
+        where: dict[str, Any] | None = None,
+        path: str | None = None,
+        collection_name: str | None = None,
     ) -> dict[str, Any]:
         if k is not None and k < 1:
             raise ToolError(f"k is how many documents to return, 1 or more; got {k}")
-        overrides = None if k is None else {"episode.k": k}
+        try:
+            overrides = request_extras(k, where, path) or None
+        except ThresherError as exc:
+            raise ToolError(str(exc)) from exc
         try:
             trace_id, result = await service.search(question, collection_name, None, overrides)
         except Busy as exc:
