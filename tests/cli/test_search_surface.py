@@ -194,3 +194,10 @@ def test_docs_list_and_delete(index, tmp_path, capsys):
     assert [d["doc_id"] for d in listed] == ["birch.md", "sub/elm.txt"]
     assert main(["grep", "planted", "--index", str(copy)]) == 0
     assert capsys.readouterr().out.strip() == "no match"
+
+
+def test_read_refuses_a_document_outside_the_filter(index, capsys):
+    capsys.readouterr()
+    assert main(["read", "alder.md", "--index", str(index), "--path", "*.md"]) == 0
+    assert main(["read", "alder.md", "--index", str(index), "--path", "sub/*"]) == 4
+    assert "outside the filter" in capsys.readouterr().err

@@ -17,7 +17,9 @@ from typing import Any
 
 from thresher.cli._common import (
     add_config_args,
+    add_filter_args,
     add_index_arg,
+    doc_filter,
     load_config,
     print_json,
     terminal_line,
@@ -37,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="treat every ID as a document id (for ids that hold '#')",
     )
+    add_filter_args(parser)
     add_config_args(parser)
 
 
@@ -106,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
         chunks = []
         for ident in args.ids:
             chunks.extend(_read_or_suggest(store, ident, args))
+        where = doc_filter(args)
+        for doc_id in dict.fromkeys(c.doc_id for c in chunks) if where is not None else ():
+            store.read_document(doc_id, where=where)  # refuses a document outside the filter
     finally:
         store.close()
     if args.json:
