@@ -101,3 +101,28 @@ def test_no_where_and_no_path_is_no_filter():
     assert DocFilter.parse({"a": 1, "title": "T"}, None).chroma_where() == {
         "$and": [{"meta:a": 1}, {"title": "T"}]
     }
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_a_narrow_filter_on_hnsw_names_the_admitted_chunks(kind, request, small_config, minilm):
+    """Above ``exact_dense_max_chunks`` dense search is chromadb's HNSW: a filter that
+    excludes most chunks asks for the admitted ones by id, with the exact scan's answer."""
+    import dataclasses
+
+    from thresher.config import Config
+
+    base = request.getfixturevalue("store" if kind == "embedded" else "server_store")
+    retrieval = dataclasses.replace(small_config.retrieval, exact_dense_max_chunks=0)
+    hnsw_config = dataclasses.replace(small_config, retrieval=retrieval)
+    assert isinstance(hnsw_config, Config)
+    f = DocFilter.parse({"topic": {"$in": ["astro", "geo"]}}, None)
+    exact = base.dense_search("moon station orbit", k=5, where=f)
+    saved = base.config
+    base.config = hnsw_config
+    try:
+        hnsw = base.dense_search("moon station orbit", k=5, where=f)
+    finally:
+        base.config = saved
+    assert [h.chunk.chunk_id for h in hnsw] == [h.chunk.chunk_id for h in exact]
+    assert [round(h.score, 4) for h in hnsw] == [round(h.score, 4) for h in exact]
+    assert _docs(hnsw) <= {"astro-1", "astro-2", "astro-3", "geo-1", "geo-2", "geo-3"}

@@ -36,6 +36,9 @@ from thresher.index.store import DocumentInfo, GrepResult, Hit
 __all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client", "check_query"]
 
 _GET_BATCH = 5000
+#: a dense search that excludes most of an index names the chunks it may return when
+#: they are at most this many (a narrow filter), instead of asking HNSW for the rest
+_ASK_BY_ID = 50_000
 
 
 def open_client(path: str | Path) -> Any:
@@ -265,7 +268,21 @@ class CollectionStore:
         exact = self._exact(view)
         if exact is not None:
             return exact.get().search(vector, depth, exclude)  # deterministic, as fast
-        found = view.collection.query(query_embeddings=[vector], n_results=n, include=["distances"])
+        kept = total - (n - depth)
+        if (
+            n - depth > kept and kept <= _ASK_BY_ID
+        ):  # most excluded (a narrow filter): name the rest
+            ids = [c for c in view.bm25.id_list if c not in exclude]
+            if not ids:
+                return []
+            found = view.collection.query(
+                query_embeddings=[vector], ids=ids, n_results=min(depth, len(ids)),
+                include=["distances"],
+            )  # fmt: skip
+        else:
+            found = view.collection.query(
+                query_embeddings=[vector], n_results=n, include=["distances"]
+            )
         pairs = [
             (cid, 1.0 - float(dist))
             for cid, dist in zip(found["ids"][0], found["distances"][0], strict=True)
