@@ -22,6 +22,7 @@ import numpy as np
 
 from thresher.config import Config
 from thresher.corpus.document import Chunk
+from thresher.corpus.ids import doc_of
 from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedder import Embedder, QueryEmbeddingCache
@@ -30,6 +31,7 @@ from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep import grep_ids
 from thresher.index.grep_index import GrepIndex, grep_indexed
+from thresher.index.listing import left_out, list_documents
 from thresher.index.records import chunk_from_record
 from thresher.index.store import DocumentInfo, GrepResult, Hit
 
@@ -153,12 +155,9 @@ class CollectionStore:
     # -- searches ---------------------------------------------------------------------------
 
     def _left_out(self, view: IndexView, where: DocFilter | None) -> frozenset[str]:
-        """The chunk ids of ``view`` that ``where`` does not admit (empty: no filter).
-
-        chromadb evaluates the ``where``; the path glob is matched against the document
-        id of each chunk. Kept for the last few filters of each index state, since an
-        episode asks with the same filter on every call.
-        """
+        """The chunk ids of ``view`` that ``where`` does not admit (empty: no filter);
+        kept for the last few filters of each index state, since an episode asks with
+        the same filter on every call."""
         if where is None:
             return frozenset()
         key = (id(view), where.key)
@@ -167,20 +166,7 @@ class CollectionStore:
             if held is not None and held[0] is view:
                 self._filtered.move_to_end(key)
                 return held[1]
-        ids: Sequence[str] = view.bm25.id_list
-        translated = where.chroma_where()
-        if translated is not None:
-            try:
-                found = view.collection.get(where=translated, include=[])
-            except ValueError as exc:  # chromadb's own refusal of the where
-                raise InputError(f"where refused by chromadb: {exc}") from exc
-            admitted = set(found["ids"])
-            ids = [c for c in ids if c in admitted]
-        if where.path is not None:
-            from thresher.corpus.ids import doc_of
-
-            ids = [c for c in ids if where.admits_doc(doc_of(c))]
-        out = frozenset(view.bm25.id_list).difference(ids)
+        out = left_out(view.collection, view.bm25.id_list, where)
         with self._lock:
             self._filtered[key] = (view, out)
             while len(self._filtered) > 16:
@@ -363,40 +349,15 @@ class CollectionStore:
 
     def doc_ids(self) -> list[str]:
         """Every document id, in corpus order (from the side index: no store read)."""
-        from thresher.corpus.ids import doc_of
-
         return list(dict.fromkeys(doc_of(c) for c in self._view().bm25.id_list))
 
     def list_documents(self, where: DocFilter | None = None) -> list[DocumentInfo]:
-        """The documents ``where`` admits, in corpus order (reads every admitted chunk's
-        metadata, in batches)."""
-        from thresher.corpus.ids import doc_of
-
+        """The documents ``where`` admits, in corpus order (see
+        :func:`thresher.index.listing.list_documents`)."""
         view = self._view()
-        left_out = self._left_out(view, where)
-        ids = [c for c in view.bm25.id_list if c not in left_out]
-        chunk_ids: dict[str, list[str]] = {}
-        for cid in ids:
-            chunk_ids.setdefault(doc_of(cid), []).append(cid)
-        firsts = [chunks[0] for chunks in chunk_ids.values()]
-        metas: dict[str, Chunk] = {}
-        for start in range(0, len(firsts), _GET_BATCH):
-            found = view.collection.get(
-                ids=firsts[start : start + _GET_BATCH], include=["metadatas"]
-            )
-            for cid, meta in zip(found["ids"], found["metadatas"], strict=True):
-                metas[cid] = chunk_from_record(cid, "", meta)
-        out = []
-        for chunks in chunk_ids.values():
-            first = metas.get(chunks[0])
-            if first is None:
-                continue
-            out.append(
-                DocumentInfo(
-                    first.doc_id, first.title, first.source, tuple(chunks), dict(first.metadata)
-                )
-            )
-        return out
+        dropped = self._left_out(view, where)
+        ids = [c for c in view.bm25.id_list if c not in dropped]
+        return list_documents(view.collection, ids, _GET_BATCH)
 
     def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         """(BM25 score, cosine similarity) of ``query`` against each chunk, in order."""
