@@ -64,7 +64,7 @@ class SearchRequest(BaseModel):
     config: dict[str, Any] | None = Field(
         default=None,
         description="settings to tighten for this episode: budget.*, episode.*, "
-        "retrieval.mode/candidates/rrf_k, grep.limit (never above the server's caps)",
+        "retrieval.mode/candidates/rrf_k/where/path, grep.limit (never above the server's caps)",
     )
     k: int | None = Field(
         default=None,
