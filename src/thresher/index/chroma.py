@@ -10,9 +10,10 @@ Dense similarity is ``1 - distance`` of a collection in cosine space.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +107,35 @@ def check_query(query: str, k: int | None = None) -> None:
         raise InputError(f"k must be a positive number of results, got {k}")
 
 
+class Excluded(Collection[str]):
+    """The chunk ids one search leaves out: the caller's ``exclude`` (``extra``) and what
+    a filter does not admit (``left``, with its corpus positions ``blocked`` for the BM25
+    side index), the filter's part held once for every call instead of copied."""
+
+    def __init__(
+        self,
+        extra: Collection[str] = (),
+        left: frozenset[str] = frozenset(),
+        blocked: np.ndarray | None = None,
+    ) -> None:
+        self.left = left
+        self.blocked = blocked
+        self.extra = {c for c in extra if c not in left}
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self.extra or chunk_id in self.left
+
+    def __len__(self) -> int:
+        return len(self.extra) + len(self.left)
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain(self.extra, self.left)
+
+    def in_index(self, order: Mapping[str, int]) -> int:
+        """How many of these ids are chunks of the index whose ``order`` is given."""
+        return len(self.left) + sum(1 for c in self.extra if c in order)
+
+
 class CollectionStore:
     """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
 
@@ -121,9 +151,7 @@ class CollectionStore:
         self._lock = threading.Lock()
         self._closed = False
         #: (index state, filter key) -> the chunk ids a filter leaves out, newest last
-        self._filtered: OrderedDict[tuple[int, str], tuple[IndexView, frozenset[str]]] = (
-            OrderedDict()
-        )
+        self._filtered: OrderedDict[tuple[int, str], tuple[IndexView, Excluded]] = OrderedDict()
 
     def _view(self) -> IndexView:
         raise NotImplementedError
@@ -154,19 +182,19 @@ class CollectionStore:
 
     # -- searches ---------------------------------------------------------------------------
 
-    def _left_out(self, view: IndexView, where: DocFilter | None) -> frozenset[str]:
+    def _left_out(self, view: IndexView, where: DocFilter | None) -> Excluded:
         """The chunk ids of ``view`` that ``where`` does not admit (empty: no filter);
         kept for the last few filters of each index state, since an episode asks with
         the same filter on every call."""
         if where is None:
-            return frozenset()
+            return Excluded()
         key = (id(view), where.key)
         with self._lock:
             held = self._filtered.get(key)
             if held is not None and held[0] is view:
                 self._filtered.move_to_end(key)
                 return held[1]
-        out = left_out(view.collection, view.bm25.id_list, where)
+        out = Excluded((), *left_out(view.collection, view.bm25.id_list, where))
         with self._lock:
             self._filtered[key] = (view, out)
             while len(self._filtered) > 16:
@@ -175,9 +203,10 @@ class CollectionStore:
 
     def _excluded(
         self, view: IndexView, exclude: Collection[str], where: DocFilter | None
-    ) -> set[str]:
+    ) -> Excluded:
         """``exclude`` plus every chunk ``where`` leaves out."""
-        return set(exclude) | self._left_out(view, where)
+        held = self._left_out(view, where)
+        return Excluded(exclude, held.left, held.blocked)
 
     def hybrid_search(
         self,
@@ -193,11 +222,11 @@ class CollectionStore:
         excluded = self._excluded(view, exclude, where)
         depth = max(self.config.retrieval.per_retriever, k)
         if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
-            lexical = view.bm25.search(query, depth, excluded)
+            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = self._dense(view, query, depth, excluded)
         else:
             dense_future = self._pool.submit(self._dense, view, query, depth, excluded)
-            lexical = view.bm25.search(query, depth, excluded)
+            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = dense_future.result()
         fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
         chunks = self._chunks(view, [f.key for f in fused])
@@ -217,7 +246,8 @@ class CollectionStore:
         """Lexical retrieval alone (BM25 scores, highest first, ties by chunk id)."""
         check_query(query, k)
         view = self._view()
-        found = view.bm25.search(query, k, self._excluded(view, exclude, where))
+        excluded = self._excluded(view, exclude, where)
+        found = view.bm25.search(query, k, excluded.extra, excluded.blocked)
         chunks = self._chunks(view, [c for c, _ in found])
         return [
             Hit(chunk, s, "bm25", bm25_rank=r, bm25_score=s)
@@ -243,11 +273,11 @@ class CollectionStore:
         ]
 
     def _dense(
-        self, view: IndexView, query: str, depth: int, exclude: set[str]
+        self, view: IndexView, query: str, depth: int, exclude: Excluded
     ) -> list[tuple[str, float]]:
         """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut."""
         total = len(view.bm25)
-        n = min(total, depth + sum(1 for c in exclude if c in view.order))
+        n = min(total, depth + exclude.in_index(view.order))
         if n <= 0:
             return []
         vector = self._queries.embed_query(query)
@@ -339,7 +369,7 @@ class CollectionStore:
         ]
         if not chunks:
             raise _unknown("document id", [doc_id])
-        if where is not None and chunks[0].chunk_id in self._left_out(view, where):
+        if where is not None and chunks[0].chunk_id in self._left_out(view, where).left:
             raise UnknownIdError(
                 f"document {doc_id!r} is outside the filter ({where.key}); "
                 "search without it to read this document",
@@ -355,7 +385,7 @@ class CollectionStore:
         """The documents ``where`` admits, in corpus order (see
         :func:`thresher.index.listing.list_documents`)."""
         view = self._view()
-        dropped = self._left_out(view, where)
+        dropped = self._left_out(view, where).left
         ids = [c for c in view.bm25.id_list if c not in dropped]
         return list_documents(view.collection, ids, _GET_BATCH)
 

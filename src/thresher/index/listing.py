@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from thresher.corpus.document import Chunk
 from thresher.corpus.ids import doc_of
 from thresher.errors import InputError
@@ -20,14 +22,17 @@ from thresher.index.store import DocumentInfo
 __all__ = ["left_out", "list_documents"]
 
 
-def left_out(collection: Any, ids: Sequence[str], where: DocFilter) -> frozenset[str]:
-    """The chunk ids of ``ids`` that ``where`` does not admit.
+def left_out(
+    collection: Any, ids: Sequence[str], where: DocFilter
+) -> tuple[frozenset[str], np.ndarray]:
+    """The chunk ids of ``ids`` that ``where`` does not admit, and their positions in
+    ``ids``.
 
     chromadb evaluates the ``where`` (``Collection.get(where=...)``, on the
     collection's own metadata); the path glob is matched against each chunk's
     document id. Raises ``InputError`` when chromadb refuses the ``where``.
     """
-    admitted: Sequence[str] = ids
+    matching: set[str] | None = None
     translated = where.chroma_where()
     if translated is not None:
         try:
@@ -35,10 +40,14 @@ def left_out(collection: Any, ids: Sequence[str], where: DocFilter) -> frozenset
         except ValueError as exc:  # chromadb's own refusal of the where
             raise InputError(f"where refused by chromadb: {exc}") from exc
         matching = set(found["ids"])
-        admitted = [c for c in admitted if c in matching]
-    if where.path is not None:
-        admitted = [c for c in admitted if where.admits_doc(doc_of(c))]
-    return frozenset(ids).difference(admitted)
+    dropped: list[str] = []
+    positions: list[int] = []
+    for i, cid in enumerate(ids):
+        admitted = (matching is None or cid in matching) and where.admits_doc(doc_of(cid))
+        if not admitted:
+            dropped.append(cid)
+            positions.append(i)
+    return frozenset(dropped), np.asarray(positions, dtype=np.int64)
 
 
 def list_documents(collection: Any, ids: Sequence[str], batch: int) -> list[DocumentInfo]:
