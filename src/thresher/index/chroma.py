@@ -14,6 +14,7 @@ import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,7 +108,7 @@ def check_query(query: str, k: int | None = None) -> None:
         raise InputError(f"k must be a positive number of results, got {k}")
 
 
-class Excluded(Collection[str]):
+class Excluded(AbstractSet[str]):
     """The chunk ids one search leaves out: the caller's ``exclude`` (``extra``) and what
     a filter does not admit (``left``, with its corpus positions ``blocked`` for the BM25
     side index), the filter's part held once for every call instead of copied."""
