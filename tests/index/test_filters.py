@@ -3,7 +3,11 @@ every retriever, grep, reads and the document listing see only what the filter a
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from thresher.errors import InputError, UnknownIdError
 from thresher.index.filters import DocFilter
@@ -126,3 +130,36 @@ def test_a_narrow_filter_on_hnsw_names_the_admitted_chunks(kind, request, small_
     assert [h.chunk.chunk_id for h in hnsw] == [h.chunk.chunk_id for h in exact]
     assert [round(h.score, 4) for h in hnsw] == [round(h.score, 4) for h in exact]
     assert _docs(hnsw) <= {"astro-1", "astro-2", "astro-3", "geo-1", "geo-2", "geo-3"}
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    low=st.integers(0, 40),
+    op=st.sampled_from(["$gte", "$lt", "$ne", "$eq"]),
+    glob=st.sampled_from([None, "*-1", "a*", "*o*", "[bc]*"]),
+    query=st.sampled_from(["station orbit", "bread starter", "opening gambit", "river city"]),
+)
+def test_a_filtered_search_is_the_search_with_the_rest_excluded(
+    store, documents, low, op, glob, query
+):
+    """Property, on the embedded store: for any filter, each retriever's filtered hits are
+    its hits with every chunk of a document the filter refuses excluded before the cut."""
+    import operator
+
+    compare = {"$gte": operator.ge, "$lt": operator.lt, "$ne": operator.ne, "$eq": operator.eq}
+    f = DocFilter.parse({"n": {op: low}}, glob)
+    keep = {
+        d.doc_id
+        for d in documents
+        if compare[op](d.metadata["n"], low) and (glob is None or fnmatchcase(d.doc_id, glob))
+    }
+    others = _complement(store, documents, keep)
+    for search in (store.hybrid_search, store.bm25_search, store.dense_search):
+        filtered = search(query, k=6, where=f)
+        expected = search(query, k=6, exclude=others)
+        assert [(h.chunk.chunk_id, h.score) for h in filtered] == [
+            (h.chunk.chunk_id, h.score) for h in expected
+        ]
+    assert _docs(store.grep("[a-z]", limit=200, where=f).hits) == keep
