@@ -43,6 +43,16 @@ def test_search_k_sets_how_many_documents_come_back(index, capsys):
     assert len(out["documents"]) == 2
 
 
+def test_search_prints_each_documents_score_never_rising_with_rank(index, capsys):
+    import re
+
+    capsys.readouterr()
+    argv = ["search", "Which tree grows by the river Vell?", "--index", str(index), "--quiet"]
+    assert main([*argv, "--k", "3"]) == 0
+    scores = [float(m) for m in re.findall(r"\(score ([0-9.]+)\)", capsys.readouterr().out)]
+    assert len(scores) == 3 and scores == sorted(scores, reverse=True)
+
+
 def test_api_search_takes_k_and_refuses_a_bad_one(index):
     import thresher
     from thresher.errors import ConfigError

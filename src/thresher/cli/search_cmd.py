@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         if not result.documents:
             print("(no documents)")
         for doc in result.documents:
-            print(terminal_line(f"{doc.rank}. {doc.doc_id}  {doc.title}"))
+            score = f"  (score {doc.score:.3f})" if doc.score is not None else ""
+            print(terminal_line(f"{doc.rank}. {doc.doc_id}  {doc.title}{score}"))
             if doc.justification:
                 print(f"   {shorten(doc.justification, 200)}")
             print(f"   {shorten(doc.text, 200)}")
