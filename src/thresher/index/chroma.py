@@ -43,6 +43,9 @@ _GET_BATCH = 5000
 #: a dense search that excludes most of an index names the chunks it may return when
 #: they are at most this many (a narrow filter), instead of asking HNSW for the rest
 _ASK_BY_ID = 50_000
+#: filters whose excluded chunks a store keeps (an episode asks with one; each costs
+#: about 50 bytes per excluded chunk)
+_FILTERS_KEPT = 4
 
 
 def open_client(path: str | Path) -> Any:
@@ -198,7 +201,7 @@ class CollectionStore:
         out = Excluded((), *left_out(view.collection, view.bm25.id_list, where))
         with self._lock:
             self._filtered[key] = (view, out)
-            while len(self._filtered) > 16:
+            while len(self._filtered) > _FILTERS_KEPT:
                 self._filtered.popitem(last=False)
         return out
 
