@@ -49,6 +49,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_index.py", ("--limit", "300", "--queries", "20"), needs_dev=True),
     Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
     Bench("bench_episode.py", ("--questions", "10", "--passes", "2"), needs_dev=True),
+    Bench("bench_filters.py", ("--queries", "10"), needs_dev=True),
     Bench(
         "bench_world_chains.py",
         ("--size", "small", "--n", "12", "--cache", "/tmp/thresher-world-bench-quick"),

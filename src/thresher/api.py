@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from thresher.harness.trace import TraceEvent
     from thresher.index.store import Store
 
-__all__ = ["search", "resolve_config"]
+__all__ = ["search", "resolve_config", "with_k", "with_filter"]
 
 
 def resolve_config(config: Config | str | Path | Mapping[str, Any] | None) -> Config:
@@ -31,12 +31,51 @@ def resolve_config(config: Config | str | Path | Mapping[str, Any] | None) -> Co
     return Config().override(dict(config))
 
 
+def with_k(config: Config, k: int | None) -> Config:
+    """``config`` asking for ``k`` documents (``episode.k``), its cap raised to fit.
+
+    Raises ``ConfigError`` for a ``k`` below 1.
+    """
+    from thresher.errors import ConfigError
+
+    if k is None:
+        return config
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k is how many documents to return, a whole number from 1; got {k!r}")
+    cap = max(config.episode.max_final_documents, k)
+    return config.override({"episode.max_final_documents": cap, "episode.k": k})
+
+
+def with_filter(config: Config, where: str | Mapping[str, Any] | None, path: str | None) -> Config:
+    """``config`` with a document filter (``retrieval.where``, ``retrieval.path``) set.
+
+    Raises ``InputError`` for a ``where`` that is not a JSON object of Chroma's form.
+    """
+    import json
+
+    from thresher.index.filters import DocFilter
+
+    checked = DocFilter.parse(where, path)
+    if checked is None:
+        DocFilter.parse(config.retrieval.where, config.retrieval.path)  # a config file's
+        return config
+    values: dict[str, Any] = {}
+    if checked.where is not None:
+        values["retrieval.where"] = json.dumps(checked.where)
+    if checked.path is not None:
+        values["retrieval.path"] = checked.path
+    return config.override(values)
+
+
 def search(
     question: str,
     index: str | Path | Store,
     policy: str | Policy = "local",
     config: Config | str | Path | Mapping[str, Any] | None = None,
     *,
+    k: int | None = None,
+    where: str | Mapping[str, Any] | None = None,
+    path: str | None = None,
     policy_options: Mapping[str, Any] | None = None,
     trace: str | Path | None = None,
     reranker: SearchReranker | None = None,
@@ -50,6 +89,12 @@ def search(
         policy: a Policy object, a registered name (``thresher.policies.policy_names()``),
             or ``package.module:Factory``.
         config: a Config, a config file path, ``{"budget.total": 16384, ...}``, or None.
+        k: how many documents to return (``episode.k``; raises
+            ``episode.max_final_documents`` when above it). None: the policy's own number.
+        where: a Chroma-style ``where`` on document metadata (a mapping or JSON text,
+            ``{"lang": "en"}``): every search, grep and read sees only the documents
+            it admits (``retrieval.where``).
+        path: a glob on document ids (``"filings/*"``; ``retrieval.path``), likewise.
         policy_options: keyword arguments for a policy built by name.
         trace: write the episode's trace to this JSONL file.
         reranker: reorders search candidates (a :class:`SearchReranker`; default: the
@@ -73,7 +118,7 @@ def search(
     from thresher.index.store import Store
     from thresher.policies import build_policy
 
-    cfg = resolve_config(config)
+    cfg = with_filter(with_k(resolve_config(config), k), where, path)
     chosen = build_policy(policy, cfg, policy_options) if isinstance(policy, str) else policy
     if isinstance(index, Store):
         store, owned = index, False

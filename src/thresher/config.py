@@ -9,6 +9,11 @@ Values are checked as they come in: numbers must be finite and not negative
 must be one of its choices, and the budget's shares lie in (0, 1] with the
 soft one not above the hard one. Each bad value is a ``ConfigError`` naming
 the setting.
+
+The ``[policy]`` section (``--set policy.keep_docs=8``) holds the chosen policy's
+own settings, which only the policy knows: they are kept as given here and
+checked when the policy is built (:func:`thresher.policies.build_policy`), where
+an unknown one is refused with the policy's known settings listed.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ __all__ = [
     "EpisodeConfig",
     "LLMConfig",
     "Config",
+    "coerce_setting",
 ]
 
 
@@ -85,6 +91,10 @@ class RetrievalConfig:
     exact_dense_max_chunks: up to this many chunks, dense search is an exact scan of
         every vector (deterministic from one open to the next, and as fast there);
         above, chromadb's HNSW graph.
+    where: a Chroma-style ``where`` on document metadata, as JSON text
+        (``{"lang": "en"}``); every search, grep and read of the episode sees only
+        the documents it admits (:mod:`thresher.index.filters`). Empty: no filter.
+    path: a glob on document ids (``filings/*``), applied the same way. Empty: none.
     """
 
     rrf_k: int = 60
@@ -93,9 +103,21 @@ class RetrievalConfig:
     embedder: str = "minilm-int8"
     mode: RetrievalMode = "hybrid"
     exact_dense_max_chunks: int = 20_000
+    where: str = ""
+    path: str = ""
 
     def __post_init__(self) -> None:
         _check_choices(self)
+        if self.where.strip():  # its operators are checked where it is used
+            try:
+                parsed = json.loads(self.where)
+            except ValueError as exc:
+                raise ConfigError(
+                    f"setting retrieval.where must be a JSON object like Chroma's where, "
+                    f'e.g. {{"lang": "en"}}; got {self.where!r}'
+                ) from exc
+            if not isinstance(parsed, dict):
+                raise ConfigError(f"setting retrieval.where must be a JSON object, got {parsed!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +178,10 @@ class EpisodeConfig:
     max_refused_in_a_row: refused proposals in a row before ``policy_error``.
     max_hard_refused_turns: turns in a row whose calls were all refused by the
         hard cutoff before ``budget``.
+    k: how many documents the episode returns (``thresher search --k``,
+        ``thresher.search(k=...)``, ``"k"`` over HTTP and MCP); 0: the policy's own
+        number. At most ``max_final_documents``; a policy built by name is told
+        (:func:`thresher.policies.build_policy`).
     """
 
     max_turns: int = 24
@@ -167,6 +193,19 @@ class EpisodeConfig:
     max_final_documents: int = 10
     max_refused_in_a_row: int = 3
     max_hard_refused_turns: int = 3
+    k: int = 0
+
+    def __post_init__(self) -> None:
+        if self.k > self.max_final_documents:
+            raise ConfigError(
+                f"episode.k={self.k} is over episode.max_final_documents="
+                f"{self.max_final_documents}; ask for fewer documents or raise that cap"
+            )
+
+    @property
+    def final_documents(self) -> int:
+        """How many documents a final answer keeps: ``k`` when set, else the cap."""
+        return self.k or self.max_final_documents
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +250,13 @@ class Config:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
+    #: the policy's own settings, ``(name, value)`` pairs (see the module docstring)
+    policy: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def policy_options(self) -> dict[str, Any]:
+        """The ``[policy]`` section as keyword arguments for the policy's factory."""
+        return dict(self.policy)
 
     @classmethod
     def load(cls, path: str | Path) -> Config:
@@ -246,8 +292,12 @@ class Config:
     def override(self, values: dict[str, Any]) -> Config:
         """A copy with dotted keys (``"budget.total"``) replaced; values are type-checked."""
         changes: dict[str, dict[str, Any]] = {}
+        policy = dict(self.policy)
         for dotted, value in values.items():
             section_name, _, key = dotted.partition(".")
+            if section_name == "policy" and key:
+                policy[key] = value  # checked by the policy's factory, when it is built
+                continue
             section = getattr(self, section_name, None)
             if not is_dataclass(section) or not key:
                 raise ConfigError(
@@ -261,7 +311,7 @@ class Config:
                 )
             current = getattr(section, key)
             changes.setdefault(section_name, {})[key] = _coerce(dotted, value, type(current))
-        config = self
+        config = replace(self, policy=tuple(policy.items())) if policy else self
         for section_name, updates in changes.items():  # one section at a time, checked whole
             updated: Any = replace(getattr(config, section_name), **updates)
             config = replace(config, **{section_name: updated})
@@ -274,8 +324,18 @@ class Config:
                 g.name: getattr(getattr(self, f.name), g.name)
                 for g in fields(getattr(self, f.name))
             }
+            if f.name != "policy"
+            else self.policy_options
             for f in fields(self)
         }
+
+
+def coerce_setting(name: str, value: Any, kind: type) -> Any:
+    """``value`` as a ``kind`` setting (a ``--set`` string, or a file's value), checked.
+
+    Raises ``ConfigError`` naming ``name`` when it is not one.
+    """
+    return _coerce(name, value, kind)
 
 
 def _coerce(name: str, value: Any, kind: type) -> Any:

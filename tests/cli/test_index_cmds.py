@@ -48,17 +48,22 @@ def test_index_then_grep_says_how_many_matched(kind, tmp_path, request, capsys, 
 
     assert main(["grep", "river", "--index", where, "--limit", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4 and all("\t" in line for line in lines[:3])
-    assert lines[3].startswith("3 of 8 matching chunks")
+    heads = [line for line in lines if not line.startswith("  ")]
+    assert len(heads) == 4 and heads[3].startswith("3 of 8 matching chunks")
+    # under each chunk id, the lines that matched with their numbers
+    matched = [line for line in lines if line.startswith("  ")]
+    assert len(matched) >= 3 and all("river" in line.split(": ", 1)[1] for line in matched)
 
     assert main(["grep", "river", "--index", where, "--limit", "3", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     assert found["total"] == 8 and len(found["hits"]) == 3
+    assert all(h["lines"] and "river" in h["lines"][0]["text"] for h in found["hits"])
     assert all(h["method"] == "grep" for h in found["hits"])
 
     assert main(["grep", "Tamsin", "--index", where]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 and "river-3" in lines[0]  # not cut: no count line
+    assert "river-3" in lines[0] and all(line.startswith("  ") for line in lines[1:])
+    assert "Tamsin" in lines[1] and lines[1].split(":")[0].strip().isdigit()  # no count line
     assert main(["grep", "Danube", "--index", where]) == 0
     assert capsys.readouterr().out.strip() == "no match"
 

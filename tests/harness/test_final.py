@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from thresher.corpus.document import Chunk
 from thresher.corpus.ids import content_hash
 from thresher.harness.actions import FinalAnswer, RankedDocument
-from thresher.harness.final import parse_final, resolve_final
+from thresher.harness.final import parse_final, rank_scores, resolve_final
 from thresher.harness.state import ActiveContext, RetrievalCache
 
 
@@ -95,3 +98,33 @@ def test_resolve_defaults_to_active_chunks_and_caps_documents():
     assert docs[0]["chunk_ids"] == ["d1#1"]
     assert [d["rank"] for d in docs] == [1, 2]
     assert [(d.id, d.code) for d in dropped] == [("d3", "too_many_documents")]
+
+
+def test_scores_never_rise_with_rank_and_keep_the_answer_order():
+    """The issue's case: 0.35, 0.76, 0.37 in answer order; a cutoff at 0.3 must not drop
+    rank 2 (and no cutoff may drop a document while keeping one ranked below it)."""
+    cache = RetrievalCache()
+    for d in ("a", "b", "c"):
+        cache.add(_chunk(d, 0))
+    final = FinalAnswer(
+        (RankedDocument("a", "", (), 0.35), RankedDocument("b", "", (), 0.76))
+        + (RankedDocument("c", "", (), 0.37),)
+    )
+    docs, _ = resolve_final(final, cache, ActiveContext(), max_documents=10)
+    assert [d["doc_id"] for d in docs] == ["a", "b", "c"]
+    scores = [d["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+    assert scores == [0.555, 0.555, 0.37]  # isotonic fit: the violating pair shares its mean
+
+
+def test_scores_are_rank_derived_when_the_policy_gives_none():
+    assert rank_scores([None, None, None, None]) == [1.0, 0.5, 0.3333, 0.25]
+    assert rank_scores([0.9, None]) == [1.0, 0.5]
+    assert rank_scores([]) == []
+
+
+@given(st.lists(st.floats(0.0, 1.0), max_size=12))
+def test_rank_scores_are_monotone_property(probs):
+    out = rank_scores(probs)
+    assert len(out) == len(probs)
+    assert all(a >= b for a, b in zip(out, out[1:], strict=False))

@@ -91,6 +91,35 @@ def test_a_request_may_choose_an_allowed_policy_and_tighten_the_config(server):
     assert start["policy"] == "single-shot" and start["config"]["episode"]["max_turns"] == 2
 
 
+def test_k_or_n_results_sets_how_many_documents_come_back(server):
+    with server.client() as client:
+        for body in ({"query": QUESTION, "k": 1}, {"query": QUESTION, "n_results": 2}):
+            reply = client.post("/search", json=body, headers={"Accept": "application/json"})
+            assert reply.status_code == 200
+            assert len(reply.json()["documents"]) == body.get("k", body.get("n_results"))
+        over = client.post("/search", json={"query": QUESTION, "k": 1000})
+        zero = client.post("/search", json={"query": QUESTION, "k": 0})
+    assert over.status_code == 400 and "max_final_documents" in over.text
+    assert zero.status_code == 422
+
+
+def test_where_and_path_keep_the_episode_inside_the_filter(server):
+    with server.client() as client:
+        body = {"query": QUESTION, "path": "t*", "k": 3}
+        reply = client.post("/search", json=body, headers={"Accept": "application/json"})
+        bad = client.post("/search", json={"query": QUESTION, "where": {"a": {"$like": 1}}})
+        via_config = client.post(
+            "/search",
+            json={"query": QUESTION, "config": {"retrieval.path": "glassworks"}},
+            headers={"Accept": "application/json"},
+        )
+    assert reply.status_code == 200
+    docs = [d["doc_id"] for d in reply.json()["documents"]]
+    assert docs and all(d.startswith("t") for d in docs)
+    assert bad.status_code == 400 and "one operator" in bad.text
+    assert [d["doc_id"] for d in via_config.json()["documents"]] == ["glassworks"]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "words"),
     [

@@ -8,6 +8,7 @@ trace id, and calls the raw retrieval tools.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -35,6 +36,7 @@ async def _session_run(index: Path, trace_dir: Path, work):
             "--trace-dir",
             str(trace_dir),
         ],
+        env=dict(os.environ),  # the code under test, also when PYTHONPATH names it
     )
     with (trace_dir.parent / "mcp-stderr.log").open("w") as errlog:
         async with (
@@ -61,6 +63,16 @@ def test_mcp_stdio_lists_tools_and_search_returns_ranked_documents(serve_index, 
         grep = await session.call_tool("grep_corpus", {"pattern": "Marrow[a-z]+"})
         doc = await session.call_tool("read_document", {"doc_id": "tessaly-history"})
         missing = await session.call_tool("read_document", {"doc_id": "no-such-doc"})
+        one = await session.call_tool("search", {"question": QUESTION, "k": 1})
+        assert len(_payload(one)["documents"]) == 1
+        inside = await session.call_tool("search", {"question": QUESTION, "path": "glassworks"})
+        assert [d["doc_id"] for d in _payload(inside)["documents"]] == ["glassworks"]
+        only_t = await session.call_tool("search_corpus", {"query": "Halvard", "path": "t*"})
+        assert {h["doc_id"][0] for h in _payload(only_t)["hits"]} == {"t"}
+        outside = await session.call_tool("read_document", {"doc_id": "glassworks", "path": "t*"})
+        assert outside.is_error and "outside the filter" in outside.content[0].text
+        bad = await session.call_tool("grep_corpus", {"pattern": "a", "where": {"x": {"$y": 1}}})
+        assert bad.is_error and "one operator" in bad.content[0].text
         return tools, found, hits, grep, doc, missing
 
     traces = tmp_path / "traces"

@@ -97,6 +97,32 @@ def test_restricted_store_fuses_with_the_configured_k(tiny_hotpot) -> None:
         store.close()
 
 
+def test_restricted_store_takes_a_filter_inside_its_corpus(tiny_hotpot) -> None:
+    """A document filter narrows the per-question view further: searches, grep and
+    reads see only the view's documents the filter admits."""
+    from thresher.index.filters import DocFilter
+
+    tasks_file, _, index = tiny_hotpot
+    corpora = task_corpora(tasks_file)
+    store = open_store(index)
+    try:
+        view = RestrictedStore(store, corpora["q2"])
+        keep = sorted(corpora["q2"])[:2]
+        only = DocFilter.parse({"doc_id": {"$in": keep}}, None)
+        for search in (view.hybrid_search, view.bm25_search, view.dense_search):
+            assert {h.chunk.doc_id for h in search("Quill Press poetry", k=20, where=only)} <= set(
+                keep
+            )
+        assert {h.chunk.doc_id for h in view.hybrid_search("Quill Press", k=20, where=only)}
+        assert {h.chunk.doc_id for h in view.grep("[a-z]", limit=50, where=only).hits} == set(keep)
+        assert view.read_document(keep[0], where=only)
+        other = sorted(corpora["q2"])[2]
+        with pytest.raises(UnknownIdError):
+            view.read_document(other, where=only)
+    finally:
+        store.close()
+
+
 def test_ensure_index_never_reuses_a_stale_index(tmp_path: Path, monkeypatch) -> None:
     """train/local's ensure_index keys its index by content and settings, as pooled_index."""
     from thresher.tasks import corpus as corpus_module

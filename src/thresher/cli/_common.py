@@ -34,6 +34,8 @@ __all__ = [
     "add_index_arg",
     "add_config_args",
     "add_runner_args",
+    "add_filter_args",
+    "doc_filter",
     "make_runner",
     "load_config",
     "print_json",
@@ -92,6 +94,28 @@ def add_config_args(parser: argparse.ArgumentParser) -> None:
         help="override one setting, e.g. --set budget.total=16384 (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def add_filter_args(parser: argparse.ArgumentParser) -> None:
+    """``--where JSON`` (Chroma's ``where`` on document metadata) and ``--path GLOB``."""
+    parser.add_argument(
+        "--where",
+        metavar="JSON",
+        help='only documents whose metadata match, as Chroma\'s where: \'{"lang": "en"}\', '
+        '\'{"year": {"$gte": 2019}}\' (keys: a document\'s own metadata, doc_id, title, source)',
+    )
+    parser.add_argument(
+        "--path",
+        metavar="GLOB",
+        help="only documents whose id matches the glob ('filings/*', '*.md'; * spans /)",
+    )
+
+
+def doc_filter(args: argparse.Namespace) -> Any:
+    """The :class:`thresher.index.filters.DocFilter` of ``--where``/``--path``, or None."""
+    from thresher.index.filters import DocFilter
+
+    return DocFilter.parse(getattr(args, "where", None), getattr(args, "path", None))
 
 
 def add_runner_args(parser: argparse.ArgumentParser, *, workers: bool = True) -> None:

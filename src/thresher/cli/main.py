@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "grep": ("grep_cmd", "regular-expression search over an index"),
     "read": ("read_cmd", "print a document (or chunks) by id"),
     "stats": ("stats_cmd", "summarize an index"),
+    "docs": ("docs_cmd", "list the documents of an index, or delete some"),
     "trace": ("trace_cmd", "inspect an episode trace (show, replay, view)"),
     "synth": ("synth_cmd", "synthesize fictional corpora and multi-hop tasks"),
     "train-policy": ("train_policy_cmd", "fit the local policy's scorer on task files"),
@@ -33,7 +34,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _build_parser(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, str | None]:
+def _build_parser(
+    argv: Sequence[str],
+) -> tuple[argparse.ArgumentParser, str | None, argparse.ArgumentParser | None]:
     parser = argparse.ArgumentParser(
         prog="thresher",
         description="A harness for self-editing search agents.",
@@ -43,11 +46,13 @@ def _build_parser(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, str | N
     parser.add_argument("--version", action="version", version=f"thresher {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)
+    chosen_parser = None
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:  # only the chosen subcommand's module is imported
             importlib.import_module(f"thresher.cli.{module}").add_arguments(p)
-    return parser, chosen if chosen in COMMANDS else None
+            chosen_parser = p
+    return parser, chosen if chosen in COMMANDS else None, chosen_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,8 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from thresher.errors import ThresherError
 
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser, chosen = _build_parser(args_list)
-    args = parser.parse_args(args_list)
+    parser, chosen, sub = _build_parser(args_list)
+    args, extra = parser.parse_known_args(args_list)
+    if extra:  # said by the subcommand, with its own usage line (argparse exits 2)
+        (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if chosen is None:
         parser.print_help()
         return 2

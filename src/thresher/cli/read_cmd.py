@@ -4,6 +4,10 @@ An ID holding ``#`` is read as a chunk id (``doc#N``) and, when no chunk has
 that id, as a document id (a document whose own id holds ``#``); ``--doc``
 says every ID is a document id, ``--chunks`` that every ID is a chunk id. Ids,
 titles and text are printed terminal-safe.
+
+An ID the index does not hold is read as a filesystem path when it names a file
+that was indexed (``docs/sub/a.md`` -> ``sub/a.md``); otherwise the error names
+the nearest ids (``did you mean``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from typing import Any
 
 from thresher.cli._common import (
     add_config_args,
+    add_filter_args,
     add_index_arg,
+    doc_filter,
     load_config,
     print_json,
     terminal_line,
@@ -33,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="treat every ID as a document id (for ids that hold '#')",
     )
+    add_filter_args(parser)
     add_config_args(parser)
 
 
@@ -56,6 +63,44 @@ def _read_either(store: Any, ident: str) -> list[Any]:
         ) from exc
 
 
+def _read_one(store: Any, ident: str, args: argparse.Namespace) -> list[Any]:
+    if args.doc:
+        return list(store.read_document(ident))
+    if args.chunks:
+        return list(store.get([ident]))
+    return _read_either(store, ident)
+
+
+def _read_or_suggest(store: Any, ident: str, args: argparse.Namespace) -> list[Any]:
+    """``ident`` read as asked; on a miss, as the path of an indexed file, else an
+    ``UnknownIdError`` naming the nearest ids."""
+    from thresher.cli._ids import id_of_path, near_ids
+    from thresher.corpus.ids import doc_of
+    from thresher.errors import UnknownIdError
+
+    try:
+        return _read_one(store, ident, args)
+    except UnknownIdError as exc:
+        known = _known_ids(store)
+        mapped = id_of_path(ident, known)
+        if mapped is not None and not args.chunks:
+            return list(store.read_document(mapped))
+        near = near_ids(doc_of(ident), known)
+        if not near:
+            raise
+        hint = ", ".join(repr(n) for n in near)
+        raise UnknownIdError(f"{exc}; did you mean {hint}?", [ident]) from exc
+
+
+def _known_ids(store: Any) -> list[str]:
+    """Every document id of ``store`` (its side index when it has one, else a listing)."""
+    if hasattr(store, "doc_ids"):
+        return list(store.doc_ids())
+    if hasattr(store, "list_documents"):
+        return [d.doc_id for d in store.list_documents()]
+    return []
+
+
 def run(args: argparse.Namespace) -> int:
     from thresher.index.open import open_store
 
@@ -63,12 +108,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         chunks = []
         for ident in args.ids:
-            if args.doc:
-                chunks.extend(store.read_document(ident))
-            elif args.chunks:
-                chunks.extend(store.get([ident]))
-            else:
-                chunks.extend(_read_either(store, ident))
+            chunks.extend(_read_or_suggest(store, ident, args))
+        where = doc_filter(args)
+        for doc_id in dict.fromkeys(c.doc_id for c in chunks) if where is not None else ():
+            store.read_document(doc_id, where=where)  # refuses a document outside the filter
     finally:
         store.close()
     if args.json:

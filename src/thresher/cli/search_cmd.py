@@ -15,6 +15,7 @@ import sys
 
 from thresher.cli._common import (
     add_config_args,
+    add_filter_args,
     add_index_arg,
     live_view,
     load_config,
@@ -34,6 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="local",
         help="policy: local (default), single-shot, bm25, dense, ..., or package.module:Factory",
     )
+    parser.add_argument(
+        "--k",
+        "-k",
+        "--n-results",
+        dest="k",
+        type=int,
+        metavar="N",
+        help="how many documents to return (default: the policy's own number)",
+    )
+    add_filter_args(parser)
     parser.add_argument("--budget", type=int, metavar="N", help="token budget (default 32768)")
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
     parser.add_argument(
@@ -43,11 +54,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.api import search
+    from thresher.api import search, with_filter, with_k
     from thresher.cli.trace_cmd import format_event
+    from thresher.errors import InputError
     from thresher.harness.result import ExitReason
 
-    config = load_config(args, {"budget.total": args.budget})
+    if not args.question.strip():  # one line, before any episode (no live view, no result)
+        raise InputError('the question is empty; ask one: thresher search "..." --index DIR')
+    config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
+    config = with_filter(config, args.where, args.path)
     watching = live_view(args)
 
     def live(event: object) -> None:
@@ -68,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
         if not result.documents:
             print("(no documents)")
         for doc in result.documents:
-            print(terminal_line(f"{doc.rank}. {doc.doc_id}  {doc.title}"))
+            score = f"  (score {doc.score:.3f})" if doc.score is not None else ""
+            print(terminal_line(f"{doc.rank}. {doc.doc_id}  {doc.title}{score}"))
             if doc.justification:
                 print(f"   {shorten(doc.justification, 200)}")
             print(f"   {shorten(doc.text, 200)}")

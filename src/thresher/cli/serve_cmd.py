@@ -115,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
             f"--host {args.host} is reachable from other machines: set {API_KEY_ENV} (clients "
             "send it as 'Authorization: Bearer KEY'), or pass --no-key to serve without one"
         )
+    from thresher.index.backends import check_location
+
+    for location in settings.collections.values():
+        check_location(location)  # a missing index fails before the banner
     names = ", ".join(f"{n}={loc}" for n, loc in settings.collections.items())
     print(
         f"thresher serve: http://{args.host}:{args.port} · POST /search · collections {names} · "

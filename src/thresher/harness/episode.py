@@ -158,7 +158,7 @@ class _Episode:
     def finish(self, reason: ExitReason, message: str = "") -> Result:
         state = self.state
         answered = reason is ExitReason.ANSWERED and state.final is not None
-        limit = self.config.episode.max_final_documents
+        limit = self.config.episode.final_documents
         resolved = state.final if answered and state.final is not None else []
         if not answered:
             resolved = partial_ranking(state, limit)
@@ -260,7 +260,7 @@ class _Episode:
             check_proposal(value, turn),
             self.state.cache,
             self.state.context,
-            cfg.episode.max_final_documents,
+            cfg.episode.final_documents,
         )
         if not check.ok:
             return self.refuse(turn, value, check, usage, elapsed)

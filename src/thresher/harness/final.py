@@ -19,6 +19,7 @@ Everything here is pure.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from thresher.harness.actions import FinalAnswer, RankedDocument
 from thresher.harness.state import ActiveContext, RetrievalCache
 
-__all__ = ["parse_final", "DroppedId", "resolve_final", "cited_pruned"]
+__all__ = ["parse_final", "DroppedId", "resolve_final", "cited_pruned", "rank_scores"]
 
 _DOC_OPEN = re.compile(r"<\s*document\b([^>]*)>", re.IGNORECASE)
 _DOC_CLOSE = re.compile(r"<\s*/\s*document\s*>", re.IGNORECASE)
@@ -189,6 +190,7 @@ def resolve_final(
         ``(documents, dropped)``: documents as dicts ``{doc_id, title, chunk_ids,
         justification, score, rank}`` in rank order (1-based), and every id left out
         with its reason (``unknown_id``, ``unknown_chunk``, ``too_many_documents``).
+        Scores never rise with rank (see :func:`rank_scores`).
     """
     by_doc: dict[str, list[str]] = {}
     for chunk in cache.chunks():
@@ -236,6 +238,7 @@ def resolve_final(
         if not slot["justification"]:
             slot["justification"] = entry.justification
     documents: list[dict[str, Any]] = []
+    scores = rank_scores([merged[d]["score"] for d in order])
     for rank, doc_id in enumerate(order, 1):
         slot = merged[doc_id]
         chunk_ids = slot["chunk_ids"] or (
@@ -248,8 +251,40 @@ def resolve_final(
                 "title": first.title if first is not None else "",
                 "chunk_ids": chunk_ids,
                 "justification": slot["justification"],
-                "score": slot["score"],
+                "score": scores[rank - 1],
                 "rank": rank,
             }
         )
     return documents, dropped
+
+
+def rank_scores(given: list[float | None]) -> list[float]:
+    """Scores for documents in answer order (best first) that never rise with rank.
+
+    The order is the answer's; a score only describes it. When the policy scored
+    every document (the local policy: its ranker's probability that a document is
+    evidence), the scores are the isotonic regression of those probabilities onto
+    the answer order (``scipy.optimize.isotonic_regression``, non-increasing): the
+    closest scores, in least squares, that agree with the order; two neighbours
+    the policy ordered against their probabilities share their mean. Otherwise
+    each document gets ``1 / rank``. Either way scores compare documents within one
+    result, not across results, and a score cutoff never drops a document while
+    keeping one ranked below it.
+
+    Args:
+        given: the policy's score per document, best first (None: none given).
+
+    Returns:
+        One score per document, rounded to 4 places, non-increasing.
+    """
+    if not given:
+        return []
+    if any(s is None or not math.isfinite(s) for s in given):
+        return [round(1.0 / rank, 4) for rank in range(1, len(given) + 1)]
+    from scipy.optimize import isotonic_regression
+
+    fitted = isotonic_regression([float(s) for s in given if s is not None], increasing=False).x
+    out = [round(float(s), 4) for s in fitted]
+    for i in range(1, len(out)):  # rounding may not undo the order
+        out[i] = min(out[i], out[i - 1])
+    return out

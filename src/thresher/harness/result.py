@@ -54,7 +54,11 @@ class ResultDocument:
         text: those chunks' text, joined by blank lines.
         justification: why it supports the answer, 1-3 sentences of evidence.
         rank: 1-based position, best first.
-        score: the policy's score for it (None when the policy gives none).
+        score: never rises with rank and compares documents within this result only:
+            the policy's probabilities fit to its answer order when it scored every
+            document (isotonic regression), else ``1 / rank``
+            (:func:`thresher.harness.final.rank_scores`). None only in results read
+            from traces written before scores were filled in.
     """
 
     doc_id: str

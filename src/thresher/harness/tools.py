@@ -197,7 +197,7 @@ def _search(
 ) -> list[Hit]:
     """``search_corpus``: the configured retriever(s), then the policy's rerank if any."""
     search = _SEARCHES[config.retrieval.mode]
-    hits = search(store, query, k=config.retrieval.candidates, exclude=seen)
+    hits = search(store, query, k=config.retrieval.candidates, exclude=seen, **filtered(config))
     if reranker is None:
         return list(hits)
 
@@ -214,7 +214,7 @@ def _grep(
     """``grep_corpus``: at most 5 matches, how many matched (and whether counting stopped
     there), scored against the question."""
     limit = min(5, config.grep.limit)
-    found = store.grep(pattern, limit=limit, exclude=seen)
+    found = store.grep(pattern, limit=limit, exclude=seen, **filtered(config))
     hits = list(found.hits[:limit])
     if hits and question:
         scores = store.similarity(question, [h.chunk.chunk_id for h in hits])
@@ -234,15 +234,24 @@ def _read(
     read as the id it stands for when the id as written is unknown.
     """
     try:
-        chunks = store.read_document(doc_id)
+        chunks = store.read_document(doc_id, **filtered(config))
     except UnknownIdError:
         plain = unescape_id(doc_id)
         if plain == doc_id:
             raise
-        chunks = store.read_document(plain)
+        chunks = store.read_document(plain, **filtered(config))
     rest = [c for c in chunks if c.chunk_id not in in_context]
     scores = store.similarity(current_query, [c.chunk_id for c in rest]) if rest else []
     return rank_by_similarity(rest, scores, config.retrieval.rrf_k), len(chunks)
+
+
+def filtered(config: Config) -> dict[str, Any]:
+    """``{"where": DocFilter}`` for a Store call when ``retrieval.where`` or
+    ``retrieval.path`` is set, else ``{}`` (so a store without filters still serves)."""
+    from thresher.index.filters import DocFilter
+
+    where = DocFilter.parse(config.retrieval.where, config.retrieval.path)
+    return {} if where is None else {"where": where}
 
 
 def _failed(code: str, message: str, start: float) -> Fetched:

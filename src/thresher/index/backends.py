@@ -11,13 +11,14 @@ only when it is used, so the embedded default never loads the server client.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from thresher.config import Config
 from thresher.corpus.document import Document
-from thresher.errors import BackendUnavailableError, InputError
+from thresher.errors import BackendUnavailableError, IndexNotFoundError, InputError
 from thresher.index.embedder import Embedder
 from thresher.index.store import IngestReport, Store
 
@@ -120,18 +121,35 @@ def register_backend(backend: Backend) -> None:
 register_backend(Backend("server", ("http", "https"), _open_server, _ingest_server))
 
 
+#: ``host:port[/path]`` (a name or IPv4 address, or ``[IPv6]``): a server address
+#: written without its scheme, never a folder
+_HOST_PORT = re.compile(
+    r"^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]):\d{1,5}(?:/.*)?$"
+)
+
+
 def backend_for(location: str | Path) -> Backend:
     """The backend a location names: a registered URL scheme, else the folder backend.
+
+    A string ``host:port[/path]`` without a scheme (``localhost:8000``,
+    ``127.0.0.1:8000/chunks``) is refused with the URL to write, not taken for a
+    folder (write ``./name`` for a folder whose name has that form).
 
     Args:
         location: an index folder, or ``SCHEME://...`` (``http(s)://host:port[/collection]``).
 
     Raises:
-        InputError: a URL whose scheme no backend serves.
+        InputError: a URL whose scheme no backend serves, or a server address without one.
     """
     text = str(location)
     scheme, sep, _ = text.partition("://")
     if not sep:
+        if isinstance(location, str) and _HOST_PORT.match(text):
+            raise InputError(
+                f"'{text}' looks like a server address without its scheme; write "
+                f"http://{text} (or https://{text}) for a Chroma server, or "
+                f"./{text} for an index folder of that name"
+            )
         return _FOLDER
     backend = _BY_SCHEME.get(scheme.lower())
     if backend is None:
@@ -141,6 +159,28 @@ def backend_for(location: str | Path) -> Backend:
             f"or one of {known}"
         )
     return backend
+
+
+def check_location(location: str | Path) -> None:
+    """Fail now, cheaply, when ``location`` can hold no index to read: an unknown
+    scheme, a server address without one, or a folder with no committed index
+    (a server is checked when it is opened). Commands call it before they print
+    anything, so a bad ``--index`` is one error line.
+
+    Raises:
+        InputError: see :func:`backend_for`.
+        IndexNotFoundError: no index in that folder.
+    """
+    if backend_for(location) is _FOLDER:
+        from thresher.index.layout import current_generation
+
+        folder = Path(location)
+        try:
+            current_generation(folder)
+        except IndexNotFoundError as exc:
+            raise IndexNotFoundError(
+                f"no index at {folder}; build one with `thresher index PATH --index {folder}`"
+            ) from exc
 
 
 def open_store(

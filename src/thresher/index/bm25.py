@@ -175,8 +175,17 @@ class Bm25Index:
                 self._recent.popitem(last=False)
         return scores
 
-    def search(self, query: str, k: int, exclude: Collection[str] = ()) -> list[tuple[str, float]]:
+    def search(
+        self,
+        query: str,
+        k: int,
+        exclude: Collection[str] = (),
+        blocked: np.ndarray | None = None,
+    ) -> list[tuple[str, float]]:
         """The ``k`` best chunks for ``query``, excluded ids removed before the cut.
+
+        ``blocked``: positions (in corpus order) excluded as well, for a large excluded
+        set held as positions once (a filter) instead of ids looked up on every call.
 
         Returns:
             ``(chunk_id, score)`` pairs, highest score first, ties by chunk id;
@@ -186,10 +195,14 @@ class Bm25Index:
             return []
         scores = self.scores(query)
         if exclude:
-            drop = [self._position[c] for c in exclude if c in self._position]
+            found = (self._position.get(c) for c in exclude)
+            drop = [i for i in found if i is not None]
             if drop:
                 scores = scores.copy()
                 scores[drop] = 0.0
+        if blocked is not None and len(blocked):
+            scores = scores.copy() if not scores.flags.writeable else scores
+            scores[blocked] = 0.0
         # Every chunk scoring at least the k-th best score (every tie at the cut; never a
         # zero score). The k-th best of every 16th chunk is a lower bound on it, so one
         # pass over the scores leaves a few hundred candidates to partition exactly.

@@ -10,9 +10,11 @@ Dense similarity is ``1 - distance`` of a collection in cosine space.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,19 +24,28 @@ import numpy as np
 
 from thresher.config import Config
 from thresher.corpus.document import Chunk
+from thresher.corpus.ids import doc_of
 from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedder import Embedder, QueryEmbeddingCache
 from thresher.index.exact_dense import LazyExactDense
+from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep import grep_ids
 from thresher.index.grep_index import GrepIndex, grep_indexed
+from thresher.index.listing import left_out, list_documents
 from thresher.index.records import chunk_from_record
-from thresher.index.store import GrepResult, Hit
+from thresher.index.store import DocumentInfo, GrepResult, Hit
 
 __all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client", "check_query"]
 
 _GET_BATCH = 5000
+#: a dense search that excludes most of an index names the chunks it may return when
+#: they are at most this many (a narrow filter), instead of asking HNSW for the rest
+_ASK_BY_ID = 50_000
+#: filters whose excluded chunks a store keeps (an episode asks with one; each costs
+#: about 50 bytes per excluded chunk)
+_FILTERS_KEPT = 4
 
 
 def open_client(path: str | Path) -> Any:
@@ -100,6 +111,35 @@ def check_query(query: str, k: int | None = None) -> None:
         raise InputError(f"k must be a positive number of results, got {k}")
 
 
+class Excluded(AbstractSet[str]):
+    """The chunk ids one search leaves out: the caller's ``exclude`` (``extra``) and what
+    a filter does not admit (``left``, with its corpus positions ``blocked`` for the BM25
+    side index), the filter's part held once for every call instead of copied."""
+
+    def __init__(
+        self,
+        extra: Collection[str] = (),
+        left: frozenset[str] = frozenset(),
+        blocked: np.ndarray | None = None,
+    ) -> None:
+        self.left = left
+        self.blocked = blocked
+        self.extra = {c for c in extra if c not in left}
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self.extra or chunk_id in self.left
+
+    def __len__(self) -> int:
+        return len(self.extra) + len(self.left)
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain(self.extra, self.left)
+
+    def in_index(self, order: Mapping[str, int]) -> int:
+        """How many of these ids are chunks of the index whose ``order`` is given."""
+        return len(self.left) + sum(1 for c in self.extra if c in order)
+
+
 class CollectionStore:
     """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
 
@@ -114,6 +154,8 @@ class CollectionStore:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thresher-dense")
         self._lock = threading.Lock()
         self._closed = False
+        #: (index state, filter key) -> the chunk ids a filter leaves out, newest last
+        self._filtered: OrderedDict[tuple[int, str], tuple[IndexView, Excluded]] = OrderedDict()
 
     def _view(self) -> IndexView:
         raise NotImplementedError
@@ -144,18 +186,51 @@ class CollectionStore:
 
     # -- searches ---------------------------------------------------------------------------
 
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def _left_out(self, view: IndexView, where: DocFilter | None) -> Excluded:
+        """The chunk ids of ``view`` that ``where`` does not admit (empty: no filter);
+        kept for the last few filters of each index state, since an episode asks with
+        the same filter on every call."""
+        if where is None:
+            return Excluded()
+        key = (id(view), where.key)
+        with self._lock:
+            held = self._filtered.get(key)
+            if held is not None and held[0] is view:
+                self._filtered.move_to_end(key)
+                return held[1]
+        out = Excluded((), *left_out(view.collection, view.bm25.id_list, where))
+        with self._lock:
+            self._filtered[key] = (view, out)
+            while len(self._filtered) > _FILTERS_KEPT:
+                self._filtered.popitem(last=False)
+        return out
+
+    def _excluded(
+        self, view: IndexView, exclude: Collection[str], where: DocFilter | None
+    ) -> Excluded:
+        """``exclude`` plus every chunk ``where`` leaves out."""
+        held = self._left_out(view, where)
+        return Excluded(exclude, held.left, held.blocked)
+
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``."""
         check_query(query, k)
         view = self._view()
-        excluded = set(exclude)
+        excluded = self._excluded(view, exclude, where)
         depth = max(self.config.retrieval.per_retriever, k)
         if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
-            lexical = view.bm25.search(query, depth, excluded)
+            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = self._dense(view, query, depth, excluded)
         else:
             dense_future = self._pool.submit(self._dense, view, query, depth, excluded)
-            lexical = view.bm25.search(query, depth, excluded)
+            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = dense_future.result()
         fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
         chunks = self._chunks(view, [f.key for f in fused])
@@ -164,22 +239,37 @@ class CollectionStore:
             for f, chunk in zip(fused, chunks, strict=True)
         ]
 
-    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def bm25_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """Lexical retrieval alone (BM25 scores, highest first, ties by chunk id)."""
         check_query(query, k)
         view = self._view()
-        found = view.bm25.search(query, k, set(exclude))
+        excluded = self._excluded(view, exclude, where)
+        found = view.bm25.search(query, k, excluded.extra, excluded.blocked)
         chunks = self._chunks(view, [c for c, _ in found])
         return [
             Hit(chunk, s, "bm25", bm25_rank=r, bm25_score=s)
             for r, ((_, s), chunk) in enumerate(zip(found, chunks, strict=True), start=1)
         ]
 
-    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def dense_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """Dense retrieval alone (cosine similarity, highest first, ties by chunk id)."""
         check_query(query, k)
         view = self._view()
-        found = self._dense(view, query, k, set(exclude))
+        found = self._dense(view, query, k, self._excluded(view, exclude, where))
         chunks = self._chunks(view, [c for c, _ in found])
         return [
             Hit(chunk, s, "dense", dense_rank=r, dense_score=s)
@@ -187,18 +277,32 @@ class CollectionStore:
         ]
 
     def _dense(
-        self, view: IndexView, query: str, depth: int, exclude: set[str]
+        self, view: IndexView, query: str, depth: int, exclude: Excluded
     ) -> list[tuple[str, float]]:
         """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut."""
         total = len(view.bm25)
-        n = min(total, depth + sum(1 for c in exclude if c in view.order))
+        n = min(total, depth + exclude.in_index(view.order))
         if n <= 0:
             return []
         vector = self._queries.embed_query(query)
         exact = self._exact(view)
         if exact is not None:
             return exact.get().search(vector, depth, exclude)  # deterministic, as fast
-        found = view.collection.query(query_embeddings=[vector], n_results=n, include=["distances"])
+        kept = total - (n - depth)
+        if (
+            n - depth > kept and kept <= _ASK_BY_ID
+        ):  # most excluded (a narrow filter): name the rest
+            ids = [c for c in view.bm25.id_list if c not in exclude]
+            if not ids:
+                return []
+            found = view.collection.query(
+                query_embeddings=[vector], ids=ids, n_results=min(depth, len(ids)),
+                include=["distances"],
+            )  # fmt: skip
+        else:
+            found = view.collection.query(
+                query_embeddings=[vector], n_results=n, include=["distances"]
+            )
         pairs = [
             (cid, 1.0 - float(dist))
             for cid, dist in zip(found["ids"][0], found["distances"][0], strict=True)
@@ -213,7 +317,14 @@ class CollectionStore:
             return None
         return view.exact
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        limit: int = 5,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> GrepResult:
         """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
 
         With a grep side index (:mod:`thresher.index.grep_index`): candidates by
@@ -224,6 +335,7 @@ class CollectionStore:
         naming a refused construct or a timeout.
         """
         view = self._view()
+        exclude = self._excluded(view, exclude, where) if where is not None else exclude
 
         def matching(rust_pattern: str) -> list[str]:
             found = view.collection.get(where_document={"$regex": rust_pattern}, include=[])
@@ -248,8 +360,9 @@ class CollectionStore:
         """The chunks with these ids, in the order asked; ``UnknownIdError`` lists misses."""
         return self._chunks(self._view(), list(chunk_ids))
 
-    def read_document(self, doc_id: str) -> list[Chunk]:
-        """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none."""
+    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
+        """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none, or
+        if ``where`` does not admit the document."""
         view = self._view()
         found = view.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
         chunks = [
@@ -260,7 +373,25 @@ class CollectionStore:
         ]
         if not chunks:
             raise _unknown("document id", [doc_id])
+        if where is not None and chunks[0].chunk_id in self._left_out(view, where).left:
+            raise UnknownIdError(
+                f"document {doc_id!r} is outside the filter ({where.key}); "
+                "search without it to read this document",
+                [doc_id],
+            )
         return sorted(chunks, key=lambda c: c.position)
+
+    def doc_ids(self) -> list[str]:
+        """Every document id, in corpus order (from the side index: no store read)."""
+        return list(dict.fromkeys(doc_of(c) for c in self._view().bm25.id_list))
+
+    def list_documents(self, where: DocFilter | None = None) -> list[DocumentInfo]:
+        """The documents ``where`` admits, in corpus order (see
+        :func:`thresher.index.listing.list_documents`)."""
+        view = self._view()
+        dropped = self._left_out(view, where).left
+        ids = [c for c in view.bm25.id_list if c not in dropped]
+        return list_documents(view.collection, ids, _GET_BATCH)
 
     def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         """(BM25 score, cosine similarity) of ``query`` against each chunk, in order."""

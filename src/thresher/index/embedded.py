@@ -15,6 +15,7 @@ folder is read like any other.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from thresher.index.chroma import CollectionStore, IndexView, open_client
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.grep_index import GrepIndex
 from thresher.index.read_copy import make_read_copy, remove_read_copy
-from thresher.index.store import StoreStats
+from thresher.index.store import IngestReport, StoreStats
 
 __all__ = ["EmbeddedStore"]
 
@@ -123,6 +124,14 @@ class EmbeddedStore(CollectionStore):
                 self._retired.append(self._generation)
                 self._generation = fresh
             return self._generation
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> IngestReport:
+        """Delete whole documents as one committed generation (see
+        :func:`thresher.index.delete.delete_embedded`); this store switches to it."""
+        from thresher.index.delete import delete_embedded
+
+        self._check_open(self.index_dir)
+        return delete_embedded(self.index_dir, doc_ids)
 
     def stats(self) -> StoreStats:
         """Counts, embedder and format of the live generation."""

@@ -39,6 +39,7 @@ import re
 import string
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
 from thresher.config import GrepConfig
@@ -327,7 +328,7 @@ def grep_ids(
     """
     translated = rust_pattern(pattern, config)
     ids = bounded(lambda: list(match_ids(translated)), config.timeout_s, pattern)
-    excluded = set(exclude)
+    excluded = exclude if isinstance(exclude, AbstractSet) else set(exclude)
     tail = len(order)
     kept = list(dict.fromkeys(c for c in ids if c not in excluded))
     kept.sort(key=lambda c: (order.get(c, tail), c))

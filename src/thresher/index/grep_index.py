@@ -24,6 +24,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +231,15 @@ def grep_indexed(
     def run() -> tuple[list[str], int, bool] | None:
         try:
             checker = _checker(pattern)
-            return _check_candidates(index, ids, checker, pattern, config, limit, set(exclude))
+            return _check_candidates(
+                index,
+                ids,
+                checker,
+                pattern,
+                config,
+                limit,
+                exclude if isinstance(exclude, AbstractSet) else set(exclude),
+            )
         except _Unsure:
             return None
 
@@ -248,7 +257,7 @@ def _check_candidates(
     pattern: str,
     config: GrepConfig,
     limit: int,
-    excluded: set[str],
+    excluded: AbstractSet[str],
 ) -> tuple[list[str], int, bool]:
     cap = max(config.count_cap, 1)
     want = max(limit, 0)

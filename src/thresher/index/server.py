@@ -35,7 +35,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from thresher.index import server_layout as sl
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView, check_query
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.filters import DocFilter
 from thresher.index.records import indexed_text
 from thresher.index.server_search import (
     hybrid_searches,
@@ -55,7 +56,7 @@ from thresher.index.server_search import (
     read_hybrid,
     sparse_unavailable,
 )
-from thresher.index.store import Hit, StoreStats
+from thresher.index.store import Hit, IngestReport, StoreStats
 
 __all__ = ["ServerStore", "open_server_store", "default_cache_dir", "fusion_path"]
 
@@ -295,12 +296,20 @@ class ServerStore(CollectionStore):
         local = sparse_unavailable() if key and self.search_refusal is None else None
         return fusion_path(self.search_refusal, key, self.config.retrieval.rrf_k, local)
 
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """BM25 and dense fused by RRF: on the server when it offers ``search`` and the
-        collection has a sparse key, else here; see ``Store.hybrid_search``."""
+        collection has a sparse key, else here (always here under a ``where`` filter);
+        see ``Store.hybrid_search``."""
         state = self._current()
-        if self._fusion(state)[0] != "server":
-            return super().hybrid_search(query, k, exclude)
+        if where is not None or self._fusion(state)[0] != "server":
+            return super().hybrid_search(query, k, exclude, where=where)
         check_query(query, k)
         r = self.config.retrieval
         vector = self._queries.embed_query(query)
@@ -315,6 +324,16 @@ class ServerStore(CollectionStore):
         ]
 
     # -- the rest of the protocol -------------------------------------------------------------
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> IngestReport:
+        """Delete whole documents from the collection (see
+        :func:`thresher.index.delete.delete_server`); this store switches to the result."""
+        from thresher.index.delete import delete_server
+
+        self._check_open(self.url)
+        report = delete_server(self.url, doc_ids)
+        self.refresh()
+        return report
 
     def stats(self) -> StoreStats:
         """Counts, embedder and format of the live state; ``extra`` names the fusion path."""

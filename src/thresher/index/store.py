@@ -13,8 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from thresher.corpus.document import Chunk
+from thresher.index.filters import DocFilter
 
-__all__ = ["Hit", "GrepResult", "IngestReport", "StoreStats", "Store"]
+__all__ = [
+    "Hit",
+    "GrepResult",
+    "IngestReport",
+    "StoreStats",
+    "DocumentInfo",
+    "Store",
+    "ManagesDocuments",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +132,35 @@ class StoreStats:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """One indexed document, as ``thresher docs list`` shows it.
+
+    Attributes:
+        doc_id: its id.
+        title: its title.
+        source: where it was read from (a path, a dataset name).
+        chunk_ids: its chunks, in position order.
+        metadata: its own metadata (a JSONL record's ``metadata``, ``injection_flags``...).
+    """
+
+    doc_id: str
+    title: str
+    source: str
+    chunk_ids: tuple[str, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "source": self.source,
+            "chunks": len(self.chunk_ids),
+            "chunk_ids": list(self.chunk_ids),
+            "metadata": dict(self.metadata),
+        }
+
+
 @runtime_checkable
 class Store(Protocol):
     """Read and write access to an indexed corpus.
@@ -131,9 +169,20 @@ class Store(Protocol):
     ``k``, so a caller that excludes what it has seen still gets ``k`` fresh
     results when the corpus has them. Ties are broken by chunk id, so results
     are deterministic.
+
+    Searches, grep and reads take ``where`` (a :class:`DocFilter`: a Chroma-style
+    ``where`` on document metadata and a glob on document ids): a chunk of a
+    document it does not admit counts as excluded, before any cut.
     """
 
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """BM25 and dense retrieval run concurrently, fused by RRF (``config.retrieval.rrf_k``).
 
         Returns at most ``k`` hits ordered by fused score, each carrying its
@@ -143,7 +192,14 @@ class Store(Protocol):
         """
         ...
 
-    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def bm25_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """Lexical retrieval alone (BM25 scores, highest first).
 
         Hits carry ``bm25_rank`` (1-based) and ``bm25_score`` (equal to ``score``);
@@ -151,7 +207,14 @@ class Store(Protocol):
         """
         ...
 
-    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def dense_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """Dense retrieval alone (cosine similarity, highest first).
 
         Hits carry ``dense_rank`` (1-based) and ``dense_score`` (equal to ``score``);
@@ -159,7 +222,14 @@ class Store(Protocol):
         """
         ...
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        limit: int = 5,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> GrepResult:
         """Chunks whose text matches the regular expression, in corpus order.
 
         The pattern is checked first (size, refused constructs) and the run is
@@ -176,10 +246,11 @@ class Store(Protocol):
         """
         ...
 
-    def read_document(self, doc_id: str) -> list[Chunk]:
+    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
         """Every chunk of one document in position order.
 
-        Raises ``UnknownIdError`` when the document is not in the index.
+        Raises ``UnknownIdError`` when the document is not in the index (or ``where``
+        does not admit it).
         """
         ...
 
@@ -197,4 +268,24 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release clients and files. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class ManagesDocuments(Protocol):
+    """What a store offers beyond searching: listing and deleting whole documents.
+
+    Both backends (embedded, Chroma server) implement it; a store wrapper (a
+    restricted view of an index) need not, so it is a protocol of its own.
+    """
+
+    def list_documents(self, where: DocFilter | None = None) -> list[DocumentInfo]:
+        """The documents ``where`` admits (every one without it), in corpus order."""
+        ...
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> IngestReport:
+        """Remove these documents from every part of the index, as one commit.
+
+        Raises ``UnknownIdError`` (deleting nothing) when any id is not indexed.
+        """
         ...

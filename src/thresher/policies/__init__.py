@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import typing
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,20 @@ __all__ = [
     "factory_parameters",
     "policy_names",
     "is_policy_spec",
+    "policy_settings",
+    "count_settings",
 ]
+
+#: a factory's document-count parameters and how ``k`` sets them: the documents it
+#: answers with (``k``), or keeps in view while it searches (at least ``k``)
+_COUNTS: dict[str, Callable[[int, Any], int]] = {
+    "top_k": lambda k, default: k,
+    "final_k": lambda k, default: k,
+    "keep_docs": lambda k, default: max(k, default) if isinstance(default, int) else k,
+}
+
+#: factory parameters the harness fills in itself, never a ``[policy]`` setting
+_NOT_SETTINGS = frozenset({"self", "config", "seed", "recorder", "client", "env", "sleep"})
 
 #: the entry point group third-party packages register their policies under
 ENTRY_POINT_GROUP = "thresher.policies"
@@ -138,14 +152,90 @@ def build_policy(
     """Build a policy the way every caller (API, CLI, eval, training) does.
 
     ``config`` is passed as ``config=`` and ``seed`` as ``seed=`` when the factory
-    takes them and ``options`` does not already set them.
+    takes them and ``options`` does not already set them; its ``[policy]`` section
+    (:func:`policy_settings`) gives keyword arguments that ``options`` may override.
 
-    Raises ``ConfigError`` for an unknown policy.
+    Raises ``ConfigError`` for an unknown policy, or a ``[policy]`` setting it does
+    not take.
     """
-    out = dict(options or {})
     params = factory_parameters(spec)
+    out = policy_settings(spec, config.policy_options) if config is not None else {}
+    if config is not None and config.episode.k:
+        for name, value in count_settings(spec, config.episode.k).items():
+            out.setdefault(name, value)
+    out.update(options or {})
     if config is not None and "config" in params:
         out.setdefault("config", config)
     if seed is not None and "seed" in params:
         out.setdefault("seed", seed)
     return get_policy(spec, **out)
+
+
+def policy_settings(spec: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """A config's ``[policy]`` settings, checked against the factory of ``spec``.
+
+    Each name must be a keyword parameter of the factory; a value is converted to
+    the type of the parameter's default (``--set policy.keep_docs=8`` gives the
+    string ``"8"``, the factory gets ``8``), and a parameter whose default is None
+    takes the first plain type of its annotation.
+
+    Raises:
+        ConfigError: a name the factory does not take (its settings listed), or a
+            value of the wrong type.
+    """
+    if not given:
+        return {}
+    from thresher.config import coerce_setting
+
+    params = _setting_params(spec)
+    unknown = sorted(set(given) - set(params))
+    if unknown:
+        known = ", ".join(sorted(params)) or "none"
+        raise ConfigError(
+            f"policy '{spec}' has no setting {', '.join(repr(u) for u in unknown)}; "
+            f"its settings: {known}"
+        )
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        kind = params[name]
+        out[name] = value if kind is None else coerce_setting(f"policy.{name}", value, kind)
+    return out
+
+
+def _setting_params(spec: str) -> dict[str, type | None]:
+    """The settable keyword parameters of the factory of ``spec``, each with the plain
+    type (bool, int, float, str) its value is converted to, or None (taken as given)."""
+    factory = policy_factory(spec)
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return {}
+    try:
+        hints = typing.get_type_hints(factory.__init__ if inspect.isclass(factory) else factory)
+    except (NameError, TypeError):  # an unresolvable annotation: convert by default only
+        hints = {}
+    plain = (bool, int, float, str)
+    out: dict[str, type | None] = {}
+    for name, param in signature.parameters.items():
+        if name in _NOT_SETTINGS or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        kind: type | None = type(param.default) if type(param.default) in plain else None
+        if kind is None and param.default is None:
+            args = typing.get_args(hints.get(name)) or (hints.get(name),)
+            kind = next((a for a in args if a in plain), None)
+        out[name] = kind
+    return out
+
+
+def count_settings(spec: str, k: int) -> dict[str, int]:
+    """The factory settings of ``spec`` that make it answer with ``k`` documents.
+
+    ``top_k`` and ``final_k`` become ``k``; ``keep_docs`` (what the local policy keeps
+    in view while it searches) becomes at least ``k``. A policy without such a
+    parameter is held to ``k`` by the harness alone (it keeps the first ``k``).
+    """
+    try:
+        params = inspect.signature(policy_factory(spec)).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {name: rule(k, params[name].default) for name, rule in _COUNTS.items() if name in params}

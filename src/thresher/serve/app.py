@@ -28,7 +28,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from thresher import __version__
@@ -38,7 +38,7 @@ from thresher.serve.events import EventMapper, SseEvent, answer_text, terminal_e
 from thresher.serve.gate import Busy
 from thresher.serve.limits import ApiKeyGuard, BodyLimit
 from thresher.serve.service import RunningEpisode, SearchService, TooLarge
-from thresher.serve.settings import ServeSettings, UnknownCollection
+from thresher.serve.settings import ServeSettings, UnknownCollection, request_extras
 
 __all__ = ["SearchRequest", "create_app", "run_http", "TRACE_HEADER", "wants_json"]
 
@@ -64,8 +64,29 @@ class SearchRequest(BaseModel):
     config: dict[str, Any] | None = Field(
         default=None,
         description="settings to tighten for this episode: budget.*, episode.*, "
-        "retrieval.mode/candidates/rrf_k, grep.limit (never above the server's caps)",
+        "retrieval.mode/candidates/rrf_k/where/path, grep.limit (never above the server's caps)",
     )
+    k: int | None = Field(
+        default=None,
+        ge=1,
+        validation_alias=AliasChoices("k", "n_results"),
+        description="how many documents to return (episode.k; n_results accepted too); "
+        "at most the server's episode.max_final_documents",
+    )
+
+    where: dict[str, Any] | None = Field(
+        default=None,
+        description="only documents whose metadata match, as Chroma's where "
+        '({"lang": "en"}, {"year": {"$gte": 2019}}); retrieval.where',
+    )
+    path: str | None = Field(
+        default=None, description="only documents whose id matches this glob; retrieval.path"
+    )
+
+    def overrides(self) -> dict[str, Any] | None:
+        """``config`` with ``k`` as ``episode.k`` and the filter as ``retrieval.where/path``."""
+        extra = request_extras(self.k, self.where, self.path)
+        return {**(self.config or {}), **extra} if extra else self.config
 
 
 def wants_json(accept: str) -> bool:
@@ -168,7 +189,7 @@ def create_app(settings: ServeSettings, service: SearchService | None = None) ->
         """Run one search episode over the collection and return its ranked documents."""
         try:
             episode = await service.start(
-                body.query, body.collection_name, body.policy or body.model, body.config
+                body.query, body.collection_name, body.policy or body.model, body.overrides()
             )
         except Busy as exc:
             return _error(429, "busy", str(exc), {"Retry-After": str(exc.retry_after)})

@@ -28,7 +28,7 @@ from thresher.index.store import Hit
 from thresher.serve.events import result_payload
 from thresher.serve.gate import Busy
 from thresher.serve.service import SearchService
-from thresher.serve.settings import ServeSettings
+from thresher.serve.settings import ServeSettings, request_extras
 
 __all__ = ["build_mcp_server", "run_mcp", "INSTRUCTIONS", "MAX_K"]
 
@@ -76,11 +76,25 @@ def build_mcp_server(service: SearchService) -> Any:
         title="Multi-hop search",
         description="Find the documents that answer a question: a whole search episode "
         "(several turns of search, pruning and reading). Returns ranked documents, each with "
-        "a justification and its text, the exit reason, and a trace id.",
+        "a justification and its text, the exit reason, and a trace id. k: how many "
+        "documents to return (default: the policy's own number); where: only documents whose "
+        'metadata match, as Chroma\'s where ({"lang": "en"}); path: a glob on document ids.',
     )
-    async def search(question: str, collection_name: str | None = None) -> dict[str, Any]:
+    async def search(
+        question: str,
+        k: int | None = None,
+        where: dict[str, Any] | None = None,
+        path: str | None = None,
+        collection_name: str | None = None,
+    ) -> dict[str, Any]:
+        if k is not None and k < 1:
+            raise ToolError(f"k is how many documents to return, 1 or more; got {k}")
         try:
-            trace_id, result = await service.search(question, collection_name)
+            overrides = request_extras(k, where, path) or None
+        except ThresherError as exc:
+            raise ToolError(str(exc)) from exc
+        try:
+            trace_id, result = await service.search(question, collection_name, None, overrides)
         except Busy as exc:
             raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
         except ThresherError as exc:
@@ -92,10 +106,17 @@ def build_mcp_server(service: SearchService) -> Any:
         f"index: the best k chunks (at most {MAX_K}) for a query, with their text."
     )
     async def search_corpus(
-        query: str, k: int = 10, collection_name: str | None = None
+        query: str,
+        k: int = 10,
+        where: dict[str, Any] | None = None,
+        path: str | None = None,
+        collection_name: str | None = None,
     ) -> dict[str, Any]:
         size = max(1, min(int(k), MAX_K))
-        hits = await in_thread(collection_name, lambda store: store.hybrid_search(query, size))
+        hits = await in_thread(
+            collection_name,
+            lambda store: store.hybrid_search(query, size, **_filtered(where, path)),
+        )
         return {"query": query, "hits": [_hit(h, i) for i, h in enumerate(hits, 1)]}
 
     @server.tool(
@@ -103,10 +124,16 @@ def build_mcp_server(service: SearchService) -> Any:
         "time): the first matching chunks in corpus order and how many matched."
     )
     async def grep_corpus(
-        pattern: str, limit: int = 5, collection_name: str | None = None
+        pattern: str,
+        limit: int = 5,
+        where: dict[str, Any] | None = None,
+        path: str | None = None,
+        collection_name: str | None = None,
     ) -> dict[str, Any]:
         size = max(1, min(int(limit), service.settings.config.grep.limit))
-        found = await in_thread(collection_name, lambda store: store.grep(pattern, size))
+        found = await in_thread(
+            collection_name, lambda store: store.grep(pattern, size, **_filtered(where, path))
+        )
         return {
             "pattern": pattern,
             "total": found.total,
@@ -115,8 +142,15 @@ def build_mcp_server(service: SearchService) -> Any:
         }
 
     @server.tool(description="Every chunk of one document, in order, by its doc_id.")
-    async def read_document(doc_id: str, collection_name: str | None = None) -> dict[str, Any]:
-        chunks = await in_thread(collection_name, lambda store: store.read_document(doc_id))
+    async def read_document(
+        doc_id: str,
+        where: dict[str, Any] | None = None,
+        path: str | None = None,
+        collection_name: str | None = None,
+    ) -> dict[str, Any]:
+        chunks = await in_thread(
+            collection_name, lambda store: store.read_document(doc_id, **_filtered(where, path))
+        )
         return {
             "doc_id": doc_id,
             "title": chunks[0].title if chunks else "",
@@ -124,6 +158,14 @@ def build_mcp_server(service: SearchService) -> Any:
         }
 
     return server
+
+
+def _filtered(where: dict[str, Any] | None, path: str | None) -> dict[str, Any]:
+    """``{"where": DocFilter}`` for a Store call when the tool was given a filter."""
+    from thresher.index.filters import DocFilter
+
+    checked = DocFilter.parse(where, path)  # InputError: said to the client as a tool error
+    return {} if checked is None else {"where": checked}
 
 
 def run_mcp(

@@ -29,6 +29,7 @@ __all__ = [
     "is_loopback",
     "collection_name_for",
     "REQUEST_SECTIONS",
+    "request_extras",
 ]
 
 #: the environment variable holding the API key (unset: no key required)
@@ -41,6 +42,8 @@ REQUEST_SECTIONS = (
     "retrieval.mode",
     "retrieval.candidates",
     "retrieval.rrf_k",
+    "retrieval.where",
+    "retrieval.path",
     "grep.limit",
 )
 #: settings a request may lower but not raise above the server's value
@@ -228,3 +231,27 @@ def collection_name_for(location: str) -> str:
     tail = location.rstrip("/").rsplit("/", 1)[-1]
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", tail).strip("-.")
     return cleaned[:128] or "default"
+
+
+def request_extras(
+    k: int | None, where: Mapping[str, Any] | None, path: str | None
+) -> dict[str, Any]:
+    """A request's ``k``, ``where`` and ``path`` as config overrides (``episode.k``,
+    ``retrieval.where`` as JSON text, ``retrieval.path``); only those given.
+
+    Raises:
+        InputError: a ``where`` that is not of Chroma's form.
+    """
+    import json
+
+    from thresher.index.filters import DocFilter
+
+    out: dict[str, Any] = {}
+    if k is not None:
+        out["episode.k"] = k
+    checked = DocFilter.parse(where, path)
+    if checked is not None and checked.where is not None:
+        out["retrieval.where"] = json.dumps(checked.where)
+    if checked is not None and checked.path is not None:
+        out["retrieval.path"] = checked.path
+    return out

@@ -31,6 +31,7 @@ from thresher.corpus.datasets import record_paragraphs
 from thresher.corpus.document import Chunk, Document
 from thresher.corpus.ids import doc_of, paragraph_doc_id
 from thresher.errors import IndexNotFoundError, InputError, UnknownIdError
+from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.store import GrepResult, Hit, Store, StoreStats
 from thresher.tasks import browsecomp as bc
@@ -265,6 +266,22 @@ class RestrictedStore:
         self._rrf_k = defaults.rrf_k if rrf_k is None else rrf_k
         self._per = defaults.per_retriever if per_retriever is None else per_retriever
         self._chunks: dict[str, Chunk] | None = None
+        self._outside: dict[str, frozenset[str]] = {}
+
+    def _without(self, exclude: Collection[str], where: DocFilter | None) -> set[str]:
+        """``exclude`` plus the allowed chunks whose document ``where`` does not admit
+        (the wrapped store judges each document once per filter)."""
+        if where is None:
+            return set(exclude)
+        if where.key not in self._outside:
+            out: set[str] = set()
+            for doc in sorted({c.doc_id for c in self._allowed().values()}):
+                try:
+                    self._store.read_document(doc, where=where)
+                except UnknownIdError:
+                    out.update(c for c, ch in self._allowed().items() if ch.doc_id == doc)
+            self._outside[where.key] = frozenset(out)
+        return set(exclude) | self._outside[where.key]
 
     def _allowed(self) -> dict[str, Chunk]:
         if self._chunks is None:
@@ -298,23 +315,44 @@ class RestrictedStore:
         chunks = self._allowed()
         return [(r, chunks[c], s) for r, (c, s) in enumerate(found, 1)]
 
-    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def bm25_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """BM25 over the allowed chunks (positive scores only, highest first)."""
         return [
             Hit(c, s, "bm25", bm25_rank=r, bm25_score=s)
-            for r, c, s in self._top(query, k, exclude, 1)
+            for r, c, s in self._top(query, k, self._without(exclude, where), 1)
         ]
 
-    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def dense_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """Cosine similarity over the allowed chunks, highest first."""
         return [
             Hit(c, s, "dense", dense_rank=r, dense_score=s)
-            for r, c, s in self._top(query, k, exclude, 2)
+            for r, c, s in self._top(query, k, self._without(exclude, where), 2)
         ]
 
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """BM25 and dense over the allowed chunks, fused by RRF (ties by chunk id)."""
-        scored = self._scored(query, exclude)
+        scored = self._scored(query, self._without(exclude, where))
         depth = max(self._per, k)
         lexical = self._order(scored, 1)[:depth]
         dense = self._order(scored, 2)[:depth]
@@ -325,11 +363,18 @@ class RestrictedStore:
             for f in fuse_retrievers(lexical, dense, self._rrf_k, limit=k)
         ]  # fmt: skip
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        limit: int = 5,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> GrepResult:
         """The store's grep, keeping only allowed chunks (corpus order); ``total``
         counts the allowed chunks that matched."""
         allowed = self._allowed()
-        found = self._store.grep(pattern, limit=10**9, exclude=exclude)
+        found = self._store.grep(pattern, limit=10**9, exclude=self._without(exclude, where))
         hits = [h for h in found.hits if h.chunk.chunk_id in allowed]
         return GrepResult(tuple(hits[: max(limit, 0)]), len(hits))
 
@@ -343,9 +388,12 @@ class RestrictedStore:
             )
         return [allowed[c] for c in chunk_ids]
 
-    def read_document(self, doc_id: str) -> list[Chunk]:
+    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
         """Every chunk of an allowed document; ``UnknownIdError`` otherwise."""
-        chunks = [c for c in self._allowed().values() if c.doc_id == doc_id]
+        outside = self._without((), where)
+        chunks = [
+            c for c in self._allowed().values() if c.doc_id == doc_id and c.chunk_id not in outside
+        ]
         if not chunks:
             raise UnknownIdError(f"unknown document id in this task's corpus: {doc_id}", [doc_id])
         return sorted(chunks, key=lambda c: c.position)

@@ -58,6 +58,8 @@ def test_final_documents_come_from_evidence_in_view_with_scores_in_fields(store,
         text = " ".join(doc.text.split())
         assert any(s.strip(" .") in text for s in doc.justification.split(". ") if s.strip())
     assert not any(e.type == "refusal" for e in r.trace)
+    scores = [d.score for d in r.documents]
+    assert scores == sorted(scores, reverse=True), "a score never rises with rank"
 
 
 def test_episode_is_deterministic(store, config):

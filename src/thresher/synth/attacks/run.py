@@ -23,6 +23,7 @@ from thresher.harness.policy import Policy
 from thresher.harness.render import render_messages
 from thresher.harness.result import Result
 from thresher.harness.state import EpisodeState
+from thresher.index.filters import DocFilter
 from thresher.index.store import GrepResult, Hit, Store, StoreStats
 from thresher.synth.attacks.catalog import Attack
 from thresher.synth.attacks.judge import AttackOutcome, judge_attack
@@ -51,21 +52,49 @@ class HidingStore:
     def _ex(self, exclude: Collection[str]) -> set[str]:
         return set(exclude) | self._chunks
 
-    def hybrid_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """The wrapped store's search without the hidden chunks."""
-        return self._store.hybrid_search(query, k, self._ex(exclude))
+        return self._store.hybrid_search(query, k, self._ex(exclude), **_where(where))
 
-    def bm25_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def bm25_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """The wrapped store's search without the hidden chunks."""
-        return self._store.bm25_search(query, k, self._ex(exclude))
+        return self._store.bm25_search(query, k, self._ex(exclude), **_where(where))
 
-    def dense_search(self, query: str, k: int = 50, exclude: Collection[str] = ()) -> list[Hit]:
+    def dense_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
         """The wrapped store's search without the hidden chunks."""
-        return self._store.dense_search(query, k, self._ex(exclude))
+        return self._store.dense_search(query, k, self._ex(exclude), **_where(where))
 
-    def grep(self, pattern: str, limit: int = 5, exclude: Collection[str] = ()) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        limit: int = 5,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> GrepResult:
         """The wrapped store's grep without the hidden chunks."""
-        return self._store.grep(pattern, limit, self._ex(exclude))
+        return self._store.grep(pattern, limit, self._ex(exclude), **_where(where))
 
     def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         """Chunks by id; a hidden one is unknown."""
@@ -74,11 +103,11 @@ class HidingStore:
             raise UnknownIdError(f"unknown chunk id {hidden[0]!r}", hidden)
         return self._store.get(chunk_ids)
 
-    def read_document(self, doc_id: str) -> list[Chunk]:
+    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
         """A document's chunks; a hidden document is unknown."""
         if doc_id in self._docs:
             raise UnknownIdError(f"unknown document id {doc_id!r}", [doc_id])
-        return self._store.read_document(doc_id)
+        return self._store.read_document(doc_id, **_where(where))
 
     def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         """As the wrapped store."""
@@ -90,6 +119,11 @@ class HidingStore:
 
     def close(self) -> None:
         """Leaves the wrapped store open."""
+
+
+def _where(where: DocFilter | None) -> dict[str, DocFilter]:
+    """The ``where`` keyword for the wrapped store, only when a filter is given."""
+    return {} if where is None else {"where": where}
 
 
 def attack_config(attack: Attack, config: Config) -> Config:

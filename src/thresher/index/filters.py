@@ -1,0 +1,128 @@
+"""Filters on documents: a Chroma-style ``where`` on their metadata, and a path glob.
+
+A :class:`DocFilter` narrows every search (BM25, dense, hybrid), grep and read
+to the documents it admits, on every backend: the store resolves it to the
+chunk ids it admits (chromadb evaluates the ``where``; the glob is matched here
+against document ids) and treats every other chunk as excluded, before any cut.
+
+``where`` is written as for Chroma's ``Collection.get(where=...)``:
+``{"lang": "en"}``, ``{"year": {"$gte": 2019}}``,
+``{"$and": [{"lang": "en"}, {"kind": {"$in": ["memo", "mail"]}}]}``. Field names
+are a document's own metadata keys (a JSONL record's ``metadata``, a dataset
+name), or one of the fields every chunk has: ``doc_id``, ``title``, ``source``.
+The glob is :func:`fnmatch.fnmatchcase` over document ids (``*`` also matches
+``/``): ``--path 'filings/*'``, ``--path '*.md'``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from thresher.errors import InputError
+
+__all__ = ["DocFilter", "BUILTIN_FIELDS", "OPERATORS"]
+
+#: fields every chunk's metadata holds under their own name (not ``meta:``)
+BUILTIN_FIELDS = frozenset({"doc_id", "title", "source", "position"})
+#: the comparison operators a field may take, as in Chroma
+OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"})
+_LOGICAL = frozenset({"$and", "$or"})
+_USER_PREFIX = "meta:"  # how thresher.index.records stores a document's own metadata
+
+
+@dataclass(frozen=True, slots=True)
+class DocFilter:
+    """Which documents a search may return.
+
+    Attributes:
+        where: a Chroma-style ``where`` on document metadata (None: any).
+        path: a glob on document ids (None: any).
+    """
+
+    where: Mapping[str, Any] | None = None
+    path: str | None = None
+
+    @classmethod
+    def parse(cls, where: str | Mapping[str, Any] | None, path: str | None) -> DocFilter | None:
+        """A filter from a ``where`` (JSON text or a mapping) and a glob; None when both
+        are empty.
+
+        Raises:
+            InputError: ``where`` is not JSON, not an object, or uses an unknown operator.
+        """
+        if isinstance(where, str):
+            text = where.strip()
+            if not text:
+                where = None
+            else:
+                try:
+                    where = json.loads(text)
+                except ValueError as exc:
+                    raise InputError(
+                        f"--where must be a JSON object like Chroma's where, e.g. "
+                        f'\'{{"lang": "en"}}\'; got {text!r} ({exc})'
+                    ) from exc
+        if where is not None:
+            if not isinstance(where, Mapping):
+                raise InputError(f"where must be a JSON object, got {type(where).__name__}")
+            _check(where)
+            where = dict(where) or None
+        path = path or None
+        return cls(where, path) if where is not None or path is not None else None
+
+    @property
+    def key(self) -> str:
+        """A stable text naming this filter (for caches and traces)."""
+        return json.dumps({"where": self.where, "path": self.path}, sort_keys=True)
+
+    def chroma_where(self) -> dict[str, Any] | None:
+        """``where`` as chromadb sees it: a document's own keys under ``meta:``."""
+        return None if self.where is None else _translate(self.where)
+
+    def admits_doc(self, doc_id: str) -> bool:
+        """Whether ``doc_id`` passes the path glob (the ``where`` is the store's to judge)."""
+        return self.path is None or fnmatchcase(doc_id, self.path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"where": self.where, "path": self.path}
+
+
+def _check(where: Mapping[str, Any]) -> None:
+    """Raise ``InputError`` for a ``where`` Chroma would not read (checked here, where the
+    message can say what to write)."""
+    if not where:
+        return
+    for key, value in where.items():
+        if key in _LOGICAL:
+            if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+                raise InputError(f"where: {key} takes a list of conditions, got {value!r}")
+            for v in value:
+                _check(v)
+        elif key.startswith("$"):
+            raise InputError(
+                f"where: unknown operator {key!r} at the top; use $and, $or, or a field name"
+            )
+        elif isinstance(value, Mapping):
+            unknown = sorted(set(value) - OPERATORS)
+            if unknown or len(value) != 1:
+                raise InputError(
+                    f"where: field {key!r} takes one operator of "
+                    f"{', '.join(sorted(OPERATORS))}; got {dict(value)!r}"
+                )
+        elif not isinstance(value, str | int | float | bool):
+            raise InputError(f"where: field {key!r} compares with a string, number or boolean")
+
+
+def _translate(where: Mapping[str, Any]) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    for key, value in where.items():
+        if key in _LOGICAL:
+            parts.append({key: [_translate(v) for v in value]})
+        else:
+            name = key if key in BUILTIN_FIELDS else _USER_PREFIX + key
+            parts.append({name: value})
+    return parts[0] if len(parts) == 1 else {"$and": parts}

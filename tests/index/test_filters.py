@@ -1,0 +1,165 @@
+"""Document filters (a Chroma-style ``where`` on metadata, a glob on ids) on both backends:
+every retriever, grep, reads and the document listing see only what the filter admits."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from thresher.errors import InputError, UnknownIdError
+from thresher.index.filters import DocFilter
+
+from .test_store_contract import chroma_server, server_store  # noqa: F401 (fixtures)
+
+BACKENDS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
+
+
+@pytest.fixture(params=BACKENDS)
+def any_store(request):
+    return request.getfixturevalue("store" if request.param == "embedded" else "server_store")
+
+
+def _docs(hits):
+    return {h.chunk.doc_id for h in hits}
+
+
+def _complement(store, documents, admitted):
+    """The chunk ids of every document outside ``admitted`` (what the filter must exclude)."""
+    return {c.chunk_id for d in documents if d.doc_id not in admitted
+            for c in store.read_document(d.doc_id)}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("where", "path", "admitted"),
+    [
+        ({"topic": "astro"}, None, lambda d: d.metadata["topic"] == "astro"),
+        ({"n": {"$lt": 6}}, None, lambda d: d.metadata["n"] < 6),
+        ({"$or": [{"topic": "bake"}, {"doc_id": "geo-2"}]}, None,
+         lambda d: d.metadata["topic"] == "bake" or d.doc_id == "geo-2"),
+        (None, "chess-*", lambda d: d.doc_id.startswith("chess-")),
+        ({"even": True}, "*-1", lambda d: d.metadata["even"] and d.doc_id.endswith("-1")),
+    ],
+)  # fmt: skip
+def test_every_retriever_sees_only_what_the_filter_admits(
+    any_store, documents, where, path, admitted
+):
+    """A filtered search is the unfiltered search with every other document excluded
+    before the cut: same hits, same ranks, same scores."""
+    keep = {d.doc_id for d in documents if admitted(d)}
+    assert keep and len(keep) < len(documents)
+    f = DocFilter.parse(where, path)
+    others = _complement(any_store, documents, keep)
+    for search in (any_store.hybrid_search, any_store.bm25_search, any_store.dense_search):
+        filtered = search("station orbit bread chess opening", k=8, where=f)
+        assert _docs(filtered) <= keep, search.__name__
+        assert filtered or search != any_store.hybrid_search
+        expected = search("station orbit bread chess opening", k=8, exclude=others)
+        assert [(h.chunk.chunk_id, h.score) for h in filtered] == [
+            (h.chunk.chunk_id, h.score) for h in expected
+        ], search.__name__
+    found = any_store.grep("[a-z]", limit=100, where=f)
+    assert _docs(found.hits) == keep and found.total == len(
+        [c for d in documents if d.doc_id in keep for c in any_store.read_document(d.doc_id)]
+    )
+    listed = any_store.list_documents(f)
+    assert [d.doc_id for d in listed] == [d.doc_id for d in documents if d.doc_id in keep]
+
+
+def test_a_read_outside_the_filter_is_refused(any_store):
+    f = DocFilter.parse({"topic": "astro"}, None)
+    assert any_store.read_document("astro-2", where=f)
+    with pytest.raises(UnknownIdError, match="outside the filter"):
+        any_store.read_document("bake-1", where=f)
+
+
+def test_the_listing_carries_titles_sources_chunks_and_metadata(any_store, documents):
+    listed = {d.doc_id: d for d in any_store.list_documents()}
+    assert list(listed) == [d.doc_id for d in documents]
+    first = listed["astro-1"]
+    assert first.title == "Kepler Station" and first.source == "test:astro-1"
+    assert first.metadata["topic"] == "astro" and first.metadata["tags"] == ["astro", "test"]
+    assert list(first.chunk_ids) == [c.chunk_id for c in any_store.read_document("astro-1")]
+
+
+@pytest.mark.parametrize(
+    ("where", "words"),
+    [
+        ("not json", "JSON object"),
+        ('["topic"]', "JSON object"),
+        ({"topic": {"$like": "a"}}, "one operator"),
+        ({"$not": [{"topic": "a"}]}, "unknown operator"),
+        ({"$and": {"topic": "a"}}, "list of conditions"),
+    ],
+)
+def test_a_bad_where_says_what_to_write(where, words):
+    with pytest.raises(InputError, match=words):
+        DocFilter.parse(where, None)
+
+
+def test_no_where_and_no_path_is_no_filter():
+    assert DocFilter.parse(None, None) is None and DocFilter.parse("  ", "") is None
+    assert DocFilter.parse({"a": 1}, None).chroma_where() == {"meta:a": 1}
+    assert DocFilter.parse({"a": 1, "title": "T"}, None).chroma_where() == {
+        "$and": [{"meta:a": 1}, {"title": "T"}]
+    }
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_a_narrow_filter_on_hnsw_names_the_admitted_chunks(kind, request, small_config, minilm):
+    """Above ``exact_dense_max_chunks`` dense search is chromadb's HNSW: a filter that
+    excludes most chunks asks for the admitted ones by id, with the exact scan's answer."""
+    import dataclasses
+
+    from thresher.config import Config
+
+    base = request.getfixturevalue("store" if kind == "embedded" else "server_store")
+    retrieval = dataclasses.replace(small_config.retrieval, exact_dense_max_chunks=0)
+    hnsw_config = dataclasses.replace(small_config, retrieval=retrieval)
+    assert isinstance(hnsw_config, Config)
+    f = DocFilter.parse({"topic": {"$in": ["astro", "geo"]}}, None)
+    exact = base.dense_search("moon station orbit", k=5, where=f)
+    saved = base.config
+    base.config = hnsw_config
+    try:
+        hnsw = base.dense_search("moon station orbit", k=5, where=f)
+    finally:
+        base.config = saved
+    assert [h.chunk.chunk_id for h in hnsw] == [h.chunk.chunk_id for h in exact]
+    assert [round(h.score, 4) for h in hnsw] == [round(h.score, 4) for h in exact]
+    assert _docs(hnsw) <= {"astro-1", "astro-2", "astro-3", "geo-1", "geo-2", "geo-3"}
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    low=st.integers(0, 40),
+    op=st.sampled_from(["$gte", "$lt", "$ne", "$eq"]),
+    glob=st.sampled_from([None, "*-1", "a*", "*o*", "[bc]*"]),
+    query=st.sampled_from(["station orbit", "bread starter", "opening gambit", "river city"]),
+)
+def test_a_filtered_search_is_the_search_with_the_rest_excluded(
+    store, documents, low, op, glob, query
+):
+    """Property, on the embedded store: for any filter, each retriever's filtered hits are
+    its hits with every chunk of a document the filter refuses excluded before the cut."""
+    import operator
+
+    compare = {"$gte": operator.ge, "$lt": operator.lt, "$ne": operator.ne, "$eq": operator.eq}
+    f = DocFilter.parse({"n": {op: low}}, glob)
+    keep = {
+        d.doc_id
+        for d in documents
+        if compare[op](d.metadata["n"], low) and (glob is None or fnmatchcase(d.doc_id, glob))
+    }
+    others = _complement(store, documents, keep)
+    for search in (store.hybrid_search, store.bm25_search, store.dense_search):
+        filtered = search(query, k=6, where=f)
+        expected = search(query, k=6, exclude=others)
+        assert [(h.chunk.chunk_id, h.score) for h in filtered] == [
+            (h.chunk.chunk_id, h.score) for h in expected
+        ]
+    assert _docs(store.grep("[a-z]", limit=200, where=f).hits) == keep
