@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from thresher.errors import ConfigError
+from thresher.unicode_text import has_surrogate, scrub
 
 __all__ = [
     "RetrievalMode",
@@ -35,6 +36,9 @@ __all__ = [
     "Config",
 ]
 
+
+#: the largest number any setting takes (a bound that keeps the arithmetic finite)
+MAX_NUMBER = 10**15
 
 #: what ``search_corpus`` runs
 RetrievalMode = Literal["hybrid", "bm25", "dense"]
@@ -226,6 +230,11 @@ class Config:
             raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from exc
         try:
             data = tomllib.loads(raw.decode()) if p.suffix == ".toml" else json.loads(raw)
+        except RecursionError as exc:
+            raise ConfigError(
+                f"config file {p} nests too deeply to read; a config file holds tables of "
+                'settings ({"budget": {"total": 16384}})'
+            ) from exc
         except (ValueError, UnicodeDecodeError) as exc:
             raise ConfigError(
                 f"config file {p} is not valid {p.suffix[1:] or 'JSON'}: {exc}"
@@ -278,6 +287,16 @@ class Config:
         }
 
 
+def _too_long(value: Any) -> bool:
+    """Whether ``value`` spells a number past :data:`MAX_NUMBER` before converting it
+    (a 4,000-digit string or int would otherwise overflow later arithmetic)."""
+    if isinstance(value, int):
+        return abs(value) > MAX_NUMBER
+    if isinstance(value, str):
+        return len(value.strip()) > 40
+    return False
+
+
 def _coerce(name: str, value: Any, kind: type) -> Any:
     if kind is bool:
         if isinstance(value, bool):
@@ -287,6 +306,10 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
     elif kind in (int, float):
         if isinstance(value, bool):
             raise ConfigError(f"setting '{name}' expects a number, got the boolean {value!r}")
+        if _too_long(value):
+            raise ConfigError(
+                f"setting '{name}' must be at most {MAX_NUMBER:.0e}, got a number longer than that"
+            )
         try:
             out = kind(value)
         except (TypeError, ValueError, OverflowError):
@@ -298,7 +321,16 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
                 raise ConfigError(f"setting '{name}' expects a whole number, got {value!r}")
             if out < 0:
                 raise ConfigError(f"setting '{name}' must not be negative, got {value!r}")
+            if out > MAX_NUMBER:
+                raise ConfigError(
+                    f"setting '{name}' must be at most {MAX_NUMBER:.0e}, got {value!r}"
+                )
             return out
     elif kind is str and isinstance(value, str):
+        if has_surrogate(value):
+            raise ConfigError(
+                f"setting '{name}' holds text that is not valid Unicode (a lone surrogate); "
+                "give UTF-8 text"
+            )
         return value
-    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {value!r}")
+    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {scrub(repr(value))[:200]}")

@@ -84,6 +84,7 @@ from thresher.harness.validate import ProposalCheck, check_final, check_proposal
 from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
 from thresher.tokens import TokenCounter, get_counter
+from thresher.unicode_text import has_surrogate, scrub
 
 __all__ = [
     "run_episode",
@@ -120,7 +121,8 @@ class _Episode:
         counter: TokenCounter | None,
         should_stop: Callable[[], bool] | None = None,
     ) -> None:
-        self.question = question
+        self.invalid_text = has_surrogate(question)
+        self.question = scrub(question)  # what is recorded and searched is valid Unicode
         self.store = store
         self.policy = policy
         self.config = config
@@ -226,6 +228,12 @@ class _Episode:
             return self.finish(ExitReason.POLICY_ERROR, broken)
         if not self.question.strip():
             return self.finish(ExitReason.INVALID_INPUT, "the question is empty")
+        if self.invalid_text:
+            return self.finish(
+                ExitReason.INVALID_INPUT,
+                "the question holds text that is not valid Unicode (a lone surrogate); "
+                "send UTF-8 text",
+            )
         return None
 
     def turn(self) -> Result | None:
