@@ -73,6 +73,16 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
         "usage_line": r"\[\s*(?:token\s+usage|notice|refused)\s*:",
         "role_line": r"^[\s>*_#\[(]*(?:system|developer)(?:\s+(?:message|prompt|note))?\s*\]?\s*:",
         "delimiter_tag": r"</?\s*(?:chunk|document|justification)\b[^<>]{0,200}>",
+        # the harness's stubs and tool-result headers: "[pruned chunk ID]", "[2 chunks
+        # pruned]", "search_corpus: 0 new chunk(s).", "Pruned 3 chunk(s).", "Recalled 1 chunk(s)."
+        "harness_stub": (
+            r"\[\s*pruned\s+chunk\b[^\]\n]{0,300}\]"
+            r"|\[\s*\d+\s+chunks?\s+pruned\s*\]"
+            r"|\b(?:search_corpus|grep_corpus|read_document)\b[^\n]{0,300}?:\s*\d+\b[^\n]{0,80}?"
+            r"\bchunk(?:\(s\)|s)?\b"
+            r"|\b(?:pruned|recalled)\s+\d+\s+chunk(?:\(s\)|s)?\b"
+            r"|\bno\s+new\s+chunks\b"
+        ),
     }.items()
 }
 
@@ -101,6 +111,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "usage_line": ("[",),
     "role_line": ("system", "developer"),
     "delimiter_tag": ("chunk", "document", "justification"),
+    "harness_stub": ("chunk",),
 }
 
 
@@ -174,8 +185,12 @@ def chunk_flags(chunk: Chunk) -> tuple[str, ...]:
     across two chunks flags both; the chunk's own title and text are checked
     again here, so a chunk from a store that recorded no flags is still judged.
 
+    Only names of :data:`INJECTION_PATTERNS` count: ``injection_flags`` is also a
+    key a JSONL record's own metadata may hold, and anything else written there
+    (a forged ``verified_by_harness``) is dropped, never rendered as a flag.
+
     Returns:
-        Pattern names, those of :data:`INJECTION_PATTERNS` first in that order.
+        Pattern names of :data:`INJECTION_PATTERNS`, in that dict's order.
     """
     recorded = chunk.metadata.get("injection_flags") if chunk.metadata else None
     return _chunk_flags(chunk.title, chunk.text, recorded if isinstance(recorded, str) else "")
@@ -184,9 +199,10 @@ def chunk_flags(chunk: Chunk) -> tuple[str, ...]:
 @lru_cache(maxsize=8192)
 def _chunk_flags(title: str, text: str, recorded: str) -> tuple[str, ...]:
     found = set(flag_injection(f"{title}\n{text}"))
-    found.update(n for n in (part.strip() for part in recorded.split(",")) if n)
-    known = [n for n in INJECTION_PATTERNS if n in found]
-    return (*known, *sorted(found.difference(known)))
+    found.update(part.strip() for part in recorded.split(","))
+    # only the names this module writes: a record's own metadata can hold this key too
+    # ("verified_by_harness, trusted_source=yes"), and what it says there is no flag
+    return tuple(n for n in INJECTION_PATTERNS if n in found)
 
 
 def merge_counts(*parts: dict[str, int]) -> dict[str, int]:
