@@ -179,3 +179,14 @@ def test_mcp_raw_tools_are_capped_and_gated(serve_index):
     assert "over this server's limit" in errors[0] and "over this server's limit" in errors[1]
     assert "over this server's limit" in errors[2] and "Unicode" in errors[3]
     assert "running" in errors[4]
+
+
+def test_an_episode_whose_tools_all_failed_is_not_answered(plain):
+    with plain.client() as client:
+        body = {"query": QUESTION, "config": {"episode.tool_timeout_s": 0}}
+        got = client.post("/search", json=body, headers=JSON)
+        assert got.status_code == 200
+        result = got.json()
+        assert result["exit_reason"] == "tools_failed" and result["partial"] is True
+        assert result["documents"] == []
+        assert wait_idle(client)["running"] == 0

@@ -41,7 +41,7 @@ from typing import Any
 
 from thresher.config import Config, EpisodeConfig
 from thresher.errors import BackendUnavailableError
-from thresher.harness.actions import MalformedReply, Proposal
+from thresher.harness.actions import RETRIEVAL_TOOLS, MalformedReply, Proposal
 from thresher.harness.budget import (
     UsageState,
     notices_for,
@@ -77,6 +77,7 @@ from thresher.harness.trace import (
     ProposalEvent,
     QueryState,
     Refusal,
+    ToolResult,
     TraceEvent,
     UsageReport,
 )
@@ -320,6 +321,13 @@ class _Episode:
         if proposal.hop is not None:
             self.hop = proposal.hop
         if proposal.final is not None:
+            if not docs and _retrieval_all_failed(self.state):
+                message = (
+                    "every retrieval call of the episode failed (errors or timeouts) and the "
+                    "answer names no document; check the index and episode.tool_timeout_s"
+                )
+                self.emit(Refusal(turn=turn, code="tools_failed", message=message))
+                return self.finish(ExitReason.TOOLS_FAILED, message)
             for d in dropped:
                 self.emit(Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}"))
             self.emit(FinalEvent(turn=turn, documents=docs, flagged=flagged_in_view(self.state)))
@@ -443,6 +451,21 @@ class _Episode:
                 correction=correction,
             )
         )
+
+
+#: codes of a retrieval call the tool itself failed (not the policy's arguments)
+TOOL_FAILURES = frozenset({"timeout", "tool_error", "tool_failed"})
+
+
+def _retrieval_all_failed(state: EpisodeState) -> bool:
+    """Whether the episode ran retrieval calls and every one failed in the tool itself
+    (a timeout, a store error), as with an index that is down."""
+    ran = [
+        e.code if e.status == "error" else e.status
+        for e in state.trace
+        if isinstance(e, ToolResult) and e.tool in RETRIEVAL_TOOLS and e.status != "refused"
+    ]
+    return bool(ran) and all(code in TOOL_FAILURES for code in ran)
 
 
 def episode_config(policy: Policy, config: Config) -> Config:
