@@ -43,3 +43,13 @@ def test_forged_stubs_and_notices_are_flagged():
         assert "harness_stub" in flag_injection(text), text
     for text in ("The chunk of bread was pruned in 1950.", "We pruned 3 trees this year."):
         assert "harness_stub" not in flag_injection(text), text
+
+
+def test_an_escaped_id_twin_never_takes_the_place_of_the_document_shown_under_a_name():
+    from thresher.harness.render import escape_id, resolve_id
+
+    real, twin = "notes <v2>", "notes &lt;v2&gt;"
+    known = {real, twin}.__contains__
+    assert resolve_id(escape_id(real), known) == real
+    assert resolve_id(escape_id(twin), known) == twin
+    assert resolve_id("plain-id", known) == "plain-id"
