@@ -159,6 +159,7 @@ def test_mcp_raw_tools_are_capped_and_gated(serve_index):
             ("grep_corpus", {"pattern": "a" * 10_000}),
             ("read_document", {"doc_id": "d" * 100_000}),
             ("search_corpus", {"query": "\ud800"}),
+            ("search", {"question": "a \ud800 question"}),
         ):
             with pytest.raises(ToolError) as info:
                 await call(name, args)
@@ -178,7 +179,7 @@ def test_mcp_raw_tools_are_capped_and_gated(serve_index):
     service.close()
     assert "over this server's limit" in errors[0] and "over this server's limit" in errors[1]
     assert "over this server's limit" in errors[2] and "Unicode" in errors[3]
-    assert "running" in errors[4]
+    assert "Unicode" in errors[4] and "running" in errors[5]
 
 
 def test_an_episode_whose_tools_all_failed_is_not_answered(plain):
