@@ -191,3 +191,29 @@ def test_an_episode_whose_tools_all_failed_is_not_answered(plain):
         assert result["exit_reason"] == "tools_failed" and result["partial"] is True
         assert result["documents"] == []
         assert wait_idle(client)["running"] == 0
+
+
+def test_an_episode_thread_that_cannot_start_frees_its_slot(serve_index, monkeypatch):
+    """Thread exhaustion cannot be produced for real here: a Thread whose start fails."""
+    import threading
+    from types import SimpleNamespace
+
+    import thresher.serve.service as service_module
+    from thresher.errors import ThresherError
+    from thresher.serve.service import SearchService
+
+    class Unstartable(threading.Thread):
+        def start(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    service = SearchService(ServeSettings({"idx": str(serve_index)}))
+    fake = SimpleNamespace(Thread=Unstartable, Event=threading.Event, Lock=threading.Lock)
+    monkeypatch.setattr(service_module, "threading", fake)
+
+    async def scenario() -> None:
+        with pytest.raises(ThresherError, match="could not start"):
+            await service.start(QUESTION)
+        assert service.gate.running == 0 and service.traces.running() == 0
+
+    anyio.run(scenario)
+    service.close()

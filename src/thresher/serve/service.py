@@ -304,7 +304,12 @@ class SearchService:
             name=f"thresher-episode-{episode.trace_id[:8]}",
             daemon=True,
         )
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError as exc:  # no thread to be had: give everything back
+            self.traces.finish(episode.trace_id, ())
+            self._ended(episode, 0.0)
+            raise ThresherError(f"could not start the episode: {exc}; try again later") from exc
         return episode
 
     def _prepare(self, name: str, policy: str, config: Config) -> tuple[Store, Any]:
