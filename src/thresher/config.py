@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from thresher.errors import ConfigError
-from thresher.unicode_text import has_surrogate, scrub
 
 __all__ = [
     "RetrievalMode",
@@ -36,6 +36,11 @@ __all__ = [
     "Config",
 ]
 
+
+#: a surrogate code point: text UTF-8 cannot encode (JSON can still spell it ``"\ud800"``);
+#: the same check as :func:`thresher.corpus.sanitize.has_surrogate`, one layer down
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_REPLACEMENT = "\ufffd"
 
 #: the largest number any setting takes (a bound that keeps the arithmetic finite)
 MAX_NUMBER = 10**15
@@ -327,10 +332,11 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
                 )
             return out
     elif kind is str and isinstance(value, str):
-        if has_surrogate(value):
+        if _SURROGATE.search(value):
             raise ConfigError(
                 f"setting '{name}' holds text that is not valid Unicode (a lone surrogate); "
                 "give UTF-8 text"
             )
         return value
-    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {scrub(repr(value))[:200]}")
+    shown = _SURROGATE.sub(_REPLACEMENT, repr(value))[:200]
+    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {shown}")

@@ -8,12 +8,12 @@ import pytest
 
 import thresher
 from thresher.config import Config
+from thresher.corpus.sanitize import has_surrogate, invalid_path, safe_json, scrub
 from thresher.errors import ConfigError
 from thresher.harness.actions import Proposal, answer, call
 from thresher.harness.result import ExitReason
 from thresher.harness.trace import read_jsonl, write_jsonl
 from thresher.policies.scripted import ScriptedPolicy
-from thresher.unicode_text import has_surrogate, invalid_path, safe_json, scrub
 
 
 def test_a_question_with_a_lone_surrogate_ends_invalid_input_and_its_trace_is_written(

@@ -12,7 +12,9 @@ Each turn:
    ``endpoint_unavailable``), garbage is refused and recorded, and after
    ``episode.max_refused_in_a_row`` refusals in a row the episode ends
    (``policy_error``).
-3. *Apply*: a final answer is resolved and ends the episode (``answered``).
+3. *Apply*: a final answer is resolved and ends the episode (``answered``; an
+   answer naming no document after every retrieval call failed in the tool
+   ends ``tools_failed``).
    Tool calls are checked (allow-list, caps, hard cutoff, arguments); the
    retrieval calls run concurrently on daemon threads with a timeout each,
    and their results are applied in call order, each cut to the room left.
@@ -40,6 +42,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from thresher.config import Config, EpisodeConfig
+from thresher.corpus.sanitize import has_surrogate, scrub
 from thresher.errors import BackendUnavailableError
 from thresher.harness.actions import RETRIEVAL_TOOLS, MalformedReply, Proposal
 from thresher.harness.budget import (
@@ -85,7 +88,6 @@ from thresher.harness.validate import ProposalCheck, check_final, check_proposal
 from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
 from thresher.tokens import TokenCounter, get_counter
-from thresher.unicode_text import has_surrogate, scrub
 
 __all__ = [
     "run_episode",
@@ -94,6 +96,7 @@ __all__ = [
     "MAX_HARD_REFUSALS",
     "CANCELLED_MESSAGE",
     "STOP_POLL_S",
+    "TOOL_FAILURES",
 ]
 
 #: defaults of ``EpisodeConfig.max_refused_in_a_row`` and ``.max_hard_refused_turns``

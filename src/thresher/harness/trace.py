@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thresher.corpus import jsonl
+from thresher.corpus.sanitize import safe_json
 from thresher.errors import InputError
-from thresher.unicode_text import safe_json
 
 __all__ = [
     "TRACE_SCHEMA_VERSION",
@@ -275,7 +275,7 @@ def write_jsonl(events: Iterable[TraceEvent], path: str | Path) -> Path:
     """Write ``events`` to ``path`` as JSONL (parents created); returns the path.
 
     A line whose text UTF-8 cannot encode (a lone surrogate that got in) is
-    written with ASCII escapes (:func:`~thresher.unicode_text.safe_json`): the
+    written with ASCII escapes (:func:`~thresher.corpus.sanitize.safe_json`): the
     writer never fails on text.
     """
     p = Path(path)

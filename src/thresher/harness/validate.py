@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from thresher.config import EpisodeConfig
+from thresher.corpus.sanitize import scrub, scrub_value
 from thresher.harness.actions import (
     RETRIEVAL_TOOLS,
     TOOL_NAMES,
@@ -27,7 +28,6 @@ from thresher.harness.final import DroppedId, cited_pruned, parse_final, resolve
 from thresher.harness.render import escape_id, resolve_id
 from thresher.harness.state import ActiveContext, RetrievalCache
 from thresher.harness.tools import check_arguments
-from thresher.unicode_text import scrub, scrub_value
 
 __all__ = ["ProposalCheck", "check_proposal", "check_final", "PlannedCall", "plan_calls"]
 

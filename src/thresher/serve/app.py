@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from thresher import __version__
+from thresher.corpus.sanitize import safe_json
 from thresher.errors import ConfigError, InputError, ThresherError
 from thresher.harness.result import Result
 from thresher.serve.events import EventMapper, SseEvent, answer_text, terminal_event
@@ -41,7 +42,6 @@ from thresher.serve.hosts import HostGuard, allowed_names
 from thresher.serve.limits import ApiKeyGuard, BodyLimit
 from thresher.serve.service import RunningEpisode, SearchService, TooLarge
 from thresher.serve.settings import ServeSettings, UnknownCollection
-from thresher.unicode_text import safe_json
 
 __all__ = ["SearchRequest", "create_app", "run_http", "TRACE_HEADER", "wants_json"]
 

@@ -26,13 +26,13 @@ import time
 from typing import Any
 
 from thresher import __version__
+from thresher.corpus.sanitize import has_surrogate
 from thresher.errors import InputError, ThresherError
 from thresher.index.store import Hit
 from thresher.serve.events import result_payload
 from thresher.serve.gate import Busy
 from thresher.serve.service import SearchService
 from thresher.serve.settings import ServeSettings
-from thresher.unicode_text import has_surrogate
 
 __all__ = ["build_mcp_server", "check_texts", "run_mcp", "INSTRUCTIONS", "MAX_K"]
 
@@ -200,11 +200,18 @@ def run_mcp(
         if transport == "stdio":
             server.run("stdio")
         else:
-            server.run(
-                "streamable-http",
+            import uvicorn
+
+            app = server.streamable_http_app(
+                host=host, max_request_body_size=settings.max_body_bytes
+            )
+            uvicorn.run(  # the SDK's own runner sets no connection limits
+                app,
                 host=host,
                 port=port,
-                max_request_body_size=settings.max_body_bytes,
+                log_level="warning",
+                limit_concurrency=settings.max_connections,
+                timeout_keep_alive=5,
             )
     finally:
         service.close()

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
+from thresher.corpus.sanitize import invalid_path
 from thresher.errors import InputError, ThresherError
 from thresher.harness.result import Result
 from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl
 from thresher.index.store import Store
 from thresher.serve.gate import EpisodeGate
 from thresher.serve.settings import ServeSettings, request_config
-from thresher.unicode_text import invalid_path
 
 __all__ = ["TooLarge", "TraceStore", "RunningEpisode", "SearchService", "TRACE_ID"]
 

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from thresher.unicode_text import safe_json
+from thresher.corpus.sanitize import safe_json
 
 __all__ = ["ViewerPage", "render_viewer", "eval_context", "read_trace_dicts", "asset"]
 
