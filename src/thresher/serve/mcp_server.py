@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from thresher import __version__
-from thresher.corpus.sanitize import has_surrogate
+from thresher.corpus.sanitize import has_surrogate, scrub_value
 from thresher.errors import InputError, ThresherError
 from thresher.index.store import Hit
 from thresher.serve.events import result_payload
@@ -130,7 +130,7 @@ def build_mcp_server(service: SearchService) -> Any:
             raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
         except ThresherError as exc:
             raise ToolError(str(exc)) from exc
-        return result_payload(result, trace_id)
+        return scrub_value(result_payload(result, trace_id))  # always encodable
 
     @server.tool(
         description="Hybrid search (BM25 and dense, fused by reciprocal rank fusion) over the "
