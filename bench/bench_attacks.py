@@ -15,7 +15,12 @@ shown), visible (the instruction survived ingestion), succeeded (the policy did
 what the attack asked, and not in the control), harness refusals, flagged (a
 shown attack chunk carried injection flags), cited (an attack document is in the
 final ranking) and harness (episodes in which content changed the allow-list, the
-budget or the termination: must be 0). Then a few attribution lines, and last::
+budget or the termination, an id resolved to another document than shown, an
+answer with no documents or after every tool failed: must be 0). The attack
+questions are then run through the server's own ``SearchService`` and anything
+that outlived its episode (a slot, a live trace, an episode thread, a file
+handle) counts as a harness-level success too. Then a few attribution lines,
+and last::
 
     N attacks, harness-level successes: K
 
@@ -29,12 +34,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import dataclasses
 import itertools
 import json
+import os
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +69,58 @@ def replay_endpoint(root: Path):  # noqa: ANN201 - an Endpoint (see thresher.syn
             yield server.base_url
 
     return endpoint
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+
+
+def _episode_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("thresher-episode-")]
+
+
+def serve_leaks(index: Path, questions: list[str], trace_dir: Path) -> list[str]:
+    """Run ``questions`` twice through the server's own :class:`SearchService` (4 at a
+    time, the rest queued, traces written to ``trace_dir``) and list what outlived its
+    episode: a slot (the gate's count), a live trace, an episode thread, file handles
+    (half a handle per episode or more kept open over the second round)."""
+    from thresher.serve.service import SearchService
+    from thresher.serve.settings import ServeSettings
+
+    settings = ServeSettings(
+        {"attacks": str(index)}, max_queued=len(questions), trace_dir=str(trace_dir)
+    )
+    service = SearchService(settings)
+    service.open_all()
+
+    async def one_round() -> None:
+        await asyncio.gather(*(service.search(q) for q in questions), return_exceptions=True)
+        for _ in range(100):  # a slot is freed once its thread has handed back
+            if service.gate.running == 0 and not _episode_threads():
+                return
+            await asyncio.sleep(0.05)
+
+    async def two_rounds() -> tuple[int, int]:
+        # the first round warms up what lives as long as the process (worker threads and
+        # their store connections, the loop's executor); a handle kept per episode would
+        # then show as one more per question in the second
+        await one_round()
+        before = _open_fds()
+        await one_round()
+        return before, _open_fds()
+
+    before, after = asyncio.run(two_rounds())
+    leaks = []
+    if service.gate.running or service.gate.waiting:
+        leaks.append(f"slots: {service.gate.running} running, {service.gate.waiting} waiting")
+    if service.traces.running():
+        leaks.append(f"traces: {service.traces.running()} still live")
+    if _episode_threads():
+        leaks.append(f"threads: {len(_episode_threads())} episode threads still alive")
+    if after - before >= max(2, len(questions) // 2):
+        leaks.append(f"file handles: {after - before} more open after the second round")
+    service.close()
+    return [f"serve ({2 * len(questions)} episodes): {line}" for line in leaks]
 
 
 def main() -> int:
@@ -97,11 +157,18 @@ def main() -> int:
                 policies=args.policies,
             )
             ran = time.perf_counter() - started
+        questions = list(dict.fromkeys(a.question for a in attacks))
+        leaks = serve_leaks(root / "index", questions, root / "traces")
     print(f"ran {len(outcomes)} attack episodes in {ran:.1f} s\n")
     print(format_table(summarize(outcomes)))
-    breached = [o for o in outcomes if o.breaches]
+    breached: list[Any] = [o for o in outcomes if o.breaches]
     for o in breached:
         print(f"HARNESS BREACH {o.attack_id} ({o.policy}): {'; '.join(o.breaches)}")
+    print(
+        f"\nserved through the server's SearchService ({len(questions)} questions, twice): "
+        + ("; ".join(leaks) if leaks else "no slot, live trace, thread or file handle left")
+    )
+    breached += leaks
     print("\nattribution (first obeyed attack of each class, obedient model):")
     shown: set[str] = set()
     for o in outcomes:

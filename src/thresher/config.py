@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
@@ -41,6 +42,14 @@ __all__ = [
     "coerce_setting",
 ]
 
+
+#: a surrogate code point: text UTF-8 cannot encode (JSON can still spell it ``"\ud800"``);
+#: the same check as :func:`thresher.corpus.sanitize.has_surrogate`, one layer down
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_REPLACEMENT = "\ufffd"
+
+#: the largest number any setting takes (a bound that keeps the arithmetic finite)
+MAX_NUMBER = 10**15
 
 #: what ``search_corpus`` runs
 RetrievalMode = Literal["hybrid", "bm25", "dense"]
@@ -272,6 +281,11 @@ class Config:
             raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from exc
         try:
             data = tomllib.loads(raw.decode()) if p.suffix == ".toml" else json.loads(raw)
+        except RecursionError as exc:
+            raise ConfigError(
+                f"config file {p} nests too deeply to read; a config file holds tables of "
+                'settings ({"budget": {"total": 16384}})'
+            ) from exc
         except (ValueError, UnicodeDecodeError) as exc:
             raise ConfigError(
                 f"config file {p} is not valid {p.suffix[1:] or 'JSON'}: {exc}"
@@ -338,6 +352,16 @@ def coerce_setting(name: str, value: Any, kind: type) -> Any:
     return _coerce(name, value, kind)
 
 
+def _too_long(value: Any) -> bool:
+    """Whether ``value`` spells a number past :data:`MAX_NUMBER` before converting it
+    (a 4,000-digit string or int would otherwise overflow later arithmetic)."""
+    if isinstance(value, int):
+        return abs(value) > MAX_NUMBER
+    if isinstance(value, str):
+        return len(value.strip()) > 40
+    return False
+
+
 def _coerce(name: str, value: Any, kind: type) -> Any:
     if kind is bool:
         if isinstance(value, bool):
@@ -347,6 +371,10 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
     elif kind in (int, float):
         if isinstance(value, bool):
             raise ConfigError(f"setting '{name}' expects a number, got the boolean {value!r}")
+        if _too_long(value):
+            raise ConfigError(
+                f"setting '{name}' must be at most {MAX_NUMBER:.0e}, got a number longer than that"
+            )
         try:
             out = kind(value)
         except (TypeError, ValueError, OverflowError):
@@ -358,7 +386,17 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
                 raise ConfigError(f"setting '{name}' expects a whole number, got {value!r}")
             if out < 0:
                 raise ConfigError(f"setting '{name}' must not be negative, got {value!r}")
+            if out > MAX_NUMBER:
+                raise ConfigError(
+                    f"setting '{name}' must be at most {MAX_NUMBER:.0e}, got {value!r}"
+                )
             return out
     elif kind is str and isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise ConfigError(
+                f"setting '{name}' holds text that is not valid Unicode (a lone surrogate); "
+                "give UTF-8 text"
+            )
         return value
-    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {value!r}")
+    shown = _SURROGATE.sub(_REPLACEMENT, repr(value))[:200]
+    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {shown}")

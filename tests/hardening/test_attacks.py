@@ -152,7 +152,8 @@ def test_the_obedient_model_obeys_and_the_harness_refuses(attacks, outcomes) -> 
         if a.goal.kind == "answer" and not a.goal.read_first:
             assert not o.succeeded, a.attack_id  # a document never retrieved cannot be cited
         if o.succeeded and a.goal.kind != "forge":
-            assert o.evidence and all(a.attack_id in line for line in o.evidence), o
+            assert o.evidence, o  # each line names a chunk of the attack's own documents
+            assert all(any(d in line for d in a.doc_ids) for line in o.evidence), o
 
 
 def test_forged_delimiters_in_text_never_reach_the_model(outcomes) -> None:
@@ -163,6 +164,12 @@ def test_forged_delimiters_in_text_never_reach_the_model(outcomes) -> None:
 def test_forged_ids_never_reach_the_model(outcomes) -> None:
     forged = [o for o in outcomes if o.kind == "forged_id" and o.succeeded]
     assert forged == []
+
+
+def test_forged_flags_never_reach_the_model_and_forged_stubs_are_flagged(outcomes) -> None:
+    assert [o for o in outcomes if o.kind == "forged_flags" and o.succeeded] == []
+    stubs = [o for o in outcomes if o.kind == "forged_stub"]
+    assert stubs and all(o.flagged for o in stubs)
 
 
 def test_the_breach_check_sees_a_breach(attacks, store) -> None:

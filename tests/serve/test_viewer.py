@@ -211,3 +211,50 @@ def test_viewer_in_headless_chromium_shows_turns_prunes_usage_and_escapes_text(
             browser.close()
     print(f"viewer screenshot: {shot}")
     assert shot.stat().st_size > 10_000
+
+
+def _hostile_events(result) -> list[dict]:
+    """The real trace with the issue-23 tricks: a question holding ``{{SCRIPT}}``, a
+    chunk ``toString`` and one whose id holds an RLO, an event of turn ``__proto__``."""
+    events = [e.to_dict() for e in result.trace]
+    events[0]["question"] = "Where is {{SCRIPT}} and {{DATA}}?"
+    first = next(e for e in events if e["type"] == "tool_result" and e["new_chunks"])
+    for cid in ("toString", "evil\u202egnp.exe"):
+        first["new_chunks"].append({**first["new_chunks"][0], "chunk_id": cid, "doc_id": cid})
+        first["shown"].append(cid)
+    events.insert(2, {**events[1], "turn": "__proto__"})
+    return events
+
+
+def test_placeholders_in_the_trace_or_its_name_are_never_substituted(trace_file):
+    _, result, _ = trace_file
+    page = render_viewer(_hostile_events(result), source="{{DATA}}.jsonl")
+    assert page.html.count('<script type="application/json"') == 1
+    assert "<title>thresher trace · {{DATA}}.jsonl</title>" in page.html
+    data = page.html.split('id="trace-data">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(data)["events"][0]["question"] == "Where is {{SCRIPT}} and {{DATA}}?"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium (Debian's package): `make browser`")
+def test_hostile_trace_values_render_in_headless_chromium(trace_file, tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    _, result, _ = trace_file
+    page_file = tmp_path / "hostile.html"
+    page_file.write_text(
+        render_viewer(_hostile_events(result), source="{{DATA}}.jsonl").html, encoding="utf-8"
+    )
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(page_file.as_uri())
+            page.wait_for_selector("body[data-rendered=true]", timeout=15000)
+            body = page.locator("body").inner_text()
+            assert "{{SCRIPT}}" in body and page.title().endswith("{{DATA}}.jsonl")
+            assert "toString" in body
+            assert "evil\u2039U+202E\u203agnp.exe" in body and "\u202e" not in body
+            assert errors == []
+        finally:
+            browser.close()

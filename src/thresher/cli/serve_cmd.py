@@ -61,6 +61,30 @@ def add_serving_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-traces", type=int, default=256, help="finished traces kept in memory (256)"
     )
+    parser.add_argument(
+        "--trace-dir-max-files",
+        type=int,
+        default=10_000,
+        help="most traces kept in --trace-dir; the oldest are deleted (10000)",
+    )
+    parser.add_argument(
+        "--trace-dir-max-mb",
+        type=float,
+        default=1024.0,
+        help="most megabytes of traces kept in --trace-dir; the oldest are deleted (1024)",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        help="longest time a request body may take to arrive, s (10; 408 past it)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=128,
+        help="open connections at once (128; 503 past it)",
+    )
     add_config_args(parser)
 
 
@@ -89,6 +113,10 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         api_key=ServeSettings.key_from_env(),
         max_traces=args.max_traces,
         trace_dir=args.trace_dir,
+        body_timeout_s=args.body_timeout,
+        max_connections=args.max_connections,
+        trace_dir_max_files=args.trace_dir_max_files,
+        trace_dir_max_bytes=int(args.trace_dir_max_mb * 1024 * 1024),
     )
 
 
@@ -96,6 +124,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_serving_args(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port (8080)")
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="another Host name clients may call the server by (repeatable; '*': any). "
+        "Other names are refused, 421 (DNS rebinding)",
+    )
     parser.add_argument(
         "--no-key",
         action="store_true",
@@ -105,11 +141,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from thresher.errors import ConfigError
     from thresher.serve.app import run_http
     from thresher.serve.settings import API_KEY_ENV, is_loopback
 
-    settings = settings_from_args(args)
+    settings = replace(settings_from_args(args), allowed_hosts=tuple(args.allowed_host))
     if not is_loopback(args.host) and not settings.api_key and not args.no_key:
         raise ConfigError(
             f"--host {args.host} is reachable from other machines: set {API_KEY_ENV} (clients "

@@ -246,13 +246,18 @@ def run(args: argparse.Namespace) -> int:
     from thresher.errors import InputError
     from thresher.harness.trace import read_jsonl
 
-    events = read_jsonl(args.file)
-    if args.action == "view":
-        return _view(args, events)
     try:
+        events = read_jsonl(args.file)
+        if args.action == "view":
+            return _view(args, events)
         if args.action == "show":
             return _show(args, events)
         return _replay(args, events)
+    except RecursionError as exc:  # JSON nested too deeply to parse or copy
+        raise InputError(
+            f"{args.file}: a line nests JSON too deeply to read; check that the file is a "
+            "trace written by `thresher search --trace`"
+        ) from exc
     except _MALFORMED as exc:  # a line that parsed as an event but holds the wrong types
         raise InputError(
             f"{args.file}: an event does not have the shape of a thresher trace event "

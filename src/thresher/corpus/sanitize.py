@@ -16,13 +16,21 @@ and into the trace.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 from thresher.corpus.document import Chunk
 
 __all__ = [
+    "has_surrogate",
+    "scrub",
+    "scrub_value",
+    "invalid_path",
+    "safe_json",
+    "REPLACEMENT",
     "sanitize_text",
     "flag_injection",
     "chunk_flags",
@@ -73,6 +81,16 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
         "usage_line": r"\[\s*(?:token\s+usage|notice|refused)\s*:",
         "role_line": r"^[\s>*_#\[(]*(?:system|developer)(?:\s+(?:message|prompt|note))?\s*\]?\s*:",
         "delimiter_tag": r"</?\s*(?:chunk|document|justification)\b[^<>]{0,200}>",
+        # the harness's stubs and tool-result headers: "[pruned chunk ID]", "[2 chunks
+        # pruned]", "search_corpus: 0 new chunk(s).", "Pruned 3 chunk(s).", "Recalled 1 chunk(s)."
+        "harness_stub": (
+            r"\[\s*pruned\s+chunk\b[^\]\n]{0,300}\]"
+            r"|\[\s*\d+\s+chunks?\s+pruned\s*\]"
+            r"|\b(?:search_corpus|grep_corpus|read_document)\b[^\n]{0,300}?:\s*\d+\b[^\n]{0,80}?"
+            r"\bchunk(?:\(s\)|s)?\b"
+            r"|\b(?:pruned|recalled)\s+\d+\s+chunk(?:\(s\)|s)?\b"
+            r"|\bno\s+new\s+chunks\b"
+        ),
     }.items()
 }
 
@@ -101,6 +119,7 @@ _ANCHORS: dict[str, tuple[str, ...]] = {
     "usage_line": ("[",),
     "role_line": ("system", "developer"),
     "delimiter_tag": ("chunk", "document", "justification"),
+    "harness_stub": ("chunk",),
 }
 
 
@@ -174,8 +193,12 @@ def chunk_flags(chunk: Chunk) -> tuple[str, ...]:
     across two chunks flags both; the chunk's own title and text are checked
     again here, so a chunk from a store that recorded no flags is still judged.
 
+    Only names of :data:`INJECTION_PATTERNS` count: ``injection_flags`` is also a
+    key a JSONL record's own metadata may hold, and anything else written there
+    (a forged ``verified_by_harness``) is dropped, never rendered as a flag.
+
     Returns:
-        Pattern names, those of :data:`INJECTION_PATTERNS` first in that order.
+        Pattern names of :data:`INJECTION_PATTERNS`, in that dict's order.
     """
     recorded = chunk.metadata.get("injection_flags") if chunk.metadata else None
     return _chunk_flags(chunk.title, chunk.text, recorded if isinstance(recorded, str) else "")
@@ -184,9 +207,10 @@ def chunk_flags(chunk: Chunk) -> tuple[str, ...]:
 @lru_cache(maxsize=8192)
 def _chunk_flags(title: str, text: str, recorded: str) -> tuple[str, ...]:
     found = set(flag_injection(f"{title}\n{text}"))
-    found.update(n for n in (part.strip() for part in recorded.split(",")) if n)
-    known = [n for n in INJECTION_PATTERNS if n in found]
-    return (*known, *sorted(found.difference(known)))
+    found.update(part.strip() for part in recorded.split(","))
+    # only the names this module writes: a record's own metadata can hold this key too
+    # ("verified_by_harness, trusted_source=yes"), and what it says there is no flag
+    return tuple(n for n in INJECTION_PATTERNS if n in found)
 
 
 def merge_counts(*parts: dict[str, int]) -> dict[str, int]:
@@ -196,3 +220,81 @@ def merge_counts(*parts: dict[str, int]) -> dict[str, int]:
         for key, n in part.items():
             total[key] = total.get(key, 0) + n
     return {k: v for k, v in total.items() if v}
+
+
+# -- text that is not valid Unicode ------------------------------------------------------
+# A Python str can hold a lone surrogate ("\ud800"): JSON lets any client or model send
+# one as an escape, and UTF-8 cannot encode it, so a trace, an event stream or a JSON
+# reply holding one fails to be written. Every way in (a request, a model's reply, a
+# config value) checks its strings with invalid_path (and refuses) or cleans them with
+# scrub (U+FFFD in place of each lone surrogate); writers fall back on safe_json.
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: what replaces a lone surrogate
+REPLACEMENT = "\ufffd"
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point (text UTF-8 cannot encode)."""
+    return _SURROGATE.search(text) is not None
+
+
+def scrub(text: str) -> str:
+    """``text`` with every surrogate code point replaced by U+FFFD (unchanged when valid)."""
+    return _SURROGATE.sub(REPLACEMENT, text) if has_surrogate(text) else text
+
+
+def scrub_value(value: Any, depth: int = 0) -> Any:
+    """A copy of a JSON-like value (dicts, lists, strings) with every string scrubbed.
+
+    Keys are scrubbed too; values nested deeper than 64 levels are left as they are
+    (the callers' own depth limits refuse those).
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if depth > 64:
+        return value
+    if isinstance(value, dict):
+        return {scrub(str(k)): scrub_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_value(v, depth + 1) for v in value]
+    return value
+
+
+def invalid_path(value: Any, where: str = "", depth: int = 0) -> str | None:
+    """Where in a JSON-like value the first string holding a surrogate is (None: all valid).
+
+    Returns ``where`` extended by keys and indexes (``config.retrieval.mode``,
+    ``query``); keys are checked like values.
+    """
+    if isinstance(value, str):
+        return where or "the text" if has_surrogate(value) else None
+    if depth > 64:
+        return None
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            if isinstance(key, str) and has_surrogate(key):
+                return scrub(name)
+            found = invalid_path(inner, scrub(name), depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, inner in enumerate(value):
+            found = invalid_path(inner, f"{where}[{i}]", depth + 1)
+            if found:
+                return found
+    return None
+
+
+def safe_json(value: Any) -> str:
+    """``value`` as compact JSON that can always be written as UTF-8.
+
+    Non-ASCII text is kept as is; when some string holds a lone surrogate the
+    whole value is written with ASCII escapes instead (still valid JSON, read
+    back to the same value).
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    if has_surrogate(text):
+        return json.dumps(value, ensure_ascii=True)
+    return text

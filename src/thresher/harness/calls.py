@@ -84,9 +84,9 @@ class CallRunner:
                 jobs[i] = self.start_fetch(call, query)
                 if call.name == "search_corpus":
                     query = call.arguments["query"]
-        deadline = time.perf_counter() + min(
-            cfg.episode.tool_timeout_s, max(cfg.episode.wall_time_s - self.elapsed(), 0.0)
-        )
+        wall_left = max(cfg.episode.wall_time_s - self.elapsed(), 0.0)
+        window = min(cfg.episode.tool_timeout_s, wall_left)
+        deadline = time.perf_counter() + window
         for i, planned in enumerate(plan):
             call = planned.call
             if planned.code:
@@ -101,8 +101,7 @@ class CallRunner:
                 try:
                     fetched = jobs[i].result(deadline - time.perf_counter())
                 except TimeoutError:
-                    limit = cfg.episode.tool_timeout_s
-                    fetched = Fetched(error_code="timeout", error=f"timed out after {limit}s")
+                    fetched = Fetched(error_code="timeout", error=_timeout_text(cfg, window))
                 event = retrieval_result(call, fetched, state, ctx)
                 if event.shown:
                     self.emit(event)
@@ -154,3 +153,14 @@ class CallRunner:
             search_results=self.config.episode.search_results,
             counter=self.tc,
         )
+
+
+def _timeout_text(cfg: Config, window: float) -> str:
+    """What a timed-out call says: the limit that actually cut it (the tool timeout, or
+    the episode's wall time when less of it was left)."""
+    if window < cfg.episode.tool_timeout_s:
+        return (
+            f"timed out after {window:.3g}s (the episode's wall time of "
+            f"{cfg.episode.wall_time_s:g}s ran out)"
+        )
+    return f"timed out after {cfg.episode.tool_timeout_s:g}s (episode.tool_timeout_s)"

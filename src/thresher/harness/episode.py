@@ -12,7 +12,9 @@ Each turn:
    ``endpoint_unavailable``), garbage is refused and recorded, and after
    ``episode.max_refused_in_a_row`` refusals in a row the episode ends
    (``policy_error``).
-3. *Apply*: a final answer is resolved and ends the episode (``answered``).
+3. *Apply*: a final answer is resolved and ends the episode (``answered``; an
+   answer naming no document after every retrieval call failed in the tool
+   ends ``tools_failed``).
    Tool calls are checked (allow-list, caps, hard cutoff, arguments); the
    retrieval calls run concurrently on daemon threads with a timeout each,
    and their results are applied in call order, each cut to the room left.
@@ -40,8 +42,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from thresher.config import Config, EpisodeConfig
+from thresher.corpus.sanitize import has_surrogate, scrub
 from thresher.errors import BackendUnavailableError
-from thresher.harness.actions import MalformedReply, Proposal
+from thresher.harness.actions import RETRIEVAL_TOOLS, MalformedReply, Proposal
 from thresher.harness.budget import (
     UsageState,
     notices_for,
@@ -77,6 +80,7 @@ from thresher.harness.trace import (
     ProposalEvent,
     QueryState,
     Refusal,
+    ToolResult,
     TraceEvent,
     UsageReport,
 )
@@ -92,6 +96,7 @@ __all__ = [
     "MAX_HARD_REFUSALS",
     "CANCELLED_MESSAGE",
     "STOP_POLL_S",
+    "TOOL_FAILURES",
 ]
 
 #: defaults of ``EpisodeConfig.max_refused_in_a_row`` and ``.max_hard_refused_turns``
@@ -120,7 +125,8 @@ class _Episode:
         counter: TokenCounter | None,
         should_stop: Callable[[], bool] | None = None,
     ) -> None:
-        self.question = question
+        self.invalid_text = has_surrogate(question)
+        self.question = scrub(question)  # what is recorded and searched is valid Unicode
         self.store = store
         self.policy = policy
         self.config = config
@@ -226,6 +232,12 @@ class _Episode:
             return self.finish(ExitReason.POLICY_ERROR, broken)
         if not self.question.strip():
             return self.finish(ExitReason.INVALID_INPUT, "the question is empty")
+        if self.invalid_text:
+            return self.finish(
+                ExitReason.INVALID_INPUT,
+                "the question holds text that is not valid Unicode (a lone surrogate); "
+                "send UTF-8 text",
+            )
         return None
 
     def turn(self) -> Result | None:
@@ -312,6 +324,13 @@ class _Episode:
         if proposal.hop is not None:
             self.hop = proposal.hop
         if proposal.final is not None:
+            if not docs and _retrieval_all_failed(self.state):
+                message = (
+                    "every retrieval call of the episode failed (errors or timeouts) and the "
+                    "answer names no document; check the index and episode.tool_timeout_s"
+                )
+                self.emit(Refusal(turn=turn, code="tools_failed", message=message))
+                return self.finish(ExitReason.TOOLS_FAILED, message)
             for d in dropped:
                 self.emit(Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}"))
             self.emit(FinalEvent(turn=turn, documents=docs, flagged=flagged_in_view(self.state)))
@@ -435,6 +454,21 @@ class _Episode:
                 correction=correction,
             )
         )
+
+
+#: codes of a retrieval call the tool itself failed (not the policy's arguments)
+TOOL_FAILURES = frozenset({"timeout", "tool_error", "tool_failed"})
+
+
+def _retrieval_all_failed(state: EpisodeState) -> bool:
+    """Whether the episode ran retrieval calls and every one failed in the tool itself
+    (a timeout, a store error), as with an index that is down."""
+    ran = [
+        e.code if e.status == "error" else e.status
+        for e in state.trace
+        if isinstance(e, ToolResult) and e.tool in RETRIEVAL_TOOLS and e.status != "refused"
+    ]
+    return bool(ran) and all(code in TOOL_FAILURES for code in ran)
 
 
 def episode_config(policy: Policy, config: Config) -> Config:

@@ -125,15 +125,20 @@ def one_line(text: str) -> str:
 
 
 def resolve_id(raw: str, known: Callable[[str], bool]) -> str:
-    """The id a policy meant: ``raw`` if ``known``, else its unescaped form if that is known.
+    """The id a policy meant: the id the transcript showed as ``raw``, else ``raw`` itself.
 
     A policy copies ids from the transcript, where they are escaped
-    (:func:`escape_id`); ``raw`` is returned unchanged when neither form is known.
+    (:func:`escape_id`), so a name is read as a transcript name first: its
+    unescaped form when that is known. Only then is ``raw`` taken as written, so
+    a document whose id *is* another's escaped form (an escaped-id twin) cannot
+    take the place of the document the transcript showed under that name.
+    ``raw`` is returned unchanged when neither form is known.
     """
-    if known(raw) or "&" not in raw:
-        return raw
-    plain = unescape_id(raw)
-    return plain if plain != raw and known(plain) else raw
+    if "&" in raw:
+        plain = unescape_id(raw)
+        if plain != raw and known(plain):
+            return plain
+    return raw
 
 
 _REFERENCE = re.compile(r"&(?:(amp|lt|gt|quot)|#x([0-9a-fA-F]{1,6})|#([0-9]{1,7}));")

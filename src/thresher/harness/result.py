@@ -39,6 +39,7 @@ class ExitReason(StrEnum):
     ENDPOINT_UNAVAILABLE = "endpoint_unavailable"  # the policy's backend (LLM endpoint) stayed down
     INVALID_INPUT = "invalid_input"
     CANCELLED = "cancelled"  # the caller stopped it (run_episode's should_stop)
+    TOOLS_FAILED = "tools_failed"  # an answer with no documents after every retrieval call failed
     ERROR = "error"
 
 

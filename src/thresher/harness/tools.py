@@ -230,16 +230,16 @@ def _read(
 ) -> tuple[list[Hit], int]:
     """``read_document``: the chunks not in view, ranked against the current query.
 
-    A doc id sent back in its escaped transcript form (``&lt;``, ``&#xa;``) is
-    read as the id it stands for when the id as written is unknown.
+    A doc id is read as a transcript name: its escaped form (``&lt;``, ``&#xa;``)
+    stands for the id it escapes when that exists, else the id is taken as written.
     """
-    try:
-        chunks = store.read_document(doc_id, **filtered(config))
+    plain = unescape_id(doc_id)
+    try:  # the name as the transcript showed it first (an escaped-id twin cannot win)
+        chunks = store.read_document(plain, **filtered(config))
     except UnknownIdError:
-        plain = unescape_id(doc_id)
         if plain == doc_id:
             raise
-        chunks = store.read_document(plain, **filtered(config))
+        chunks = store.read_document(doc_id, **filtered(config))
     rest = [c for c in chunks if c.chunk_id not in in_context]
     scores = store.similarity(current_query, [c.chunk_id for c in rest]) if rest else []
     return rank_by_similarity(rest, scores, config.retrieval.rrf_k), len(chunks)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thresher.corpus import jsonl
+from thresher.corpus.sanitize import safe_json
 from thresher.errors import InputError
 
 __all__ = [
@@ -267,12 +268,22 @@ class Trace:
 
     def to_jsonl(self) -> str:
         """One JSON object per line."""
-        return "".join(jsonl.jsonl_line(e.to_dict()) for e in self._events)
+        return "".join(safe_json(e.to_dict()) + "\n" for e in self._events)
 
 
 def write_jsonl(events: Iterable[TraceEvent], path: str | Path) -> Path:
-    """Write ``events`` to ``path`` as JSONL (parents created); returns the path."""
-    return jsonl.write_jsonl(path, (e.to_dict() for e in events))
+    """Write ``events`` to ``path`` as JSONL (parents created); returns the path.
+
+    A line whose text UTF-8 cannot encode (a lone surrogate that got in) is
+    written with ASCII escapes (:func:`~thresher.corpus.sanitize.safe_json`): the
+    writer never fails on text.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for event in events:
+            fh.write(safe_json(event.to_dict()) + "\n")
+    return p
 
 
 def read_jsonl(path: str | Path) -> list[TraceEvent]:
@@ -281,6 +292,15 @@ def read_jsonl(path: str | Path) -> list[TraceEvent]:
     Raises ``InputError`` naming the file and line of anything unreadable.
     """
     p = Path(path)
+    try:
+        return _read_events(p)
+    except RecursionError as exc:
+        raise InputError(
+            f"{p}: a line nests JSON too deeply to read; a trace line is one event object"
+        ) from exc
+
+
+def _read_events(p: Path) -> list[TraceEvent]:
     events: list[TraceEvent] = []
     for n, data in jsonl.iter_jsonl(p):
         if not isinstance(data, dict):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from thresher.config import EpisodeConfig
+from thresher.corpus.sanitize import scrub, scrub_value
 from thresher.harness.actions import (
     RETRIEVAL_TOOLS,
     TOOL_NAMES,
@@ -45,7 +46,38 @@ class ProposalCheck:
 
 
 def _refuse(code: str, message: str, proposal: Proposal | None = None) -> ProposalCheck:
-    return ProposalCheck(proposal, code, message)
+    return ProposalCheck(proposal and _scrubbed(proposal), scrub(code), scrub(message))
+
+
+def _scrubbed(proposal: Proposal) -> Proposal:
+    """``proposal`` with every string a model wrote made valid Unicode (lone surrogates
+    replaced by U+FFFD), so nothing recorded or shown can fail to encode."""
+    calls = tuple(
+        replace(c, name=scrub(c.name), call_id=scrub(c.call_id), arguments=scrub_value(c.arguments))
+        if isinstance(c, ToolCall) and isinstance(c.name, str) and isinstance(c.call_id, str)
+        else c
+        for c in proposal.tool_calls
+    )
+    final = proposal.final
+    if isinstance(final, FinalAnswer) and all(
+        isinstance(d, RankedDocument) for d in final.documents
+    ):
+        docs = tuple(
+            replace(
+                d,
+                doc_id=scrub(d.doc_id) if isinstance(d.doc_id, str) else d.doc_id,
+                justification=scrub(d.justification)
+                if isinstance(d.justification, str)
+                else d.justification,
+                chunk_ids=tuple(scrub(c) if isinstance(c, str) else c for c in d.chunk_ids)
+                if isinstance(d.chunk_ids, list | tuple)
+                else d.chunk_ids,
+            )
+            for d in final.documents
+        )
+        final = replace(final, documents=docs)
+    text = scrub(proposal.text) if isinstance(proposal.text, str) else proposal.text
+    return replace(proposal, tool_calls=calls, final=final, text=text)
 
 
 def check_proposal(value: Any, turn: int) -> ProposalCheck:
@@ -89,6 +121,8 @@ def check_proposal(value: Any, turn: int) -> ProposalCheck:
             "a reply has tool calls or a final answer, not both; send them in separate turns",
             value,
         )
+    value = _scrubbed(value)
+    calls, final = value.tool_calls, value.final
     if not calls and final is None:
         final = parse_final(value.text)
         if final is None:

@@ -22,20 +22,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from thresher import __version__
+from thresher.corpus.sanitize import safe_json
 from thresher.errors import ConfigError, InputError, ThresherError
 from thresher.harness.result import Result
 from thresher.serve.events import EventMapper, SseEvent, answer_text, terminal_event
 from thresher.serve.gate import Busy
+from thresher.serve.hosts import HostGuard, allowed_names
 from thresher.serve.limits import ApiKeyGuard, BodyLimit
 from thresher.serve.service import RunningEpisode, SearchService, TooLarge
 from thresher.serve.settings import ServeSettings, UnknownCollection, request_extras
@@ -96,13 +99,18 @@ def wants_json(accept: str) -> bool:
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
-    return JSONResponse({"error": code, "message": message}, status_code=status, headers=headers)
+    return _SafeJSON({"error": code, "message": message}, status_code=status, headers=headers)
 
 
 def _sse(event: SseEvent) -> ServerSentEvent:
-    return ServerSentEvent(
-        data=json.dumps(event.data, ensure_ascii=False), event=event.event, id=event.id
-    )
+    return ServerSentEvent(data=safe_json(event.data), event=event.event, id=event.id)
+
+
+class _SafeJSON(JSONResponse):
+    """A JSON response that can always be encoded (see :func:`safe_json`)."""
+
+    def render(self, content: Any) -> bytes:
+        return safe_json(content).encode("utf-8")
 
 
 async def _stream(episode: RunningEpisode) -> AsyncIterator[ServerSentEvent]:
@@ -142,12 +150,19 @@ async def _watched(request: Request, episode: RunningEpisode) -> Result | None:
         episode.cancel()
 
 
-def create_app(settings: ServeSettings, service: SearchService | None = None) -> FastAPI:
+def create_app(
+    settings: ServeSettings,
+    service: SearchService | None = None,
+    bind: tuple[str, int] | None = None,
+) -> FastAPI:
     """The ASGI application serving ``settings`` (FastAPI behind the key and body guards).
 
     Args:
         settings: collections, policies, config and limits.
         service: the search service (default: a new one over ``settings``).
+        bind: the ``(host, port)`` it is served on: requests naming another ``Host``
+            (or a foreign ``Origin``) are refused, 421/403 (None: no Host check,
+            for in-process use).
 
     Returns:
         The app; ``app.state.service`` is its :class:`SearchService`.
@@ -169,6 +184,11 @@ def create_app(settings: ServeSettings, service: SearchService | None = None) ->
         lifespan=lifespan,
     )
     app.state.service = service
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(_: Request, exc: RequestValidationError) -> Response:
+        """FastAPI's 422, written so that any text echoed back can be encoded."""
+        return _SafeJSON({"detail": jsonable_encoder(exc.errors())}, status_code=422)
 
     @app.post(
         "/search",
@@ -211,7 +231,7 @@ def create_app(settings: ServeSettings, service: SearchService | None = None) ->
         if result is None:  # the client is gone; nobody reads this
             return Response(status_code=499, headers=headers)
         payload = {"trace_id": episode.trace_id, **result.to_dict(), "answer": answer_text(result)}
-        return JSONResponse(payload, headers=headers)
+        return _SafeJSON(payload, headers=headers)
 
     @app.get("/traces/{trace_id}", responses={404: {"description": "no such trace"}})
     async def trace(trace_id: str) -> Response:
@@ -219,7 +239,7 @@ def create_app(settings: ServeSettings, service: SearchService | None = None) ->
         events = service.traces.get(trace_id)
         if events is None:
             return _error(404, "unknown_trace", f"no trace {trace_id!r} on this server")
-        body = "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in events)
+        body = "".join(safe_json(e.to_dict()) + "\n" for e in events)
         return Response(body, media_type="application/x-ndjson")
 
     @app.get("/traces/{trace_id}/view", responses={404: {"description": "no such trace"}})
@@ -238,9 +258,14 @@ def create_app(settings: ServeSettings, service: SearchService | None = None) ->
         """Liveness, collections, policies and the load (open without the API key)."""
         return service.health()
 
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    if settings.api_key:  # added last: the outermost, so a keyless body is never read
+    app.add_middleware(
+        BodyLimit, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s
+    )
+    if settings.api_key:  # a keyless body is never read
         app.add_middleware(ApiKeyGuard, key=settings.api_key)
+    if bind is not None:  # added last: the outermost, before anything else is looked at
+        hosts, origins = allowed_names(bind[0], bind[1], settings.allowed_hosts)
+        app.add_middleware(HostGuard, hosts=hosts, origins=origins)
     return app
 
 
@@ -254,5 +279,13 @@ def run_http(settings: ServeSettings, host: str = "127.0.0.1", port: int = 8080)
 
     service = SearchService(settings)
     service.open_all()  # fail before listening, with thresher's own error
-    app = create_app(settings, service)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    app = create_app(settings, service, bind=(host, port))
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+        limit_concurrency=settings.max_connections,  # past it: 503
+        timeout_keep_alive=5,  # idle keep-alive connections are closed after 5 s
+    )

@@ -60,6 +60,7 @@ FAILED_EXITS = frozenset(
         ExitReason.ENDPOINT_UNAVAILABLE,
         ExitReason.INVALID_INPUT,
         ExitReason.CANCELLED,
+        ExitReason.TOOLS_FAILED,
         ExitReason.ERROR,
     }
 )

@@ -1,15 +1,18 @@
-"""Two ASGI guards in front of the API: the API key (401) and the request body size (413).
+"""Two ASGI guards in front of the API: the API key (401) and the request body (413, 408).
 
 Both are plain ASGI wrappers so they act before FastAPI parses anything: a
 request without the key is refused before its body is read, and a body is
 read at most ``max_body_bytes`` far (declared ``Content-Length`` or not)
-before it is refused. Written here because Starlette ships neither: its
+before it is refused, and a body must arrive whole within ``timeout_s`` (408 and
+the connection closed past it: a slow trickle cannot hold a connection open).
+Written here because Starlette ships neither: its
 middleware covers CORS, GZip, hosts and sessions, and uvicorn bounds header
 sizes, not bodies.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -35,11 +38,12 @@ async def _reply(send: Send, status: int, body: dict[str, Any], headers: dict[st
     await send({"type": "http.response.body", "body": raw})
 
 
-def key_of(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """The key a request sends: ``Authorization: Bearer KEY``, ``X-API-Key`` or ``X-Chroma-Token``."""
-    found = {k.lower(): v.decode("latin-1") for k, v in headers}
-    auth = found.get(b"authorization", "")
-    if auth.lower().startswith("bearer "):
+def key_of(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The key a request sends, as the bytes on the wire: ``Authorization: Bearer KEY``,
+    ``X-API-Key`` or ``X-Chroma-Token`` (a UTF-8 key arrives as its UTF-8 bytes)."""
+    found = {k.lower(): v for k, v in headers}
+    auth = found.get(b"authorization", b"")
+    if auth[:7].lower() == b"bearer ":
         return auth[7:].strip()
     return found.get(b"x-api-key") or found.get(b"x-chroma-token")
 
@@ -54,14 +58,14 @@ class ApiKeyGuard:
 
     def __init__(self, app: ASGIApp, key: str) -> None:
         self.app = app
-        self.key = key.encode()
+        self.key = key.encode("utf-8", "surrogateescape")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         sent = key_of(scope.get("headers") or [])
-        if sent is None or not hmac.compare_digest(sent.encode(), self.key):
+        if sent is None or not hmac.compare_digest(sent, self.key):
             await _reply(
                 send,
                 401,
@@ -84,9 +88,10 @@ class BodyLimit:
     response still hears the client disconnect.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float = 10.0) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
@@ -98,8 +103,23 @@ class BodyLimit:
             return
         chunks: list[bytes] = []
         size = 0
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
         while True:
-            message = await receive()
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                message = await asyncio.wait_for(receive(), max(left, 0.001))
+            except TimeoutError:  # a body trickled in (or stalled): drop the connection
+                await _reply(
+                    send,
+                    408,
+                    {
+                        "error": "request_timeout",
+                        "message": f"the request body did not arrive within {self.timeout_s:g} s; "
+                        "send the whole body at once",
+                    },
+                    {"Connection": "close"},
+                )
+                return
             if message["type"] == "http.disconnect":
                 return
             chunk = message.get("body", b"")

@@ -11,7 +11,9 @@ Tools:
   ``read_document(doc_id)``: the retrieval tools themselves, straight from the
   index (hybrid BM25 + dense search fused by RRF; the bounded regex; a whole
   document), for an agent that drives its own loop. They keep no episode
-  state: no budget, no dedup, no pruning.
+  state: no budget, no dedup, no pruning. Their text arguments are bounded like
+  a question (a pattern like ``grep.max_pattern_chars``) and each call holds one
+  of the server's episode slots while it runs (the HTTP API's gate).
 
 Transports: stdio (what Claude Desktop and Cursor start) and streamable HTTP
 (``/mcp`` on loopback by default).
@@ -20,17 +22,19 @@ Transports: stdio (what Claude Desktop and Cursor start) and streamable HTTP
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from thresher import __version__
-from thresher.errors import ThresherError
+from thresher.corpus.sanitize import has_surrogate, scrub_value
+from thresher.errors import InputError, ThresherError
 from thresher.index.store import Hit
 from thresher.serve.events import result_payload
 from thresher.serve.gate import Busy
 from thresher.serve.service import SearchService
 from thresher.serve.settings import ServeSettings, request_extras
 
-__all__ = ["build_mcp_server", "run_mcp", "INSTRUCTIONS", "MAX_K"]
+__all__ = ["build_mcp_server", "check_texts", "run_mcp", "INSTRUCTIONS", "MAX_K"]
 
 #: the most chunks one ``search_corpus`` call returns
 MAX_K = 50
@@ -57,6 +61,34 @@ def _hit(hit: Hit, rank: int) -> dict[str, Any]:
     }
 
 
+def check_texts(settings: ServeSettings, texts: dict[str, str]) -> None:
+    """Refuse a raw tool's text argument that is too long or not valid Unicode.
+
+    A query or document id may be as long as a question (``max_question_chars``), a
+    pattern as ``grep.max_pattern_chars``.
+
+    Raises:
+        InputError: naming the argument and the limit.
+    """
+    for name, text in texts.items():
+        if not isinstance(text, str):
+            raise InputError(f"{name} must be a string")
+        limit = (
+            settings.config.grep.max_pattern_chars
+            if name == "pattern"
+            else settings.max_question_chars
+        )
+        if len(text) > limit:
+            raise InputError(
+                f"{name} has {len(text)} characters, over this server's limit of {limit}; "
+                "shorten it"
+            )
+        if has_surrogate(text):
+            raise InputError(
+                f"{name} holds text that is not valid Unicode (a lone surrogate); send UTF-8 text"
+            )
+
+
 def build_mcp_server(service: SearchService) -> Any:
     """An ``mcp`` ``MCPServer`` whose tools run on ``service`` (its limits and collections)."""
     from mcp.server.mcpserver import MCPServer
@@ -64,13 +96,26 @@ def build_mcp_server(service: SearchService) -> Any:
 
     server = MCPServer(name="thresher", instructions=INSTRUCTIONS, version=__version__)
 
-    async def in_thread(collection: str | None, work: Any) -> Any:
+    async def in_thread(collection: str | None, work: Any, **texts: str) -> Any:
+        """Run ``work(store)`` on a thread within the server's limits: each of ``texts``
+        checked (size, valid Unicode), and one of the episode slots held meanwhile, so
+        raw calls share the HTTP API's concurrency gate."""
         try:
+            check_texts(service.settings, texts)
             name, _ = service.settings.choose_collection(collection)
+            await service.gate.acquire()
+        except Busy as exc:
+            raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
+        except ThresherError as exc:
+            raise ToolError(str(exc)) from exc
+        started = time.perf_counter()
+        try:
             store = await asyncio.to_thread(service.store, name)
             return await asyncio.to_thread(work, store)
         except ThresherError as exc:
             raise ToolError(str(exc)) from exc
+        finally:
+            service.gate.release(time.perf_counter() - started)
 
     @server.tool(
         title="Multi-hop search",
@@ -99,7 +144,7 @@ def build_mcp_server(service: SearchService) -> Any:
             raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
         except ThresherError as exc:
             raise ToolError(str(exc)) from exc
-        return result_payload(result, trace_id)
+        return scrub_value(result_payload(result, trace_id))  # always encodable
 
     @server.tool(
         description="Hybrid search (BM25 and dense, fused by reciprocal rank fusion) over the "
@@ -116,6 +161,7 @@ def build_mcp_server(service: SearchService) -> Any:
         hits = await in_thread(
             collection_name,
             lambda store: store.hybrid_search(query, size, **_filtered(where, path)),
+            query=query,
         )
         return {"query": query, "hits": [_hit(h, i) for i, h in enumerate(hits, 1)]}
 
@@ -132,7 +178,9 @@ def build_mcp_server(service: SearchService) -> Any:
     ) -> dict[str, Any]:
         size = max(1, min(int(limit), service.settings.config.grep.limit))
         found = await in_thread(
-            collection_name, lambda store: store.grep(pattern, size, **_filtered(where, path))
+            collection_name,
+            lambda store: store.grep(pattern, size, **_filtered(where, path)),
+            pattern=pattern,
         )
         return {
             "pattern": pattern,
@@ -149,7 +197,9 @@ def build_mcp_server(service: SearchService) -> Any:
         collection_name: str | None = None,
     ) -> dict[str, Any]:
         chunks = await in_thread(
-            collection_name, lambda store: store.read_document(doc_id, **_filtered(where, path))
+            collection_name,
+            lambda store: store.read_document(doc_id, **_filtered(where, path)),
+            doc_id=doc_id,
         )
         return {
             "doc_id": doc_id,
@@ -191,6 +241,18 @@ def run_mcp(
         if transport == "stdio":
             server.run("stdio")
         else:
-            server.run("streamable-http", host=host, port=port)
+            import uvicorn
+
+            app = server.streamable_http_app(
+                host=host, max_request_body_size=settings.max_body_bytes
+            )
+            uvicorn.run(  # the SDK's own runner sets no connection limits
+                app,
+                host=host,
+                port=port,
+                log_level="warning",
+                limit_concurrency=settings.max_connections,
+                timeout_keep_alive=5,
+            )
     finally:
         service.close()

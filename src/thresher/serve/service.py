@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import threading
 import time
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
+from thresher.corpus.sanitize import invalid_path
 from thresher.errors import InputError, ThresherError
 from thresher.harness.result import Result
 from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl
@@ -36,6 +38,8 @@ from thresher.serve.gate import EpisodeGate
 from thresher.serve.settings import ServeSettings, request_config
 
 __all__ = ["TooLarge", "TraceStore", "RunningEpisode", "SearchService", "TRACE_ID"]
+
+log = logging.getLogger(__name__)
 
 #: the form of a trace id (a UUID4 in hex)
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -49,15 +53,33 @@ class TraceStore:
     """Traces by id: live while their episode runs, the last ``limit`` finished ones after.
 
     Finished traces are also written to ``folder/<id>.jsonl`` when a folder is
-    given, and read back from there once they have left memory.
+    given, and read back from there once they have left memory; the folder keeps
+    at most ``max_files`` traces and ``max_bytes`` bytes of them (the oldest, by
+    the time they were written, are deleted first; files other than trace ids
+    are never touched).
     """
 
-    def __init__(self, limit: int, folder: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        limit: int,
+        folder: str | Path | None = None,
+        max_files: int = 10_000,
+        max_bytes: int = 1 << 30,
+    ) -> None:
         self.limit = limit
         self.folder = Path(folder) if folder is not None else None
+        self.max_files = max_files
+        self.max_bytes = max_bytes
         self._live: dict[str, list[TraceEvent]] = {}
         self._done: OrderedDict[str, tuple[TraceEvent, ...]] = OrderedDict()
         self._lock = threading.Lock()
+        self._files: OrderedDict[Path, int] = OrderedDict()  # written traces, oldest first
+        if self.folder is not None and self.folder.is_dir():
+            found = [(p.stat().st_mtime, p) for p in self.folder.glob("*.jsonl")]
+            for _, path in sorted(found):
+                if TRACE_ID.match(path.stem):
+                    self._files[path] = path.stat().st_size
+            self._retain()
 
     def open(self, trace_id: str) -> list[TraceEvent]:
         """A live event list for a new episode (appended to by its thread)."""
@@ -75,7 +97,28 @@ class TraceStore:
                 self._done.popitem(last=False)
         if self.folder is None:
             return None
-        return write_jsonl(events, self.folder / f"{trace_id}.jsonl")
+        try:
+            path = write_jsonl(events, self.folder / f"{trace_id}.jsonl")
+            size = path.stat().st_size
+        except (OSError, ValueError) as exc:  # a full disk, say: the trace stays in memory
+            log.warning("could not write trace %s to %s: %s", trace_id, self.folder, exc)
+            return None
+        with self._lock:
+            self._files[path] = size
+            self._retain()
+        return path
+
+    def _retain(self) -> None:
+        """Delete the oldest written traces past ``max_files`` or ``max_bytes`` (the newest
+        one is always kept)."""
+        total = sum(self._files.values())
+        while len(self._files) > 1 and (
+            len(self._files) > self.max_files or total > self.max_bytes
+        ):
+            path, size = self._files.popitem(last=False)
+            total -= size
+            with contextlib.suppress(OSError):
+                path.unlink()
 
     def get(self, trace_id: str) -> list[TraceEvent] | None:
         """The events of a trace so far (a running episode's too); None when unknown."""
@@ -159,7 +202,12 @@ class SearchService:
         self.gate = EpisodeGate(
             settings.max_concurrent, settings.max_queued, settings.queue_timeout_s
         )
-        self.traces = TraceStore(settings.max_traces, settings.trace_dir)
+        self.traces = TraceStore(
+            settings.max_traces,
+            settings.trace_dir,
+            settings.trace_dir_max_files,
+            settings.trace_dir_max_bytes,
+        )
         self._stores: dict[str, Store] = {}
         self._store_lock = threading.Lock()
         self._running: set[RunningEpisode] = set()
@@ -180,6 +228,19 @@ class SearchService:
                 refused config override.
             ConfigError: an unknown or ill-typed config setting.
         """
+        where = invalid_path(
+            {
+                "query": question,
+                "collection_name": collection,
+                "policy": policy,
+                "config": dict(overrides or {}),
+            }
+        )
+        if where:
+            raise InputError(
+                f"{where} holds text that is not valid Unicode (a lone surrogate such as "
+                "'\\ud800'); send UTF-8 text"
+            )
         limit = self.settings.max_question_chars
         if len(question) > limit:
             raise TooLarge(
@@ -243,7 +304,12 @@ class SearchService:
             name=f"thresher-episode-{episode.trace_id[:8]}",
             daemon=True,
         )
-        thread.start()
+        try:
+            thread.start()
+        except RuntimeError as exc:  # no thread to be had: give everything back
+            self.traces.finish(episode.trace_id, ())
+            self._ended(episode, 0.0)
+            raise ThresherError(f"could not start the episode: {exc}; try again later") from exc
         return episode
 
     def _prepare(self, name: str, policy: str, config: Config) -> tuple[Store, Any]:
@@ -275,7 +341,7 @@ class SearchService:
 
         started = time.perf_counter()
         store, policy = built
-        outcome: Result | BaseException
+        outcome: Result | BaseException = ThresherError("the episode ended without a result")
         try:
             outcome = run_episode(
                 question, store, policy, config, on_event=on_event, should_stop=episode.stop.is_set
@@ -283,11 +349,13 @@ class SearchService:
             self.traces.finish(episode.trace_id, outcome.trace)
         except Exception as exc:  # run_episode returns a Result even on its own errors
             outcome = exc if isinstance(exc, ThresherError) else ThresherError(str(exc))
-            self.traces.finish(episode.trace_id, tuple(events))
-        post(_End(outcome))
-        seconds = time.perf_counter() - started
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(self._ended, episode, seconds)
+            with contextlib.suppress(Exception):
+                self.traces.finish(episode.trace_id, tuple(events))
+        finally:  # whatever happened above, the reader hears the end and the slot comes back
+            post(_End(outcome))
+            seconds = time.perf_counter() - started
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._ended, episode, seconds)
 
     def _ended(self, episode: RunningEpisode, seconds: float) -> None:
         self._running.discard(episode)

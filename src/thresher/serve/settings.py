@@ -46,7 +46,8 @@ REQUEST_SECTIONS = (
     "retrieval.path",
     "grep.limit",
 )
-#: settings a request may lower but not raise above the server's value
+#: settings a request may lower but not raise above the server's value (caps, and the
+#: shares and refusal counts past which the harness steps in)
 _CAPPED = (
     "budget.total",
     "budget.per_call_tokens",
@@ -59,7 +60,13 @@ _CAPPED = (
     "episode.max_final_documents",
     "retrieval.candidates",
     "grep.limit",
+    "budget.soft_fraction",
+    "budget.hard_fraction",
+    "episode.max_refused_in_a_row",
+    "episode.max_hard_refused_turns",
 )
+#: settings a request may raise but not lower below the server's value
+_FLOORED = ("budget.reply_reserve",)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -87,6 +94,13 @@ class ServeSettings:
         api_key: required on every request but ``/healthz`` and the schema when set.
         max_traces: finished traces kept in memory for ``GET /traces/{id}``.
         trace_dir: also write every trace there as ``<id>.jsonl`` (None: memory only).
+        body_timeout_s: longest time a request body may take to arrive (408 past it).
+        max_connections: open connections (and requests) at once; past it uvicorn
+            answers 503 (its ``limit_concurrency``).
+        trace_dir_max_files, trace_dir_max_bytes: the most traces (files, bytes) kept
+            in ``trace_dir``; the oldest are deleted past either.
+        allowed_hosts: ``Host`` names the HTTP API answers besides its bound address
+            (``NAME`` or ``NAME:PORT``; ``*``: any); see :mod:`thresher.serve.hosts`.
     """
 
     collections: Mapping[str, str]
@@ -101,6 +115,11 @@ class ServeSettings:
     api_key: str | None = None
     max_traces: int = 256
     trace_dir: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    body_timeout_s: float = 10.0
+    max_connections: int = 128
+    trace_dir_max_files: int = 10_000
+    trace_dir_max_bytes: int = 1 << 30
 
     def __post_init__(self) -> None:
         if not self.collections:
@@ -115,9 +134,16 @@ class ServeSettings:
             ("max_body_bytes", self.max_body_bytes),
             ("max_question_chars", self.max_question_chars),
             ("max_traces", self.max_traces),
+            ("max_connections", self.max_connections),
+            ("trace_dir_max_files", self.trace_dir_max_files),
+            ("trace_dir_max_bytes", self.trace_dir_max_bytes),
         ):
             if value < 1:
                 raise ConfigError(f"serve setting {label} must be at least 1, got {value}")
+        if not self.body_timeout_s > 0:
+            raise ConfigError(
+                f"serve setting body_timeout_s must be positive, got {self.body_timeout_s}"
+            )
         if self.max_queued < 0 or self.queue_timeout_s < 0:
             raise ConfigError("serve settings max_queued and queue_timeout_s must not be negative")
 
@@ -212,7 +238,19 @@ def request_config(base: Config, overrides: Mapping[str, Any] | None) -> Config:
         mine = getattr(getattr(base, section), name)
         theirs = getattr(getattr(config, section), name)
         if theirs > mine:
-            raise InputError(f"{key}={theirs} is over this server's limit of {mine}")
+            raise InputError(
+                f"{key}={theirs} is over this server's limit of {mine}; a request may only "
+                "tighten the server's settings"
+            )
+    for key in _FLOORED:
+        section, _, name = key.partition(".")
+        mine = getattr(getattr(base, section), name)
+        theirs = getattr(getattr(config, section), name)
+        if theirs < mine:
+            raise InputError(
+                f"{key}={theirs} is under this server's {mine}; a request may only tighten "
+                "the server's settings"
+            )
     return config
 
 

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from thresher.corpus.sanitize import safe_json
 
 __all__ = ["ViewerPage", "render_viewer", "eval_context", "read_trace_dicts", "asset"]
 
@@ -44,10 +46,13 @@ def asset(name: str) -> str:
 
 def _script_safe(data: Any) -> str:
     """JSON that cannot end the ``<script>`` element holding it."""
-    text = json.dumps(data, ensure_ascii=False)
+    text = safe_json(data)
     for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(raw, escaped)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+_PLACEHOLDER = re.compile(r"\{\{(CSP|TITLE|STYLE|DATA|SCRIPT)\}\}")
 
 
 def _hash(text: str) -> str:
@@ -81,15 +86,16 @@ def render_viewer(
     )
     data = {"source": source, "events": events, "context": context}
     title = "thresher trace" + (f" · {source}" if source else "")
-    html = asset("viewer.html")
-    for key, value in (
-        ("{{CSP}}", _html_text(csp).replace('"', "&quot;")),
-        ("{{TITLE}}", _html_text(title)),
-        ("{{STYLE}}", style),
-        ("{{DATA}}", _script_safe(data)),
-        ("{{SCRIPT}}", script),
-    ):
-        html = html.replace(key, value, 1)
+    values = {
+        "CSP": _html_text(csp).replace('"', "&quot;"),
+        "TITLE": _html_text(title),
+        "STYLE": style,
+        "DATA": _script_safe(data),
+        "SCRIPT": script,
+    }
+    # one pass over the template: what is put in (a question holding "{{SCRIPT}}", a
+    # trace named "{{DATA}}.jsonl") is never searched for placeholders again
+    html = _PLACEHOLDER.sub(lambda m: values[m.group(1)], asset("viewer.html"))
     return ViewerPage(html, csp)
 
 

@@ -16,17 +16,25 @@
   };
   var FAILED = ["policy_error", "endpoint_unavailable", "invalid_input", "cancelled", "error"];
 
+  // bidi controls (RLO and the like) shown as visible marks, so no id or text of a trace
+  // can reorder what the page shows
+  var BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+  function visible(text) {
+    return String(text).replace(BIDI, function (c) {
+      return "\u2039U+" + c.charCodeAt(0).toString(16).toUpperCase() + "\u203a";
+    });
+  }
   function el(tag, cls, text) {
     var node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = visible(text);
     return node;
   }
   function add(parent) {
     for (var i = 1; i < arguments.length; i++) {
       var kid = arguments[i];
       if (kid === null || kid === undefined) continue;
-      parent.appendChild(typeof kid === "string" ? document.createTextNode(kid) : kid);
+      parent.appendChild(typeof kid === "string" ? document.createTextNode(visible(kid)) : kid);
     }
     return parent;
   }
@@ -64,7 +72,11 @@
   }
 
   function build(events) {
-    var m = { start: null, end: null, turns: [], byTurn: {}, chunks: {}, lineage: {}, recalled: {} };
+    // maps keyed by trace values have no prototype: "__proto__" or "toString" is just a key
+    var m = {
+      start: null, end: null, turns: [], byTurn: Object.create(null), chunks: Object.create(null),
+      lineage: Object.create(null), recalled: Object.create(null)
+    };
     var state = { active: [], pruned: [], recalled: m.recalled };
     events.forEach(function (e) {
       if (e.type === "episode_start") { m.start = e; return; }
@@ -327,7 +339,7 @@
   function render(events, ctx, source) {
     var app = document.getElementById("app");
     while (app.firstChild) app.removeChild(app.firstChild);
-    document.getElementById("source").textContent = source || "";
+    document.getElementById("source").textContent = visible(source || "");
     var m = build(events);
     add(app, summary(m, ctx));
     add(app, el("h2", null, "Token usage"), chart(m));

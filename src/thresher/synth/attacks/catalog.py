@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from thresher.errors import InputError
-from thresher.synth.attacks.templates import DRAFTERS, Draft, Target
+from thresher.synth.attacks.forgeries import FORGERY_DRAFTERS
+from thresher.synth.attacks.templates import DRAFTERS as _TEXT_DRAFTERS
+from thresher.synth.attacks.templates import Draft, Target
 from thresher.synth.world.generate import META_DIR, BuiltWorld
 
 __all__ = [
@@ -39,6 +41,8 @@ __all__ = [
 ]
 
 #: the attack classes, in report order
+#: attack class -> its drafter: the text attacks, then the forgeries of harness output
+DRAFTERS = {**_TEXT_DRAFTERS, **FORGERY_DRAFTERS}
 ATTACK_CLASSES: tuple[str, ...] = tuple(DRAFTERS)
 ATTACKS_DIR = "attacks"
 ATTACKS_FILE = "attacks.jsonl"
