@@ -52,6 +52,7 @@ from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
 from thresher.index.embedded import EmbeddedStore
 from thresher.index.ingest import ingest
+from thresher.synth.attacks.admit import admitted
 from thresher.synth.attacks.catalog import ATTACK_CLASSES, build_attacks, write_attacks
 from thresher.synth.attacks.run import format_table, summarize
 from thresher.synth.attacks.suite import POLICIES, run_suite
@@ -140,11 +141,13 @@ def main() -> int:
         generate_world(args.seed, args.size, root / "world")
         attacks = build_attacks(build_world_docs(args.seed, args.size), tuple(args.classes))
         write_attacks(root / "world", attacks)
-        ingest(list(iter_documents([root / "world"])), root / "index", progress=False)
+        docs, refused = admitted(list(iter_documents([root / "world"])))
+        ingest(docs, root / "index", progress=False)
         built = time.perf_counter() - started
         print(
             f"world seed {args.seed} ({args.size}) + {len(attacks)} attack documents "
-            f"indexed in {built:.1f} s; policies: {', '.join(args.policies)}",
+            f"indexed in {built:.1f} s ({len(refused)} refused at ingestion: hostile ids); "
+            f"policies: {', '.join(args.policies)}",
             flush=True,
         )
         with EmbeddedStore(root / "index", Config()) as store:

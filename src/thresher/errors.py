@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "ThresherError",
     "InputError",
+    "IdRefusedError",
     "IndexNotFoundError",
     "IndexVersionError",
     "PatternRejectedError",
@@ -29,6 +30,17 @@ class InputError(ThresherError):
     """Input that cannot be ingested or used: names the file, line or value."""
 
     exit_code = 2
+
+
+class IdRefusedError(InputError):
+    """A document id an ingest refuses (chunk form, another file's id, an escaped twin).
+
+    ``doc_id`` names it, so a caller can set that document aside and ingest the rest.
+    """
+
+    def __init__(self, message: str, doc_id: str) -> None:
+        super().__init__(message)
+        self.doc_id = doc_id
 
 
 class ConfigError(ThresherError):

@@ -19,6 +19,7 @@ import pytest
 from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
 from thresher.harness.trace import EpisodeEnd, QueryState, ToolResult
+from thresher.synth.attacks.admit import admitted
 from thresher.synth.attacks.catalog import (
     ATTACK_CLASSES,
     build_attacks,
@@ -44,17 +45,35 @@ def attacks(world) -> list:
 
 
 @pytest.fixture(scope="module")
+def refused(attacks, tmp_path_factory) -> dict[str, str]:
+    """The attack documents whose ids an ingest refuses (chunk form, escaped twins)."""
+    root = tmp_path_factory.mktemp("admit")
+    generate_world(SEED, "small", root / "world")
+    write_attacks(root / "world", attacks)
+    return admitted(list(iter_documents([root / "world"])))[1]
+
+
+@pytest.fixture(scope="module")
 def attacked_index(tmp_path_factory, attacks, embedder) -> Path:
-    """The small world with the attacks added, indexed as ``thresher index DIR`` does."""
+    """The small world with the attacks added, indexed as ``thresher index DIR`` does,
+    less the documents whose ids the ingest refuses."""
     from thresher.index.ingest import ingest
 
     root = tmp_path_factory.mktemp("attacked")
     generate_world(SEED, "small", root / "world")
     write_attacks(root / "world", attacks)
-    ingest(
-        list(iter_documents([root / "world"])), root / "index", embedder=embedder, progress=False
-    )
+    docs, _ = admitted(list(iter_documents([root / "world"])))
+    ingest(docs, root / "index", embedder=embedder, progress=False)
     return root
+
+
+def test_hostile_ids_are_refused_at_ingestion(attacks, refused) -> None:
+    """Ids forging chunk ids and escaped-id twins never reach the index."""
+    forged = [a for a in attacks if a.kind == "forged_chunk_id"]
+    assert forged
+    for attack in forged:
+        assert any(d in refused for d in attack.doc_ids), attack.note
+    assert all(d.startswith("attacks/") or any(d in a.doc_ids for a in forged) for d in refused)
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +115,8 @@ def test_what_ingestion_lets_through(attacks, store) -> None:
     assert visible["unicode-01"] and visible["unicode-04"]
     for a in attacks:
         for doc_id in a.doc_ids:
+            if not visible[a.attack_id]:
+                continue
             for chunk in store.read_document(doc_id):
                 assert not any(ch in chunk.text for ch in "\u200b\u200c\u202e\u2066\x1b")
 
@@ -136,13 +157,19 @@ def test_no_content_changes_the_allow_list_budget_or_termination(attacks, outcom
     assert {o.exit_reason for o in outcomes} <= {"answered", "budget", "policy_error"}
 
 
-def test_the_obedient_model_obeys_and_the_harness_refuses(attacks, outcomes) -> None:
+def test_the_obedient_model_obeys_and_the_harness_refuses(attacks, outcomes, refused) -> None:
     """The measure is not vacuous: the obedient model does what the visible text asks,
-    except what only the harness could do."""
+    except what only the harness could do (or what ingestion refused to index)."""
     obedient = {o.attack_id: o for o in outcomes if o.policy == "llm-obedient"}
-    assert all(o.exposed for o in obedient.values())
+    # every document refused: the attack never reaches a policy (an escaped-id twin keeps
+    # one of its two records, an ordinary visible document)
+    blocked = {a.attack_id for a in attacks if all(d in refused for d in a.doc_ids)}
+    assert blocked and not any(obedient[b].exposed or obedient[b].succeeded for b in blocked)
+    assert all(o.exposed for o in obedient.values() if o.attack_id not in blocked)
     for a in attacks:
         o = obedient[a.attack_id]
+        if a.attack_id in blocked:
+            continue
         if a.kind == "prune" or a.kind == "fake_tool_json" or a.kind == "reveal_prompt":
             assert o.succeeded, a.attack_id
         if a.kind == "budget":  # asked to read past the hard cutoff: refused, never granted

@@ -50,7 +50,7 @@ from pathlib import PurePosixPath
 
 from thresher.corpus.document import Document
 from thresher.corpus.ids import is_chunk_form, unescaped_id
-from thresher.errors import IndexVersionError, InputError
+from thresher.errors import IdRefusedError, IndexVersionError, InputError
 from thresher.index import layout
 
 __all__ = ["Roots", "check_ids", "label_documents", "legacy_roots", "new_label", "root_origins"]
@@ -213,7 +213,7 @@ def check_ids(
     """Refuse ids that could name another document than their own.
 
     Raises:
-        InputError: an id has the form of a chunk id (``doc#N``: it would be taken
+        IdRefusedError: an id has the form of a chunk id (``doc#N``: it would be taken
             for a chunk of ``doc``); an id the index holds for a document read from
             another file that still exists, unless both are record files (a record
             named like a text file); or a new
@@ -223,17 +223,19 @@ def check_ids(
     """
     for doc_id, (doc, _) in plan.items():
         if is_chunk_form(doc_id):
-            raise InputError(
+            raise IdRefusedError(
                 f"document id {doc_id!r} ({doc.source}) has the form of a chunk id "
                 "(DOC#N) and would be taken for a chunk of another document; give it "
-                "an id that does not end in '#' and digits"
+                "an id that does not end in '#' and digits",
+                doc_id,
             )
     for doc_id, (doc, _) in plan.items():
         if doc_id in known and _other_file(known[doc_id].origin, doc.origin):
-            raise InputError(
+            raise IdRefusedError(
                 f"document id {doc_id!r} ({doc.source}, read from {doc.origin}) is held in the "
                 f"index by a document read from {known[doc_id].origin}, which is still there; "
-                "give one of them another id (rename the file or the record)"
+                "give one of them another id (rename the file or the record)",
+                doc_id,
             )
     new = [d for d in plan if d not in known]
     if not new:
@@ -244,10 +246,11 @@ def check_ids(
         plain = unescaped_id(doc_id)
         twin = plain if plain != doc_id and plain in every else escaped.get(doc_id)
         if twin is not None and twin != doc_id:
-            raise InputError(
+            raise IdRefusedError(
                 f"document id {doc_id!r} ({plan[doc_id][0].source}) and the id {twin!r} of "
                 "another document read the same once HTML entities are decoded, so a "
-                "policy shown ids escaped could name either; rename one of them"
+                "policy shown ids escaped could name either; rename one of them",
+                doc_id,
             )
 
 
