@@ -22,6 +22,7 @@ What an ingest may delete (the deletion rule, one place for both backends):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -329,7 +330,7 @@ def write_chunks(
     batch: int,
     *,
     upsert: bool,
-    progress: bool,
+    progress: bool | IngestProgress,
     embed_batch: int = EMBED_BATCH,
 ) -> int:
     """Embed ``chunks`` (unless an identical text's vector is in ``reuse``) and write them.
@@ -342,7 +343,8 @@ def write_chunks(
         batch: the collection's most records per write.
         upsert: ``collection.upsert`` (True) or ``collection.add`` (False).
         progress: show progress (:class:`~thresher.index.ingest_progress.IngestProgress`:
-            a bar on a terminal, a line every few seconds otherwise).
+            a bar on a terminal, a line every few seconds otherwise), or the caller's
+            progress to advance (left open: it spans several calls).
         embed_batch: most chunks written per call (and at most ``batch``).
 
     Returns:
@@ -351,8 +353,11 @@ def write_chunks(
     step = min(embed_batch, batch)
     write = collection.upsert if upsert else collection.add
     embedded = 0
-    documents = len({c.doc_id for c in chunks})
-    with IngestProgress(len(chunks), documents, enabled=progress) as shown:
+    if isinstance(progress, IngestProgress):
+        own: contextlib.AbstractContextManager[IngestProgress] = contextlib.nullcontext(progress)
+    else:
+        own = IngestProgress(len(chunks), len({c.doc_id for c in chunks}), enabled=progress)
+    with own as shown:
         for start in range(0, len(chunks), step):
             part = chunks[start : start + step]
             texts = [indexed_text(c.title, c.text) for c in part]
