@@ -68,3 +68,18 @@ def test_an_interrupted_first_ingest_resumes_from_its_last_commit(
     manifest = layout.read_manifest(layout.current_generation(index))
     assert list(manifest.documents) == [d.doc_id for d in docs]
     assert len([p for p in index.iterdir() if p.name.startswith("gen-")]) == 1
+
+
+def test_a_change_of_chunking_is_committed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = tmp_path / "index"
+    docs = _docs(12)
+    ingest(docs, index, Config(), embedder=_Embedder(), progress=False)
+    monkeypatch.setattr(ingest_module, "COMMIT_CHUNKS", 4)
+    smaller = Config().override({"chunking.max_tokens": 128})
+    edited = [Document(d.doc_id, d.title, d.text + " Edited.", source="t") for d in docs]
+    with pytest.raises(KeyboardInterrupt):  # parts would have committed after 2 calls
+        ingest(edited, index, smaller, embedder=_Embedder(stop_at=5), progress=False)
+    manifest = layout.read_manifest(layout.current_generation(index))
+    assert manifest.chunking["max_tokens"] == Config().chunking.max_tokens  # all or nothing

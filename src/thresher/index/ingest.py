@@ -165,6 +165,8 @@ def _ingest_locked(
     parts = commit_parts(
         [len(entries[d].chunk_ids) for d in changed], sum(len(e.chunk_ids) for e in known.values())
     )
+    if rechunk_all:  # one commit: a part would record the new chunking over old chunks
+        parts = [(0, len(changed))]
     shown = IngestProgress(len(fresh), len(changed), enabled=progress)
     done: set[str] = set()
     first = 0
