@@ -46,7 +46,11 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_attacks.py", ("--size", "small")),
     Bench("bench_kills.py", ("--kills", "20", "--server-kills", "3")),
     Bench("bench_serve.py", ("--n", "20")),
-    Bench("bench_index.py", ("--limit", "300", "--queries", "20"), needs_dev=True),
+    Bench(
+        "bench_index.py",
+        ("--rounds", "1", "--doc-files", "10", "--copyrights", "5", "--paragraphs", "60"),
+        needs_dev=True,
+    ),
     Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
     Bench("bench_episode.py", ("--questions", "10", "--passes", "2"), needs_dev=True),
     Bench("bench_filters.py", ("--queries", "10"), needs_dev=True),

@@ -94,3 +94,21 @@ def test_eval_with_whitespace_in_ids_writes_every_output(tmp_path: Path, capsys)
 
     assert set(read_run(files["run_a"], decode_ids=True)) == {"task h1", "task h2"}
     assert set(read_qrels(files["qrels"], decode_ids=True)) == {"task h1", "task h2"}
+
+
+def test_eval_limit_and_sample_index_only_their_tasks_paragraphs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = tmp_path / "tiny.json"
+    tasks.write_text(json.dumps(_RECORDS), encoding="utf-8")
+    cache = tmp_path / "cache"
+    argv = ["eval", "--a", "single-shot", "--b", "single-shot", str(tasks), "--out",
+            str(tmp_path / "out"), "--cache-dir", str(cache), "--resamples", "200", "--json"]  # fmt: skip
+    assert main([*argv, "--sample", "1", "--seed", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["n_tasks"] == 1
+    (index,) = cache.iterdir()
+    from thresher.index.layout import current_generation, read_manifest
+
+    assert len(read_manifest(current_generation(index)).documents) == 3  # not 5
+    assert main([*argv, "--limit", "1", "--sample", "1"]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -109,3 +109,18 @@ def test_stats_on_a_folder(tmp_path, capsys):
         8,
         str(tmp_path / "idx"),
     )
+
+
+def test_index_into_a_log_writes_progress_lines_unless_told_not_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from thresher.index import ingest_progress
+
+    monkeypatch.setattr(ingest_progress, "LOG_EVERY_S", 0.0)  # a line at every batch
+    corpus = write_corpus(tmp_path / "corpus")
+    assert main(["index", str(corpus), "--index", str(tmp_path / "a"), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["index", str(corpus), "--index", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert err.splitlines()[-1].startswith("thresher: indexing 8/8 chunks (100%), 8/8 documents")

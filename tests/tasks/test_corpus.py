@@ -156,3 +156,20 @@ def test_ensure_index_never_reuses_a_stale_index(tmp_path: Path, monkeypatch) ->
 
     monkeypatch.setattr(corpus_module, "task_documents", no_build)
     assert ensure_index([data], cache, smaller) == rechunked
+
+
+def test_pooled_index_of_some_tasks_embeds_only_their_paragraphs(
+    tiny_hotpot, tmp_path: Path
+) -> None:
+    tasks_file, _, _ = tiny_hotpot
+    first = load_tasks(tasks_file)[0]
+    cache = tmp_path / "cache"
+    index = pooled_index([tasks_file], cache, tasks=[first.task_id])
+    assert index.name.startswith(corpus_key([tasks_file]) + "-")
+    with open_store(index) as store:
+        assert store.stats().documents == len(task_corpora(tasks_file)[first.task_id])
+    assert pooled_index([tasks_file], cache, tasks=[first.task_id]) == index  # cached
+    every = [t.task_id for t in load_tasks(tasks_file)]
+    full = pooled_index([tasks_file], cache, tasks=every)  # nothing to leave out
+    assert full.name == corpus_key([tasks_file])
+    assert pooled_index([tasks_file], cache, tasks=[first.task_id]) == full  # full one preferred

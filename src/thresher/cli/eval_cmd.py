@@ -45,7 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="where pooled indexes are cached")
     parser.add_argument("--out", default="thresher-eval", metavar="DIR", help="output folder")
-    parser.add_argument("--limit", type=int, metavar="N", help="first N tasks only")
+    parser.add_argument(
+        "--limit", type=int, metavar="N",
+        help="first N tasks only (the pooled index then holds only their paragraphs)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sample", type=int, metavar="N",
+        help="N tasks drawn at random (--seed), each hop count keeping its share "
+        "(the pooled index then holds only their paragraphs)",
+    )  # fmt: skip
     parser.add_argument("--workers", type=int, default=1, metavar="N", help="concurrent tasks")
     add_runner_args(parser, workers=False)
     parser.add_argument("--rollouts", type=int, default=1, metavar="K", help="episodes per task")
@@ -76,9 +84,12 @@ def run(args: argparse.Namespace) -> int:
     from thresher.eval.report import summary_dict, summary_markdown, write_report
     from thresher.tasks.corpus import pooled_index, task_corpora
     from thresher.tasks.readers import load_tasks
+    from thresher.tasks.sampling import sample_by_hops
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    if args.limit is not None and args.sample is not None:
+        raise ConfigError("give --limit N (the first N tasks) or --sample N (drawn), not both")
     prices = _read_prices(args.prices) if args.prices else None  # before any work
     base = load_config(args)
     run_a, run_b = load_run_config(args.a, base), load_run_config(args.b, base)
@@ -88,10 +99,18 @@ def run(args: argparse.Namespace) -> int:
         if t.task_id in seen:
             raise InputError(f"task id {t.task_id!r} appears in two task files; ids must be unique")
         seen.add(t.task_id)
-    tasks = tasks[: args.limit] if args.limit else tasks
+    chosen: list[str] | None = None  # the tasks that run, when not all of them
+    if args.sample is not None:
+        tasks = sample_by_hops(tasks, args.sample, args.seed)
+    elif args.limit:
+        tasks = tasks[: args.limit]
+    if args.sample is not None or args.limit:
+        chosen = [t.task_id for t in tasks]
     progress = show_progress(args)  # bars stay off anyway when stderr is not a terminal
     index = args.index or str(
-        pooled_index([*args.tasks, *args.pool], args.cache_dir, base, progress=progress)
+        pooled_index(
+            [*args.tasks, *args.pool], args.cache_dir, base, progress=progress, tasks=chosen
+        )
     )
     corpora = None
     if args.corpus == "question":

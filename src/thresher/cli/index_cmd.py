@@ -37,7 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_index_arg(parser)
     parser.add_argument("--chunk-tokens", type=int, help="max tokens per chunk (default 512)")
     parser.add_argument("--embedder", help="embedder name (default minilm-int8)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (terminal) nor progress lines every 10 s (log, pipe)",
+    )
     parser.add_argument(
         "--max-doc-chars",
         type=int,

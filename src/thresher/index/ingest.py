@@ -16,7 +16,9 @@ One ingest at a time per folder: a second one waits for the first (and says
 so, as a warning on the ``thresher.index.ingest`` logger). Changes go to a copy
 of the live generation, which becomes live only once it
 is complete and fsynced (see :mod:`thresher.index.layout`): a process killed at
-any point leaves the previous index readable and whole.
+any point leaves the previous index readable and whole. A long run commits as
+it goes (:func:`commit_parts`): killed or interrupted, the next run starts from
+its last commit (documents already committed are unchanged, not re-embedded).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 from thresher import __version__
 from thresher.config import Config
-from thresher.corpus.document import Document
+from thresher.corpus.document import Chunk, Document
 from thresher.errors import IndexNotFoundError, InputError
 from thresher.index import grep_index, ingest_roots, layout
 from thresher.index import ingest_common as common
@@ -40,6 +42,7 @@ from thresher.index.chroma import open_client
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.grep_index import GrepIndex
 from thresher.index.ingest_common import document_hash
+from thresher.index.ingest_progress import IngestProgress
 from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
 
@@ -47,6 +50,8 @@ __all__ = ["ingest", "ingest_embedded", "document_hash"]
 
 _log = logging.getLogger(__name__)
 _EMBED_BATCH = common.EMBED_BATCH  # read at each call (a test sets it smaller)
+COMMIT_CHUNKS = 1000
+"""New chunks written between two commits of a long ingest (at least; see :func:`commit_parts`)."""
 
 
 def ingest_embedded(
@@ -155,20 +160,63 @@ def _ingest_locked(
         return report
 
     order = common.final_order(plan, known, deleted, scope)
-    generation = layout.new_generation(root, name)
-    try:
-        manifest = _build_generation(
-            generation, old_gen, old, plan, changed, deleted, order, chunking, config, emb,
-            progress, report,
-        )  # fmt: skip
-        manifest.roots = roots
-        layout.write_manifest(generation, manifest)
-        layout.commit_generation(root, generation)
-    except BaseException:
-        shutil.rmtree(generation, ignore_errors=True)
-        raise
-    layout.remove_stale_generations(root, keep=generation)
+    now = common.utc_now()
+    fresh, entries = common.chunk_documents(plan, changed, config, now)
+    parts = commit_parts(
+        [len(entries[d].chunk_ids) for d in changed], sum(len(e.chunk_ids) for e in known.values())
+    )
+    if rechunk_all:  # one commit: a part would record the new chunking over old chunks
+        parts = [(0, len(changed))]
+    shown = IngestProgress(len(fresh), len(changed), enabled=progress)
+    done: set[str] = set()
+    first = 0
+    with shown:
+        for n, (start, stop) in enumerate(parts):
+            part = changed[start:stop]
+            done.update(part)
+            chunks = fresh[first : first + sum(len(entries[d].chunk_ids) for d in part)]
+            first += len(chunks)
+            name = name if n == 0 else layout.next_generation_name(root)
+            generation = layout.new_generation(root, name)
+            try:
+                manifest = _build_generation(
+                    generation, old_gen, old, plan, part, deleted if n == 0 else [],
+                    [d for d in order if d in done or d in known],  # order lacks the deleted
+                    chunks, {d: entries[d] for d in part}, now, chunking, emb, shown, report,
+                )  # fmt: skip
+                manifest.roots = roots
+                layout.write_manifest(generation, manifest)
+                layout.commit_generation(root, generation)
+            except BaseException:
+                shutil.rmtree(generation, ignore_errors=True)
+                raise
+            layout.remove_stale_generations(root, keep=generation)
+            old_gen, old = generation, manifest
+    report.chunks_added = len(fresh)
     return report
+
+
+def commit_parts(chunk_counts: list[int], indexed: int = 0) -> list[tuple[int, int]]:
+    """Where a long ingest commits: ``(start, stop)`` slices of the changed documents.
+
+    A part closes once it holds :data:`COMMIT_CHUNKS` new chunks and a quarter of
+    the chunks already committed (so copies of the index stay a small share of the
+    work); a killed or interrupted ingest resumes from its last commit. The
+    first part also carries the deletions. No change still makes one part.
+
+    Args:
+        chunk_counts: the new chunks of each changed document, in order.
+        indexed: the chunks the index holds before the run.
+    """
+    parts: list[tuple[int, int]] = []
+    start, pending, total = 0, 0, indexed
+    for i, count in enumerate(chunk_counts):
+        pending += count
+        if pending >= max(COMMIT_CHUNKS, total // 4) and i + 1 < len(chunk_counts):
+            parts.append((start, i + 1))
+            start, total, pending = i + 1, total + pending, 0
+    parts.append((start, len(chunk_counts)))
+    return parts
 
 
 def _build_generation(
@@ -179,13 +227,18 @@ def _build_generation(
     changed: list[str],
     deleted: list[str],
     order: list[str],
+    fresh: list[Chunk],
+    entries: dict[str, layout.DocEntry],
+    now: str,
     chunking: dict[str, Any],
-    config: Config,
     emb: Embedder,
-    progress: bool,
+    shown: IngestProgress,
     report: IngestReport,
 ) -> layout.Manifest:
-    """Write the new generation's chromadb and BM25 folders; return its manifest."""
+    """Write the new generation's chromadb and BM25 folders; return its manifest.
+
+    ``fresh`` and ``entries``: the chunks and manifest entries of ``changed``.
+    """
     if old_gen is not None:
         shutil.copytree(old_gen / "chroma", generation / "chroma")
     client = open_client(generation / "chroma")
@@ -198,10 +251,8 @@ def _build_generation(
         stale = common.stale_chunk_ids(known, changed + deleted)
         reusable = common.stored_vectors(collection, stale, batch)
         common.delete_ids(collection, stale, batch)
-        report.chunks_deleted = len(stale)
+        report.chunks_deleted += len(stale)
 
-        now = common.utc_now()
-        fresh, entries = common.chunk_documents(plan, changed, config, now)
         common.write_chunks(
             collection,
             fresh,
@@ -209,10 +260,9 @@ def _build_generation(
             reusable,
             batch,
             upsert=False,
-            progress=progress,
+            progress=shown,
             embed_batch=_EMBED_BATCH,
         )
-        report.chunks_added = len(fresh)
 
         documents = common.final_entries(plan, known, entries, order)
         manifest = layout.Manifest(

@@ -22,11 +22,11 @@ What an ingest may delete (the deletion rule, one place for both backends):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -39,6 +39,7 @@ from thresher.corpus.document import Chunk, Document
 from thresher.errors import InputError
 from thresher.index import layout
 from thresher.index.embedder import Embedder
+from thresher.index.ingest_progress import IngestProgress
 from thresher.index.records import chunk_metadata, indexed_text
 from thresher.index.store import IngestReport
 from thresher.tokens import get_counter
@@ -329,7 +330,7 @@ def write_chunks(
     batch: int,
     *,
     upsert: bool,
-    progress: bool,
+    progress: bool | IngestProgress,
     embed_batch: int = EMBED_BATCH,
 ) -> int:
     """Embed ``chunks`` (unless an identical text's vector is in ``reuse``) and write them.
@@ -341,28 +342,32 @@ def write_chunks(
         reuse: :func:`text_key` -> vector already known.
         batch: the collection's most records per write.
         upsert: ``collection.upsert`` (True) or ``collection.add`` (False).
-        progress: show a progress bar (only on a terminal).
-        embed_batch: most chunks embedded and written per call (and at most ``batch``).
+        progress: show progress (:class:`~thresher.index.ingest_progress.IngestProgress`:
+            a bar on a terminal, a line every few seconds otherwise), or the caller's
+            progress to advance (left open: it spans several calls).
+        embed_batch: most chunks written per call (and at most ``batch``).
 
     Returns:
         How many texts were embedded.
     """
-    from tqdm import tqdm
-
     step = min(embed_batch, batch)
-    show = progress and sys.stderr.isatty()
     write = collection.upsert if upsert else collection.add
     embedded = 0
-    with tqdm(total=len(chunks), unit="chunk", desc="indexing", disable=not show) as bar:
+    if isinstance(progress, IngestProgress):
+        own: contextlib.AbstractContextManager[IngestProgress] = contextlib.nullcontext(progress)
+    else:
+        own = IngestProgress(len(chunks), len({c.doc_id for c in chunks}), enabled=progress)
+    with own as shown:
         for start in range(0, len(chunks), step):
             part = chunks[start : start + step]
             texts = [indexed_text(c.title, c.text) for c in part]
             keys = [text_key(t) for t in texts]
             missing = [i for i, k in enumerate(keys) if k not in reuse]
             vectors = np.zeros((len(part), embedder.dimension), dtype=np.float32)
-            if missing:
-                vectors[missing] = embedder.embed([texts[i] for i in missing])
-                embedded += len(missing)
+            for group in _length_groups(missing, texts, getattr(embedder, "batch_size", 32)):
+                vectors[group] = embedder.embed([texts[i] for i in group])
+                shown.advance(len(group))
+            embedded += len(missing)
             for i, key in enumerate(keys):
                 if key in reuse:
                     vectors[i] = reuse[key]
@@ -372,8 +377,21 @@ def write_chunks(
                 metadatas=[chunk_metadata(c) for c in part],
                 embeddings=vectors,
             )
-            bar.update(len(part))
+            ends = sum(1 for i, c in enumerate(part) if _last_of_document(chunks, start + i))
+            shown.advance(len(part) - len(missing), ends)
     return embedded
+
+
+def _length_groups(rows: Sequence[int], texts: Sequence[str], size: int) -> list[list[int]]:
+    """``rows`` sorted by text length, cut in groups of ``size``: one embedding call each
+    (little padding, and progress moves after each)."""
+    ordered = sorted(rows, key=lambda i: len(texts[i]))
+    size = max(1, size)
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+def _last_of_document(chunks: Sequence[Chunk], i: int) -> bool:
+    return i + 1 == len(chunks) or chunks[i + 1].doc_id != chunks[i].doc_id
 
 
 def delete_ids(collection: Any, ids: Sequence[str], batch: int) -> None:

@@ -174,6 +174,7 @@ def pooled_index(
     config: Config | None = None,
     *,
     progress: bool = False,
+    tasks: Collection[str] | None = None,
 ) -> Path:
     """The index of the pooled corpus of ``paths``, built once and cached.
 
@@ -182,9 +183,15 @@ def pooled_index(
         cache_dir: where cached indexes live (default :func:`default_cache_dir`).
         config: chunking and embedder settings.
         progress: show the embedding progress bar.
+        tasks: the ids of the tasks that will run (``eval --limit``/``--sample``);
+            None: all of them. When given, the paragraphs that only other questions
+            of the HotpotQA / MuSiQue / 2Wiki files hold are left out, so only what
+            these tasks need is embedded (a smaller pool of distractors); that index
+            is cached under the full key plus a hash of the ids. A full index of
+            ``paths`` already cached is used instead.
 
     Returns:
-        The index folder ``cache_dir/<corpus_key>``; open it with ``open_store``.
+        The index folder ``cache_dir/<corpus_key>[-<tasks hash>]``; open it with ``open_store``.
 
     Raises:
         InputError: as :func:`task_documents`.
@@ -194,17 +201,44 @@ def pooled_index(
 
     config = config or Config()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    target = root / corpus_key(paths, config)
-    try:
-        current_generation(target)
-        return target
-    except IndexNotFoundError:
-        pass
-    ingest(task_documents(paths), target, config, progress=progress)
+    full = root / corpus_key(paths, config)
+    drop = _other_tasks_paragraphs(paths, tasks) if tasks is not None else frozenset()
+    target = full
+    if drop:
+        chosen = hashlib.sha256("\n".join(sorted(tasks or ())).encode()).hexdigest()[:12]
+        target = root / f"{full.name}-{chosen}"
+    for folder in dict.fromkeys((full, target)):
+        try:
+            current_generation(folder)
+            return folder
+        except IndexNotFoundError:
+            pass
+    documents = (d for d in task_documents(paths) if d.doc_id not in drop)
+    ingest(documents, target, config, progress=progress)
     (target / "SOURCES.json").write_text(
         json.dumps([str(Path(p).resolve()) for p in paths], indent=1) + "\n", encoding="utf-8"
     )
     return target
+
+
+def _other_tasks_paragraphs(paths: Sequence[str | Path], tasks: Collection[str]) -> frozenset[str]:
+    """The paragraph ids of the dataset files in ``paths`` that no task of ``tasks`` holds.
+
+    Only HotpotQA / MuSiQue / 2Wiki task files count: any other input (a corpus
+    file, a folder, BrowseComp-Plus, a world) keeps every document.
+    """
+    wanted = set(tasks)
+    held: set[str] = set()
+    needed: set[str] = set()
+    for raw in paths:
+        p = Path(raw)
+        if beir_source(raw) is not None or p.is_dir() or _format_of(p) not in _PARAGRAPH_FORMATS:
+            continue
+        for task_id, doc_ids in task_corpora(p).items():
+            held.update(doc_ids)
+            if task_id in wanted:
+                needed.update(doc_ids)
+    return frozenset(held - needed)
 
 
 def task_corpora(path: str | Path) -> dict[str, frozenset[str]]:
