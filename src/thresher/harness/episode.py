@@ -41,7 +41,7 @@ from typing import Any
 
 from thresher.config import Config, EpisodeConfig
 from thresher.errors import BackendUnavailableError
-from thresher.harness.actions import MalformedReply, Proposal
+from thresher.harness.actions import Proposal
 from thresher.harness.budget import (
     UsageState,
     notices_for,
@@ -282,8 +282,8 @@ class _Episode:
             )
         )
         self.emit(Refusal(turn=turn, code=check.code, message=check.message))
-        if isinstance(value, MalformedReply):
-            self.reconcile(turn, usage, value.usage)
+        reported = getattr(value, "usage", None)  # every reply's usage, refused or not
+        self.reconcile(turn, usage, reported if isinstance(reported, dict) else None)
         self.refused_streak += 1
         self.extra = [one_line(f"[Refused: {check.message}]")]
         if self.refused_streak >= self.config.episode.max_refused_in_a_row:

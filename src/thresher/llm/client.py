@@ -52,6 +52,7 @@ __all__ = [
     "MAX_WAIT_S",
     "EndpointSettings",
     "EndpointUnavailableError",
+    "EndpointTimeoutError",
     "EndpointResponseError",
     "EndpointRequestError",
     "RetryRecord",
@@ -78,6 +79,13 @@ class EndpointUnavailableError(BackendUnavailableError):
     """No usable LLM endpoint: no server at ``base_url``, or no answer after every retry.
 
     The episode ends ``endpoint_unavailable``.
+    """
+
+
+class EndpointTimeoutError(EndpointUnavailableError):
+    """Every attempt timed out: the server took the request and did not answer in time.
+
+    The episode ends ``endpoint_unavailable``; the message names ``llm.timeout_s``.
     """
 
 
@@ -365,11 +373,13 @@ class ChatClient:
         s = self.settings
         retries: list[RetryRecord] = []
         reason = ""
+        timeouts = 0
         for n in range(s.max_retries + 1):
             try:
                 return ChatResponse(fn(), n + 1, tuple(retries))
             except (self._openai.APIStatusError, self._openai.APIConnectionError) as exc:
                 reason, retry_after = self._transient(exc, what)
+                timeouts += isinstance(exc, self._openai.APITimeoutError)
             if n == s.max_retries:
                 break
             wait = backoff_delay(n, s.backoff_s, retry_after, self._rng)
@@ -378,6 +388,13 @@ class ChatClient:
                 "LLM %s attempt %d failed (%s); retrying in %.2fs", what, n + 1, reason, wait
             )
             self._sleep(wait)
+        if timeouts == s.max_retries + 1:
+            raise EndpointTimeoutError(
+                f"LLM endpoint {s.base_url} accepted the {what} request but did not answer "
+                f"within llm.timeout_s={s.timeout_s}s, {timeouts} time(s): the server is up "
+                "and slow (a CPU model can take minutes per reply); raise llm.timeout_s, "
+                "lower llm.max_tokens, or serve a faster model"
+            )
         raise EndpointUnavailableError(
             f"LLM endpoint {s.base_url} did not answer the {what} request after "
             f"{s.max_retries + 1} attempt(s) (last: {reason}); start the server "

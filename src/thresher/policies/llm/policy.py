@@ -1,7 +1,9 @@
 """LLMPolicy: chat completions with tools over an OpenAI-compatible endpoint.
 
-Each turn the policy sends exactly the harness's rendered transcript
-(``observation.messages``) with the five tool schemas, and turns the reply
+Each turn the policy sends the harness's rendered transcript
+(``observation.messages``) in a role structure every mainstream chat template
+accepts (:func:`~thresher.policies.llm.messages.chat_messages`: no user
+message after a user message or a tool result) with the five tool schemas, and turns the reply
 into a :class:`~thresher.harness.actions.Proposal`, or into a
 :class:`~thresher.harness.actions.MalformedReply` that the harness refuses
 and explains to the model at the next turn. The policy keeps no episode
@@ -24,6 +26,7 @@ from thresher.errors import ThresherError
 from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.observation import Observation
 from thresher.llm.client import ChatClient, EndpointSettings
+from thresher.policies.llm.messages import chat_messages
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.policies.llm.schemas import tool_schemas
@@ -126,7 +129,9 @@ class LLMPolicy:
                 "the model is not following the tool format: check the server's tool-call "
                 "parser (docs/serving.md) or raise llm.max_malformed"
             )
-        response = self.client.complete(messages, self.tool_schemas(), self.request_params())
+        response = self.client.complete(
+            chat_messages(messages), self.tool_schemas(), self.request_params()
+        )
         reply = parse_completion(
             response.body,
             searched=searched_queries(messages),
