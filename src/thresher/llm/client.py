@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 from thresher.config import LLMConfig
 from thresher.errors import BackendUnavailableError, ThresherError
+from thresher.llm.context import ContextSize, context_from_listing, context_from_props
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -333,6 +334,40 @@ class ChatClient:
         with self._lock:
             self._model = ids[0]
         return ids[0]
+
+    def context_size(self) -> ContextSize | None:
+        """The context the server gives a request (see :mod:`thresher.llm.context`), or None.
+
+        Reads ``/v1/models`` (vLLM, llama.cpp), then llama.cpp's ``/props``; a server
+        that says neither gives None (no check can be made).
+
+        Raises:
+            EndpointUnavailableError: as :meth:`complete` (a server that is down).
+        """
+        model = self.model()
+        base_url = self.settings.base_url
+
+        def listing() -> dict[str, Any]:
+            raw = self._client.models.with_raw_response.list()
+            return _decode(raw, "a model list", base_url)
+
+        try:
+            found = context_from_listing(self._retrying(listing, "models").body, model)
+        except (EndpointRequestError, EndpointResponseError):
+            found = None
+        return found or self._props_context()
+
+    def _props_context(self) -> ContextSize | None:
+        """llama.cpp's ``/props`` at the server root (None when absent or unreadable)."""
+        import httpx  # the openai client's transport
+
+        root = self.settings.base_url.removesuffix("/v1")
+        try:
+            response = httpx.get(f"{root}/props", timeout=self.settings.timeout_s)
+            body = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        return context_from_props(body) if isinstance(body, dict) else None
 
     def complete(
         self,

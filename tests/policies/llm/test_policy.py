@@ -80,12 +80,13 @@ def episode(
     script: list[dict[str, Any]],
     *,
     env: dict[str, str] | None = None,
+    models_reply: dict[str, Any] | None = None,
     **llm: Any,
 ) -> Run:
     """Run one episode with LLMPolicy against a replay server playing ``script``."""
     sleeps: list[float] = []
     sent: list[list[dict[str, Any]]] = []
-    with ReplayServer(script, tmp_path / "replay") as server:
+    with ReplayServer(script, tmp_path / "replay", models_reply=models_reply) as server:
         options = {"base_url": server.base_url, "backoff_s": 0.01, "timeout_s": 5.0, **llm}
         policy = LLMPolicy(config, env=env or {}, sleep=sleeps.append, **options)
         result = run_episode(

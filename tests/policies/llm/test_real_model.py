@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from policies.llm.test_policy import FINAL, SEARCH, episode
-from policies.llm.wire import completion, content, served
+from policies.llm.wire import completion, content, exchanges, served
 from thresher.harness.result import ExitReason
 from thresher.harness.trace import ProposalEvent, ToolResult, UsageReport
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
@@ -167,3 +167,22 @@ def test_deeply_nested_text_or_arguments_are_refused_and_retried(tmp_path, store
     run = episode(tmp_path, store, config, script)
     assert run.result.exit_reason is ExitReason.ANSWERED
     assert [x.code for x in run.refusals()] == ["no_action", "invalid_json_arguments"]
+
+
+# -- 9. the server's context against the budget ----------------------------------------------
+def test_a_context_smaller_than_the_budget_is_a_typed_error_at_start(tmp_path, store, config):
+    # llama.cpp's own /v1/models listing, as recorded: meta.n_ctx 32768
+    listing = exchanges()[102]["response"]
+    assert listing["data"][0]["meta"]["n_ctx"] == 32768
+    big = config.override({"budget.total": 32768})
+    run = episode(tmp_path, store, big, [SEARCH, FINAL], models_reply={"completion": listing})
+    r = run.result
+    assert r.exit_reason is ExitReason.POLICY_ERROR and run.requests == []
+    assert r.message.startswith("ContextTooSmallError:")
+    assert "32768 tokens (/v1/models meta.n_ctx)" in r.message and "budget.total" in r.message
+
+
+def test_a_context_that_holds_the_budget_runs(tmp_path, store, config):
+    listing = {"object": "list", "data": [{"id": "replay", "max_model_len": 131072}]}
+    run = episode(tmp_path, store, config, [SEARCH, FINAL], models_reply={"completion": listing})
+    assert run.result.exit_reason is ExitReason.ANSWERED

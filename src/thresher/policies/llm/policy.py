@@ -32,7 +32,13 @@ from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.policies.llm.schemas import tool_schemas
 from thresher.tokens import get_counter
 
-__all__ = ["LLMPolicy", "MalformedReplyLimitError", "context1_policy", "CONTEXT1_MODEL"]
+__all__ = [
+    "LLMPolicy",
+    "MalformedReplyLimitError",
+    "ContextTooSmallError",
+    "context1_policy",
+    "CONTEXT1_MODEL",
+]
 
 #: the Hugging Face name of Chroma's Context-1 weights (the default model of ``context-1``)
 CONTEXT1_MODEL = "chromadb/context-1"
@@ -40,6 +46,10 @@ CONTEXT1_MODEL = "chromadb/context-1"
 
 class MalformedReplyLimitError(ThresherError):
     """The model's replies were refused ``llm.max_malformed`` times in one episode."""
+
+
+class ContextTooSmallError(ThresherError):
+    """The server's context cannot hold the token budget plus a reply (checked at start)."""
 
 
 class LLMPolicy:
@@ -80,6 +90,7 @@ class LLMPolicy:
         self._count = get_counter(cfg.chunking.tokenizer).count
         self._lock = threading.Lock()
         self._stats: Counter[str] = Counter()
+        self._context_checked = False
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The five tools as JSON Schemas (sent with every request, counted by the harness)."""
@@ -98,6 +109,30 @@ class LLMPolicy:
             params["reasoning_effort"] = llm.reasoning_effort
         return params
 
+    def check_context(self) -> None:
+        """Check, once per instance, that the server's context holds the budget and a reply.
+
+        Raises:
+            ContextTooSmallError: ``budget.total + llm.max_tokens`` is over the context
+                size the server reports (a server that reports none is not checked).
+        """
+        with self._lock:
+            if self._context_checked:
+                return
+        size = self.client.context_size()
+        with self._lock:
+            self._context_checked = True
+        need = self.config.budget.total + self.config.llm.max_tokens
+        if size is None or need <= size.tokens:
+            return
+        raise ContextTooSmallError(
+            f"the server's context is {size.tokens} tokens ({size.source}), but an episode "
+            f"may send budget.total={self.config.budget.total} tokens and ask for "
+            f"llm.max_tokens={self.config.llm.max_tokens} more ({need}): lower budget.total "
+            f"to at most {max(size.tokens - self.config.llm.max_tokens, 0)}, or start the "
+            "server with a larger context (llama.cpp -c, vLLM --max-model-len)"
+        )
+
     def stats(self) -> dict[str, int]:
         """Counters over this instance's life: ``requests``, ``retries``, ``malformed:<code>``."""
         with self._lock:
@@ -112,6 +147,7 @@ class LLMPolicy:
             and corrective message.
 
         Raises:
+            ContextTooSmallError: (first call) the server's context cannot hold the budget.
             MalformedReplyLimitError: ``llm.max_malformed`` replies were already refused.
             EndpointUnavailableError: no server at ``base_url`` (at once), or the endpoint
                 stayed unreachable through the retries; the harness ends the episode
@@ -129,6 +165,7 @@ class LLMPolicy:
                 "the model is not following the tool format: check the server's tool-call "
                 "parser (docs/serving.md) or raise llm.max_malformed"
             )
+        self.check_context()
         response = self.client.complete(
             chat_messages(messages), self.tool_schemas(), self.request_params()
         )
