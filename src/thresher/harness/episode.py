@@ -277,7 +277,7 @@ class _Episode:
                 turn=turn,
                 proposal=proposal.to_dict() if proposal is not None else None,
                 valid=False,
-                raw=repr(value)[:2000],
+                raw=_raw_reply(value)[:2000],
                 elapsed_s=elapsed,
             )
         )
@@ -435,6 +435,12 @@ class _Episode:
                 correction=correction,
             )
         )
+
+
+def _raw_reply(value: Any) -> str:
+    """A refused reply as the policy received it (a MalformedReply's ``raw``), else its repr."""
+    raw = getattr(value, "raw", None)
+    return raw if isinstance(raw, str) and raw else repr(value)
 
 
 def episode_config(policy: Policy, config: Config) -> Config:

@@ -186,3 +186,18 @@ def test_a_context_that_holds_the_budget_runs(tmp_path, store, config):
     listing = {"object": "list", "data": [{"id": "replay", "max_model_len": 131072}]}
     run = episode(tmp_path, store, config, [SEARCH, FINAL], models_reply={"completion": listing})
     assert run.result.exit_reason is ExitReason.ANSWERED
+
+
+# -- 11. what the model wrote, not Python reprs ----------------------------------------------
+def test_trace_show_and_live_view_print_what_the_model_wrote(tmp_path, store, config):
+    from thresher.cli.trace_cmd import format_event
+
+    unknown = reply(content='<Document id="A26338"><Justification>x</Justification></Document>')
+    run = episode(tmp_path, store, config, [served(9), SEARCH, unknown, FINAL])
+    lines = [line for e in run.result.trace for line in format_event(e)]
+    refused = [line for line in lines if "proposal refused" in line]
+    assert len(refused) == 2
+    assert "<tool result>Search Corpus</tool>" in refused[0]  # exchange 9's own words
+    assert "final answer: A26338" in refused[1]
+    text = "\n".join(lines)
+    assert "Proposal(" not in text and "MalformedReply(" not in text
