@@ -31,13 +31,10 @@ kept out of every repr, log line and trace.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-import math
 import os
 import random
-import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +44,15 @@ from typing import Any, Protocol
 from thresher.config import LLMConfig
 from thresher.errors import BackendUnavailableError, ThresherError
 from thresher.llm.context import ContextSize, context_from_listing, context_from_props
+from thresher.llm.retry import (
+    MAX_WAIT_S,
+    backoff_delay,
+    error_text,
+    no_connection,
+    parse_retry_after,
+)
+
+_no_connection = no_connection  # the name the tests import
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -66,8 +72,6 @@ __all__ = [
 log = logging.getLogger("thresher.llm")
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
-#: the longest single wait between attempts, in seconds
-MAX_WAIT_S = 120.0
 #: sent when no key is configured (vLLM and Ollama ignore it; the client needs one)
 PLACEHOLDER_KEY = "not-needed"
 
@@ -175,37 +179,6 @@ class ChatResponse:
     model: str = ""
 
 
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date).
-
-    Returns None when the header is absent or unreadable; never negative.
-    """
-    if value is None or not value.strip():
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value.strip())
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if math.isnan(seconds) or math.isinf(seconds):
-        return None
-    return max(0.0, seconds)
-
-
-def backoff_delay(
-    attempt: int, base_s: float, retry_after: float | None, rng: random.Random
-) -> float:
-    """The wait before retry number ``attempt + 1`` (``attempt`` is 0-based).
-
-    ``base_s · 2^attempt · U(0.5, 1)``, at least ``retry_after``, at most :data:`MAX_WAIT_S`.
-    """
-    jittered = base_s * (2.0**attempt) * (0.5 + 0.5 * rng.random())
-    return min(MAX_WAIT_S, max(jittered, retry_after or 0.0))
-
-
 class _RawResponse(Protocol):
     """What is read of an undecoded response (``openai``'s ``with_raw_response`` results)."""
 
@@ -253,24 +226,6 @@ def _decode_completion(raw: _RawResponse, base_url: str) -> dict[str, Any]:
     if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
         raise _not_a(raw, expected, "the first choice has no message", base_url)
     return body
-
-
-def _no_connection(exc: BaseException) -> str | None:
-    """Why no connection could be made at all (refused, unknown host), else None.
-
-    Walks the exception's causes, since ``openai`` wraps the transport's error,
-    which wraps the socket's.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(current, socket.gaierror):
-            return "host name not found"
-        current = current.__cause__ or current.__context__
-    return None
 
 
 class ChatClient:
@@ -450,12 +405,12 @@ class ChatClient:
             if status not in (408, 429) and status < 500:
                 raise EndpointRequestError(
                     f"{s.base_url} refused the {what} request: HTTP {status}: "
-                    f"{_error_text(exc)}; check llm.model, llm.api_key_env and the server log"
+                    f"{error_text(exc)}; check llm.model, llm.api_key_env and the server log"
                 ) from exc
             return f"HTTP {status}", parse_retry_after(exc.response.headers.get("retry-after"))
         if isinstance(exc, openai.APITimeoutError):
             return f"no answer within {s.timeout_s}s", None
-        why = _no_connection(exc)
+        why = no_connection(exc)
         if why is not None:
             raise EndpointUnavailableError(
                 f"no server at {s.base_url}: start the model server (see docs/serving.md) "
@@ -463,14 +418,3 @@ class ChatClient:
             ) from exc
         cause = exc.__cause__ or exc
         return f"connection failed ({type(cause).__name__})", None
-
-
-def _error_text(exc: Exception) -> str:
-    """The server's error message from an ``APIStatusError`` (whitespace collapsed, capped)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return " ".join(str(message).split())[:200]
-    return " ".join(str(getattr(exc, "message", exc)).split())[:200]
