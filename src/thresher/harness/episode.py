@@ -33,6 +33,7 @@ hang the process.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -246,7 +247,10 @@ class _Episode:
             )
         self.emit(self.query_state(turn, usage, notices))
         messages = render_messages(self.state, self.tc.render_memo)
-        observation = build_observation(self.state, messages, usage, notices, hop=self.hop)
+        observation = replace(
+            build_observation(self.state, messages, usage, notices, hop=self.hop),
+            wall_time_left_s=max(cfg.episode.wall_time_s - self.elapsed(), 0.0),
+        )
         if self.on_turn is not None:
             self.on_turn(self.state)
         asked = self.ask(turn, observation)
@@ -336,10 +340,12 @@ class _Episode:
             else:
                 value = self.wait(submit(lambda: self.policy.propose(observation)))
         except _Stopped:
+            self.cancel_call(observation)
             self.emit(ProposalEvent(turn=turn, valid=False, raw="(cancelled before a reply)"))
             self.emit(Refusal(turn=turn, code="cancelled", message=CANCELLED_MESSAGE))
             return self.finish(ExitReason.CANCELLED, CANCELLED_MESSAGE)
         except TimeoutError:
+            self.cancel_call(observation)
             self.emit(ProposalEvent(turn=turn, valid=False, raw="(no reply before wall time)"))
             self.emit(Refusal(turn=turn, code="timeout", message="policy did not reply"))
             return self.finish(ExitReason.TIMEOUT, "the policy did not reply in time")
@@ -353,6 +359,14 @@ class _Episode:
             self.emit(Refusal(turn=turn, code="policy_exception", message=message[:2000]))
             return self.finish(ExitReason.POLICY_ERROR, message)
         return value, round(time.perf_counter() - start, 6)
+
+    def cancel_call(self, observation: Observation) -> None:
+        """Abandoning the policy's reply: a policy with ``cancel(observation)`` (the LLM
+        policy: it closes the model call's connection) stops the work it started for it."""
+        cancel = getattr(self.policy, "cancel", None)
+        if callable(cancel):
+            with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
+                cancel(observation)
 
     def call_here(self, observation: Observation) -> Any:
         """An in-process policy's reply, on this thread (see :class:`InProcessPolicy`):

@@ -60,6 +60,7 @@ __all__ = [
     "EndpointSettings",
     "EndpointUnavailableError",
     "EndpointTimeoutError",
+    "EndpointCancelledError",
     "EndpointResponseError",
     "EndpointRequestError",
     "RetryRecord",
@@ -92,6 +93,10 @@ class EndpointTimeoutError(EndpointUnavailableError):
 
     The episode ends ``endpoint_unavailable``; the message names ``llm.timeout_s``.
     """
+
+
+class EndpointCancelledError(ThresherError):
+    """The model call was cancelled (its client closed) because its episode ended."""
 
 
 class EndpointResponseError(EndpointUnavailableError):
@@ -258,6 +263,25 @@ class ChatClient:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._model = settings.model
+        self._closed = False
+
+    def fork(self) -> ChatClient:
+        """A client with the same settings and its own connections, to close on its own.
+
+        The policy makes one per model call, so that :meth:`close` ends that call
+        (its connection closed, which makes llama.cpp and vLLM stop generating) and
+        no other episode's.
+        """
+        twin = ChatClient(self.settings, sleep=self._sleep, rng=self._rng)
+        with self._lock:
+            twin._model = self._model
+        return twin
+
+    def close(self) -> None:
+        """Close this client's connections: a request in flight fails at once and is not
+        retried (:class:`EndpointCancelledError`). Idempotent; safe from another thread."""
+        self._closed = True
+        self._client.close()
 
     def model(self) -> str:
         """The model name: configured, else the first one ``/v1/models`` lists (cached).
@@ -329,6 +353,8 @@ class ChatClient:
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]],
         params: Mapping[str, Any],
+        *,
+        timeout_s: float | None = None,
     ) -> ChatResponse:
         """One chat completion, retried on transient failures.
 
@@ -336,6 +362,8 @@ class ChatClient:
             messages: the chat messages, sent as is.
             tools: tool schemas (may be empty).
             params: further request fields (``temperature``, ``max_tokens``, …).
+            timeout_s: this request's timeout, when shorter than ``llm.timeout_s`` (the
+                episode's wall time left).
 
         Returns:
             The decoded completion with its attempt count and retry records.
@@ -345,6 +373,7 @@ class ChatClient:
                 attempt failed transiently.
             EndpointResponseError: the body is not a chat completion (at once).
             EndpointRequestError: the server refused the request (4xx).
+            EndpointCancelledError: :meth:`close` was called (the episode ended).
         """
         model = self.model()
         request: dict[str, Any] = {"model": model, "messages": list(messages), **params}
@@ -352,23 +381,36 @@ class ChatClient:
             request["tools"] = list(tools)
         base_url = self.settings.base_url
 
+        limit = self.settings.timeout_s
+        client = self._client
+        if timeout_s is not None and timeout_s < limit:
+            limit = max(timeout_s, 0.001)
+            client = self._client.with_options(timeout=limit)
+
         def attempt() -> dict[str, Any]:
-            raw = self._client.chat.completions.with_raw_response.create(**request)
+            raw = client.chat.completions.with_raw_response.create(**request)
             return _decode_completion(raw, base_url)
 
-        return replace(self._retrying(attempt, "chat completion"), model=model)
+        return replace(self._retrying(attempt, "chat completion", limit), model=model)
 
-    def _retrying(self, fn: Callable[[], dict[str, Any]], what: str) -> ChatResponse:
+    def _retrying(
+        self, fn: Callable[[], dict[str, Any]], what: str, timeout_s: float | None = None
+    ) -> ChatResponse:
         """``fn()`` with its transient failures retried (see the module docstring)."""
         s = self.settings
+        limit = s.timeout_s if timeout_s is None else timeout_s
         retries: list[RetryRecord] = []
         reason = ""
         timeouts = 0
         for n in range(s.max_retries + 1):
             try:
+                if self._closed:
+                    raise EndpointCancelledError(f"the {what} request was cancelled")
                 return ChatResponse(fn(), n + 1, tuple(retries))
             except (self._openai.APIStatusError, self._openai.APIConnectionError) as exc:
-                reason, retry_after = self._transient(exc, what)
+                if self._closed:  # closed under the request: the episode ended
+                    raise EndpointCancelledError(f"the {what} request was cancelled") from exc
+                reason, retry_after = self._transient(exc, what, limit)
                 timeouts += isinstance(exc, self._openai.APITimeoutError)
             if n == s.max_retries:
                 break
@@ -381,7 +423,8 @@ class ChatClient:
         if timeouts == s.max_retries + 1:
             raise EndpointTimeoutError(
                 f"LLM endpoint {s.base_url} accepted the {what} request but did not answer "
-                f"within llm.timeout_s={s.timeout_s}s, {timeouts} time(s): the server is up "
+                f"within {limit:g}s (llm.timeout_s={s.timeout_s:g}, capped by the episode's "
+                f"wall time left), {timeouts} time(s): the server is up "
                 "and slow (a CPU model can take minutes per reply); raise llm.timeout_s, "
                 "lower llm.max_tokens, or serve a faster model"
             )
@@ -391,7 +434,7 @@ class ChatClient:
             "(see docs/serving.md), check llm.base_url, or raise llm.max_retries"
         )
 
-    def _transient(self, exc: Exception, what: str) -> tuple[str, float | None]:
+    def _transient(self, exc: Exception, what: str, limit: float) -> tuple[str, float | None]:
         """A retryable failure's reason and ``Retry-After``; raises for the others.
 
         Raises:
@@ -409,7 +452,7 @@ class ChatClient:
                 ) from exc
             return f"HTTP {status}", parse_retry_after(exc.response.headers.get("retry-after"))
         if isinstance(exc, openai.APITimeoutError):
-            return f"no answer within {s.timeout_s}s", None
+            return f"no answer within {limit:g}s", None
         why = no_connection(exc)
         if why is not None:
             raise EndpointUnavailableError(

@@ -250,7 +250,7 @@ def test_malformed_reply_is_refused_corrected_and_counted(kind, tmp_path, store,
     assert len(run.requests) == len(script)
     if code != "no_known_documents":  # the harness's own check, not a parse failure
         assert run.policy.stats()[f"malformed:{code}"] == 1
-        assert code in rejected.raw
+        assert "message" in json.loads(rejected.raw)  # the reply as received, not a repr
 
 
 # -- ids the model invents, and the per-turn cap: refused per call by the harness -------

@@ -201,3 +201,50 @@ def test_trace_show_and_live_view_print_what_the_model_wrote(tmp_path, store, co
     assert "final answer: A26338" in refused[1]
     text = "\n".join(lines)
     assert "Proposal(" not in text and "MalformedReply(" not in text
+
+
+# -- 4. the model call ends with the episode -------------------------------------------------
+def test_wall_time_caps_the_timeout_and_cancels_the_model_call(tmp_path, store, config):
+    import threading
+
+    from thresher.harness.episode import run_episode
+    from thresher.llm.client import EndpointCancelledError
+    from thresher.policies.llm import LLMPolicy
+    from thresher.testing.replay_server import ReplayServer, delayed
+
+    short = config.override({"episode.wall_time_s": 1.0})
+    calls: list[Any] = []
+    timeouts: list[float | None] = []
+    outcome: list[BaseException | None] = []
+    done = threading.Event()
+    with ReplayServer([delayed(FINAL, 8.0)], tmp_path / "replay") as server:
+        policy = LLMPolicy(short, env={}, base_url=server.base_url, timeout_s=30.0)
+        fork = policy.client.fork
+
+        def recording_fork():
+            client = fork()
+            complete = client.complete
+
+            def watched(*args, **kwargs):
+                timeouts.append(kwargs.get("timeout_s"))
+                try:
+                    result = complete(*args, **kwargs)
+                    outcome.append(None)
+                    return result
+                except BaseException as exc:
+                    outcome.append(exc)
+                    raise
+                finally:
+                    done.set()
+
+            client.complete = watched
+            calls.append(client)
+            return client
+
+        policy.client.fork = recording_fork
+        result = run_episode("q?", store, policy, short)
+        assert result.exit_reason is ExitReason.TIMEOUT
+        assert done.wait(20)  # the abandoned call ends (it does not run to its 8 s reply)
+    assert timeouts[0] is not None and timeouts[0] <= 1.0  # capped by the wall time left
+    assert isinstance(outcome[0], EndpointCancelledError) and calls[0]._closed
+    assert policy._inflight == {}

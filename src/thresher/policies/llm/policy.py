@@ -91,6 +91,8 @@ class LLMPolicy:
         self._lock = threading.Lock()
         self._stats: Counter[str] = Counter()
         self._context_checked = False
+        #: the model call in flight per observation (by id), for :meth:`cancel`
+        self._inflight: dict[int, ChatClient] = {}
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The five tools as JSON Schemas (sent with every request, counted by the harness)."""
@@ -133,6 +135,15 @@ class LLMPolicy:
             "server with a larger context (llama.cpp -c, vLLM --max-model-len)"
         )
 
+    def cancel(self, observation: Observation) -> None:
+        """End the model call made for ``observation`` (its episode ended: wall time, a
+        stop): its connection is closed, so the server stops generating, and it is not
+        retried. Other episodes' calls go on."""
+        with self._lock:
+            call = self._inflight.pop(id(observation), None)
+        if call is not None:
+            call.close()
+
     def stats(self) -> dict[str, int]:
         """Counters over this instance's life: ``requests``, ``retries``, ``malformed:<code>``."""
         with self._lock:
@@ -166,9 +177,20 @@ class LLMPolicy:
                 "parser (docs/serving.md) or raise llm.max_malformed"
             )
         self.check_context()
-        response = self.client.complete(
-            chat_messages(messages), self.tool_schemas(), self.request_params()
-        )
+        call = self.client.fork()
+        with self._lock:
+            self._inflight[id(observation)] = call
+        try:
+            response = call.complete(
+                chat_messages(messages),
+                self.tool_schemas(),
+                self.request_params(),
+                timeout_s=observation.wall_time_left_s,
+            )
+        finally:
+            with self._lock:
+                self._inflight.pop(id(observation), None)
+            call.close()
         reply = parse_completion(
             response.body,
             searched=searched_queries(messages),
