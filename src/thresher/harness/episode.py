@@ -52,6 +52,7 @@ from thresher.harness.calls import CallRunner
 from thresher.harness.final import DroppedId
 from thresher.harness.observation import Observation, build_observation
 from thresher.harness.policy import (
+    CancelsCalls,
     ChoosesRetrievalMode,
     InProcessPolicy,
     Policy,
@@ -361,12 +362,11 @@ class _Episode:
         return value, round(time.perf_counter() - start, 6)
 
     def cancel_call(self, observation: Observation) -> None:
-        """Abandoning the policy's reply: a policy with ``cancel(observation)`` (the LLM
-        policy: it closes the model call's connection) stops the work it started for it."""
-        cancel = getattr(self.policy, "cancel", None)
-        if callable(cancel):
+        """Abandoning the policy's reply: a :class:`CancelsCalls` policy (the LLM policy:
+        it closes the model call's connection) stops the work it started for it."""
+        if isinstance(self.policy, CancelsCalls):
             with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
-                cancel(observation)
+                self.policy.cancel(observation)
 
     def call_here(self, observation: Observation) -> Any:
         """An in-process policy's reply, on this thread (see :class:`InProcessPolicy`):
