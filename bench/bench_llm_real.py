@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -212,6 +213,14 @@ def episode_row(result: Any, gold: list[str]) -> dict[str, Any]:
     }
 
 
+def _write_trace(path: Path, result: Any) -> None:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = (json.dumps(e.to_dict(), ensure_ascii=False) for e in result.trace)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10)
@@ -222,8 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=8192, help="budget.total")
     parser.add_argument("--max-turns", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=300.0, help="llm.timeout_s")
+    parser.add_argument("--max-tokens", type=int, default=256, help="llm.max_tokens")
+    parser.add_argument("--traces", help="write each episode's trace (JSONL) into this folder")
     parser.add_argument("--work", default=str(CACHE / "work"), help="world and index folder")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still stop the server
 
     from thresher.config import Config
     from thresher.harness.episode import run_episode
@@ -237,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks = tasks[: args.tasks]
     config = Config().override({
         "budget.total": args.budget, "episode.max_turns": args.max_turns,
-        "episode.wall_time_s": 1800.0, "llm.timeout_s": args.timeout, "llm.max_tokens": 512,
+        "episode.wall_time_s": 1800.0, "llm.timeout_s": args.timeout, "llm.max_tokens": args.max_tokens,
         "llm.temperature": 0.0,
     })  # fmt: skip
     rows: dict[str, list[dict[str, Any]]] = {"llm": [], "single-shot": []}
@@ -250,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         for task in tasks:
             for name, policy in policies.items():
                 result = run_episode(task.question, store, policy, config)
+                if args.traces:
+                    _write_trace(Path(args.traces) / f"{task.task_id}-{name}.jsonl", result)
                 row = episode_row(result, task.gold_doc_ids)
                 rows[name].append(row)
                 drift = (row["ours"] - row["server"]) / row["server"] if row["server"] else 0.0

@@ -248,3 +248,15 @@ def test_wall_time_caps_the_timeout_and_cancels_the_model_call(tmp_path, store, 
     assert timeouts[0] is not None and timeouts[0] <= 1.0  # capped by the wall time left
     assert isinstance(outcome[0], EndpointCancelledError) and calls[0]._closed
     assert policy._inflight == {}
+
+
+# -- a reply cut off while repeating its call ------------------------------------------------
+def test_complete_calls_before_a_cut_off_are_run_once(tmp_path, store, config):
+    # 47: the same grep_corpus call again and again until the token limit
+    assert completion(47)["choices"][0]["finish_reason"] == "length"
+    run = episode(tmp_path, store, config, [served(47), SEARCH, FINAL])
+    r = run.result
+    assert r.exit_reason is ExitReason.ANSWERED and run.refusals() == []
+    assert r.tool_calls == {"grep_corpus": 1, "search_corpus": 1}
+    first = next(p for p in run.events(ProposalEvent) if p.valid)
+    assert first.proposal["usage"]["reply_cut_off"] == 1 and first.proposal["text"] == ""

@@ -11,7 +11,7 @@ problems are listed in the message):
 
 | code | when |
 |---|---|
-| ``over_long`` | ``finish_reason == "length"``, or content longer than the cap |
+| ``over_long`` | ``finish_reason == "length"`` (unless the text holds complete tool calls: those run, once each, marked ``reply_cut_off``), or content longer than the cap |
 | ``malformed_tool_call`` | a tool call without a function name |
 | ``unknown_tool`` | a name outside the five tools |
 | ``invalid_json_arguments`` | arguments that are not JSON |
@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal, ToolCall
@@ -191,13 +191,19 @@ def parse_completion(
     message, finish = _first_choice(body)
     usage = completion_usage(body)
     text, thinking = split_thinking(message_text(message.get("content")))
-    problem = _length_problem(text, finish, max_content_tokens, count_tokens)
-    if problem is not None:
-        return _refuse([problem], _raw(message, finish), usage)
     raw_calls = message.get("tool_calls")
     parsed = None if raw_calls else text_tool_calls(text, tool_names())
+    cut_off = 0
+    if parsed is not None and finish == "length":
+        # a small model that repeats its call until the token limit: the complete
+        # calls before the cut are run, the cut-off rest is dropped
+        parsed, cut_off = replace(parsed, rest=""), 1
+    else:
+        problem = _length_problem(text, finish, max_content_tokens, count_tokens)
+        if problem is not None:
+            return _refuse([problem], _raw(message, finish), usage)
     if parsed is not None:
-        raw_calls, text = list(parsed.calls), parsed.rest
+        raw_calls, text = _distinct(parsed.calls), parsed.rest
     calls, problems = _read_calls(raw_calls, searched)
     if problems:
         return _refuse(problems, _raw(message, finish), usage)
@@ -206,9 +212,24 @@ def parse_completion(
     if problem is not None:
         return _refuse([problem], _raw(message, finish), usage)
     marks = _marks(usage, thinking, message, len(calls) if parsed is not None else 0)
+    if cut_off:
+        marks = {**(marks or {}), "reply_cut_off": 1}
     if calls:
         return Proposal(tool_calls=tuple(calls), text=text, usage=marks)
     return Proposal(final=final, text=text, usage=marks)
+
+
+def _distinct(calls: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Calls read from text, each (name, arguments) once: a model that writes the same
+    call again and again means it once."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for c in calls:
+        key = (c["function"]["name"], c["function"]["arguments"])
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
 
 
 def _final(text: str) -> FinalAnswer | None:
