@@ -260,3 +260,12 @@ def test_complete_calls_before_a_cut_off_are_run_once(tmp_path, store, config):
     assert r.tool_calls == {"grep_corpus": 1, "search_corpus": 1}
     first = next(p for p in run.events(ProposalEvent) if p.valid)
     assert first.proposal["usage"]["reply_cut_off"] == 1 and first.proposal["text"] == ""
+
+
+def test_every_recorded_transcript_passes_the_alternation_checks_once_rewritten():
+    from thresher.policies.llm.messages import chat_messages
+
+    sent = [e["request"]["messages"] for e in exchanges() if e["method"] == "POST"]
+    assert len(sent) == 114
+    assert not any(_mistral_accepts(m) for m in sent)  # as recorded: all refused
+    assert all(_mistral_accepts(chat_messages(m)) for m in sent)
