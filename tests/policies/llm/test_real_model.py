@@ -269,3 +269,9 @@ def test_every_recorded_transcript_passes_the_alternation_checks_once_rewritten(
     assert len(sent) == 114
     assert not any(_mistral_accepts(m) for m in sent)  # as recorded: all refused
     assert all(_mistral_accepts(chat_messages(m)) for m in sent)
+
+
+def test_the_same_text_call_at_two_turns_gets_two_ids(tmp_path, store, config):
+    run = episode(tmp_path, store, config, [served(0), served(0), SEARCH, FINAL])
+    greps = [e.call_id for e in run.events(ToolResult) if e.tool == "grep_corpus"]
+    assert len(greps) == 2 and greps[0] != greps[1]

@@ -171,6 +171,7 @@ def parse_completion(
     searched: Collection[str] = (),
     max_content_tokens: int = 0,
     count_tokens: Callable[[str], int] | None = None,
+    id_salt: str = "",
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
 
@@ -183,6 +184,8 @@ def parse_completion(
             :func:`searched_queries`).
         max_content_tokens: the most tokens of text a reply may hold (0: no cap).
         count_tokens: counts tokens of text (default: characters / 4, rounded up).
+        id_salt: makes the ids of calls read from text unique per turn (see
+            :func:`~thresher.policies.llm.textcalls.text_tool_calls`).
 
     Returns:
         A :class:`Proposal` (tool calls, or a final answer) or a
@@ -192,7 +195,7 @@ def parse_completion(
     usage = completion_usage(body)
     text, thinking = split_thinking(message_text(message.get("content")))
     raw_calls = message.get("tool_calls")
-    parsed = None if raw_calls else text_tool_calls(text, tool_names())
+    parsed = None if raw_calls else text_tool_calls(text, tool_names(), id_salt)
     cut_off = 0
     if parsed is not None and finish == "length":
         # a small model that repeats its call until the token limit: the complete

@@ -196,6 +196,7 @@ class LLMPolicy:
             searched=searched_queries(messages),
             max_content_tokens=self.config.llm.max_tokens,
             count_tokens=self._count,
+            id_salt=f"{len(messages)}:",
         )
         usage = dict(reply.usage or {})
         if response.retries:

@@ -121,12 +121,14 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out).strip()
 
 
-def text_tool_calls(text: str, names: Collection[str]) -> TextCalls | None:
+def text_tool_calls(text: str, names: Collection[str], salt: str = "") -> TextCalls | None:
     """The tool calls written in ``text`` (see the module docstring), or None when none.
 
     Args:
         text: the reply's content (thinking already removed).
         names: the tool names a call may have.
+        salt: mixed into the call ids (the policy passes the transcript's length, so the
+            same text written at two turns gets two ids).
 
     Returns:
         The calls (ids ``text_<digest of the text>_<n>``, unique across replies that
@@ -144,10 +146,10 @@ def text_tool_calls(text: str, names: Collection[str]) -> TextCalls | None:
                 calls += inner
                 spans.append(m.span())
         if calls:
-            return TextCalls(_numbered(calls, text), form, _cut(text, spans))
+            return TextCalls(_numbered(calls, salt + text), form, _cut(text, spans))
     calls, spans = _scan(text, names)
     if calls:
-        return TextCalls(_numbered(calls, text), "bare", _cut(text, spans))
+        return TextCalls(_numbered(calls, salt + text), "bare", _cut(text, spans))
     return None
 
 
