@@ -224,6 +224,7 @@ def _write_trace(path: Path, result: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10)
+    parser.add_argument("--first", type=int, default=0, help="skip this many tasks first")
     parser.add_argument("--server", help="a llama-server binary (default: cached or built)")
     parser.add_argument("--template", choices=sorted(TEMPLATES), help="another chat template")
     parser.add_argument("--ctx", type=int, default=16384, help="llama-server -c")
@@ -246,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.template:
         template = _source_dir() / "models" / "templates" / TEMPLATES[args.template]
     store, tasks = prepare_world(Path(args.work))
-    tasks = tasks[: args.tasks]
+    tasks = tasks[args.first : args.first + args.tasks]
     config = Config().override({
         "budget.total": args.budget, "episode.max_turns": args.max_turns,
         "episode.wall_time_s": 1800.0, "llm.timeout_s": args.timeout, "llm.max_tokens": args.max_tokens,
