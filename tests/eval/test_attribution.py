@@ -15,7 +15,7 @@ TEXTS = {"g1#0": "X was founded by Ana Ruiz.", "g2#0": "Ana Ruiz was born in Vel
 
 def test_causes_cover_the_table() -> None:
     assert set(CAUSES) == set(CAUSE_LABELS)
-    assert len(CAUSES) == 5
+    assert len(CAUSES) == 6
 
 
 def test_success_is_not_a_failure() -> None:
@@ -107,3 +107,14 @@ def test_earliest_hop_decides_the_cause() -> None:
     a = attribute(b.final(["d1"]), TASK)
     assert a.doc_causes == {"g1": "retrieval_miss", "g2": "premature_pruning"}
     assert a.cause == "retrieval_miss" and a.hop == 0
+
+
+def test_policy_error_is_attributed_to_the_policy_not_retrieval() -> None:
+    # the model never ran a tool (issue 26: every reply refused) and the episode ended
+    b = TraceBuilder(texts=TEXTS).next_turn().next_turn()
+    a = attribute(b.final([], exit_reason="policy_error"), TASK)
+    assert a.failed and a.cause == "policy_error" and CAUSE_LABELS[a.cause].startswith("policy")
+    assert "after 0 tool call(s) run" in a.evidence[0].detail
+    b = TraceBuilder(texts=TEXTS).next_turn().search("founder of X", ["d1#0"]).next_turn()
+    a = attribute(b.final([], exit_reason="endpoint_unavailable"), TASK)
+    assert a.cause == "policy_error" and "endpoint_unavailable after 1" in a.evidence[0].detail

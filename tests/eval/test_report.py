@@ -93,3 +93,17 @@ def test_safe_names_stay_distinct_for_distinct_ids() -> None:
     assert safe_name("q1") == "q1"
     names = {safe_name(x) for x in ("a b", "a_b", "a/b", "a  b")}
     assert len(names) == 4 and all("/" not in n and " " not in n for n in names)
+
+
+def test_summary_and_html_report_exit_reasons(world_run) -> None:
+    from thresher.eval.attribution import exit_reason_counts
+    from thresher.eval.report import summary_dict, summary_markdown
+
+    report, _, paths = world_run
+    assert summary_dict(report)["exit_reasons"] == {"a": {"answered": 3}, "b": {"answered": 3}}
+    text = summary_markdown(report)
+    assert "## Exit reasons" in text and "| answered | 3 | 3 |" in text
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "<h2>Exit reasons</h2>" in html and "<td>answered</td><td>3</td><td>3</td>" in html
+    reasons = ["answered", "policy_error", "policy_error", "budget"]
+    assert exit_reason_counts(reasons) == {"policy_error": 2, "answered": 1, "budget": 1}

@@ -25,6 +25,7 @@ from thresher.llm.client import (
     EndpointRequestError,
     EndpointResponseError,
     EndpointSettings,
+    EndpointTimeoutError,
     EndpointUnavailableError,
     _no_connection,
     backoff_delay,
@@ -228,3 +229,17 @@ def test_client_errors_are_not_retried(tmp_path):
         with pytest.raises(EndpointRequestError, match="HTTP 400: context too long"):
             client.complete([{"role": "user", "content": "x"}], [], {})
         assert sleeps == [] and len(server.chat_requests()) == 1
+
+
+def test_timeouts_on_a_live_server_name_llm_timeout_s(tmp_path):
+    # the server is up and slow: the advice is llm.timeout_s, not "start the server"
+    late = delayed(reply(content="late"), 2.0)
+    with ReplayServer([late, late], tmp_path) as server:
+        client = client_for(
+            server.base_url, [], model="m", timeout_s=0.3, backoff_s=0.01, max_retries=1
+        )
+        with pytest.raises(EndpointTimeoutError) as info:
+            client.complete([{"role": "user", "content": "x"}], [], {})
+    message = str(info.value)
+    assert "llm.timeout_s=0.3" in message and "start the server" not in message
+    assert isinstance(info.value, EndpointUnavailableError)

@@ -60,6 +60,49 @@ def _flagged_line(flagged: list[dict[str, Any]]) -> list[str]:
     return [f"     ! after flagged text in view: {shorten(named, 200)}"]
 
 
+def _proposal_lines(p: dict[str, Any]) -> list[str]:
+    """A proposal as what the policy wrote: its text, each call, the final answer's ids."""
+    lines = [f"   text: {shorten(p['text'], 200)}"] if p.get("text") else []
+    for c in p.get("tool_calls") or []:
+        lines.append(f"   → {c['name']}({_args(c['arguments'])})  [{c['call_id']}]")
+    final = p.get("final")
+    if final is not None:
+        ids = ", ".join(str(d.get("doc_id")) for d in final.get("documents") or [])
+        lines.append(f"   → final answer: {len(final.get('documents') or [])} document(s): {ids}")
+    return lines
+
+
+def _refused_reply(event: Any) -> str:
+    """What the policy wrote in a refused reply, never a Python repr.
+
+    A refused proposal's own fields when the trace has them; else the reply as the
+    LLM policy keeps it (``{"message": {...}, "finish_reason": ...}`` JSON): its text,
+    or its tool calls; else the raw record as it is.
+    """
+    p = event.proposal
+    if p:
+        calls = [f"{c['name']}({_args(c['arguments'])})" for c in p.get("tool_calls") or []]
+        final = p.get("final") or {}
+        ids = [str(d.get("doc_id")) for d in final.get("documents") or []]
+        parts = [p.get("text") or "", *calls, *(["final answer: " + ", ".join(ids)] if ids else [])]
+        return " · ".join(x for x in parts if x) or "(empty reply)"
+    raw = str(event.raw or "")
+    try:
+        held = json.loads(raw)
+    except ValueError:
+        return raw
+    message = held.get("message") if isinstance(held, dict) else None
+    if not isinstance(message, dict):
+        return raw
+    text = message.get("content") if isinstance(message.get("content"), str) else ""
+    calls = [
+        f"{(c.get('function') or {}).get('name')}({(c.get('function') or {}).get('arguments')})"
+        for c in message.get("tool_calls") or []
+        if isinstance(c, dict)
+    ]
+    return " · ".join(x for x in [text, *calls] if x) or "(empty reply)"
+
+
 def _event_lines(event: Any) -> list[str]:
     kind = event.type
     if kind == "episode_start":
@@ -78,14 +121,8 @@ def _event_lines(event: Any) -> list[str]:
         return lines
     if kind == "proposal":
         if not event.valid:
-            return [f"   proposal refused: {shorten(event.raw, 200)}"]
-        p = event.proposal or {}
-        lines = [f"   text: {shorten(p['text'], 200)}"] if p.get("text") else []
-        for c in p.get("tool_calls") or []:
-            lines.append(f"   → {c['name']}({_args(c['arguments'])})  [{c['call_id']}]")
-        if p.get("final") is not None:
-            lines.append(f"   → final answer: {len(p['final']['documents'])} document(s)")
-        return lines
+            return [f"   proposal refused: {shorten(_refused_reply(event), 200)}"]
+        return _proposal_lines(event.proposal or {})
     if kind == "tool_result":
         mark = {"ok": "✓", "error": "!", "refused": "✗"}.get(event.status, "?")
         text = shorten(" ".join(p for p in (event.header, event.footer) if p), 220)

@@ -11,6 +11,10 @@ Each missing gold document gets a cause from the trace:
 | ``context_overload`` | it is in the active context at the end, yet not in the answer (or every gold document was returned and the answer is wrong but supported) |
 | ``hallucination`` | the answer is not supported by any cached chunk (a prediction found in no cached chunk, or a ranked document no call returned) |
 | ``early_termination`` | the policy stopped (``answered``) after the previous hops' documents arrived and made no retrieval call after that: it never searched for the next hop |
+| ``policy_error`` | the episode ended ``policy_error`` or ``endpoint_unavailable``: the policy (a model that does not follow the tool format, an endpoint that is down) failed, not retrieval |
+
+A policy error decides the episode's cause whatever its missing documents
+show: an episode whose model never ran a tool did not miss at retrieval.
 
 The episode's cause is the one of its earliest-hop missing document (ties in
 the order of :data:`CAUSES`). For premature pruning the pruned chunks are still
@@ -39,11 +43,13 @@ from thresher.tasks.task import Task
 __all__ = [
     "CAUSES",
     "CAUSE_LABELS",
+    "POLICY_EXITS",
     "Evidence",
     "Attribution",
     "attribute",
     "attribution_counts",
     "attribution_by_hop",
+    "exit_reason_counts",
 ]
 
 CAUSES = (
@@ -52,13 +58,17 @@ CAUSES = (
     "early_termination",
     "retrieval_miss",
     "context_overload",
+    "policy_error",
 )
+#: exit reasons that mean the policy failed (attributed ``policy_error``)
+POLICY_EXITS = frozenset({"policy_error", "endpoint_unavailable"})
 CAUSE_LABELS = {
     "retrieval_miss": "retrieval miss",
     "premature_pruning": "premature pruning",
     "context_overload": "context overload / synthesis",
     "hallucination": "hallucination / retrieval gap",
     "early_termination": "termination too aggressive",
+    "policy_error": "policy error (not retrieval)",
 }
 _NO_HOP = 10**6
 
@@ -238,6 +248,8 @@ def attribute(
             return Attribution(True, "context_overload", None, {}, ev)
         return Attribution(False)
     found = {doc: _missing_cause(doc, task, events, ctx) for doc in missing}
+    if ctx["exit_reason"] in POLICY_EXITS:
+        return _policy_failure(events, ctx["exit_reason"], {d: found[d][0] for d in missing})
     first = min(
         missing,
         key=lambda d: (ctx["hop_of"].get(d, _NO_HOP), CAUSES.index(found[d][0])),
@@ -253,6 +265,17 @@ def attribute(
         recover_chunk_ids=chunks,
         pruned_turn=turn,
     )
+
+
+def _policy_failure(
+    events: Sequence[TraceEvent], exit_reason: str, doc_causes: dict[str, str]
+) -> Attribution:
+    """The attribution of an episode the policy ended: its end message, and how many
+    tool calls ran before it (none: the model never acted)."""
+    end = next(e for e in reversed(events) if isinstance(e, EpisodeEnd))
+    ran = sum(1 for e in events if isinstance(e, ToolResult) and e.status != "refused")
+    detail = f"{exit_reason} after {ran} tool call(s) run: {end.message[:300]}"
+    return Attribution(True, "policy_error", None, doc_causes, [_ev(end, detail)])
 
 
 def attribution_counts(attributions: Iterable[Attribution]) -> dict[str, int]:
@@ -285,3 +308,16 @@ def attribution_by_hop(attributions: Iterable[Attribution]) -> dict[str, dict[st
         hop = "?" if a.hop is None else str(a.hop)
         out.setdefault(hop, {c: 0 for c in CAUSES})[a.cause] += 1
     return dict(sorted(out.items(), key=lambda kv: (kv[0] == "?", kv[0])))
+
+
+def exit_reason_counts(exit_reasons: Iterable[str]) -> dict[str, int]:
+    """Episodes per exit reason (``answered``, ``policy_error``, ``budget``, …), most first.
+
+    Args:
+        exit_reasons: one exit reason per episode (or per task).
+
+    Returns:
+        ``{exit reason: count}``, by count descending, then by name.
+    """
+    counts = Counter(exit_reasons)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

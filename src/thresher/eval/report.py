@@ -28,6 +28,7 @@ from thresher.eval.attribution import (
     CAUSES,
     attribution_by_hop,
     attribution_counts,
+    exit_reason_counts,
 )
 from thresher.eval.cost import RESOLVED_RULE, SideCost, format_usd, report_costs
 from thresher.eval.protocol import (
@@ -111,6 +112,9 @@ def summary_dict(report: PairedReport) -> dict[str, Any]:
             side: {n: ci._asdict() for n, ci in report.means[side].items()} for side in sides
         },
         "paired": {n: r._asdict() for n, r in report.tests.items()},
+        "exit_reasons": {
+            side: exit_reason_counts(x.metrics.exit_reason for x in o) for side, o in sides.items()
+        },
         "attribution": {
             side: attribution_counts(x.attribution for x in o) for side, o in sides.items()
         },
@@ -164,6 +168,12 @@ def summary_markdown(report: PairedReport) -> str:
     if report.settings["rollouts"] > 1 and unseeded:
         lines += ["", f"Note: the policy of {' and '.join(unseeded)} takes no seed; its "
                   "rollouts are identical unless the policy itself is stochastic."]  # fmt: skip
+    lines += ["", "## Exit reasons", "", "How each episode ended (a policy error is the "
+              "policy's failure, not retrieval's).", "", "| exit reason | A | B |",
+              "|---|---|---|"]  # fmt: skip
+    exits = s["exit_reasons"]
+    for reason in sorted({*exits["a"], *exits["b"]}, key=lambda r: (r != "answered", r)):
+        lines.append(f"| {reason} | {exits['a'].get(reason, 0)} | {exits['b'].get(reason, 0)} |")
     lines += ["", "## Failure attribution", "",
               "How each cause is read from the trace: the failure attribution table in "
               "thresher's docs/eval.md.", "", "| cause | A | B |", "|---|---|---|"]  # fmt: skip

@@ -17,6 +17,7 @@ from thresher.eval.attribution import (
     CAUSES,
     attribution_by_hop,
     attribution_counts,
+    exit_reason_counts,
 )
 from thresher.eval.cost import RESOLVED_RULE, format_usd, report_costs
 from thresher.eval.protocol import PairedReport
@@ -25,7 +26,7 @@ __all__ = ["render_html", "scatter_svg", "bars_svg", "stacked_svg"]
 
 _COLORS = {"a": "#2f6db5", "b": "#d9822b"}
 _CAUSE_COLORS = dict(
-    zip(CAUSES, ("#8e44ad", "#c0392b", "#e67e22", "#7f8c8d", "#16a085"), strict=True)
+    zip(CAUSES, ("#8e44ad", "#c0392b", "#e67e22", "#7f8c8d", "#16a085", "#2c3e50"), strict=True)
 )
 _W, _H, _PAD = 560, 300, 44
 
@@ -246,6 +247,20 @@ def _summary_table(report: PairedReport) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def _exit_table(report: PairedReport) -> str:
+    """Episodes per exit reason, A and B side by side (``answered`` first)."""
+    a = exit_reason_counts(o.metrics.exit_reason for o in report.a)
+    b = exit_reason_counts(o.metrics.exit_reason for o in report.b)
+    rows = "".join(
+        f"<tr><td>{escape(r)}</td><td>{a.get(r, 0)}</td><td>{b.get(r, 0)}</td></tr>"
+        for r in sorted({*a, *b}, key=lambda r: (r != "answered", r))
+    )
+    return (
+        f"<table><thead><tr><th>exit reason</th><th>A</th><th>B</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+
 def _cost_table(report: PairedReport) -> str:
     """Tokens, wall time and USD per side (``n/a`` where no price applies)."""
     costs = report_costs(report)
@@ -337,6 +352,7 @@ def render_html(report: PairedReport, records: list[dict[str, Any]]) -> str:
         f" · {s['test']} test, {s['resamples']} resamples, seed {s['seed']} · A: "
         f"{escape(report.run_a.source)} · B: {escape(report.run_b.source)}</small></p>"
         f"<h2>Summary</h2>{_summary_table(report)}"
+        f"<h2>Exit reasons</h2>{_exit_table(report)}"
         f"<h2>Cost</h2>{_cost_table(report)}"
         f"<h2>Plots</h2>{_legend()}<div class=plots>"
         f"<div class=plot>{scatter_svg(points, 'recall@5 vs context tokens (per task)')}</div>"

@@ -35,6 +35,7 @@ hang the process.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -54,6 +55,7 @@ from thresher.harness.calls import CallRunner
 from thresher.harness.final import DroppedId
 from thresher.harness.observation import Observation, build_observation
 from thresher.harness.policy import (
+    CancelsCalls,
     ChoosesRetrievalMode,
     InProcessPolicy,
     Policy,
@@ -258,7 +260,10 @@ class _Episode:
             )
         self.emit(self.query_state(turn, usage, notices))
         messages = render_messages(self.state, self.tc.render_memo)
-        observation = build_observation(self.state, messages, usage, notices, hop=self.hop)
+        observation = replace(
+            build_observation(self.state, messages, usage, notices, hop=self.hop),
+            wall_time_left_s=max(cfg.episode.wall_time_s - self.elapsed(), 0.0),
+        )
         if self.on_turn is not None:
             self.on_turn(self.state)
         asked = self.ask(turn, observation)
@@ -289,13 +294,13 @@ class _Episode:
                 turn=turn,
                 proposal=proposal.to_dict() if proposal is not None else None,
                 valid=False,
-                raw=repr(value)[:2000],
+                raw=_raw_reply(value)[:2000],
                 elapsed_s=elapsed,
             )
         )
         self.emit(Refusal(turn=turn, code=check.code, message=check.message))
-        if isinstance(value, MalformedReply):
-            self.reconcile(turn, usage, value.usage)
+        reported = getattr(value, "usage", None)  # every reply's usage, refused or not
+        self.reconcile(turn, usage, reported if isinstance(reported, dict) else None)
         self.refused_streak += 1
         self.extra = [one_line(f"[Refused: {check.message}]")]
         if self.refused_streak >= self.config.episode.max_refused_in_a_row:
@@ -355,10 +360,12 @@ class _Episode:
             else:
                 value = self.wait(submit(lambda: self.policy.propose(observation)))
         except _Stopped:
+            self.cancel_call(observation)
             self.emit(ProposalEvent(turn=turn, valid=False, raw="(cancelled before a reply)"))
             self.emit(Refusal(turn=turn, code="cancelled", message=CANCELLED_MESSAGE))
             return self.finish(ExitReason.CANCELLED, CANCELLED_MESSAGE)
         except TimeoutError:
+            self.cancel_call(observation)
             self.emit(ProposalEvent(turn=turn, valid=False, raw="(no reply before wall time)"))
             self.emit(Refusal(turn=turn, code="timeout", message="policy did not reply"))
             return self.finish(ExitReason.TIMEOUT, "the policy did not reply in time")
@@ -372,6 +379,13 @@ class _Episode:
             self.emit(Refusal(turn=turn, code="policy_exception", message=message[:2000]))
             return self.finish(ExitReason.POLICY_ERROR, message)
         return value, round(time.perf_counter() - start, 6)
+
+    def cancel_call(self, observation: Observation) -> None:
+        """Abandoning the policy's reply: a :class:`CancelsCalls` policy (the LLM policy:
+        it closes the model call's connection) stops the work it started for it."""
+        if isinstance(self.policy, CancelsCalls):
+            with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
+                self.policy.cancel(observation)
 
     def call_here(self, observation: Observation) -> Any:
         """An in-process policy's reply, on this thread (see :class:`InProcessPolicy`):
@@ -469,6 +483,13 @@ def _retrieval_all_failed(state: EpisodeState) -> bool:
         if isinstance(e, ToolResult) and e.tool in RETRIEVAL_TOOLS and e.status != "refused"
     ]
     return bool(ran) and all(code in TOOL_FAILURES for code in ran)
+
+
+def _raw_reply(value: Any) -> str:
+    """A refused reply as the policy received it (a MalformedReply's ``raw``), else its repr."""
+    if isinstance(value, MalformedReply) and value.raw:
+        return value.raw
+    return repr(value)
 
 
 def episode_config(policy: Policy, config: Config) -> Config:

@@ -74,6 +74,8 @@ class Observation:
         hop: the policy's last reported hop (None if it reports none).
         flags: injection flags of every flagged cached chunk, by id (the same
             names the transcript shows as ``flags="…"`` on the chunk's tag).
+        wall_time_left_s: seconds left of the episode's wall time when the policy is
+            asked (None: no limit known); a policy that calls a model caps its timeout by it.
     """
 
     question: str
@@ -90,6 +92,7 @@ class Observation:
     origins: Mapping[str, LineageRecord] = field(default_factory=dict)
     hop: int | None = None
     flags: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    wall_time_left_s: float | None = None
 
     def chunk(self, chunk_id: str) -> Chunk | None:
         """A cached chunk by id (None if never fetched)."""

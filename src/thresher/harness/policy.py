@@ -36,6 +36,7 @@ __all__ = [
     "RerankRequest",
     "ChoosesRetrievalMode",
     "InProcessPolicy",
+    "CancelsCalls",
     "QuestionScorer",
 ]
 
@@ -110,6 +111,20 @@ class InProcessPolicy(Protocol):
     """
 
     in_process: bool
+
+
+@runtime_checkable
+class CancelsCalls(Protocol):
+    """A policy that can stop the work it started for an observation (the LLM policy:
+    it closes the model call's connection, so the server stops generating).
+
+    The harness calls ``cancel(observation)`` when it abandons a reply: the wall
+    time ran out, or the caller stopped the episode.
+    """
+
+    def cancel(self, observation: Observation) -> None:
+        """Stop the work started for ``observation`` (no-op when there is none)."""
+        ...
 
 
 @runtime_checkable

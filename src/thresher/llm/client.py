@@ -31,13 +31,10 @@ kept out of every repr, log line and trace.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
-import math
 import os
 import random
-import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -46,12 +43,24 @@ from typing import Any, Protocol
 
 from thresher.config import LLMConfig
 from thresher.errors import BackendUnavailableError, ThresherError
+from thresher.llm.context import ContextSize, context_from_listing, context_from_props
+from thresher.llm.retry import (
+    MAX_WAIT_S,
+    backoff_delay,
+    error_text,
+    no_connection,
+    parse_retry_after,
+)
+
+_no_connection = no_connection  # the name the tests import
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "MAX_WAIT_S",
     "EndpointSettings",
     "EndpointUnavailableError",
+    "EndpointTimeoutError",
+    "EndpointCancelledError",
     "EndpointResponseError",
     "EndpointRequestError",
     "RetryRecord",
@@ -64,8 +73,6 @@ __all__ = [
 log = logging.getLogger("thresher.llm")
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
-#: the longest single wait between attempts, in seconds
-MAX_WAIT_S = 120.0
 #: sent when no key is configured (vLLM and Ollama ignore it; the client needs one)
 PLACEHOLDER_KEY = "not-needed"
 
@@ -79,6 +86,17 @@ class EndpointUnavailableError(BackendUnavailableError):
 
     The episode ends ``endpoint_unavailable``.
     """
+
+
+class EndpointTimeoutError(EndpointUnavailableError):
+    """Every attempt timed out: the server took the request and did not answer in time.
+
+    The episode ends ``endpoint_unavailable``; the message names ``llm.timeout_s``.
+    """
+
+
+class EndpointCancelledError(ThresherError):
+    """The model call was cancelled (its client closed) because its episode ended."""
 
 
 class EndpointResponseError(EndpointUnavailableError):
@@ -166,37 +184,6 @@ class ChatResponse:
     model: str = ""
 
 
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date).
-
-    Returns None when the header is absent or unreadable; never negative.
-    """
-    if value is None or not value.strip():
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value.strip())
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if math.isnan(seconds) or math.isinf(seconds):
-        return None
-    return max(0.0, seconds)
-
-
-def backoff_delay(
-    attempt: int, base_s: float, retry_after: float | None, rng: random.Random
-) -> float:
-    """The wait before retry number ``attempt + 1`` (``attempt`` is 0-based).
-
-    ``base_s · 2^attempt · U(0.5, 1)``, at least ``retry_after``, at most :data:`MAX_WAIT_S`.
-    """
-    jittered = base_s * (2.0**attempt) * (0.5 + 0.5 * rng.random())
-    return min(MAX_WAIT_S, max(jittered, retry_after or 0.0))
-
-
 class _RawResponse(Protocol):
     """What is read of an undecoded response (``openai``'s ``with_raw_response`` results)."""
 
@@ -246,24 +233,6 @@ def _decode_completion(raw: _RawResponse, base_url: str) -> dict[str, Any]:
     return body
 
 
-def _no_connection(exc: BaseException) -> str | None:
-    """Why no connection could be made at all (refused, unknown host), else None.
-
-    Walks the exception's causes, since ``openai`` wraps the transport's error,
-    which wraps the socket's.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(current, socket.gaierror):
-            return "host name not found"
-        current = current.__cause__ or current.__context__
-    return None
-
-
 class ChatClient:
     """Chat completions over the ``openai`` client, with counted retries.
 
@@ -294,6 +263,25 @@ class ChatClient:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._model = settings.model
+        self._closed = False
+
+    def fork(self) -> ChatClient:
+        """A client with the same settings and its own connections, to close on its own.
+
+        The policy makes one per model call, so that :meth:`close` ends that call
+        (its connection closed, which makes llama.cpp and vLLM stop generating) and
+        no other episode's.
+        """
+        twin = ChatClient(self.settings, sleep=self._sleep, rng=self._rng)
+        with self._lock:
+            twin._model = self._model
+        return twin
+
+    def close(self) -> None:
+        """Close this client's connections: a request in flight fails at once and is not
+        retried (:class:`EndpointCancelledError`). Idempotent; safe from another thread."""
+        self._closed = True
+        self._client.close()
 
     def model(self) -> str:
         """The model name: configured, else the first one ``/v1/models`` lists (cached).
@@ -326,11 +314,47 @@ class ChatClient:
             self._model = ids[0]
         return ids[0]
 
+    def context_size(self) -> ContextSize | None:
+        """The context the server gives a request (see :mod:`thresher.llm.context`), or None.
+
+        Reads ``/v1/models`` (vLLM, llama.cpp), then llama.cpp's ``/props``; a server
+        that says neither gives None (no check can be made).
+
+        Raises:
+            EndpointUnavailableError: as :meth:`complete` (a server that is down).
+        """
+        model = self.model()
+        base_url = self.settings.base_url
+
+        def listing() -> dict[str, Any]:
+            raw = self._client.models.with_raw_response.list()
+            return _decode(raw, "a model list", base_url)
+
+        try:
+            found = context_from_listing(self._retrying(listing, "models").body, model)
+        except (EndpointRequestError, EndpointResponseError):
+            found = None
+        return found or self._props_context()
+
+    def _props_context(self) -> ContextSize | None:
+        """llama.cpp's ``/props`` at the server root (None when absent or unreadable)."""
+        import httpx  # the openai client's transport
+
+        root = self.settings.base_url.removesuffix("/v1")
+        try:
+            response = httpx.get(f"{root}/props", timeout=self.settings.timeout_s)
+            body = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        return context_from_props(body) if isinstance(body, dict) else None
+
     def complete(
         self,
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]],
         params: Mapping[str, Any],
+        *,
+        timeout_s: float | None = None,
     ) -> ChatResponse:
         """One chat completion, retried on transient failures.
 
@@ -338,6 +362,8 @@ class ChatClient:
             messages: the chat messages, sent as is.
             tools: tool schemas (may be empty).
             params: further request fields (``temperature``, ``max_tokens``, …).
+            timeout_s: this request's timeout, when shorter than ``llm.timeout_s`` (the
+                episode's wall time left).
 
         Returns:
             The decoded completion with its attempt count and retry records.
@@ -347,6 +373,7 @@ class ChatClient:
                 attempt failed transiently.
             EndpointResponseError: the body is not a chat completion (at once).
             EndpointRequestError: the server refused the request (4xx).
+            EndpointCancelledError: :meth:`close` was called (the episode ended).
         """
         model = self.model()
         request: dict[str, Any] = {"model": model, "messages": list(messages), **params}
@@ -354,22 +381,37 @@ class ChatClient:
             request["tools"] = list(tools)
         base_url = self.settings.base_url
 
+        limit = self.settings.timeout_s
+        client = self._client
+        if timeout_s is not None and timeout_s < limit:
+            limit = max(timeout_s, 0.001)
+            client = self._client.with_options(timeout=limit)
+
         def attempt() -> dict[str, Any]:
-            raw = self._client.chat.completions.with_raw_response.create(**request)
+            raw = client.chat.completions.with_raw_response.create(**request)
             return _decode_completion(raw, base_url)
 
-        return replace(self._retrying(attempt, "chat completion"), model=model)
+        return replace(self._retrying(attempt, "chat completion", limit), model=model)
 
-    def _retrying(self, fn: Callable[[], dict[str, Any]], what: str) -> ChatResponse:
+    def _retrying(
+        self, fn: Callable[[], dict[str, Any]], what: str, timeout_s: float | None = None
+    ) -> ChatResponse:
         """``fn()`` with its transient failures retried (see the module docstring)."""
         s = self.settings
+        limit = s.timeout_s if timeout_s is None else timeout_s
         retries: list[RetryRecord] = []
         reason = ""
+        timeouts = 0
         for n in range(s.max_retries + 1):
             try:
+                if self._closed:
+                    raise EndpointCancelledError(f"the {what} request was cancelled")
                 return ChatResponse(fn(), n + 1, tuple(retries))
             except (self._openai.APIStatusError, self._openai.APIConnectionError) as exc:
-                reason, retry_after = self._transient(exc, what)
+                if self._closed:  # closed under the request: the episode ended
+                    raise EndpointCancelledError(f"the {what} request was cancelled") from exc
+                reason, retry_after = self._transient(exc, what, limit)
+                timeouts += isinstance(exc, self._openai.APITimeoutError)
             if n == s.max_retries:
                 break
             wait = backoff_delay(n, s.backoff_s, retry_after, self._rng)
@@ -378,13 +420,21 @@ class ChatClient:
                 "LLM %s attempt %d failed (%s); retrying in %.2fs", what, n + 1, reason, wait
             )
             self._sleep(wait)
+        if timeouts == s.max_retries + 1:
+            raise EndpointTimeoutError(
+                f"LLM endpoint {s.base_url} accepted the {what} request but did not answer "
+                f"within {limit:g}s (llm.timeout_s={s.timeout_s:g}, capped by the episode's "
+                f"wall time left), {timeouts} time(s): the server is up "
+                "and slow (a CPU model can take minutes per reply); raise llm.timeout_s, "
+                "lower llm.max_tokens, or serve a faster model"
+            )
         raise EndpointUnavailableError(
             f"LLM endpoint {s.base_url} did not answer the {what} request after "
             f"{s.max_retries + 1} attempt(s) (last: {reason}); start the server "
             "(see docs/serving.md), check llm.base_url, or raise llm.max_retries"
         )
 
-    def _transient(self, exc: Exception, what: str) -> tuple[str, float | None]:
+    def _transient(self, exc: Exception, what: str, limit: float) -> tuple[str, float | None]:
         """A retryable failure's reason and ``Retry-After``; raises for the others.
 
         Raises:
@@ -398,12 +448,12 @@ class ChatClient:
             if status not in (408, 429) and status < 500:
                 raise EndpointRequestError(
                     f"{s.base_url} refused the {what} request: HTTP {status}: "
-                    f"{_error_text(exc)}; check llm.model, llm.api_key_env and the server log"
+                    f"{error_text(exc)}; check llm.model, llm.api_key_env and the server log"
                 ) from exc
             return f"HTTP {status}", parse_retry_after(exc.response.headers.get("retry-after"))
         if isinstance(exc, openai.APITimeoutError):
-            return f"no answer within {s.timeout_s}s", None
-        why = _no_connection(exc)
+            return f"no answer within {limit:g}s", None
+        why = no_connection(exc)
         if why is not None:
             raise EndpointUnavailableError(
                 f"no server at {s.base_url}: start the model server (see docs/serving.md) "
@@ -411,14 +461,3 @@ class ChatClient:
             ) from exc
         cause = exc.__cause__ or exc
         return f"connection failed ({type(cause).__name__})", None
-
-
-def _error_text(exc: Exception) -> str:
-    """The server's error message from an ``APIStatusError`` (whitespace collapsed, capped)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return " ".join(str(message).split())[:200]
-    return " ".join(str(getattr(exc, "message", exc)).split())[:200]

@@ -25,6 +25,7 @@ from thresher.harness.trace import ProposalEvent, Refusal, ToolResult, UsageRepo
 from thresher.policies import get_policy
 from thresher.policies.base import Policy
 from thresher.policies.llm import LLMPolicy
+from thresher.policies.llm.messages import chat_messages, short_call_id
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.testing.replay_server import (
     ReplayServer,
@@ -63,7 +64,10 @@ class Run:
         return [e for e in self.events(Refusal) if e.call_id is None]
 
     def last_user(self, i: int) -> str:
-        return [m for m in self.requests[i]["messages"] if m["role"] == "user"][-1]["content"]
+        """The text request ``i`` ends with: the harness's notices ride on the last user
+        message or tool result (see ``chat_messages``)."""
+        ends = [m for m in self.requests[i]["messages"] if m["role"] in ("user", "tool")]
+        return ends[-1]["content"]
 
     def tool_messages(self, i: int) -> list[dict[str, Any]]:
         return [m for m in self.requests[i]["messages"] if m["role"] == "tool"]
@@ -76,12 +80,13 @@ def episode(
     script: list[dict[str, Any]],
     *,
     env: dict[str, str] | None = None,
+    models_reply: dict[str, Any] | None = None,
     **llm: Any,
 ) -> Run:
     """Run one episode with LLMPolicy against a replay server playing ``script``."""
     sleeps: list[float] = []
     sent: list[list[dict[str, Any]]] = []
-    with ReplayServer(script, tmp_path / "replay") as server:
+    with ReplayServer(script, tmp_path / "replay", models_reply=models_reply) as server:
         options = {"base_url": server.base_url, "backoff_s": 0.01, "timeout_s": 5.0, **llm}
         policy = LLMPolicy(config, env=env or {}, sleep=sleeps.append, **options)
         result = run_episode(
@@ -122,10 +127,11 @@ def test_sends_exactly_the_rendered_transcript_and_reconciles_usage(tmp_path, st
     r = run.result
     assert r.exit_reason is ExitReason.ANSWERED and r.doc_ids[0] == "glassworks"
     assert r.tool_calls == {"search_corpus": 1, "grep_corpus": 1}
-    # what was sent is what the harness rendered and counted, turn by turn
+    # what was sent is what the harness rendered and counted, turn by turn, in the
+    # role structure every chat template accepts
     assert len(run.requests) == len(run.sent) == 2
     for body, rendered in zip(run.requests, run.sent, strict=True):
-        assert body["messages"] == json.loads(json.dumps(rendered))
+        assert body["messages"] == json.loads(json.dumps(chat_messages(rendered)))
     first = run.requests[0]
     assert first["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
     assert [t["function"]["name"] for t in first["tools"]] == [
@@ -139,7 +145,10 @@ def test_sends_exactly_the_rendered_transcript_and_reconciles_usage(tmp_path, st
     assert first["tool_choice"] == "auto" and first["max_tokens"] == config.llm.max_tokens
     assert "reasoning_effort" not in first
     # both calls of turn 0 answered in turn 1's transcript, linked by the model's call ids
-    assert [m["tool_call_id"] for m in run.tool_messages(1)] == ["call_0", "call_1"]
+    assert [m["tool_call_id"] for m in run.tool_messages(1)] == [
+        short_call_id("call_0"),
+        short_call_id("call_1"),
+    ]
     # endpoint usage reconciled; the key was sent, and never written to the trace
     reports = run.events(UsageReport)
     assert [u.prompt_tokens for u in reports] == [900, 2000]
@@ -235,13 +244,13 @@ def test_malformed_reply_is_refused_corrected_and_counted(kind, tmp_path, store,
     assert rejected.turn == turn
     assert (rejected.proposal is None) is (code != "no_known_documents")
     # the corrective message went out with the very next request, and the bad reply did not
-    assert f"[Refused: {refusal.message}]" in run.last_user(turn + 1)
+    assert f"Your previous reply was not accepted: {refusal.message}" in run.last_user(turn + 1)
     assistants = [m for m in run.requests[turn + 1]["messages"] if m["role"] == "assistant"]
     assert len(assistants) == turn
     assert len(run.requests) == len(script)
     if code != "no_known_documents":  # the harness's own check, not a parse failure
         assert run.policy.stats()[f"malformed:{code}"] == 1
-        assert code in rejected.raw
+        assert "message" in json.loads(rejected.raw)  # the reply as received, not a repr
 
 
 # -- ids the model invents, and the per-turn cap: refused per call by the harness -------
@@ -257,8 +266,9 @@ def test_invented_chunk_ids_in_prune_and_recall_are_reported(tmp_path, store, co
     assert [x["id"] for x in prune.rejected] == ["chunk-invented-1"]
     assert [x["code"] for x in recall.rejected] == ["unknown_id"]
     sent = {m["tool_call_id"]: m["content"] for m in run.tool_messages(2)}
-    assert "chunk-invented-1" in sent["call_0"] and "unknown id" in sent["call_0"]
-    assert "chunk-invented-2" in sent["call_1"]
+    first, second = short_call_id("call_0"), short_call_id("call_1")
+    assert "chunk-invented-1" in sent[first] and "unknown id" in sent[first]
+    assert "chunk-invented-2" in sent[second]
 
 
 def test_invented_doc_id_in_read_document_is_reported(tmp_path, store, config):

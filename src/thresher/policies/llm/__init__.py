@@ -15,6 +15,7 @@ from thresher.llm.client import (
 )
 from thresher.policies.llm.policy import (
     CONTEXT1_MODEL,
+    ContextTooSmallError,
     LLMPolicy,
     MalformedReplyLimitError,
     context1_policy,
@@ -32,6 +33,7 @@ __all__ = [
     "EndpointResponseError",
     "EndpointRequestError",
     "MalformedReplyLimitError",
+    "ContextTooSmallError",
     "SYSTEM_PROMPT",
     "tool_schemas",
 ]

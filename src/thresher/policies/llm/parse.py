@@ -11,7 +11,7 @@ problems are listed in the message):
 
 | code | when |
 |---|---|
-| ``over_long`` | ``finish_reason == "length"``, or content longer than the cap |
+| ``over_long`` | ``finish_reason == "length"`` (unless the text holds complete tool calls: those run, once each, marked ``reply_cut_off``), or content longer than the cap |
 | ``malformed_tool_call`` | a tool call without a function name |
 | ``unknown_tool`` | a name outside the five tools |
 | ``invalid_json_arguments`` | arguments that are not JSON |
@@ -21,6 +21,13 @@ problems are listed in the message):
 | ``empty_reply`` | no content and no tool calls |
 | ``no_action`` | text that is neither a tool call nor a final answer |
 | ``empty_final_answer`` | a final answer naming no document |
+| ``placeholder_id`` | a final answer naming an example's stand-in (``...``, ``doc id``) |
+
+Tool calls written as text (Hermes ``<tool_call>`` tags, fenced or bare JSON
+naming a known tool; see :mod:`~thresher.policies.llm.textcalls`) are read
+when the reply has no native ones, and marked in the usage the trace records
+(``tool_calls_parsed_from_text``). ``<think>`` text and ``reasoning_content``
+are kept out of parsing and of the length check.
 
 Prose next to tool calls is accepted (it is kept as the turn's text); a
 final answer next to tool calls is not. Ids the model invents (prune, recall,
@@ -32,12 +39,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal, ToolCall
 from thresher.harness.final import parse_final
 from thresher.policies.llm.schemas import argument_example, check_tool_arguments, tool_names
+from thresher.policies.llm.textcalls import TEXT_FORMS, split_thinking, text_tool_calls
 
 __all__ = [
     "parse_completion",
@@ -54,7 +62,14 @@ MAX_LISTED_PROBLEMS = 3
 _RAW_CHARS = 1500
 _WS = re.compile(r"\s+")
 _TOOLS_LINE = ", ".join(tool_names())
-_FINAL_FORM = '<Document id="..."><Justification>...</Justification></Document>'
+_FINAL_FORM = (
+    '<Document id="ID"><Justification>WHY</Justification></Document>, with ID an id '
+    "copied from a retrieved block and WHY one to three sentences"
+)
+#: ids a model copies from an example instead of the transcript (compared case-folded)
+PLACEHOLDER_IDS = frozenset(
+    {"...", "…", "doc id", "doc_id", "id", "chunk id", "<chunk id>", "document id", "xxx"}
+)
 
 
 def normalize_query(query: str) -> str:
@@ -131,8 +146,17 @@ _EMPTY = (
 )
 _NO_ACTION = (
     "no_action",
-    "your reply has neither a tool call nor a final answer; call a tool, or "
-    f"list the supporting documents as {_FINAL_FORM}",
+    "your reply has neither a tool call nor a final answer (read as a native tool call, "
+    f"as {', as '.join(TEXT_FORMS)} naming one of {_TOOLS_LINE}, and as a final answer); "
+    f"call a tool, or list the supporting documents as {_FINAL_FORM}. (For the operator: "
+    "serve the model with tool calling on, llama.cpp --jinja or vLLM --tool-call-parser; "
+    "see docs/serving.md)",
+)
+_PLACEHOLDER = (
+    "placeholder_id",
+    "your final answer names a placeholder instead of a document id; copy the doc "
+    'attribute of a retrieved <chunk> block (for instance doc="...") exactly, or keep '
+    "searching",
 )
 _NO_DOCUMENTS = (
     "empty_final_answer",
@@ -147,6 +171,7 @@ def parse_completion(
     searched: Collection[str] = (),
     max_content_tokens: int = 0,
     count_tokens: Callable[[str], int] | None = None,
+    id_salt: str = "",
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
 
@@ -159,6 +184,8 @@ def parse_completion(
             :func:`searched_queries`).
         max_content_tokens: the most tokens of text a reply may hold (0: no cap).
         count_tokens: counts tokens of text (default: characters / 4, rounded up).
+        id_salt: makes the ids of calls read from text unique per turn (see
+            :func:`~thresher.policies.llm.textcalls.text_tool_calls`).
 
     Returns:
         A :class:`Proposal` (tool calls, or a final answer) or a
@@ -166,20 +193,72 @@ def parse_completion(
     """
     message, finish = _first_choice(body)
     usage = completion_usage(body)
-    text = message_text(message.get("content"))
-    problem = _length_problem(text, finish, max_content_tokens, count_tokens)
-    if problem is not None:
-        return _refuse([problem], _raw(message, finish), usage)
-    calls, problems = _read_calls(message.get("tool_calls"), searched)
+    text, thinking = split_thinking(message_text(message.get("content")))
+    raw_calls = message.get("tool_calls")
+    parsed = None if raw_calls else text_tool_calls(text, tool_names(), id_salt)
+    cut_off = 0
+    if parsed is not None and finish == "length":
+        # a small model that repeats its call until the token limit: the complete
+        # calls before the cut are run, the cut-off rest is dropped
+        parsed, cut_off = replace(parsed, rest=""), 1
+    else:
+        problem = _length_problem(text, finish, max_content_tokens, count_tokens)
+        if problem is not None:
+            return _refuse([problem], _raw(message, finish), usage)
+    if parsed is not None:
+        raw_calls, text = _distinct(parsed.calls), parsed.rest
+    calls, problems = _read_calls(raw_calls, searched)
     if problems:
         return _refuse(problems, _raw(message, finish), usage)
-    final = parse_final(text)
+    final = _final(text) if parsed is None else None
     problem = _action_problem(text, calls, final)
     if problem is not None:
         return _refuse([problem], _raw(message, finish), usage)
+    marks = _marks(usage, thinking, message, len(calls) if parsed is not None else 0)
+    if cut_off:
+        marks = {**(marks or {}), "reply_cut_off": 1}
     if calls:
-        return Proposal(tool_calls=tuple(calls), text=text, usage=usage)
-    return Proposal(final=final, text=text, usage=usage)
+        return Proposal(tool_calls=tuple(calls), text=text, usage=marks)
+    return Proposal(final=final, text=text, usage=marks)
+
+
+def _distinct(calls: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Calls read from text, each (name, arguments) once: a model that writes the same
+    call again and again means it once."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for c in calls:
+        key = (c["function"]["name"], c["function"]["arguments"])
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _final(text: str) -> FinalAnswer | None:
+    """The final answer written in ``text`` (None for none, or for unreadable nesting)."""
+    try:
+        return parse_final(text)
+    except RecursionError:  # '[' * 5000: deeper than json can read; not an answer
+        return None
+
+
+def _marks(
+    usage: dict[str, int] | None, thinking: str, message: dict[str, Any], from_text: int
+) -> dict[str, int] | None:
+    """The usage the trace records, with what was read around the reply.
+
+    ``tool_calls_parsed_from_text``: calls read from the text (the trace's mark of
+    "parsed from text"); ``thinking_chars``: characters of ``<think>`` text and of
+    ``reasoning_content``, kept out of parsing and of the length check.
+    """
+    out = dict(usage or {})
+    if from_text:
+        out["tool_calls_parsed_from_text"] = from_text
+    reasoning = message_text(message.get("reasoning_content"))
+    if thinking or reasoning:
+        out["thinking_chars"] = len(thinking) + len(reasoning)
+    return out or None
 
 
 def _first_choice(body: dict[str, Any]) -> tuple[dict[str, Any], Any]:
@@ -281,8 +360,8 @@ def _decode_arguments(name: str, raw_args: Any) -> _Decoded | Problem:
         return _Decoded({})
     try:
         return _Decoded(json.loads(raw_args))
-    except ValueError as exc:
-        reason = getattr(exc, "msg", str(exc))
+    except (ValueError, RecursionError) as exc:
+        reason = getattr(exc, "msg", "nested too deeply")
         return (
             "invalid_json_arguments",
             f"the arguments of {name} are not valid JSON ({reason}); send one JSON "
@@ -316,7 +395,15 @@ def _action_problem(
         return _NO_ACTION
     if not final.documents:
         return _NO_DOCUMENTS
+    if any(_is_placeholder(d.doc_id) for d in final.documents):
+        return _PLACEHOLDER
     return None
+
+
+def _is_placeholder(doc_id: str) -> bool:
+    """Whether ``doc_id`` is an example's stand-in ('...', 'doc id') rather than an id."""
+    key = doc_id.strip().casefold()
+    return key in PLACEHOLDER_IDS or not key.strip(".…_- ")
 
 
 def _raw(message: dict[str, Any], finish_reason: Any) -> str:

@@ -1,7 +1,9 @@
 """LLMPolicy: chat completions with tools over an OpenAI-compatible endpoint.
 
-Each turn the policy sends exactly the harness's rendered transcript
-(``observation.messages``) with the five tool schemas, and turns the reply
+Each turn the policy sends the harness's rendered transcript
+(``observation.messages``) in a role structure every mainstream chat template
+accepts (:func:`~thresher.policies.llm.messages.chat_messages`: no user
+message after a user message or a tool result) with the five tool schemas, and turns the reply
 into a :class:`~thresher.harness.actions.Proposal`, or into a
 :class:`~thresher.harness.actions.MalformedReply` that the harness refuses
 and explains to the model at the next turn. The policy keeps no episode
@@ -24,12 +26,19 @@ from thresher.errors import ThresherError
 from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.observation import Observation
 from thresher.llm.client import ChatClient, EndpointSettings
+from thresher.policies.llm.messages import chat_messages
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.policies.llm.schemas import tool_schemas
 from thresher.tokens import get_counter
 
-__all__ = ["LLMPolicy", "MalformedReplyLimitError", "context1_policy", "CONTEXT1_MODEL"]
+__all__ = [
+    "LLMPolicy",
+    "MalformedReplyLimitError",
+    "ContextTooSmallError",
+    "context1_policy",
+    "CONTEXT1_MODEL",
+]
 
 #: the Hugging Face name of Chroma's Context-1 weights (the default model of ``context-1``)
 CONTEXT1_MODEL = "chromadb/context-1"
@@ -37,6 +46,10 @@ CONTEXT1_MODEL = "chromadb/context-1"
 
 class MalformedReplyLimitError(ThresherError):
     """The model's replies were refused ``llm.max_malformed`` times in one episode."""
+
+
+class ContextTooSmallError(ThresherError):
+    """The server's context cannot hold the token budget plus a reply (checked at start)."""
 
 
 class LLMPolicy:
@@ -77,6 +90,9 @@ class LLMPolicy:
         self._count = get_counter(cfg.chunking.tokenizer).count
         self._lock = threading.Lock()
         self._stats: Counter[str] = Counter()
+        self._context_checked = False
+        #: the model call in flight per observation (by id), for :meth:`cancel`
+        self._inflight: dict[int, ChatClient] = {}
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The five tools as JSON Schemas (sent with every request, counted by the harness)."""
@@ -95,6 +111,39 @@ class LLMPolicy:
             params["reasoning_effort"] = llm.reasoning_effort
         return params
 
+    def check_context(self) -> None:
+        """Check, once per instance, that the server's context holds the budget and a reply.
+
+        Raises:
+            ContextTooSmallError: ``budget.total + llm.max_tokens`` is over the context
+                size the server reports (a server that reports none is not checked).
+        """
+        with self._lock:
+            if self._context_checked:
+                return
+        size = self.client.context_size()
+        with self._lock:
+            self._context_checked = True
+        need = self.config.budget.total + self.config.llm.max_tokens
+        if size is None or need <= size.tokens:
+            return
+        raise ContextTooSmallError(
+            f"the server's context is {size.tokens} tokens ({size.source}), but an episode "
+            f"may send budget.total={self.config.budget.total} tokens and ask for "
+            f"llm.max_tokens={self.config.llm.max_tokens} more ({need}): lower budget.total "
+            f"to at most {max(size.tokens - self.config.llm.max_tokens, 0)}, or start the "
+            "server with a larger context (llama.cpp -c, vLLM --max-model-len)"
+        )
+
+    def cancel(self, observation: Observation) -> None:
+        """End the model call made for ``observation`` (its episode ended: wall time, a
+        stop): its connection is closed, so the server stops generating, and it is not
+        retried. Other episodes' calls go on."""
+        with self._lock:
+            call = self._inflight.pop(id(observation), None)
+        if call is not None:
+            call.close()
+
     def stats(self) -> dict[str, int]:
         """Counters over this instance's life: ``requests``, ``retries``, ``malformed:<code>``."""
         with self._lock:
@@ -109,6 +158,7 @@ class LLMPolicy:
             and corrective message.
 
         Raises:
+            ContextTooSmallError: (first call) the server's context cannot hold the budget.
             MalformedReplyLimitError: ``llm.max_malformed`` replies were already refused.
             EndpointUnavailableError: no server at ``base_url`` (at once), or the endpoint
                 stayed unreachable through the retries; the harness ends the episode
@@ -126,12 +176,27 @@ class LLMPolicy:
                 "the model is not following the tool format: check the server's tool-call "
                 "parser (docs/serving.md) or raise llm.max_malformed"
             )
-        response = self.client.complete(messages, self.tool_schemas(), self.request_params())
+        self.check_context()
+        call = self.client.fork()
+        with self._lock:
+            self._inflight[id(observation)] = call
+        try:
+            response = call.complete(
+                chat_messages(messages),
+                self.tool_schemas(),
+                self.request_params(),
+                timeout_s=observation.wall_time_left_s,
+            )
+        finally:
+            with self._lock:
+                self._inflight.pop(id(observation), None)
+            call.close()
         reply = parse_completion(
             response.body,
             searched=searched_queries(messages),
             max_content_tokens=self.config.llm.max_tokens,
             count_tokens=self._count,
+            id_salt=f"{len(messages)}:",
         )
         usage = dict(reply.usage or {})
         if response.retries:

@@ -1,0 +1,92 @@
+"""The transcript as sent to a chat endpoint: one every mainstream chat template accepts.
+
+The harness renders a turn's notices (the usage line, soft/hard notices,
+refusals) as a user message of their own, so the transcript it counts may
+hold ``system, user (question), user (notices)``, or ``tool, user``. Several
+chat templates refuse that: Mistral's and Gemma's raise "roles must
+alternate" (HTTP 400) unless user and plain assistant messages alternate
+(assistant messages with tool calls and tool results are skipped in that
+check), and Mistral's also wants every tool call id to be 9 alphanumeric
+characters. :func:`chat_messages` rewrites the transcript, without losing a
+line of it:
+
+* notices that follow tool results are appended to the last tool result
+  (the harness's word on the calls it answers), so a tool turn needs no user
+  message of its own;
+* any other run of user messages becomes one user message;
+* each refusal line ``[Refused: why]`` is written out as what it is, "Your
+  previous reply was not accepted: why", so the model does not take the
+  harness's bracketed notice for text to repeat;
+* every tool call id becomes a stable 9-character alphanumeric id (the same
+  id in the assistant's call and in its result).
+
+Merging never adds tokens (one message overhead fewer per merge), so the
+harness's count stays an upper bound. Everything here is pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["chat_messages", "short_call_id", "REFUSED_PREFIX", "NOTICE_SEPARATOR"]
+
+#: how the harness writes a refusal line, and how it is sent
+REFUSED_PREFIX = "[Refused: "
+_REFUSED_SENT = "Your previous reply was not accepted: "
+#: between a tool result (or the question) and the notices appended to it
+NOTICE_SEPARATOR = "\n\n"
+
+
+def short_call_id(call_id: str) -> str:
+    """A stable 9-character alphanumeric id for ``call_id`` (Mistral's templates require it)."""
+    if len(call_id) == 9 and call_id.isascii() and call_id.isalnum():
+        return call_id
+    return hashlib.sha1(call_id.encode("utf-8")).hexdigest()[:9]
+
+
+def _notice_text(content: str) -> str:
+    lines = []
+    for line in content.splitlines():
+        if line.startswith(REFUSED_PREFIX) and line.endswith("]"):
+            line = _REFUSED_SENT + line[len(REFUSED_PREFIX) : -1]
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _with_ids(message: dict[str, Any]) -> dict[str, Any]:
+    out = dict(message)
+    if out.get("role") == "tool" and isinstance(out.get("tool_call_id"), str):
+        out["tool_call_id"] = short_call_id(out["tool_call_id"])
+    if out.get("tool_calls"):
+        out["tool_calls"] = [
+            {**c, "id": short_call_id(str(c.get("id") or ""))} for c in out["tool_calls"]
+        ]
+    return out
+
+
+def chat_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with no two user messages in a row and no user message after a tool result.
+
+    Args:
+        messages: the harness's rendered transcript (OpenAI chat shape).
+
+    Returns:
+        New message dicts (the input is not changed); see the module docstring.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role != "user":
+            out.append(_with_ids(message))
+            continue
+        content = str(message.get("content") or "")
+        text = _notice_text(content)
+        last = out[-1] if out else None
+        if last is not None and last.get("role") in ("user", "tool"):
+            joined = str(last.get("content") or "") + NOTICE_SEPARATOR + text
+            out[-1] = {**last, "content": joined}
+        else:
+            out.append({**message, "content": text})
+    return out

@@ -1,0 +1,49 @@
+"""Tool calls written as text, and thinking, read apart from the reply (pure)."""
+
+from __future__ import annotations
+
+import json
+
+from thresher.policies.llm.schemas import tool_names
+from thresher.policies.llm.textcalls import split_thinking, text_tool_calls
+
+NAMES = tool_names()
+
+
+def _calls(text: str) -> list[tuple[str, dict]]:
+    found = text_tool_calls(text, NAMES)
+    assert found is not None
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in found.calls]
+
+
+def test_hermes_tags_even_unclosed():
+    text = 'ok\n<tool_call>\n{"name": "grep_corpus", "arguments": {"pattern": "Velm"}}'
+    assert _calls(text) == [("grep_corpus", {"pattern": "Velm"})]
+    assert text_tool_calls(text, NAMES).form == "hermes"
+
+
+def test_function_wrapper_and_parameters_key_and_string_arguments():
+    text = (
+        '{"type": "function", "function": {"name": "read_document", "parameters": {"doc_id": "a"}}}\n'
+        '{"name": "search_corpus", "arguments": "{\\"query\\": \\"b\\"}"}'
+    )
+    assert _calls(text) == [("read_document", {"doc_id": "a"}), ("search_corpus", {"query": "b"})]
+
+
+def test_unknown_names_prose_and_garbage_are_no_calls():
+    assert text_tool_calls('{"name": "Quosan", "arguments": {"content": "Galkin"}}', NAMES) is None
+    assert text_tool_calls("I will use search_corpus next.", NAMES) is None
+    assert text_tool_calls("search_corpus " + "[" * 5000, NAMES) is None
+    assert text_tool_calls('{"name": "search_corpus"}', NAMES) is None  # no arguments
+
+
+def test_the_rest_of_the_text_is_kept():
+    text = 'Looking.\n```json\n{"name": "search_corpus", "arguments": {"query": "x"}}\n```\nDone.'
+    found = text_tool_calls(text, NAMES)
+    assert found is not None and found.form == "fenced" and found.rest == "Looking.\n\nDone."
+
+
+def test_thinking_is_split_off():
+    assert split_thinking("<think>a</think>b") == ("b", "a")
+    assert split_thinking("<think>never closed") == ("", "never closed")
+    assert split_thinking("plain") == ("plain", "")
