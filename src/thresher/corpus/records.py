@@ -125,12 +125,15 @@ def make_document(
     Returns:
         The Document; ``sanitized`` merges removal counts of title and text,
         ``extra_counts`` and ``injection_flagged`` (number of patterns matched), and
-        ``metadata["injection_flags"]`` lists the matched pattern names.
+        ``metadata["injection_flags"]`` lists the matched pattern names (the
+        sanitizer alone writes that key: a record's own value under it is dropped).
     """
     clean_text, text_counts = sanitize_text(text)
     clean_title, title_counts = sanitize_text(title)
     clean_title = " ".join(clean_title.split())
     flags = flag_injection(f"{clean_title}\n{clean_text}")
+    # the key is the sanitizer's own: what a record's metadata says under it is dropped
+    metadata = {k: v for k, v in metadata.items() if k != "injection_flags"}
     if flags:
         metadata = {**metadata, "injection_flags": ",".join(flags)}
     counts = merge_counts(
