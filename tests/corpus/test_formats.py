@@ -4,6 +4,7 @@ PDF (pages kept on chunks), .docx; every test file is written by the test."""
 from __future__ import annotations
 
 import builtins
+import gzip
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,8 @@ def load(*paths: Path, stats: LoadStats | None = None) -> dict[str, Any]:
     ("name", "kind"),
     [
         ("README", "sniffed"), ("copyright", "sniffed"), ("Makefile", "sniffed"),
-        ("README.Debian", "sniffed"), ("LICENSE.MIT", "sniffed"), ("NEWS.gz", None),
+        ("README.Debian", "sniffed"), ("LICENSE.MIT", "sniffed"), ("NEWS.gz", "sniffed"), ("a.tar.gz", None), ("a.pdf.gz", None), ("x.txt.gz.gz", None),
+        ("guide.RST.GZ", "rst"), ("data.json.gz", None),
         ("guide.rst", "rst"), ("tool.py", "code"), ("main.RS", "code"), ("setup.cfg", "code"),
         ("data.csv", "table"), ("data.tsv", "table"), ("a.pdf", "pdf"), ("a.docx", "docx"),
         ("a.json", "records"), ("photo.png", None), ("lib.so", None), ("notes.xyz", None),
@@ -224,3 +226,23 @@ def test_docx_without_its_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert stats.skipped == {"needs_extra": 1}
     with pytest.raises(InputError, match=r"pip install 'thresher\[docx\]'"):
         load(path)
+
+
+# -- gzip ------------------------------------------------------------------------
+
+
+def test_gzip_files_are_read_as_what_they_compress(tmp_path: Path, caplog) -> None:
+    root = tmp_path / "doc"
+    write(root / "changelog.Debian.gz", gzip.compress(b"kelpdry (1.2) unstable\n\n  * Racks.\n"))
+    write(root / "guide.rst.gz", gzip.compress(b"Intro\n\nDrying\n======\nx\n"))
+    write(root / "big.txt.gz", gzip.compress(b"word " * 2000))  # 10,000 bytes once decompressed
+    write(root / "broken.gz", b"\x1f\x8b not gzip")
+    write(root / "src.tar.gz", gzip.compress(b"x"))
+    stats = LoadStats()
+    docs = {d.doc_id: d for d in iter_documents([root], stats, max_chars=1000)}
+    assert {k: v.title for k, v in docs.items()} == {
+        "changelog.Debian.gz": "kelpdry (1.2) unstable",
+        "guide.rst.gz": "Drying",
+    }
+    assert stats.skipped == {"too_large": 1, "unreadable": 1, "unsupported": 1}
+    assert "big.txt.gz: skipped, it decompresses to over 4,000 bytes" in caplog.text

@@ -37,7 +37,7 @@ from typing import Any
 
 from thresher.corpus.decode import UnreadableFileError, read_text_file
 from thresher.corpus.document import Document
-from thresher.corpus.filetypes import CODE_LANGUAGES
+from thresher.corpus.filetypes import CODE_LANGUAGES, plain_name
 from thresher.corpus.html import html_to_text
 from thresher.corpus.pdf import read_pdf
 from thresher.corpus.records import make_document
@@ -62,7 +62,7 @@ def looks_binary(text: str) -> bool:
     return bool(head) and len(_CONTROL.findall(head)) > _MAX_CONTROL_SHARE * len(head)
 
 
-def file_document(path: Path, rel: str, kind: str) -> Document:
+def file_document(path: Path, rel: str, kind: str, max_bytes: int | None = None) -> Document:
     """The document of the file ``path`` read as ``kind`` (see the module docstring).
 
     Args:
@@ -70,6 +70,7 @@ def file_document(path: Path, rel: str, kind: str) -> Document:
         rel: its path relative to the folder it was read under (the document's id,
             source, and the title of code and of text files without one).
         kind: its kind (:func:`thresher.corpus.filetypes.file_kind`; not ``records``).
+        max_bytes: the most bytes a ``.gz`` file may decompress to.
 
     Returns:
         The sanitized document (``pages`` set for a PDF).
@@ -77,7 +78,8 @@ def file_document(path: Path, rel: str, kind: str) -> Document:
     Raises:
         UnreadableFileError: the file cannot be read as ``kind``; ``reason`` says why.
     """
-    stem = path.stem
+    plain = Path(plain_name(path.name))  # a .gz file is read as the file it compresses
+    stem, suffix = plain.stem, plain.suffix.lower()
     if kind == "pdf":
         pdf = read_pdf(path)
         doc = make_document(rel, pdf.title or stem, pdf.text, rel, {}, pdf.counts)
@@ -85,17 +87,17 @@ def file_document(path: Path, rel: str, kind: str) -> Document:
     if kind == "docx":
         text, heading = read_docx(path)
         return make_document(rel, heading or stem, text, rel, {})
-    text, _encoding = read_text_file(path)
+    text, _encoding = read_text_file(path, max_bytes)
     meta: dict[str, Any] = {}
     extra: dict[str, int] = {}
     title: str | None = None
     if kind == "html":
         text, title, extra = html_to_text(text)
     elif kind == "code":
-        title, meta = rel, {"language": CODE_LANGUAGES[path.suffix.lower()]}
+        title, meta = rel, {"language": CODE_LANGUAGES[suffix]}
     elif kind == "table":
         try:
-            text, _rows = table_to_text(text, tab=path.suffix.lower() == ".tsv")
+            text, _rows = table_to_text(text, tab=suffix == ".tsv")
         except csv.Error as exc:
             raise UnreadableFileError(
                 f"{path}: not a table csv can parse ({exc}); fix or re-export it", "unreadable"

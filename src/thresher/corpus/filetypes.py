@@ -17,7 +17,12 @@ loader reads it by that kind (:mod:`thresher.corpus.files`). Kinds:
   (:data:`DOC_NAMES`: ``README.Debian``, ``LICENSE.MIT``, ``NEWS.old``): read
   when its bytes are text (a NUL byte or many control characters: ``binary``).
 
-Every other file is ``unsupported`` (images, archives, ``.gz``, office formats
+A gzip-compressed file (``.gz``) is read as the file it compresses, when that
+is text of one of the kinds above (``changelog.Debian.gz``, ``README.gz``,
+``guide.txt.gz``, ``data.csv.gz``; not a ``.tar.gz``, a PDF or a record file):
+package documentation is shipped compressed.
+
+Every other file is ``unsupported`` (images, archives, office formats
 other than ``.docx``, unknown extensions): reading an unknown extension on the
 chance it is text would index build outputs and caches of every kind.
 """
@@ -26,7 +31,15 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-__all__ = ["CODE_LANGUAGES", "DOC_NAMES", "KINDS", "file_kind", "supported_hint"]
+__all__ = [
+    "CODE_LANGUAGES",
+    "DOC_NAMES",
+    "KINDS",
+    "file_kind",
+    "is_gzip",
+    "plain_name",
+    "supported_hint",
+]
 
 #: suffix (lowercase) -> kind, for every kind but ``code`` and ``sniffed``
 KINDS: dict[str, str] = {
@@ -76,6 +89,10 @@ DOC_NAMES = frozenset(
 def file_kind(name: str) -> str | None:
     """The kind a file called ``name`` is read as (see the module docstring), or None
     when it is not read (``unsupported``)."""
+    if is_gzip(name):
+        inner = plain_name(name)
+        kind = None if is_gzip(inner) else file_kind(inner)
+        return kind if kind in _GZIP_KINDS else None
     suffix = PurePath(name).suffix.lower()
     kind = KINDS.get(suffix)
     if kind is not None:
@@ -88,10 +105,25 @@ def file_kind(name: str) -> str | None:
 
 
 #: extensions that are never text, even after a documentation name (``README.pdf``
-#: has its own kind; ``NEWS.gz`` is compressed)
+#: has its own kind; ``NEWS.xz`` is compressed)
 _NEVER_TEXT = frozenset({".gz", ".bz2", ".xz", ".zst", ".zip", ".tar", ".tgz", ".7z", ".z"})
+#: the kinds a ``.gz`` file may compress
+_GZIP_KINDS = frozenset({"text", "markdown", "rst", "html", "code", "table", "sniffed"})
+
+
+def is_gzip(name: str) -> bool:
+    """Whether ``name`` is a gzip-compressed file's (ends with ``.gz``, any case)."""
+    return name.lower().endswith(".gz")
+
+
+def plain_name(name: str) -> str:
+    """``name`` without a ``.gz`` ending (``changelog.Debian.gz`` -> ``changelog.Debian``)."""
+    return name[:-3] if is_gzip(name) else name
 
 
 def supported_hint() -> str:
     """A short list of what is read, for messages."""
-    return ".txt .md .rst .html .csv .tsv .json .jsonl .pdf .docx, source code, README-like files"
+    return (
+        ".txt .md .rst .html .csv .tsv .json .jsonl .pdf .docx, source code, "
+        "README-like files (also gzip-compressed)"
+    )

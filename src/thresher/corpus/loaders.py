@@ -299,7 +299,7 @@ class _Reader:
                 yield from self._record_file(iter_json_records(path), path, rel, walked, root)
             elif kind is not None and not self._too_large_file(path):
                 try:
-                    doc = file_document(path, rel, kind)
+                    doc = file_document(path, rel, kind, 4 * self.max_chars)
                 except UnreadableFileError as exc:
                     self._unreadable(exc, path, walked)
                     continue
