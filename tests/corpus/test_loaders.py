@@ -401,9 +401,9 @@ def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, capl
     (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     real = files.read_text_file
 
-    def never_the_huge_one(path):
+    def never_the_huge_one(path, max_bytes=None):
         assert path.name != "huge.txt", "a file certainly over the limit must not be read"
-        return real(path)
+        return real(path, max_bytes)
 
     monkeypatch.setattr(files, "read_text_file", never_the_huge_one)
     stats = LoadStats()
