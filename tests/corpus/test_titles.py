@@ -106,6 +106,10 @@ DEP5 = (
         ("# SPDX-License-Identifier: MIT\n# Kelp drying tool\nx = 1\n", "Kelp drying tool"),
         ("#!/bin/sh\n# -*- coding: utf-8 -*-\n# Dry the kelp\nrun\n", "Dry the kelp"),
         ("Format: 1.0\nHarbour log\nentries\n", "Harbour log"),
+        ("This file is part of kelpdry, a tool for\ndrying kelp.\n\nKelp changes\nx\n",
+         "Kelp changes"),  # a license notice paragraph
+        ("# This program is free software; you can\n# redistribute it.\n\n# Racks\nx = 1\n",
+         "Racks"),
         ("Copyright notice of the harbour\nbody\n", "Copyright notice of the harbour"),
         (DEP5, "kelpdry"),  # a DEP-5 copyright file is named by its upstream
         (DEP5.replace("Upstream-Name: kelpdry\n", ""), None),  # else the caller's path

@@ -25,7 +25,10 @@ this order:
    follows it, passing over boilerplate (:func:`is_boilerplate`: a line that is
    only a URL, a ``Format:`` header, a license banner such as a
    ``Copyright (C) 2020 ...`` or ``SPDX-License-Identifier:`` line, a ``#!``
-   interpreter line or an editor mode line); an ATX heading marker is dropped
+   interpreter line or an editor mode line) and license notice paragraphs (from
+   a line opening ``This file is part of``, ``This program is free software``,
+   ``Licensed under`` or ``Permission is hereby granted`` to the next blank
+   line); an ATX heading marker is dropped
    (``# Notes`` in a ``.txt`` gives ``Notes``);
 5. none: the caller uses the file stem (an empty file, or one line or paragraph
    without a line break after it).
@@ -91,6 +94,14 @@ def markdown_title(text: str) -> str | None:
                 return previous.strip()
         previous = "" if in_fence else line
     return None
+
+
+#: the first line of a license notice paragraph: the whole paragraph is passed over
+_LICENSE_NOTICE = re.compile(
+    r"^\s*(?:[#/*;%-]+\s*)?(?:this\s+(?:file|program|library|package|software)\s+is\s+"
+    r"(?:part\s+of|free\s+software)|licensed\s+under\b|permission\s+is\s+hereby\s+granted)",
+    re.IGNORECASE,
+)
 
 
 def is_boilerplate(line: str) -> bool:
@@ -171,8 +182,11 @@ def _field_title(block: list[str]) -> str | None:
 def _first_line_title(lines: list[str]) -> str | None:
     """The first line with a letter or digit outside code fences, if non-blank text follows it."""
     in_fence = False
+    in_notice = False
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
+        if in_notice or (not in_fence and _LICENSE_NOTICE.match(line)):
+            in_notice = bool(line.strip())  # a license notice ends at a blank line
+        elif _FENCE.match(line):
             in_fence = not in_fence
         elif not in_fence and _WORDY.search(line) and not is_boilerplate(line):
             if not any(rest.strip() for rest in lines[i + 1 :]):
