@@ -174,7 +174,7 @@ def test_beir_folder_contributes_its_corpus_only(tmp_path: Path) -> None:
     stats = LoadStats()
     docs = list(iter_documents([tmp_path / "beir"], stats))
     assert [(d.doc_id, d.source) for d in docs] == [("1", "tinyset/corpus.jsonl:1")]
-    assert stats.skipped == {"beir_queries": 1, "unsupported": 1}
+    assert stats.skipped == {"beir_queries": 2}  # queries.jsonl, qrels/ (its .tsv: no table)
     (root / "qrels" / "test.tsv").unlink()
     (root / "qrels").rmdir()  # without qrels/ it is no BEIR folder: queries.jsonl is a file
     with pytest.raises(InputError, match="duplicate document id '1'"):
@@ -288,8 +288,8 @@ def test_empty_folder_and_folder_without_supported_files(tmp_path: Path) -> None
 
 
 def test_explicit_unsupported_file(tmp_path: Path) -> None:
-    f = write(tmp_path / "report.pdf", b"%PDF")
-    with pytest.raises(InputError, match=r"unsupported file type '\.pdf': .*report\.pdf"):
+    f = write(tmp_path / "photo.png", b"\x89PNG")
+    with pytest.raises(InputError, match=r"unsupported file type '.png.: .*photo\.png"):
         iter_documents([f])
 
 
@@ -390,7 +390,7 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
 def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, caplog, monkeypatch):
     import logging
 
-    from thresher.corpus import loaders
+    from thresher.corpus import files
 
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -399,13 +399,13 @@ def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, capl
     (folder / "huge.txt").write_text("x" * 5000, encoding="utf-8")  # > 4 bytes per allowed char
     records = [{"id": "big", "text": "y" * 2000}, {"id": "small", "text": "fine"}]
     (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    real = loaders.read_text_file
+    real = files.read_text_file
 
-    def never_the_huge_one(path):
+    def never_the_huge_one(path, max_bytes=None):
         assert path.name != "huge.txt", "a file certainly over the limit must not be read"
-        return real(path)
+        return real(path, max_bytes)
 
-    monkeypatch.setattr(loaders, "read_text_file", never_the_huge_one)
+    monkeypatch.setattr(files, "read_text_file", never_the_huge_one)
     stats = LoadStats()
     with caplog.at_level(logging.WARNING, logger="thresher.corpus.loaders"):
         docs = list(iter_documents([folder], stats, max_chars=1000))
@@ -416,14 +416,34 @@ def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, capl
     assert "huge.txt: skipped" in warned and "split it" in warned
 
 
-def test_json_found_in_a_folder_that_holds_no_documents_is_skipped(tmp_path: Path) -> None:
-    """/usr/share/doc/nodejs/api/index.json stopped a 4,500-file folder."""
+def test_json_that_holds_no_records_is_one_flattened_document(tmp_path: Path) -> None:
+    """/usr/share/doc/nodejs/api/index.json once stopped a 4,500-file folder; now a
+    config or an API dump is read as one document of ``key.path: value`` lines."""
     folder = tmp_path / "docs"
-    write(folder / "package.json", '{"name": "x", "version": "1.0.0"}')
+    write(
+        folder / "package.json",
+        '{"name": "kelpdry", "version": "1.0.0", '
+        '"scripts": {"build": "tsc -p ."}, "authors": [{"name": "Orla Venn"}], "x": {}}',
+    )
     write(folder / "tsconfig.json", '{"compilerOptions": {} // a comment\n}')
+    write(folder / "list.json", '[{"url": "https://example.org/a", "ok": true}, {"url": null}]')
+    write(folder / "records.json", '[{"id": "r2", "text": "A record in an array."}]')
     write(folder / "records.jsonl", '{"id": "r1", "text": "A record."}\n')
+    write(folder / "events.jsonl", '{"event": "start"}\n')
     stats = LoadStats()
-    assert [d.doc_id for d in iter_documents([folder], stats)] == ["r1"]
-    assert stats.skipped == {"not_records": 2} and stats.files == 1
-    with pytest.raises(InputError, match="record has no 'text' field"):
-        list(iter_documents([folder / "package.json"]))  # named: still an error
+    docs = {d.doc_id: d for d in iter_documents([folder], stats)}
+    assert sorted(docs) == ["list.json", "package.json", "r1", "r2"]
+    pkg = docs["package.json"]
+    assert pkg.title == "kelpdry" and pkg.root == str(folder.resolve())
+    assert pkg.text == (
+        "name: kelpdry\n\nversion: 1.0.0\n\nscripts.build: tsc -p .\n\n"
+        "authors[0].name: Orla Venn\n\nx: {}"
+    )
+    assert docs["list.json"].title == "list"
+    assert docs["list.json"].text == "[0].url: https://example.org/a\n[0].ok: true\n\n[1].url: null"
+    # JSON with a comment is no JSON; lines of other values are no records
+    assert stats.skipped == {"not_records": 2} and stats.files == 4
+    named = list(iter_documents([folder / "package.json"]))
+    assert [d.doc_id for d in named] == ["package.json"]  # named: the same document
+    with pytest.raises(InputError, match="tsconfig.json:1: not valid JSON"):
+        list(iter_documents([folder / "tsconfig.json"]))  # named: an error

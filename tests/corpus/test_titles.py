@@ -87,3 +87,47 @@ def test_loader_titles_of_text_files(tmp_path: Path) -> None:
         "plain.md": "Tide tables",
         "thread-00001.txt": "Site visit in Tarrow",
     }
+
+
+DEP5 = (
+    "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+    "Upstream-Name: kelpdry\nSource: https://example.org/kelpdry\n\n"
+    "Files: *\nCopyright: 2020 Orla Venn\nLicense: GPL-2+\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("https://example.org/harbour\n\nHarbour notes\nThe pier.\n", "Harbour notes"),
+        ("<https://example.org/x>\nHarbour notes\nThe pier.\n", "Harbour notes"),
+        ("Copyright (C) 2007 Kelp Society, Inc.\nAll rights reserved.\n\nKelp guide\nx\n",
+         "Kelp guide"),
+        ("# SPDX-License-Identifier: MIT\n# Kelp drying tool\nx = 1\n", "Kelp drying tool"),
+        ("#!/bin/sh\n# -*- coding: utf-8 -*-\n# Dry the kelp\nrun\n", "Dry the kelp"),
+        ("Format: 1.0\nHarbour log\nentries\n", "Harbour log"),
+        ("This file is part of kelpdry, a tool for\ndrying kelp.\n\nKelp changes\nx\n",
+         "Kelp changes"),  # a license notice paragraph
+        ("# This program is free software; you can\n# redistribute it.\n\n# Racks\nx = 1\n",
+         "Racks"),
+        ("Copyright notice of the harbour\nbody\n", "Copyright notice of the harbour"),
+        (DEP5, "kelpdry"),  # a DEP-5 copyright file is named by its upstream
+        (DEP5.replace("Upstream-Name: kelpdry\n", ""), None),  # else the caller's path
+    ],
+)  # fmt: skip
+def test_boilerplate_first_lines_are_never_titles(text: str, title: str | None) -> None:
+    assert text_title(text) == title
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Kelp\n====\n\nbody\n", "Kelp"),
+        ("=======\n Kelp  \n=======\n\nSub\n---\n", "Kelp"),  # overline and underline
+        (".. _top:\n.. note:: not this\n   nor this\n\nDrying kelp\n~~~~~~~~~~~\nx\n",
+         "Drying kelp"),
+        ("Intro text\n\nSection\n-------\nbody\n", "Section"),  # a section wins in .rst
+    ],
+)  # fmt: skip
+def test_rst_section_titles(text: str, title: str) -> None:
+    assert text_title(text, rst=True) == title

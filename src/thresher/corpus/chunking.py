@@ -12,6 +12,8 @@ document exactly once, in order.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from typing import Any
 
 from thresher.corpus.document import Chunk, Document
 from thresher.corpus.ids import chunk_id, content_hash
@@ -165,7 +167,10 @@ def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> lis
         The chunks in document order (none for a blank document), each also at most
         ``MAX_CHUNK_CHARS`` characters long. Chunk ``i`` has id
         ``{doc_id}#{i}``, text ``doc.text[start:end]`` (stripped), its content hash,
-        ``ingested_at=""`` and the document's title, source and metadata.
+        ``ingested_at=""`` and the document's title, source and metadata; a
+        paged document's chunks (``doc.pages``) also carry ``page`` and
+        ``page_end`` in their metadata: the 1-based first and last page their
+        text spans (equal for a chunk within one page).
 
     Raises:
         ConfigError: ``max_tokens`` is below ``MIN_MAX_TOKENS`` (4), the least that
@@ -189,7 +194,16 @@ def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> lis
             content_hash=content_hash(text[start:end]),
             source=doc.source,
             ingested_at="",
-            metadata=dict(doc.metadata),
+            metadata=_chunk_metadata(doc, start, end),
         )
         for position, (start, end) in enumerate(spans)
     ]
+
+
+def _chunk_metadata(doc: Document, start: int, end: int) -> dict[str, Any]:
+    """The document's metadata, with the pages ``text[start:end]`` spans when it has pages."""
+    meta = dict(doc.metadata)
+    if doc.pages:
+        meta["page"] = max(1, bisect_right(doc.pages, start))
+        meta["page_end"] = max(meta["page"], bisect_right(doc.pages, end - 1))
+    return meta

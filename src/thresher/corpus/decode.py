@@ -7,12 +7,16 @@ cp1252, preferred when other code pages fit about as well). A file that is binar
 (a NUL byte outside a UTF-16/32 byte order mark) or that no encoding decodes
 raises :class:`UnreadableFileError`, whose ``reason`` the loader counts the
 file under (``binary``, ``undecodable``, ``unreadable``) before going on with
-the next file.
+the next file. A ``.gz`` file is decompressed first (:mod:`gzip`), reading no
+more than a limit the caller gives (a small file can expand without bound):
+past it, ``too_large``.
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
+import zlib
 from pathlib import Path
 
 from charset_normalizer import from_bytes
@@ -89,13 +93,41 @@ def decode_text(data: bytes, where: str) -> tuple[str, str]:
     return str(best), best.encoding
 
 
-def read_text_file(path: Path) -> tuple[str, str]:
-    """:func:`decode_text` of the file ``path``.
+def _gunzip(path: Path, max_bytes: int | None) -> bytes:
+    """The decompressed bytes of the gzip file ``path``, at most ``max_bytes``."""
+    try:
+        with gzip.open(path, "rb") as f:
+            data = f.read(-1 if max_bytes is None else max_bytes + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise UnreadableFileError(
+            f"{path}: not a gzip file that can be decompressed ({exc}); "
+            "decompress it yourself or remove it",
+            "unreadable",
+        ) from exc
+    if max_bytes is not None and len(data) > max_bytes:
+        raise UnreadableFileError(
+            f"{path}: skipped, it decompresses to over {max_bytes:,} bytes, over the "
+            "document size limit; split it into smaller files (or raise the limit: "
+            "--max-doc-chars)",
+            "too_large",
+        )
+    return data
+
+
+def read_text_file(path: Path, max_bytes: int | None = None) -> tuple[str, str]:
+    """:func:`decode_text` of the file ``path`` (decompressed first when it ends in ``.gz``).
+
+    Args:
+        path: the file.
+        max_bytes: the most bytes a ``.gz`` file may decompress to (None: no limit).
 
     Raises:
-        UnreadableFileError: ``unreadable`` (cannot be opened or read), ``binary``
-            or ``undecodable``.
+        UnreadableFileError: ``unreadable`` (cannot be opened, read or decompressed),
+            ``too_large`` (decompresses past ``max_bytes``), ``binary`` or
+            ``undecodable``.
     """
+    if path.name.lower().endswith(".gz"):
+        return decode_text(_gunzip(path, max_bytes), str(path))
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -33,6 +33,10 @@ class Document:
             with the index's label for that folder
             (:mod:`thresher.index.ingest_roots`). '' for records and paragraphs,
             whose ids are their own.
+        pages: for a paged document (a PDF), the offset in ``text`` where each
+            page starts (page 1 first); chunking gives every chunk the pages it
+            spans (``metadata["page"]``, ``metadata["page_end"]``). Empty for
+            text without pages.
     """
 
     doc_id: str
@@ -43,6 +47,7 @@ class Document:
     sanitized: dict[str, int] = field(default_factory=dict)
     origin: str = ""
     root: str = ""
+    pages: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,14 +1,19 @@
 """Read files, folders and dataset dumps into sanitized :class:`Document` records.
 
-Supported: ``.txt``, ``.md``/``.markdown``, ``.html``/``.htm``, ``.jsonl`` and
-``.json``. A ``.jsonl``/``.json`` file holds either document records or a
-multi-hop QA dataset (HotpotQA, MuSiQue, 2WikiMultihopQA), recognized from its
-first record (see :mod:`thresher.corpus.datasets`); lines are read by
-:mod:`thresher.corpus.jsonl`.
+Supported: the kinds of :mod:`thresher.corpus.filetypes` (text, Markdown,
+reStructuredText, HTML, source code, CSV/TSV, PDF, ``.docx``, files without an
+extension that hold text), each read into one document by
+:mod:`thresher.corpus.files`, and ``.jsonl``/``.json`` files. A
+``.jsonl``/``.json`` file holds either document records or a multi-hop QA
+dataset (HotpotQA, MuSiQue, 2WikiMultihopQA), recognized from its first record
+(see :mod:`thresher.corpus.datasets`); lines are read by
+:mod:`thresher.corpus.jsonl`. A ``.json`` file whose first value is neither
+(``package.json``, an API response) is one document, flattened to ``key.path:
+value`` lines (:mod:`thresher.corpus.jsondoc`).
 
 Document ids:
 
-- a text file (``.txt``, ``.md``, ``.html``): its path relative to the folder
+- a file (any kind but records): its path relative to the folder
   named (a file named alone: its name, relative to its folder); ``Document.root``
   is that folder's real path. Ingestion turns this into the index's id
   (``label/path`` for every folder but the index's first, see
@@ -25,11 +30,9 @@ Document ids:
   passages from every question and file of one call are pooled into one document
   (later copies are skipped and counted as ``duplicate``).
 
-Titles: a document record's ``title`` (else its id); HTML: ``<title>``, else the
-first ``<h1>``; ``.txt`` and ``.md``: from the text, by the rules of
-:mod:`thresher.corpus.titles` (a ``Title:``/``Subject:`` header field, a Markdown
-heading, the first line when more text follows; the stem itself when it is an
-identifier the text states, as a patent number), else the file stem.
+Titles: a document record's ``title`` (else its id); a file's by its kind (see
+:mod:`thresher.corpus.files`: from the text by the rules of
+:mod:`thresher.corpus.titles`, the path for code, ...).
 
 Size: a document longer than ``max_chars`` characters (default
 :data:`MAX_DOCUMENT_CHARS`, 8 million: about 4,000 chunks of 512 tokens) is
@@ -49,11 +52,13 @@ tool folders (``node_modules``, ``venv``, ...), index folders, paths matched by
 a ``.thresherignore``, folder links, file links resolving outside the folders
 named (unless ``follow_links``) and unsupported files; each is counted, with its
 first paths, in :class:`LoadStats`. A folder with no supported file is an error.
-A text or HTML file that is not UTF-8 is decoded in the encoding detected
-(:mod:`thresher.corpus.decode`); one that is binary, undecodable or unreadable is
-skipped and counted, never stopping the run; so is a ``.json``/``.jsonl`` file
-found in a folder whose first value is no document record or dataset question
-(``not_records``: ``package.json``). Other problems with JSON content (bad
+A text file that is not UTF-8 is decoded in the encoding detected
+(:mod:`thresher.corpus.decode`); a file that is binary, undecodable, unreadable,
+a PDF without text (``no_text``) or a ``.docx`` without its extra
+(``needs_extra``) is skipped and counted, never stopping the run; so is a
+``.jsonl`` file found in a folder whose first value is no document record or
+dataset question, and a ``.json`` file that is neither records nor one JSON
+value (``not_records``). Other problems with JSON content (bad
 JSON, nesting deeper than :data:`MAX_NESTING`, missing fields, duplicate ids)
 raise :class:`~thresher.errors.InputError` naming the file (and line) and what
 to do. Strings of a record that are not valid Unicode (lone surrogates, which
@@ -68,19 +73,19 @@ import itertools
 import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from thresher.corpus.datasets import detect_format, record_paragraphs
-from thresher.corpus.decode import UnreadableFileError, read_text_file
+from thresher.corpus.decode import UnreadableFileError
 from thresher.corpus.document import Document
-from thresher.corpus.html import html_to_text
+from thresher.corpus.files import file_document
+from thresher.corpus.filetypes import CODE_LANGUAGES, KINDS, file_kind, supported_hint
 from thresher.corpus.ids import paragraph_doc_id
+from thresher.corpus.jsondoc import is_records, read_json_document
 from thresher.corpus.jsonl import iter_json_records, iter_jsonl
+from thresher.corpus.load_stats import EXAMPLES, SKIP_REASONS, LoadStats
 from thresher.corpus.records import MAX_NESTING, make_document, record_document, valid_text
-from thresher.corpus.sanitize import sanitize_text
-from thresher.corpus.titles import text_title
 from thresher.corpus.walk import WalkRules, is_index_folder, valid_name, walk_files
 from thresher.errors import InputError
 
@@ -92,83 +97,15 @@ __all__ = [
     "MAX_DOCUMENT_CHARS",
     "MAX_NESTING",
     "SKIP_REASONS",
+    "EXAMPLES",
 ]
 
-SUPPORTED_EXTENSIONS = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".json")
+#: the extensions read (files without one, and ``README.*``-like names, are sniffed)
+SUPPORTED_EXTENSIONS = (*KINDS, *CODE_LANGUAGES)
 #: the most characters one document may have by default (see the module docstring)
 MAX_DOCUMENT_CHARS = 8_000_000
-#: how each skip reason is shown to a person (in this order)
-SKIP_REASONS = {
-    "unsupported": "unsupported type",
-    "binary": "binary",
-    "undecodable": "undecodable",
-    "unreadable": "unreadable",
-    "too_large": "too large",
-    "empty": "empty",
-    "ignored": "ignored (.thresherignore)",
-    "outside_link": "link outside the folders named",
-    "folder_link": "link to a folder",
-    "index": "index folder",
-    "tool_folder": "tool folder",
-    "hidden": "hidden",
-    "not_records": "JSON that holds no documents",
-    "same_file": "same file read twice",
-    "bad_name": "name not valid UTF-8",
-    "duplicate": "duplicate passage",
-    "beir_queries": "BEIR queries",
-    "no_context": "question without paragraphs",
-}
-#: how many paths are kept per skip reason
-EXAMPLES = 5
 _log = logging.getLogger(__name__)
-_SUPPORTED_HINT = " ".join(SUPPORTED_EXTENSIONS)
-
-
-@dataclass(slots=True)
-class LoadStats:
-    """What one :func:`iter_documents` call read and skipped.
-
-    Attributes:
-        files: files read.
-        documents: documents yielded.
-        questions: dataset question records read.
-        skipped: counts by reason: ``hidden`` and ``unsupported`` (folder entries),
-            ``beir_queries`` (the queries file of a BEIR folder), ``empty`` (no text
-            after sanitization), ``duplicate`` (a dataset paragraph or id-less record
-            already yielded), ``no_context`` (a dataset question without paragraphs),
-            ``too_large`` (a document over the size limit), and the reasons of
-            :mod:`thresher.corpus.walk` and :mod:`thresher.corpus.decode`; every
-            key of :data:`SKIP_REASONS`.
-        examples: the first :data:`EXAMPLES` paths (or ``file:LINE``) per reason.
-    """
-
-    files: int = 0
-    documents: int = 0
-    questions: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    examples: dict[str, list[str]] = field(default_factory=dict)
-
-    def skip(self, reason: str, n: int = 1, where: str = "") -> None:
-        """Count ``n`` skipped items for ``reason`` (``where``: the path, kept as an example)."""
-        self.skipped[reason] = self.skipped.get(reason, 0) + n
-        shown = self.examples.setdefault(reason, [])
-        if where and len(shown) < EXAMPLES:
-            shown.append(where)
-
-    def to_dict(self) -> dict[str, Any]:
-        """``files`` read, ``documents``, ``questions``, and ``skipped``: reason ->
-        ``{"count", "examples"}``, in the order of :data:`SKIP_REASONS`."""
-        order = [r for r in SKIP_REASONS if r in self.skipped]
-        order += sorted(r for r in self.skipped if r not in SKIP_REASONS)
-        return {
-            "files": self.files,
-            "documents": self.documents,
-            "questions": self.questions,
-            "skipped": {
-                r: {"count": self.skipped[r], "examples": list(self.examples.get(r, []))}
-                for r in order
-            },
-        }
+_SUPPORTED_HINT = supported_hint()
 
 
 def iter_documents(
@@ -213,7 +150,6 @@ def iter_documents(
         roots=tuple(os.path.realpath(p) for p in paths),
         exclude=tuple(os.path.realpath(p) for p in exclude),
         follow_links=follow_links,
-        supported=SUPPORTED_EXTENSIONS,
     )
     plan = [item for p in paths for item in _plan(Path(p), stats, rules)]
     return _Reader(stats, max_chars).run(plan)
@@ -249,7 +185,7 @@ def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
         return [(f, f.relative_to(path).as_posix(), root, True) for f in files]
     if not path.is_file():
         raise InputError(f"not a regular file or folder: {path}; name a file or a folder")
-    if path.suffix.lower() not in SUPPORTED_EXTENSIONS:
+    if file_kind(path.name) is None:
         raise InputError(
             f"unsupported file type '{path.suffix or '(none)'}': {path}; "
             f"convert it to one of {_SUPPORTED_HINT}"
@@ -284,19 +220,17 @@ class _Reader:
             self.files.add(key)
             self.stats.files += 1
             self.origin = os.path.join(root, *rel.split("/"))
-            suffix = path.suffix.lower()
-            if suffix == ".jsonl":
+            kind = file_kind(path.name)
+            if path.suffix.lower() == ".jsonl":
                 lines = ((f":{n}", record) for n, record in iter_jsonl(path))
                 yield from self._record_file(lines, path, rel, walked)
-            elif suffix == ".json":
-                yield from self._record_file(iter_json_records(path), path, rel, walked)
-            elif not self._too_large_file(path):
+            elif kind == "records":
+                yield from self._record_file(iter_json_records(path), path, rel, walked, root)
+            elif kind is not None and not self._too_large_file(path):
                 try:
-                    doc = self._file_document(path, rel)
+                    doc = file_document(path, rel, kind, 4 * self.max_chars)
                 except UnreadableFileError as exc:
-                    _log.warning("%s", exc)
-                    self.stats.files -= 1
-                    self.stats.skip(exc.reason, 1, str(path))
+                    self._unreadable(exc, path, walked)
                     continue
                 yield from self._emit(dataclasses.replace(doc, root=root), str(path), file=True)
 
@@ -324,28 +258,49 @@ class _Reader:
             return False  # reading it reports the problem
         return size > 4 * self.max_chars and self._too_large(str(path), size, exact=False)
 
-    def _file_document(self, path: Path, rel: str) -> Document:
-        text, _encoding = read_text_file(path)
-        suffix = path.suffix.lower()
-        extra: dict[str, int] = {}
-        title: str | None = None
-        if suffix in (".html", ".htm"):
-            text, title, extra = html_to_text(text)
-        else:
-            markdown = suffix in (".md", ".markdown")
-            title = text_title(sanitize_text(text)[0], markdown=markdown, stem=path.stem)
-        return make_document(rel, title or path.stem, text, rel, {}, extra)
+    def _unreadable(self, exc: UnreadableFileError, path: Path, walked: bool) -> None:
+        """Warn about and count a file that cannot be read as its kind; a file named
+        explicitly whose reader is a missing extra is an error."""
+        if not walked and exc.reason == "needs_extra":
+            raise exc
+        _log.warning("%s", exc)
+        self.stats.files -= 1
+        self.stats.skip(exc.reason, 1, str(path))
+
+    def _json_document(self, path: Path, rel: str, root: str, walked: bool) -> Iterator[Document]:
+        """A ``.json`` file that holds no records, as one document (its path is its id)."""
+        if self._too_large_file(path):
+            return
+        try:
+            text, title = read_json_document(path)
+        except UnreadableFileError as exc:
+            if not walked and exc.reason == "not_records":
+                raise
+            self._unreadable(exc, path, walked)
+            return
+        doc = make_document(rel, title or path.stem, text, rel, {})
+        yield from self._emit(dataclasses.replace(doc, root=root), str(path), file=True)
 
     def _record_file(
-        self, records: Iterable[tuple[str, Any]], path: Path, rel: str, walked: bool
+        self,
+        records: Iterable[tuple[str, Any]],
+        path: Path,
+        rel: str,
+        walked: bool,
+        root: str = "",
     ) -> Iterator[Document]:
-        """Documents of one JSON/JSONL file. Found in a folder, a file whose first value
-        is neither a document record nor a dataset question (``package.json``, an API
-        index) is skipped and counted as ``not_records``; named, it is an error."""
+        """Documents of one JSON/JSONL file. A ``.json`` file (``root`` given) whose
+        first value is not a record (:func:`~thresher.corpus.jsondoc.is_records`) is one
+        JSON document. Found in a folder, a ``.jsonl`` file whose first value is neither
+        a document record nor a dataset question is skipped and counted as
+        ``not_records``; named, it is an error."""
         values = iter(records)
+        as_document = False  # one JSON value (or array) that holds no records
         try:
             head = next(values, None)
-            if head is not None and walked:
+            if head is not None and root:  # .json: lines of other values are not_records
+                as_document = not is_records(head[1])
+            if head is not None and walked and not as_document:
                 _check_record(head[1], f"{path}{head[0]}", rel, head[0])
         except InputError as exc:
             if not walked:
@@ -354,7 +309,9 @@ class _Reader:
             self.stats.files -= 1
             self.stats.skip("not_records", 1, str(path))
             return
-        if head is not None:
+        if as_document:
+            yield from self._json_document(path, rel, root, walked)
+        elif head is not None:
             yield from self._records(itertools.chain([head], values), path, rel)
 
     def _records(

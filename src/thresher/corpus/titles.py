@@ -1,4 +1,4 @@
-"""The title of a text file (``.txt``, ``.md``): one rule set, so both read alike.
+"""The title of a text file (``.txt``, ``.md``, ``.rst``, a ``README``): one rule set.
 
 Titles matter beyond display: they are indexed with every chunk, and the local
 policy follows titles named in retained text as bridges, so a good title is the
@@ -6,6 +6,10 @@ name other documents call this one by. A file's stem (``thread-00017``) is a poo
 title when the text names its subject, so the title is taken from the text, in
 this order:
 
+0. a Debian machine-readable copyright file (DEP-5: a first block with
+   ``Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/``):
+   its ``Upstream-Name`` value, else none (the caller uses the file's path:
+   every package's file is called ``copyright``);
 1. the file's stem, when it is an identifier the first block states itself: a
    stem with a digit found verbatim there (``CH-2018-843081.txt`` starting
    ``Patent number: CH-2018-843081``): other documents cite it by that name;
@@ -14,9 +18,18 @@ this order:
    block), as in e-mails, registry records and Markdown front matter;
 3. Markdown only: the first ATX (``# Title``) or setext (``Title`` over ``===``)
    heading outside code fences;
+   reStructuredText only: the first section title (a line of text under, or
+   between, a line of one repeated punctuation character: ``Title`` over
+   ``=====``), after leading comments and directives (``.. ...``);
 4. the first line with a letter or digit (outside code fences), when more text
-   follows it; an ATX heading marker is dropped (``# Notes`` in a ``.txt`` gives
-   ``Notes``);
+   follows it, passing over boilerplate (:func:`is_boilerplate`: a line that is
+   only a URL, a ``Format:`` header, a license banner such as a
+   ``Copyright (C) 2020 ...`` or ``SPDX-License-Identifier:`` line, a ``#!``
+   interpreter line or an editor mode line) and license notice paragraphs (from
+   a line opening ``This file is part of``, ``This program is free software``,
+   ``Licensed under`` or ``Permission is hereby granted`` to the next blank
+   line); an ATX heading marker is dropped
+   (``# Notes`` in a ``.txt`` gives ``Notes``);
 5. none: the caller uses the file stem (an empty file, or one line or paragraph
    without a line break after it).
 
@@ -28,7 +41,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_TITLE_CHARS", "markdown_title", "shorten_title", "text_title"]
+__all__ = [
+    "MAX_TITLE_CHARS",
+    "is_boilerplate",
+    "markdown_title",
+    "rst_title",
+    "shorten_title",
+    "text_title",
+]
 
 #: the longest title kept whole; longer ones are cut at a word boundary
 MAX_TITLE_CHARS = 120
@@ -38,6 +58,25 @@ _FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
 _FIELD = re.compile(r"^\s*(?:title|subject)\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
 _WORDY = re.compile(r"\w")
 _HEADER_LINES = 40  # a first block longer than this is prose, not a header
+#: one repeated punctuation character: a reStructuredText section adornment
+_RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
+_DEP5_FORMAT = re.compile(r"^format\s*:.*copyright-format", re.IGNORECASE)
+_UPSTREAM_NAME = re.compile(r"^upstream-name\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
+#: lines that open files everywhere and name nothing: never a title (see rule 4)
+_BOILERPLATE = re.compile(
+    r"""^\s*(?:[#/*;%!-]+\s*)?(?:
+        <?(?:https?|ftp)://\S+?>?                       # a URL alone
+      | www\.\S+                                      # a bare web address
+      | format\s*:.*                                   # a Format: header (DEP-5, ...)
+      | spdx-license-identifier\s*:.*                  # a license tag
+      | (?:copyright|\(c\)|©)\s*(?:\(c\)|©)?\s*[\d(].*  # Copyright (C) 2020 ...
+      | all\s+rights\s+reserved\.?
+      | !.*                                              # #! interpreter line
+      | .*-\*-.*-\*-.*                                   # -*- coding: utf-8 -*-
+      | (?:vim?|ex)\s*:.*                               # vim: set ts=4:
+    )\s*(?:\*/)?\s*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
 
 
 def markdown_title(text: str) -> str | None:
@@ -55,6 +94,52 @@ def markdown_title(text: str) -> str | None:
                 return previous.strip()
         previous = "" if in_fence else line
     return None
+
+
+#: the first line of a license notice paragraph: the whole paragraph is passed over
+_LICENSE_NOTICE = re.compile(
+    r"^\s*(?:[#/*;%-]+\s*)?(?:this\s+(?:file|program|library|package|software)\s+is\s+"
+    r"(?:part\s+of|free\s+software)|licensed\s+under\b|permission\s+is\s+hereby\s+granted)",
+    re.IGNORECASE,
+)
+
+
+def is_boilerplate(line: str) -> bool:
+    """Whether ``line`` is boilerplate no title is taken from: only a URL, a ``Format:``
+    header, a ``Copyright (C) YEAR ...``, ``All rights reserved`` or
+    ``SPDX-License-Identifier:`` line, a ``#!`` interpreter line or an editor mode
+    line (``-*- coding: utf-8 -*-``, ``vim: ...``), also behind a comment marker."""
+    return bool(_BOILERPLATE.match(line))
+
+
+def rst_title(text: str) -> str | None:
+    """The first reStructuredText section title: a line of text under a line of one
+    repeated punctuation character (``Title`` over ``=====``), or between two equal
+    such lines; comments and directives (``.. ...`` and their indented lines) before
+    it are passed over. None when there is none."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines[:-1]):
+        below = lines[i + 1]
+        if not _WORDY.search(line) or line.lstrip().startswith(".."):
+            continue
+        if line[:1].isspace() and not (i > 0 and _RST_ADORNMENT.match(lines[i - 1])):
+            continue  # indented text: a directive's body or a block quote
+        m = _RST_ADORNMENT.match(below)
+        if m and len(below.rstrip()) >= min(len(line.strip()), 3):
+            return line.strip()
+    return None
+
+
+def _dep5_title(block: list[str]) -> str | None:
+    """For a DEP-5 copyright file's header, its ``Upstream-Name`` value or ``""``;
+    None for any other text."""
+    if not any(_DEP5_FORMAT.match(line) for line in block):
+        return None
+    for line in block:
+        m = _UPSTREAM_NAME.match(line)
+        if m:
+            return m.group(1)
+    return ""
 
 
 def _first_block(lines: list[str]) -> tuple[list[str], list[str]]:
@@ -97,10 +182,13 @@ def _field_title(block: list[str]) -> str | None:
 def _first_line_title(lines: list[str]) -> str | None:
     """The first line with a letter or digit outside code fences, if non-blank text follows it."""
     in_fence = False
+    in_notice = False
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
+        if in_notice or (not in_fence and _LICENSE_NOTICE.match(line)):
+            in_notice = bool(line.strip())  # a license notice ends at a blank line
+        elif _FENCE.match(line):
             in_fence = not in_fence
-        elif not in_fence and _WORDY.search(line):
+        elif not in_fence and _WORDY.search(line) and not is_boilerplate(line):
             if not any(rest.strip() for rest in lines[i + 1 :]):
                 return None
             m = _ATX.match(line)
@@ -118,12 +206,15 @@ def shorten_title(title: str, limit: int = MAX_TITLE_CHARS) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:-") + "…"
 
 
-def text_title(text: str, *, markdown: bool = False, stem: str = "") -> str | None:
+def text_title(
+    text: str, *, markdown: bool = False, rst: bool = False, stem: str = ""
+) -> str | None:
     """The title of a text file's (sanitized) text, by the rules of the module docstring.
 
     Args:
         text: the file's text.
         markdown: whether it is Markdown (headings anywhere count).
+        rst: whether it is reStructuredText (section titles anywhere count).
         stem: the file's stem (rule 1); empty to skip that rule.
 
     Returns:
@@ -132,11 +223,16 @@ def text_title(text: str, *, markdown: bool = False, stem: str = "") -> str | No
     """
     lines = text.split("\n")
     block, body = _first_block(lines)
+    dep5 = _dep5_title(block)
+    if dep5 is not None:
+        return shorten_title(dep5) if dep5 else None
     if stem and _names_itself(block, stem):
         return shorten_title(stem)
     title = _field_title(block)
     if title is None and markdown:
         title = markdown_title("\n".join(body))
+    if title is None and rst:
+        title = rst_title("\n".join(body))
     if title is None:
         title = _first_line_title(body)
     return shorten_title(title) if title else None

@@ -13,9 +13,11 @@ are skipped, each counted by reason (see :class:`Skips`):
 - ``folder_link``: links to folders (never followed: cycles);
 - ``outside_link``: links to files that resolve outside every root named, unless
   ``follow_links`` (a link to ``/etc/passwd`` must not become searchable);
-- ``unsupported``: files of a type thresher does not read (their paths are shown);
+- ``unsupported``: files of a type thresher does not read
+  (:func:`thresher.corpus.filetypes.file_kind`; their paths are shown);
 - ``bad_name``: names that are not valid UTF-8 (ids must be text), with a warning;
-- ``beir_queries``: the queries file of a BEIR dataset folder (tasks, not documents).
+- ``beir_queries``: the queries file and the ``qrels/`` judgments folder of a BEIR
+  dataset folder (tasks, not documents).
 
 Pure listing: nothing is read here but folder entries and ``.thresherignore``
 files.
@@ -31,7 +33,8 @@ from pathlib import Path
 
 import pathspec
 
-from thresher.corpus.beir import QUERIES_FILE, is_beir_folder
+from thresher.corpus.beir import QRELS_DIR, QUERIES_FILE, is_beir_folder
+from thresher.corpus.filetypes import file_kind
 from thresher.errors import InputError
 
 __all__ = [
@@ -89,13 +92,11 @@ class WalkRules:
         roots: real paths of every root named (a file link resolving under one is inside).
         exclude: real paths of folders never walked (the index being written).
         follow_links: read file links that resolve outside every root.
-        supported: lowercase file suffixes read.
     """
 
     roots: tuple[str, ...]
     exclude: tuple[str, ...]
     follow_links: bool
-    supported: tuple[str, ...]
 
     def excluded(self, folder: Path) -> bool:
         """Whether ``folder`` is one of :attr:`exclude` (compared by device and inode:
@@ -160,8 +161,8 @@ def walk_files(root: Path, rules: WalkRules, skip: Skips) -> Iterator[Path]:
         if entry is None:
             stack.pop()
             continue
-        if beir and entry.name == QUERIES_FILE:
-            skip("beir_queries", str(entry))  # queries are tasks (thresher.tasks.beir)
+        if beir and entry.name in (QUERIES_FILE, QRELS_DIR):
+            skip("beir_queries", str(entry))  # queries and judgments are tasks (tasks.beir)
             continue
         kind = _classify(entry, rules, specs)
         if kind == "file":
@@ -214,6 +215,6 @@ def _classify(entry: Path, rules: WalkRules, specs: _Specs) -> str:
             os.path.realpath(entry),
         )
         return "outside_link"
-    if entry.suffix.lower() not in rules.supported:
+    if file_kind(name) is None:
         return "unsupported"
     return "file"
