@@ -14,6 +14,8 @@ with a note, when it is absent. The exit code is 1 when any benchmark failed
 Usage::
 
     .venv/bin/python bench/run_all.py [--full] [--only bench_harness ...]
+
+``bench_llm_real`` (a real model on llama.cpp) runs only when named with ``--only``.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ DEV = BENCH.parent / ".." / "shared" / "data" / "dev"
 
 @dataclass(frozen=True)
 class Bench:
-    """One benchmark script: its quick flags, and whether it needs the development data."""
+    """One benchmark script: its quick flags, whether it needs the development data, and
+    whether it runs only when named (``--only``: it builds or starts something that takes
+    far longer than the others, such as a llama.cpp server)."""
 
     script: str
     quick: tuple[str, ...]
     needs_dev: bool = False
+    on_request: bool = False
 
 
 #: every benchmark, cheapest first; a new bench_*.py must be added here (a test checks)
@@ -66,6 +71,8 @@ BENCHES: tuple[Bench, ...] = (
     Bench(
         "bench_scale.py", ("--sizes", "10k", "--queries", "20", "--episodes", "3"), needs_dev=True
     ),
+    # builds llama.cpp once (~40 min on 2 cores) and runs a real model: only when named
+    Bench("bench_llm_real.py", ("--tasks", "2", "--max-turns", "4"), on_request=True),
 )
 
 
@@ -122,7 +129,9 @@ def main(
     names = [Path(b.script).stem for b in benches]
     parser.add_argument("--only", nargs="+", choices=names, metavar="NAME", help="these only")
     args = parser.parse_args(argv)
-    chosen = [b for b in benches if not args.only or Path(b.script).stem in args.only]
+    chosen = [
+        b for b in benches if (Path(b.script).stem in args.only if args.only else not b.on_request)
+    ]
     outcomes = run_all(chosen, full=args.full, bench_dir=bench_dir, dev=dev)
     print("\n| benchmark | result | seconds |\n|---|---|---|")
     for o in outcomes:

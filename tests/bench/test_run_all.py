@@ -55,3 +55,20 @@ def test_a_crash_makes_the_run_fail(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "| bench_dev | skipped |" in out
     assert module.main(["--only", "bench_ok", "bench_dev", "--full"], **kwargs) == 0
     assert "=== bench_ok\n" in capsys.readouterr().out  # --full: no quick flags
+
+
+def test_a_bench_on_request_runs_only_when_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = _run_all()
+    (tmp_path / "bench_ok.py").write_text("print('figure')\n")
+    (tmp_path / "bench_slow.py").write_text("print('slow ran')\n")
+    benches = (
+        module.Bench("bench_ok.py", ()),
+        module.Bench("bench_slow.py", (), on_request=True),
+    )
+    kwargs = {"benches": benches, "bench_dir": tmp_path, "dev": tmp_path}
+    assert module.main([], **kwargs) == 0
+    assert "bench_slow" not in capsys.readouterr().out
+    assert module.main(["--only", "bench_slow"], **kwargs) == 0
+    assert "| bench_slow | ok |" in capsys.readouterr().out
