@@ -4,6 +4,7 @@ The public surface, imported lazily so that ``import thresher`` (and the CLI's
 ``--help``) stay fast:
 
 - :func:`search` — run one search episode (``thresher.search(question, index=...)``);
+  :func:`close_indexes` closes the indexes it keeps open for the next call;
 - :class:`Config` — every setting, defaults from the Context-1 report;
 - :class:`Result`, :class:`ResultDocument`, :class:`ExitReason` — what an episode returns;
 - :func:`open_store`, :func:`ingest` — open an index (a folder or a Chroma server URL)
@@ -25,6 +26,7 @@ __version__ = "0.1.0"
 #: lazily imported top-level names -> their module
 _LAZY = {
     "search": "thresher.api",
+    "close_indexes": "thresher.api",
     "Config": "thresher.config",
     "Result": "thresher.harness.result",
     "ResultDocument": "thresher.harness.result",
@@ -41,6 +43,7 @@ __all__ = [
     "__version__",
     "errors",
     "search",
+    "close_indexes",
     "Config",
     "Result",
     "ResultDocument",
@@ -54,7 +57,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from thresher.api import search
+    from thresher.api import close_indexes, search
     from thresher.config import Config
     from thresher.harness.policy import (
         ChoosesRetrievalMode,

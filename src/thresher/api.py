@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,15 @@ if TYPE_CHECKING:
     from thresher.harness.trace import TraceEvent
     from thresher.index.store import Store
 
-__all__ = ["search", "resolve_config", "with_k", "with_filter"]
+__all__ = ["search", "close_indexes", "resolve_config", "with_k", "with_filter"]
+
+
+def close_indexes() -> None:
+    """Close every index ``search`` keeps open for reuse (one in use closes when its
+    call ends); the next call opens its index again. Also runs at interpreter exit."""
+    from thresher.index.handles import close_indexes as close_kept
+
+    close_kept()
 
 
 def resolve_config(config: Config | str | Path | Mapping[str, Any] | None) -> Config:
@@ -80,6 +89,7 @@ def search(
     trace: str | Path | None = None,
     reranker: SearchReranker | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
+    reuse: bool | None = None,
 ) -> Result:
     """Run one search episode and return its ranked documents.
 
@@ -100,6 +110,10 @@ def search(
         reranker: reorders search candidates (a :class:`SearchReranker`; default: the
             policy itself when it declares one).
         on_event: called with each trace event as it happens (live views).
+        reuse: keep the index open for the next call on it (see
+            :mod:`thresher.index.handles`; reopened when a new generation commits,
+            dropped by :func:`close_indexes`). None: yes, unless
+            ``$THRESHER_REUSE_INDEX`` is ``0``. False: open and close it in this call.
 
     Returns:
         A :class:`~thresher.harness.result.Result` (never None; partial on caps).
@@ -115,20 +129,20 @@ def search(
     from thresher.harness.episode import run_episode
     from thresher.harness.trace import write_jsonl
     from thresher.index.backends import open_store
+    from thresher.index.handles import borrowed, reuse_default
     from thresher.index.store import Store
     from thresher.policies import build_policy
 
     cfg = with_filter(with_k(resolve_config(config), k), where, path)
     chosen = build_policy(policy, cfg, policy_options) if isinstance(policy, str) else policy
-    if isinstance(index, Store):
-        store, owned = index, False
-    else:
-        store, owned = open_store(str(index), cfg), True
-    try:
+    with contextlib.ExitStack() as held:
+        if isinstance(index, Store):
+            store = index
+        elif reuse_default() if reuse is None else reuse:
+            store = held.enter_context(borrowed(str(index), cfg))
+        else:
+            store = held.enter_context(contextlib.closing(open_store(str(index), cfg)))
         result = run_episode(question, store, chosen, cfg, reranker=reranker, on_event=on_event)
-    finally:
-        if owned:
-            store.close()
     if trace is not None:
         write_jsonl(result.trace, trace)
     return result

@@ -118,6 +118,36 @@ def test_every_read_command_works_on_a_read_only_index(tmp_path, documents, mini
             os.chmod(folder, 0o755)
 
 
+_REUSED_SEARCH = """
+import sys, thresher
+from thresher.index import embedded, handles
+opened = []
+real = embedded.make_read_copy
+embedded.make_read_copy = lambda d: (opened.append(d), real(d))[1]
+for _ in range(2):
+    result = thresher.search("Which agency launched Kepler Station?", index=sys.argv[1])
+    assert result.documents, result
+print(len(opened), handles.kept_count())
+"""
+
+
+def test_a_kept_open_index_works_on_a_read_only_folder(tmp_path, documents, minilm, small_config):
+    where = tmp_path / "index"
+    ingest(documents[:10], where, small_config, embedder=minilm, progress=False)
+    prefix = _read_only_runner(where)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("THRESHER_REUSE_INDEX", None)
+    before = _files(where)
+    argv = [*prefix, sys.executable, "-c", _REUSED_SEARCH, str(where)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "1"]  # opened once, kept for the second call
+    assert _files(where) == before
+    if not prefix:
+        for folder, _, _ in os.walk(where):
+            os.chmod(folder, 0o755)
+
+
 def test_a_damaged_generation_is_one_clear_error(
     index_dir, minilm, small_config, tmp_path, monkeypatch
 ):

@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         index=index_dir,
         config=config,
         trace=trace_file,
+        reuse=False,  # one call per process: nothing to reuse
         on_event=live if live_view(args) else None,
         **kwargs,
     )

@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         policy=args.policy,
         config=config,
         trace=args.trace,
+        reuse=False,  # one call per process: nothing to reuse
         on_event=live if watching else None,
     )
     if args.json:
