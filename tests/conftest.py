@@ -17,6 +17,17 @@ def dev_data() -> Path:
     return DEV_DATA
 
 
+@pytest.fixture(autouse=True)
+def _close_kept_indexes():
+    """``thresher.search(index=PATH)`` keeps the index open for the next call in the
+    process: each test starts and ends with none kept, so no test sees another's."""
+    from thresher.index.handles import close_indexes
+
+    close_indexes()
+    yield
+    close_indexes()
+
+
 _EXIT_STATUS = {"code": 0}
 
 
