@@ -12,7 +12,8 @@ from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.index import ingest_progress
 from thresher.index.backends import ingest
-from thresher.index.ingest_progress import IngestProgress, duration
+from thresher.index.ingest_progress import IngestProgress
+from thresher.index.ingest_progress import duration as eta_text
 
 
 class _Clock:
@@ -64,7 +65,7 @@ def test_off_a_terminal_a_plain_line_every_few_seconds() -> None:
     clock.now += 10
     shown.advance(0)
     assert len(stream.getvalue().splitlines()) == 2
-    assert duration(7325) == "2h 02m" and duration(42.4) == "42s"
+    assert eta_text(7325) == "2h 02m" and eta_text(42.4) == "42s"  # formatting only
 
 
 def test_disabled_progress_shows_nothing() -> None:

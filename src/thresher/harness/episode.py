@@ -299,8 +299,9 @@ class _Episode:
             )
         )
         self.emit(Refusal(turn=turn, code=check.code, message=check.message))
-        reported = getattr(value, "usage", None)  # every reply's usage, refused or not
-        self.reconcile(turn, usage, reported if isinstance(reported, dict) else None)
+        # every reply's usage, refused or not (a proposal's or a malformed reply's)
+        reported = value.usage if isinstance(value, Proposal | MalformedReply) else None
+        self.reconcile(turn, usage, reported)
         self.refused_streak += 1
         self.extra = [one_line(f"[Refused: {check.message}]")]
         if self.refused_streak >= self.config.episode.max_refused_in_a_row:
