@@ -28,8 +28,8 @@ from bench_policies import HEADER, Row, run, summary
 
 from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
+from thresher.index.backends import ingest
 from thresher.index.embedded import EmbeddedStore
-from thresher.index.ingest import ingest
 from thresher.policies.baselines import no_prune_policy
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.single_shot import SingleShotPolicy

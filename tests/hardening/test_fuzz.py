@@ -403,9 +403,9 @@ def test_grep_guard(pattern: str) -> None:
 def small_store(tmp_path_factory):
     from thresher.corpus.document import Document
     from thresher.errors import ModelMissingError
+    from thresher.index.backends import ingest
     from thresher.index.embedded import EmbeddedStore
     from thresher.index.embedder import get_embedder
-    from thresher.index.ingest import ingest
 
     try:
         embedder = get_embedder("minilm-int8")

@@ -57,12 +57,13 @@ def _fingerprint(result) -> tuple:
 @pytest.mark.parametrize(("name", "mode"), [("bm25", "bm25"), ("dense", "dense")])
 def test_every_caller_runs_the_same_episode_for_a_policy(store, config, name, mode) -> None:
     """thresher.search, run_episode and the eval protocol: same mode, same hits, same answer."""
-    from thresher.eval.protocol import RunConfig, _run_episode
+    from thresher.eval.records import RunConfig
+    from thresher.eval.task_job import run_episode_of
 
     direct = run_episode(Q, store, get_policy(name), config)
     via_api = thresher.search(Q, index=store, policy=name, config=config)
     task = Task("t1", Q, "Tessaly", ("marrowick",))
-    via_eval = _run_episode(task, store, RunConfig(name, name, config, {}, name), None)
+    via_eval = run_episode_of(task, store, RunConfig(name, name, config, {}, name), None)
     prints = {_fingerprint(r) for r in (direct, via_api, via_eval)}
     assert len(prints) == 1
     ((got_mode, hits, _),) = prints

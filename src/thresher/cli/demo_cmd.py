@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from thresher.cli.trace_cmd import format_event
     from thresher.corpus.loaders import iter_documents
     from thresher.harness.trace import read_jsonl
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.synth.world import generate_world
 
     config = load_config(args)
