@@ -1,6 +1,6 @@
 """Packages follow the data flow: a package imports only packages below it.
 
-corpus → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api → cli.
+{corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api → cli.
 Every ``thresher.*`` import in ``src/thresher`` (at module level, inside functions
 and under ``TYPE_CHECKING`` alike) is checked against :data:`LAYERS`; packages on
 the same layer may not import each other. Within a package, files import each
@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "config": 1,
     "tokens": 1,
     "corpus": 2,
+    "endpoint": 2,
     "index": 3,
     "harness": 4,
     "batch": 4,
