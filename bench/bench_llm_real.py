@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     with LlamaServer(binary, model, args.ctx, args.threads, template) as server:
         print(f"llama-server {binary} on {server.base_url} (template: {args.template or 'model'})")
         policies = {
-            "llm": get_policy("llm", config=config, base_url=server.base_url),
+            "llm": get_policy("llm", config.override({"llm.base_url": server.base_url})),
             "single-shot": get_policy("single-shot"),
         }
         for task in tasks:

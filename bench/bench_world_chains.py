@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     with EmbeddedStore(index, config) as store:
         single = run(tasks, store, lambda t: SingleShotPolicy(), config)
         print(summary("hybrid single-shot", single), flush=True)
-        flat = run(tasks, store, lambda t: no_prune_policy(None, config=config), config)
+        flat = run(tasks, store, lambda t: no_prune_policy(config=config), config)
         print(summary("no-prune (shipped)", flat), flush=True)
         local = run(tasks, store, lambda t: LocalPolicy(config=config), config)
         print(summary("local (shipped)", local), flush=True)

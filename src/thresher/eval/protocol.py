@@ -36,7 +36,7 @@ from thresher.eval.episode_metrics import EpisodeMetrics
 from thresher.eval.records import Answerer, RunConfig, TaskOutcome, safe_name
 from thresher.eval.stats import MeanCI, PairedResult, mean_ci, paired_test
 from thresher.eval.task_job import TaskJob, TaskRun, failed_outcome
-from thresher.policies import factory_parameters
+from thresher.policies import policy_factory
 from thresher.tasks.task import Task
 
 __all__ = [
@@ -154,7 +154,7 @@ def run_config(
         run: the configuration.
         side: the trace sub-folder (``traces/<side>/``).
         rollouts: episodes per task, fused by RRF when more than one; policies
-            whose factory takes ``seed`` get ``seed + r`` for rollout ``r``.
+            get ``seed + r`` for rollout ``r`` (a factory that is not ``seeded`` ignores it).
         workers: tasks run concurrently on this many threads (without ``runner``).
         seed: base seed.
         out_dir: write each trace under ``out_dir/traces/<side>/`` (on this machine).
@@ -331,7 +331,7 @@ def compare(
         tests[name] = paired_test(xa, xb, method=test, n=resamples, seed=seed)  # type: ignore[arg-type]
         means["a"][name] = mean_ci(xa, n=resamples, seed=seed)
         means["b"][name] = mean_ci(xb, n=resamples, seed=seed)
-    seeded = {s: "seed" in factory_parameters(r.policy) for s, r in (("a", run_a), ("b", run_b))}
+    seeded = {s: policy_factory(r.policy).seeded for s, r in (("a", run_a), ("b", run_b))}
     settings = {"rollouts_seeded": seeded, "rollouts": rollouts, "workers": active.workers,
                 "runner": active.name, "seed": seed, "test": test, "resamples": resamples,
                 "corpus": "question" if corpora is not None else "pooled"}  # fmt: skip
