@@ -218,10 +218,6 @@ class EndpointClient:
         )
         self._closed = threading.Event()
 
-    def fork(self) -> EndpointClient:
-        """A client with the same settings and its own connections, to close on its own."""
-        return EndpointClient(self.settings, self.advice, sleep=self.sleep, rng=self.rng)
-
     def close(self) -> None:
         """Close this client's connections: a request in flight fails at once and is not
         retried (:class:`EndpointCancelledError`). Idempotent; safe from another thread."""
