@@ -13,20 +13,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from thresher.config import Config
-from thresher.harness.actions import RETRIEVAL_TOOLS, Proposal, ToolCall
+from thresher.harness.actions import Proposal, ToolCall
 from thresher.harness.budget import UsageState, tool_room
 from thresher.harness.policy import SearchReranker
 from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import Fetched, fetch
+from thresher.harness.tools import RETRIEVAL_TOOLS, Fetched, fetch, tool_spec
 from thresher.harness.trace import ToolResult, TraceEvent
-from thresher.harness.transitions import (
-    CallContext,
-    prune_result,
-    recall_result,
-    refused_result,
-    retrieval_result,
-)
+from thresher.harness.transitions import CallContext, refused_result
 from thresher.harness.validate import plan_calls
 from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
@@ -93,20 +87,18 @@ class CallRunner:
                 self.emit_result(refused_result(call, turn, planned.code, planned.message))
                 continue
             ctx = self.call_context(turn, proposal, len(plan) - i - 1, call.call_id)
-            if call.name == "prune_chunks":
-                self.emit_result(prune_result(call, state, turn))
-            elif call.name == "recall_chunks":
-                self.emit(recall_result(call, state, ctx))
-            else:
+            spec = tool_spec(call.name)
+            fetched = Fetched()  # prune and recall fetch nothing: the cache serves them
+            if spec.retrieval:
                 try:
                     fetched = jobs[i].result(deadline - time.perf_counter())
                 except TimeoutError:
                     fetched = Fetched(error_code="timeout", error=_timeout_text(cfg, window))
-                event = retrieval_result(call, fetched, state, ctx)
-                if event.shown:
-                    self.emit(event)
-                else:
-                    self.emit_result(event)
+            event = spec.apply(spec, call, fetched, state, ctx)
+            if event.tokens:  # counted where its chunks were fitted
+                self.emit(event)
+            else:
+                self.emit_result(event)
         if hit_cap:
             return "max_calls"
         codes = [p.code for p in plan]
@@ -115,7 +107,7 @@ class CallRunner:
         return ""
 
     def emit_result(self, event: ToolResult) -> None:
-        """Record a result that shows no chunks, with its message's token count."""
+        """Record a result not yet counted (no chunks fitted), with its message's token count."""
         content = tool_content(event.header, [], event.footer)
         self.emit(replace(event, tokens=MESSAGE_OVERHEAD + self.tc.text(content)))
 

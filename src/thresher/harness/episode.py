@@ -45,7 +45,7 @@ from typing import Any
 from thresher.config import Config, EpisodeConfig
 from thresher.corpus.sanitize import has_surrogate, scrub
 from thresher.errors import BackendUnavailableError
-from thresher.harness.actions import RETRIEVAL_TOOLS, MalformedReply, Proposal
+from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.budget import (
     UsageState,
     notices_for,
@@ -75,6 +75,7 @@ from thresher.harness.result import (
     partial_ranking,
 )
 from thresher.harness.state import EpisodeState
+from thresher.harness.tools import RETRIEVAL_TOOLS
 from thresher.harness.trace import (
     EpisodeEnd,
     EpisodeStart,
