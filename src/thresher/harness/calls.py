@@ -3,13 +3,14 @@
 Retrieval calls are submitted to daemon workers together (a turn costs about
 its slowest call), each with the turn's deadline; their results are turned
 into events and applied strictly in call order, each cut to the room the
-calls before it left. Prune and recall need no I/O.
+calls before it left. Prune and recall need no I/O. Each call's event is
+recorded before the next is waited for, so the episode's reader sees it then.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import replace
 
 from thresher.config import Config
@@ -65,8 +66,11 @@ class CallRunner:
         self.elapsed = elapsed
         self.notice_reserve = notice_reserve
 
-    def run(self, turn: int, usage: UsageState, proposal: Proposal) -> str:
-        """Check, run concurrently, apply in order. Returns 'max_calls', 'hard_refused' or ''."""
+    def run(self, turn: int, usage: UsageState, proposal: Proposal) -> Generator[None, None, str]:
+        """Check, run concurrently, apply in order. Returns 'max_calls', 'hard_refused' or ''.
+
+        A generator: it pauses before each call is applied, so the episode can hand the
+        results applied so far to its reader (a closed run leaves the rest unapplied)."""
         cfg = self.config
         state = self.state
         plan, hit_cap = plan_calls(proposal.tool_calls, state.calls_made(), cfg.episode, usage)
@@ -82,6 +86,7 @@ class CallRunner:
         window = min(cfg.episode.tool_timeout_s, wall_left)
         deadline = time.perf_counter() + window
         for i, planned in enumerate(plan):
+            yield  # the calls before this one are applied
             call = planned.call
             if planned.code:
                 self.emit_result(refused_result(call, turn, planned.code, planned.message))
