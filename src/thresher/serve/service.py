@@ -431,6 +431,10 @@ class SearchService:
         finally:
             episode.leave()  # a no-op once it has ended; ends it if we were cancelled
 
+    def open_episodes(self) -> int:
+        """Episodes started and not yet ended (each holds a slot until it ends)."""
+        return len(self._running)
+
     def stop_all(self) -> None:
         """Ask every running episode to stop (server shutdown)."""
         for episode in list(self._running):
