@@ -164,7 +164,11 @@ def main() -> int:
         print(f"HARNESS BREACH {o.attack_id} ({o.policy}): {'; '.join(o.breaches)}")
     print(
         f"\nserved through the server's SearchService ({len(questions)} questions, twice): "
-        + ("; ".join(leaks) if leaks else "no slot, live trace, thread or file handle left")
+        + (
+            "; ".join(leaks)
+            if leaks
+            else "no slot, live trace, unended episode or file handle left"
+        )
     )
     breached += leaks
     print("\nattribution (first obeyed attack of each class, obedient model):")
