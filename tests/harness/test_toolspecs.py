@@ -73,7 +73,8 @@ def test_the_retrieval_tools_are_the_specs_with_an_executor() -> None:
     assert {s.name for s in TOOLS if s.execute is not None} == RETRIEVAL_TOOLS
     assert set(TOOL_NAMES) == {s.name for s in TOOLS} and len(TOOL_NAMES) == len(TOOLS)
     assert set(SEARCHES) == set(typing.get_args(RetrievalMode))  # every mode has its search
-    assert all(s.header is not None for s in TOOLS if s.retrieval)
+    assert all(s.view is not None for s in TOOLS if s.retrieval)
+    assert [s.name for s in TOOLS if s.view and s.view.sets_query] == ["search_corpus"]
 
 
 def test_the_harness_refuses_what_the_specs_do_not_name() -> None:

@@ -80,8 +80,9 @@ class CallRunner:
             call = planned.call
             if not planned.code and call.name in RETRIEVAL_TOOLS:
                 jobs[i] = self.start_fetch(call, query)
-                if call.name == "search_corpus":
-                    query = call.arguments["query"]
+                spec = tool_spec(call.name)
+                if spec.view is not None and spec.view.sets_query:  # search_corpus
+                    query = call.arguments[spec.argument.name]
         wall_left = max(cfg.episode.wall_time_s - self.elapsed(), 0.0)
         window = min(cfg.episode.tool_timeout_s, wall_left)
         deadline = time.perf_counter() + window

@@ -26,7 +26,7 @@ from thresher.corpus.document import Chunk
 from thresher.errors import PatternRejectedError, ThresherError, UnknownIdError
 from thresher.harness.policy import RerankRequest, SearchReranker
 from thresher.harness.render import unescape_id
-from thresher.harness.toolspec import Argument, Fetched, FetchScope, ToolSpec
+from thresher.harness.toolspec import Argument, Fetched, FetchScope, ResultView, ToolSpec
 from thresher.harness.transitions import (
     apply_prune,
     apply_recall,
@@ -253,7 +253,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         behaviour=_search_behaviour,
         apply=retrieval_result,
         execute=run_search,
-        header=search_header,
+        view=ResultView(search_header, search_results=True, sets_query=True),
     ),
     ToolSpec(
         name="grep_corpus",
@@ -269,7 +269,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         apply=retrieval_result,
         execute=run_grep,
-        header=grep_header,
+        view=ResultView(grep_header),
     ),
     ToolSpec(
         name="read_document",
@@ -284,7 +284,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         apply=retrieval_result,
         execute=run_read,
-        header=read_header,
+        view=ResultView(read_header, whole_document=True),
     ),
     ToolSpec(
         name="prune_chunks",

@@ -45,6 +45,7 @@ __all__ = [
     "FetchScope",
     "Executor",
     "Transition",
+    "ResultView",
     "ToolSpec",
     "tool_table",
 ]
@@ -177,6 +178,25 @@ Header = Callable[[str, Fetched, int], str]
 
 
 @dataclass(frozen=True, slots=True)
+class ResultView:
+    """How a retrieval tool's result is shown to the policy.
+
+    header: the message's first line.
+    whole_document: the rest of one document (``read_document``): its pruned chunks
+        come back into view, its chunks in view count as repeats, and the message is
+        cut to the room left (not to ``budget.per_call_tokens``); a call that finds
+        nothing new says nothing of exclusion.
+    search_results: keep at most ``episode.search_results`` chunks.
+    sets_query: the call's argument becomes the episode's current query.
+    """
+
+    header: Header
+    whole_document: bool = False
+    search_results: bool = False
+    sets_query: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """One tool, everything about it in one place.
 
@@ -188,7 +208,8 @@ class ToolSpec:
         behaviour: the docs' one-line account of what the harness does with a call.
         apply: the pure transition to the call's trace event.
         execute: a retrieval tool's run against the Store (None: no I/O, the cache serves it).
-        header: a retrieval result's first line (None for prune and recall).
+        view: how a retrieval result is shown (None for prune and recall, whose
+            transitions write their own messages).
     """
 
     name: str
@@ -197,7 +218,7 @@ class ToolSpec:
     behaviour: Callable[[Config], str]
     apply: Transition
     execute: Executor | None = None
-    header: Header | None = None
+    view: ResultView | None = None
 
     @property
     def retrieval(self) -> bool:

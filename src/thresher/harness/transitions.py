@@ -39,7 +39,7 @@ from thresher.harness.render import (
     tool_content,
 )
 from thresher.harness.state import EpisodeState, LineageRecord
-from thresher.harness.toolspec import CallContext, Fetched, ToolSpec
+from thresher.harness.toolspec import CallContext, Fetched, ResultView, ToolSpec
 from thresher.harness.trace import ToolResult
 from thresher.index.store import Hit
 
@@ -167,9 +167,9 @@ class _Selection:
     repeats: int
 
 
-def _select(call: ToolCall, fetched: Fetched, state: EpisodeState, limit: int) -> _Selection:
+def _select(view: ResultView, fetched: Fetched, state: EpisodeState, limit: int) -> _Selection:
     """Which hits may be shown: new chunks (or pruned ones a read brings back), first of a text."""
-    is_read = call.name == "read_document"
+    is_read = view.whole_document
     out = _Selection([], [], 0)
     hashes: dict[str, str] = {}
     for rank, hit in enumerate(fetched.hits, 1):
@@ -216,9 +216,9 @@ def search_header(query: str, fetched: Fetched, n: int) -> str:
     return f"search_corpus: {n} new chunk(s)."
 
 
-def _footer(call: ToolCall, sel: _Selection, shown: int, candidates: int) -> str:
+def _footer(view: ResultView, sel: _Selection, shown: int, candidates: int) -> str:
     """The tool message's closing notes: what was left out and why."""
-    is_read = call.name == "read_document"
+    is_read = view.whole_document
     notes = []
     if candidates > shown:
         notes.append(f"{candidates - shown} more result(s) left out to fit the token budget.")
@@ -241,16 +241,16 @@ def retrieval_result(
         return _error(call, ctx, fetched.error_code, fetched.error, fetched.elapsed_s)
     args = dict(call.arguments)
     query = str(args.get(spec.argument.name, ""))
-    header = spec.header or search_header
-    limit = ctx.search_results if call.name == "search_corpus" else len(fetched.hits)
-    sel = _select(call, fetched, state, limit)
-    cap = ctx.room if call.name == "read_document" else min(ctx.per_call, ctx.room)
+    view = spec.view or ResultView(search_header)
+    limit = ctx.search_results if view.search_results else len(fetched.hits)
+    sel = _select(view, fetched, state, limit)
+    cap = ctx.room if view.whole_document else min(ctx.per_call, ctx.room)
 
     def header_of(n: int) -> str:
-        return header(query, fetched, n)
+        return view.header(query, fetched, n)
 
     def footer_of(keep: list[int], m: int) -> str:
-        return _footer(call, sel, len(keep), m)
+        return _footer(view, sel, len(keep), m)
 
     blocks = [chunk_block(hit.chunk) for _, hit in sel.fresh]
     keep, _content, tokens = _fit(ctx, cap, blocks, header_of, footer_of)
@@ -270,7 +270,7 @@ def retrieval_result(
         lineage=lineage,
         duplicates=[[h.chunk.chunk_id, first] for _, h, first in sel.dups],
         reactivated=[h.chunk.chunk_id for _, h in shown if h.chunk.chunk_id in state.cache],
-        query=query if call.name == "search_corpus" else "",
+        query=query if view.sets_query else "",
         tokens=tokens,
         elapsed_s=fetched.elapsed_s,
     )
