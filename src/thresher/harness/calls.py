@@ -3,7 +3,10 @@
 Retrieval calls are submitted to daemon workers together (a turn costs about
 its slowest call), each with the turn's deadline; their results are turned
 into events and applied strictly in call order, each cut to the room the
-calls before it left. Prune and recall need no I/O.
+calls before it left. A search's rerank by the policy (a declared
+:class:`~thresher.harness.policy.SearchReranker`) runs in that loop, on the
+episode's thread: the policy is never called from two threads at once.
+Prune and recall need no I/O.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from thresher.harness.budget import UsageState, tool_room
 from thresher.harness.policy import SearchReranker
 from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import Fetched, fetch
+from thresher.harness.tools import Fetched, fetch, rerank_search
 from thresher.harness.trace import ToolResult, TraceEvent
 from thresher.harness.transitions import (
     CallContext,
@@ -102,6 +105,12 @@ class CallRunner:
                     fetched = jobs[i].result(deadline - time.perf_counter())
                 except TimeoutError:
                     fetched = Fetched(error_code="timeout", error=_timeout_text(cfg, window))
+                if call.name == "search_corpus" and self.reranker is not None:
+                    # on this thread, in call order: the policy never reranks concurrently
+                    searched = call.arguments["query"]
+                    fetched = rerank_search(
+                        fetched, searched, state.question, self.store, self.reranker
+                    )
                 event = retrieval_result(call, fetched, state, ctx)
                 if event.shown:
                     self.emit(event)
@@ -133,7 +142,6 @@ class CallRunner:
                 in_context=in_context,
                 current_query=query,
                 question=state.question,
-                reranker=self.reranker,
             )
         )
 

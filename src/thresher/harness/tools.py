@@ -27,6 +27,7 @@ __all__ = [
     "check_arguments",
     "rank_by_similarity",
     "fetch",
+    "rerank_search",
 ]
 
 _REQUIRED: dict[str, tuple[str, type]] = {
@@ -144,7 +145,6 @@ def fetch(
     in_context: Collection[str],
     current_query: str,
     question: str = "",
-    reranker: SearchReranker | None = None,
 ) -> Fetched:
     """Run one retrieval call against the Store; never raises.
 
@@ -157,8 +157,7 @@ def fetch(
         in_context: chunk ids read_document leaves out (already visible).
         current_query: what read_document ranks a document's chunks against.
         question: the episode's question: grep hits are scored against it (grep
-            has no query of its own), and a reranker may score candidates against it.
-        reranker: the policy's reorder of search candidates, if it declares one.
+            has no query of its own).
 
     Returns:
         A :class:`Fetched` with hits, or with ``error_code`` set
@@ -167,7 +166,7 @@ def fetch(
     start = time.perf_counter()
     try:
         if name == "search_corpus":
-            hits = _search(arguments["query"], store, config, seen, question, reranker)
+            hits = _search(arguments["query"], store, config, seen)
             return Fetched(tuple(hits), elapsed_s=time.perf_counter() - start)
         if name == "grep_corpus":
             hits, total, capped = _grep(arguments["pattern"], store, config, seen, question)
@@ -187,25 +186,36 @@ def fetch(
         return _failed("tool_failed", f"{type(exc).__name__}: {exc}", start)
 
 
-def _search(
-    query: str,
-    store: Store,
-    config: Config,
-    seen: Collection[str],
-    question: str,
-    reranker: SearchReranker | None,
-) -> list[Hit]:
-    """``search_corpus``: the configured retriever(s), then the policy's rerank if any."""
+def _search(query: str, store: Store, config: Config, seen: Collection[str]) -> list[Hit]:
+    """``search_corpus``: the configured retriever(s); the policy's rerank comes later
+    (:func:`rerank_search`, on the episode's thread)."""
     search = _SEARCHES[config.retrieval.mode]
-    hits = search(store, query, k=config.retrieval.candidates, exclude=seen, **filtered(config))
-    if reranker is None:
-        return list(hits)
+    return search(store, query, k=config.retrieval.candidates, exclude=seen, **filtered(config))
+
+
+def rerank_search(
+    fetched: Fetched, query: str, question: str, store: Store, reranker: SearchReranker
+) -> Fetched:
+    """A ``search_corpus`` result reordered (and possibly cut) by the policy; never raises.
+
+    The harness calls it on the episode's own thread, in call order, once the
+    call's fetch is in: a policy's rerank never runs beside another, and sees
+    the turn's searches in the order the policy proposed them. A failed fetch
+    passes through; a rerank that raises fails the call (``tool_failed``).
+    """
+    if fetched.error_code:
+        return fetched
+    start = time.perf_counter()
 
     def score_against_question(chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         return store.similarity(question or query, list(chunk_ids)) if chunk_ids else []
 
-    request = RerankRequest(query, question or query, tuple(hits), score_against_question)
-    return list(reranker.rerank(request))
+    request = RerankRequest(query, question or query, fetched.hits, score_against_question)
+    try:
+        hits = tuple(reranker.rerank(request))
+    except Exception as exc:  # isolation boundary: a failing rerank fails its call only
+        return _failed("tool_failed", f"rerank: {type(exc).__name__}: {exc}", start)
+    return replace(fetched, hits=hits, elapsed_s=fetched.elapsed_s + time.perf_counter() - start)
 
 
 def _grep(
