@@ -1,11 +1,15 @@
 """The local policy: offline multi-hop search with a small learned scorer (no LLM).
 
-See :mod:`thresher.policies.local.policy` for the episode it runs,
-:mod:`~thresher.policies.local.features` and :mod:`~thresher.policies.local.scorer`
-for the learned chunk utility, :mod:`~thresher.policies.local.bridges` for
-follow-up queries, :mod:`~thresher.policies.local.stop` for the sufficiency
-signal and :mod:`~thresher.train.local.trainer` for how the shipped weights
-are reproduced (``thresher train-policy``).
+See :mod:`thresher.policies.local.policy` for the episode it runs and
+:mod:`~thresher.policies.local.session` for the session each episode gets; its
+parts: :mod:`~thresher.policies.local.planner` (follow-ups, from
+:mod:`~thresher.policies.local.bridges`), :mod:`~thresher.policies.local.scoring`
+(the candidate scorer, over :mod:`~thresher.policies.local.features` and the
+models of :mod:`~thresher.policies.local.scorer`),
+:mod:`~thresher.policies.local.stop` (the sufficiency signal) and
+:mod:`~thresher.policies.local.answer` (the answer ranker);
+:mod:`~thresher.train.local.trainer` reproduces the shipped weights
+(``thresher train-policy``).
 """
 
 from __future__ import annotations
