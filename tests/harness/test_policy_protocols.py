@@ -149,6 +149,24 @@ def test_reranks_run_on_the_episodes_thread_in_call_order(store, config) -> None
     assert len(_searches(r)) == 4
 
 
+class _Failing(_Recorder):
+    def rerank(self, request: RerankRequest) -> list:
+        if request.query == "Marrowick":
+            raise ValueError("scorer broke")
+        return super().rerank(request)
+
+
+def test_a_rerank_that_raises_fails_its_call_only(store, config) -> None:
+    queries = ["Marrowick", "Halvard Glassworks"]
+    turn = Proposal(tool_calls=tuple(call("search_corpus", query=q) for q in queries))
+    r = run_episode(Q, store, _Failing([turn, answer()]), config)
+    failed, shown = _searches(r)
+    assert failed.status == "error" and failed.code == "tool_failed"
+    assert "scorer broke" in failed.header
+    assert shown.status == "ok" and shown.shown
+    assert r.exit_reason is ExitReason.ANSWERED
+
+
 class _Sessions:
     """An episodic policy: a fresh scripted session per episode, each noted."""
 

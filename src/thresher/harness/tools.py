@@ -201,7 +201,8 @@ def rerank_search(
     The harness calls it on the episode's own thread, in call order, once the
     call's fetch is in: a policy's rerank never runs beside another, and sees
     the turn's searches in the order the policy proposed them. A failed fetch
-    passes through; a rerank that raises fails the call (``tool_failed``).
+    passes through; a rerank that raises fails the call as a fetch would
+    (``tool_error`` for a typed error, such as the store's, else ``tool_failed``).
     """
     if fetched.error_code:
         return fetched
@@ -213,8 +214,10 @@ def rerank_search(
     request = RerankRequest(query, question or query, fetched.hits, score_against_question)
     try:
         hits = tuple(reranker.rerank(request))
+    except ThresherError as exc:
+        return _failed("tool_error", str(exc), start)
     except Exception as exc:  # isolation boundary: a failing rerank fails its call only
-        return _failed("tool_failed", f"rerank: {type(exc).__name__}: {exc}", start)
+        return _failed("tool_failed", f"{type(exc).__name__}: {exc}", start)
     return replace(fetched, hits=hits, elapsed_s=fetched.elapsed_s + time.perf_counter() - start)
 
 
