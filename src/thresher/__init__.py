@@ -11,7 +11,8 @@ The public surface, imported lazily so that ``import thresher`` (and the CLI's
 - :func:`open_store`, :func:`ingest` — open an index (a folder or a Chroma server URL)
   and add documents to it;
 - :class:`Policy` — the protocol a policy implements (with its optional capabilities
-  :class:`SearchReranker`, :class:`ChoosesRetrievalMode` and :class:`InProcessPolicy`);
+  :class:`SearchReranker`, :class:`ChoosesRetrievalMode` and :class:`InProcessPolicy`),
+  and :class:`EpisodicPolicy` — a policy that starts a session (a Policy) per episode;
 - :mod:`thresher.errors` — the typed errors.
 """
 
@@ -36,6 +37,7 @@ _LAZY = {
     "open_store": "thresher.index.backends",
     "ingest": "thresher.index.backends",
     "Policy": "thresher.harness.policy",
+    "EpisodicPolicy": "thresher.harness.policy",
     "SearchReranker": "thresher.harness.policy",
     "ChoosesRetrievalMode": "thresher.harness.policy",
     "InProcessPolicy": "thresher.harness.policy",
@@ -54,6 +56,7 @@ __all__ = [
     "open_store",
     "ingest",
     "Policy",
+    "EpisodicPolicy",
     "SearchReranker",
     "ChoosesRetrievalMode",
     "InProcessPolicy",
@@ -64,6 +67,7 @@ if TYPE_CHECKING:
     from thresher.config import Config
     from thresher.harness.policy import (
         ChoosesRetrievalMode,
+        EpisodicPolicy,
         InProcessPolicy,
         Policy,
         SearchReranker,

@@ -3,7 +3,9 @@
 Retrieval calls are submitted to daemon workers together (a turn costs about
 its slowest call), each with the turn's deadline; their results are turned
 into events and applied strictly in call order, each cut to the room the
-calls before it left. Prune and recall need no I/O. Each call's event is
+calls before it left. Prune and recall need no I/O. A search's rerank by the policy (a declared
+:class:`~thresher.harness.policy.SearchReranker`) runs in that loop, on the
+episode's thread: the policy is never called from two threads at once. Each call's event is
 recorded before the next is waited for, so the episode's reader sees it then.
 """
 
@@ -19,7 +21,7 @@ from thresher.harness.budget import UsageState, tool_room
 from thresher.harness.policy import SearchReranker
 from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import RETRIEVAL_TOOLS, Fetched, fetch, tool_spec
+from thresher.harness.tools import RETRIEVAL_TOOLS, Fetched, fetch, rerank_search, tool_spec
 from thresher.harness.trace import ToolResult, TraceEvent
 from thresher.harness.transitions import CallContext, refused_result
 from thresher.harness.validate import plan_calls
@@ -100,6 +102,12 @@ class CallRunner:
                     fetched = jobs[i].result(deadline - time.perf_counter())
                 except TimeoutError:
                     fetched = Fetched(error_code="timeout", error=_timeout_text(cfg, window))
+                if spec.view is not None and spec.view.sets_query and self.reranker is not None:
+                    # on this thread, in call order: the policy never reranks concurrently
+                    searched = call.arguments[spec.argument.name]
+                    fetched = rerank_search(
+                        fetched, searched, state.question, self.store, self.reranker
+                    )
             event = spec.apply(spec, call, fetched, state, ctx)
             if event.tokens:  # counted where its chunks were fitted
                 self.emit(event)
@@ -131,7 +139,6 @@ class CallRunner:
                 in_context=in_context,
                 current_query=query,
                 question=state.question,
-                reranker=self.reranker,
             )
         )
 

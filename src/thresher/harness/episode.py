@@ -62,6 +62,7 @@ from thresher.harness.observation import Observation, build_observation
 from thresher.harness.policy import (
     CancelsCalls,
     ChoosesRetrievalMode,
+    EpisodicPolicy,
     InProcessPolicy,
     Policy,
     SearchReranker,
@@ -124,11 +125,15 @@ class _Stopped(Exception):
 
 
 class _Episode:
+    #: what proposes this episode's turns: the policy given, or the session an
+    #: :class:`EpisodicPolicy` started for it (set by :meth:`use`)
+    policy: Policy
+
     def __init__(
         self,
         question: str,
         store: Store,
-        policy: Policy,
+        policy: Policy | EpisodicPolicy,
         config: Config,
         reranker: SearchReranker | None,
         counter: TokenCounter | None,
@@ -137,9 +142,9 @@ class _Episode:
         self.invalid_text = has_surrogate(question)
         self.question = scrub(question)  # what is recorded and searched is valid Unicode
         self.store = store
-        self.policy = policy
+        self.given = policy
         self.config = config
-        self.reranker = reranker or (policy if isinstance(policy, SearchReranker) else None)
+        self.reranker = reranker  # given by the caller; else the policy's (see :meth:`use`)
         self.should_stop = should_stop
         self.stop = threading.Event()  # set by the stream's reader (cancel, close)
         self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
@@ -158,8 +163,17 @@ class _Episode:
         worst = notices_for(int("9" * len(str(config.budget.total))), config.budget)
         reserve = self.tc.message({"content": "\n".join(worst)}) + 4
         self.calls = CallRunner(
-            self.state, store, config, self.tc, self.reranker, self.emit, self.elapsed, reserve
+            self.state, store, config, self.tc, reranker, self.emit, self.elapsed, reserve
         )
+        if not isinstance(policy, EpisodicPolicy):
+            self.use(policy)
+
+    def use(self, policy: Policy) -> None:
+        """Drive ``policy`` this episode; it reranks searches when it declares
+        :class:`SearchReranker` and the caller gave no reranker."""
+        self.policy = policy
+        if self.reranker is None:
+            self.calls.reranker = policy if isinstance(policy, SearchReranker) else None
 
     # -- recording -------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -282,11 +296,13 @@ class _Episode:
         """Record the episode's start; a Result when it cannot begin."""
         broken = ""
         try:
+            if isinstance(self.given, EpisodicPolicy):  # this episode's own session
+                self.use(self.given.start(self.question))
             schemas = list(self.policy.tool_schemas() or [])
             system_prompt = str(self.policy.system_prompt)
             name = str(self.policy.name)
-        except Exception as exc:  # a policy that cannot even describe itself
-            schemas, system_prompt, name = [], "", type(self.policy).__name__
+        except Exception as exc:  # a policy that cannot even start or describe itself
+            schemas, system_prompt, name = [], "", type(self.given).__name__
             broken = f"{type(exc).__name__}: {exc}"
         self.emit(
             EpisodeStart(
@@ -576,7 +592,7 @@ def _raw_reply(value: Any) -> str:
     return repr(value)
 
 
-def episode_config(policy: Policy, config: Config) -> Config:
+def episode_config(policy: Policy | EpisodicPolicy, config: Config) -> Config:
     """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
 
     A :class:`~thresher.harness.policy.ChoosesRetrievalMode` policy sets
@@ -590,7 +606,7 @@ def episode_config(policy: Policy, config: Config) -> Config:
 def iter_episode(
     question: str,
     store: Store,
-    policy: Policy,
+    policy: Policy | EpisodicPolicy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -625,7 +641,7 @@ def iter_episode(
 def run_episode(
     question: str,
     store: Store,
-    policy: Policy,
+    policy: Policy | EpisodicPolicy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -639,10 +655,12 @@ def run_episode(
     Args:
         question: the user's question (empty: exit ``invalid_input``).
         store: the index, through the Store protocol.
-        policy: proposes tool calls or the final answer each turn.
+        policy: proposes tool calls or the final answer each turn; an
+            :class:`~thresher.harness.policy.EpisodicPolicy` is asked for a session
+            (``start(question)``) that does so for this episode.
         config: settings (defaults from the Context-1 report).
-        reranker: reorders search candidates (default: the policy itself when it
-            declares :class:`~thresher.harness.policy.SearchReranker`).
+        reranker: reorders search candidates (default: the policy, or its session,
+            when it declares :class:`~thresher.harness.policy.SearchReranker`).
         on_event: called with every trace event as it is recorded (live views); an
             error it raises ends the episode with exit reason ``error``.
         on_turn: called with the live state right after each turn's query state

@@ -49,6 +49,7 @@ __all__ = [
     "tool_schemas",
     "rank_by_similarity",
     "fetch",
+    "rerank_search",
 ]
 
 
@@ -111,7 +112,6 @@ def fetch(
     in_context: Collection[str],
     current_query: str,
     question: str = "",
-    reranker: SearchReranker | None = None,
 ) -> Fetched:
     """Run one retrieval call against the Store through its spec's executor; never raises.
 
@@ -120,7 +120,7 @@ def fetch(
         arguments: checked arguments (see :func:`check_arguments`).
         store: the index.
         config: retrieval, grep and episode settings.
-        seen, in_context, current_query, question, reranker: see
+        seen, in_context, current_query, question: see
             :class:`~thresher.harness.toolspec.FetchScope`.
 
     Returns:
@@ -132,7 +132,7 @@ def fetch(
     spec = _BY_NAME.get(name)
     if spec is None or spec.execute is None:
         return Fetched(error_code="unknown_tool", error=f"'{name}' does not touch the index")
-    scope = FetchScope(seen, in_context, current_query, question, reranker)
+    scope = FetchScope(seen, in_context, current_query, question)
     try:
         fetched = spec.execute(arguments, store, config, scope)
         return replace(fetched, elapsed_s=time.perf_counter() - start)
@@ -149,20 +149,41 @@ def fetch(
 def run_search(
     arguments: dict[str, Any], store: Store, config: Config, scope: FetchScope
 ) -> Fetched:
-    """``search_corpus``: the configured retriever(s), then the policy's rerank if any."""
-    query = arguments["query"]
+    """``search_corpus``: the configured retriever(s); the policy's rerank comes later
+    (:func:`rerank_search`, on the episode's thread)."""
     search = SEARCHES[config.retrieval.mode]
     k = config.retrieval.candidates
-    hits = search(store, query, k=k, exclude=scope.seen, **filtered(config))
-    if scope.reranker is None:
-        return Fetched(tuple(hits))
-    question = scope.question
+    return Fetched(
+        tuple(search(store, arguments["query"], k=k, exclude=scope.seen, **filtered(config)))
+    )
+
+
+def rerank_search(
+    fetched: Fetched, query: str, question: str, store: Store, reranker: SearchReranker
+) -> Fetched:
+    """A ``search_corpus`` result reordered (and possibly cut) by the policy; never raises.
+
+    The harness calls it on the episode's own thread, in call order, once the
+    call's fetch is in: a policy's rerank never runs beside another, and sees
+    the turn's searches in the order the policy proposed them. A failed fetch
+    passes through; a rerank that raises fails the call as a fetch would
+    (``tool_error`` for a typed error, such as the store's, else ``tool_failed``).
+    """
+    if fetched.error_code:
+        return fetched
+    start = time.perf_counter()
 
     def score_against_question(chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         return store.similarity(question or query, list(chunk_ids)) if chunk_ids else []
 
-    request = RerankRequest(query, question or query, tuple(hits), score_against_question)
-    return Fetched(tuple(scope.reranker.rerank(request)))
+    request = RerankRequest(query, question or query, fetched.hits, score_against_question)
+    try:
+        hits = tuple(reranker.rerank(request))
+    except ThresherError as exc:
+        return _failed("tool_error", str(exc), start)
+    except Exception as exc:  # isolation boundary: a failing rerank fails its call only
+        return _failed("tool_failed", f"{type(exc).__name__}: {exc}", start)
+    return replace(fetched, hits=hits, elapsed_s=fetched.elapsed_s + time.perf_counter() - start)
 
 
 def run_grep(arguments: dict[str, Any], store: Store, config: Config, scope: FetchScope) -> Fetched:

@@ -32,7 +32,6 @@ from thresher.index.store import Hit
 
 if TYPE_CHECKING:
     from thresher.harness.actions import ToolCall
-    from thresher.harness.policy import SearchReranker
     from thresher.harness.state import EpisodeState
     from thresher.harness.trace import ToolResult
     from thresher.index.store import Store
@@ -140,15 +139,13 @@ class FetchScope:
     seen: chunk ids search and grep exclude (the retrieval cache).
     in_context: chunk ids read_document leaves out (already visible).
     current_query: what read_document ranks a document's chunks against.
-    question: the episode's question (grep hits are scored against it; a reranker may be).
-    reranker: the policy's reorder of search candidates, if it declares one.
+    question: the episode's question (grep hits are scored against it).
     """
 
     seen: Collection[str]
     in_context: Collection[str]
     current_query: str
     question: str = ""
-    reranker: SearchReranker | None = None
 
 
 class Executor(Protocol):

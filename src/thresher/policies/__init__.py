@@ -28,7 +28,7 @@ from thresher.errors import ConfigError
 from thresher.policies.factory import PolicyFactory, fill_options, option_types
 
 if TYPE_CHECKING:
-    from thresher.harness.policy import Policy
+    from thresher.harness.policy import EpisodicPolicy, Policy
 
 __all__ = [
     "POLICIES",
@@ -134,7 +134,7 @@ def policy_factory(spec: str) -> PolicyFactory:
 
 def get_policy(
     spec: str, config: Config | None = None, *, seed: int | None = None, **options: Any
-) -> Policy:
+) -> Policy | EpisodicPolicy:
     """Build the policy ``spec`` names with ``options`` (see :func:`build_policy`).
 
     Raises ``ConfigError`` for an unknown name (listing the known ones) or option.
@@ -148,7 +148,7 @@ def build_policy(
     options: Mapping[str, Any] | None = None,
     *,
     seed: int | None = None,
-) -> Policy:
+) -> Policy | EpisodicPolicy:
     """Build a policy the way every caller (API, CLI, eval, training) does.
 
     The factory is called with ``config`` (default ``Config()``), ``seed`` and its

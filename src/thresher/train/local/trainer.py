@@ -200,9 +200,8 @@ def collect(
     cfg = config or Config()
     for n, task in enumerate(tasks, 1):
         gold = set(task.gold_doc_ids)
-        # a turn's searches are reranked on concurrent workers, so their records arrive
-        # in completion order: held per episode and added in (hop, subquery) order, the
-        # rows are the same, in the same order, on every run
+        # held per episode and added in (hop, subquery) order: the rows are the same, in
+        # the same order, on every run (the harness reranks in call order anyway)
         pools: list[tuple[int, str, np.ndarray, np.ndarray, np.ndarray]] = []
         finals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         stops: list[tuple[np.ndarray, set[str]]] = []  # state features, top-k documents
