@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 
@@ -126,39 +127,65 @@ def test_a_follow_ups_scorer_sees_each_retrievers_own_best_hits() -> None:
     assert rerank_pool(hits, 30, head=1) == hits[:30]
 
 
-def test_a_first_turn_search_beside_the_questions_waits_for_its_score_maxima(store, config):
+class _OrderedFirstTurn:
+    """The real store and the policy's rerank, with the first turn's two searches forced
+    into one order by events (no sleeps): ``clue_first`` holds the question's search
+    until the other search's rerank has begun; otherwise the other search waits until
+    the question's rerank is done. A gate that never opens lets go after 60 s."""
+
+    def __init__(self, store, policy, question: str, clue_first: bool) -> None:
+        self.store, self.policy, self.question = store, policy, question.strip()
+        self.clue_first = clue_first
+        self.clue_entered = threading.Event()
+        self.question_done = threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def hybrid_search(self, query, k=50, exclude=(), **kw):
+        is_question = query.strip() == self.question
+        if self.clue_first and is_question:
+            self.clue_entered.wait(60)
+        elif not self.clue_first and not is_question:
+            self.question_done.wait(60)
+        return self.store.hybrid_search(query, k=k, exclude=exclude, **kw)
+
+    def rerank(self, request):
+        is_question = request.query.strip() == self.question
+        if not is_question:
+            self.clue_entered.set()
+        try:
+            return self.policy.rerank(request)
+        finally:
+            if is_question:
+                self.question_done.set()
+
+
+def test_a_first_turn_search_beside_the_questions_is_scored_alike_in_either_order(store, config):
     """A clue chain's first clue is searched beside the question; its candidates are
-    scored against the question with the maxima the question's own search sets. Run
-    first, its rerank waits for them, so its pool does not depend on which worker
-    finished first."""
-    import threading
-
-    from thresher.harness.policy import RerankRequest
-    from thresher.policies.local.features import base_matrix
-    from thresher.policies.local.policy import QuestionContext, _EpisodeState
-
+    scored against the question with the maxima the question's own search sets, so its
+    pool (and the answer) do not depend on which search finished first."""
     question = (
         "Clues: (1) The Halvard Glassworks was founded in [A]. (2) [A] lies in the "
         "province of [?]. Each letter stands for one entity throughout. What is [?]?"
     )
-    pools: dict[str, np.ndarray] = {}
 
-    def record(kind, q, cands, bx, lx):
-        if kind == "pool":
-            pools[cands[0].subquery] = bx
+    def run(clue_first: bool):
+        pools: dict[str, np.ndarray] = {}
 
-    policy = LocalPolicy(config=config, recorder=record)
-    ep = policy._ep = _EpisodeState(QuestionContext.of(question))
-    calls = policy._first_turn(ep).tool_calls
-    first = next(c.arguments["query"] for c in calls if c.call_id == "c0")
+        def record(kind, q, cands, bx, lx):
+            if kind == "pool":
+                pools.setdefault(cands[0].subquery, bx)
 
-    def request(query: str) -> RerankRequest:
-        hits = tuple(store.hybrid_search(query, 50))
-        return RerankRequest(query, question, hits, lambda ids: store.similarity(question, ids))
+        policy = LocalPolicy(config=config, recorder=record)
+        gated = _OrderedFirstTurn(store, policy, question, clue_first)
+        result = run_episode(question, gated, policy, config, reranker=gated)
+        assert gated.clue_entered.is_set() and gated.question_done.is_set()
+        return pools, result
 
-    side = threading.Thread(target=policy.rerank, args=(request(first),))
-    side.start()  # before the question's search: it waits
-    policy.rerank(request(question))
-    side.join()
-    cands = list(ep.pools[first].values())
-    assert np.array_equal(pools[first], base_matrix(cands, ep.question))
+    pools_a, result_a = run(clue_first=True)
+    pools_b, result_b = run(clue_first=False)
+    assert len(pools_a) >= 2 and pools_a.keys() == pools_b.keys()
+    for query, matrix in pools_a.items():
+        assert np.array_equal(matrix, pools_b[query]), query
+    assert result_a.doc_ids == result_b.doc_ids
