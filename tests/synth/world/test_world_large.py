@@ -19,6 +19,7 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> tuple[WorldManifest, Path
     return generate_world(11, "large", root), root
 
 
+@pytest.mark.slow
 def test_large_world_has_over_2000_chunks(large: tuple[WorldManifest, Path]) -> None:
     manifest, root = large
     counter = get_counter()
