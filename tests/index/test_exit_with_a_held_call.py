@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from devdata import REPO_ROOT
 
 CHILD = textwrap.dedent(
@@ -47,6 +49,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a child process loading the embedder
 def test_a_held_dense_call_does_not_keep_the_process_alive(built_index: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(built_index)],
