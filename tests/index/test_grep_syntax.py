@@ -230,7 +230,7 @@ def test_the_tree_is_cpythons_on_the_parity_patterns(pattern: str) -> None:
     _same_tree(pattern)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(guarded_patterns())
 @example(r"ab|ac|a")  # a shared head taken out, an empty branch left
 @example(r"a|b|[c-e]|\d")  # one-character branches merged into a class
@@ -258,7 +258,7 @@ _TEXT = st.text(
 )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(guarded_patterns(), st.lists(_TEXT, min_size=1, max_size=8))
 def test_the_checking_pattern_and_trigrams_agree_with_python_re(
     pattern: str, texts: list[str]

@@ -12,6 +12,8 @@ from thresher.corpus.loaders import iter_documents
 from thresher.synth.world import WorldManifest, generate_world
 from thresher.tokens import get_counter
 
+pytestmark = pytest.mark.slow  # a large world
+
 
 @pytest.fixture(scope="module")
 def large(tmp_path_factory: pytest.TempPathFactory) -> tuple[WorldManifest, Path]:
@@ -19,7 +21,6 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> tuple[WorldManifest, Path
     return generate_world(11, "large", root), root
 
 
-@pytest.mark.slow
 def test_large_world_has_over_2000_chunks(large: tuple[WorldManifest, Path]) -> None:
     manifest, root = large
     counter = get_counter()
