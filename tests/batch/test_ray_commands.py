@@ -19,6 +19,8 @@ import pytest
 from batch.conftest import read_jsonl, without_timing
 from thresher.cli.main import main
 
+pytestmark = pytest.mark.ray  # `--ray` on the commands, beside the local runs they must equal
+
 pytest.importorskip("ray")
 
 _FIGURES = ("n_tasks", "means", "paired", "attribution", "attribution_by_hop", "failed")

@@ -35,7 +35,7 @@ class Flaky:
         return item * 10
 
 
-@pytest.fixture(params=["local", "ray"])
+@pytest.fixture(params=["local", pytest.param("ray", marks=pytest.mark.ray)])
 def runner(request: pytest.FixtureRequest) -> Iterator[Runner]:
     if request.param == "ray":
         request.getfixturevalue("ray_local")

@@ -29,6 +29,7 @@ def test_minilm_vectors_are_unit_float32_rows(minilm) -> None:
     assert minilm.embed([]).shape == (0, 384)
 
 
+@pytest.mark.slow
 def test_minilm_keeps_input_order_whatever_the_batching(minilm) -> None:
     texts = [f"{'word ' * (i * 7 % 40)}number {i}" for i in range(70)]
     together = minilm.embed(texts)

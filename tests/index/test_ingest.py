@@ -197,6 +197,7 @@ _KILLED_INGEST = textwrap.dedent(
 
 
 @pytest.mark.parametrize("stage", ["embedding", "commit"])
+@pytest.mark.slow
 def test_a_process_killed_mid_ingest_leaves_the_last_commit(
     stage, tmp_path, documents, minilm, small_config
 ):

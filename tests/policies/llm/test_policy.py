@@ -44,6 +44,8 @@ FINAL_TEXT = (
     '<Document id="glassworks"><Justification>Says the works were founded in '
     "Marrowick.</Justification></Document>"
 )
+
+pytestmark = pytest.mark.server  # the LLM replay server, a process on loopback
 FINAL = reply(content=FINAL_TEXT)
 
 

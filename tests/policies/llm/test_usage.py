@@ -15,6 +15,8 @@ from thresher.harness.result import ExitReason
 from thresher.index.backends import ingest
 from thresher.testing.replay_server import ReplayServer, reply, tool_call
 
+pytestmark = pytest.mark.server  # the LLM replay server, a process on loopback
+
 QUESTION = "Who founded the Halvard Glassworks?"
 SCRIPT = [
     reply(tool_call("search_corpus", {"query": "Halvard Glassworks founder"})),
