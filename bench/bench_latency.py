@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -74,6 +75,8 @@ def child_api(index: str, questions: list[str]) -> dict:
         out["next_s"].append(_timed(lambda a=a: thresher.search(a, index=index)))
         out["store_next_s"].append(_timed(lambda b=b: thresher.search(b, index=store)))
     store.close()
+    out["cpu_first_s"], out["cpu_store_first_s"] = CPU[0], CPU[1]
+    out["cpu_next_s"], out["cpu_store_next_s"] = CPU[2::2], CPU[3::2]
     return out
 
 
@@ -97,9 +100,14 @@ def child_open(index: str) -> dict:
     return {"import_s": imported, "open_s": opened, "first_search_s": first}
 
 
+CPU: list[float] = []  # the CPU seconds (every thread) of each _timed call, in order
+
+
 def _timed(fn) -> float:
-    started = time.perf_counter()
+    """Wall seconds of ``fn()``; its CPU seconds go to :data:`CPU`."""
+    started, cpu = time.perf_counter(), time.process_time()
     fn()
+    CPU.append(time.process_time() - cpu)
     return time.perf_counter() - started
 
 
@@ -157,15 +165,19 @@ def _cold_paths(src: Path, index: Path, copies: Path) -> list[Path]:
     return [index, copies, src, models, *[site / p for p in PACKAGES]]
 
 
-def cli_search(src: Path, copies: Path, index: Path, question: str) -> float:
+def cli_search(src: Path, copies: Path, index: Path, question: str) -> tuple[float, float]:
+    """Wall and CPU (user + system, every thread) seconds of one ``thresher search``."""
     argv = [sys.executable, "-m", "thresher.cli.main", "search", question, "--index", str(index),
             "--quiet"]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(argv, env=_env(src, copies), capture_output=True, text=True)
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"thresher search failed ({src}):\n{done.stderr[-3000:]}")
-    return took
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return took, cpu
 
 
 def mcp_figures(src: Path, copies: Path, index: Path, question: str) -> dict:
@@ -208,6 +220,15 @@ def mcp_figures(src: Path, copies: Path, index: Path, question: str) -> dict:
         proc.terminate()
         proc.wait(timeout=30)
     return {"mcp_ready_s": ready, "mcp_first_search_s": first}
+
+
+def _list(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
+def _cli(runs: list[tuple[float, float]]) -> str:
+    walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+    return f"{p50(walls):.2f}  (runs {_list(walls)}; CPU p50 {p50(cpus):.2f})"
 
 
 def p50(values: list[float]) -> float:
@@ -254,52 +275,52 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
         root = Path(tmp)
         sides = {"base": checkout(args.base, root / "base"), "new": HERE / "src"}
-        figures: dict[str, dict] = {}
+        copies = {side: root / f"copies-{side}" for side in sides}
+        # each figure is taken for both sides in a row, so both see the same load
+        for side, src in sides.items():  # untimed: page cache, the read copy
+            cli_search(src, copies[side], index, questions[0])
         for side, src in sides.items():
-            copies = root / f"copies-{side}"
-            cli_search(src, copies, index, questions[0])  # untimed: page cache, read copy
-            warm = [cli_search(src, copies, index, q) for q in questions[1 : 1 + args.cli_runs]]
-            put(
-                "CLI search, warm (p50 s)",
-                side,
-                f"{p50(warm):.2f}  ({', '.join(f'{t:.2f}' for t in warm)})",
-            )
-            if not args.skip_cold:
-                cold = []
-                for q in questions[-args.cold_runs :]:
-                    evict(_cold_paths(src, index, copies))
-                    cold.append(cli_search(src, copies, index, q))
-                put(
-                    "CLI search, cold page cache (p50 s)",
-                    side,
-                    f"{p50(cold):.2f}  ({', '.join(f'{t:.2f}' for t in cold)})",
-                )
-            api = run_child(
-                src, copies, "api", str(index), json.dumps(questions[: 2 * args.questions + 1])
-            )
-            figures[side] = api
+            warm = [cli_search(src, copies[side], index, q)
+                    for q in questions[1 : 1 + args.cli_runs]]  # fmt: skip
+            put("CLI search, warm (p50 s)", side, _cli(warm))
+        for side, src in sides.items():
+            if args.skip_cold:
+                break
+            cold = []
+            for q in questions[-args.cold_runs :]:
+                evict(_cold_paths(src, index, copies[side]))
+                cold.append(cli_search(src, copies[side], index, q))
+            put("CLI search, cold page cache (p50 s)", side, _cli(cold))
+        asked = json.dumps(questions[: 2 * args.questions + 1])
+        for side, src in sides.items():
+            api = run_child(src, copies[side], "api", str(index), asked)
             put("import thresher (s)", side, f"{api['import_s']:.2f}")
-            put("thresher.search(index=PATH) first call (s)", side, f"{api['first_s']:.2f}")
-            put("thresher.search(index=PATH) next calls p50 (s)", side, f"{p50(api['next_s']):.3f}")
+            put("thresher.search(index=PATH) first call (s)", side,
+                f"{api['first_s']:.2f}  (CPU {api['cpu_first_s']:.2f})")  # fmt: skip
+            put("thresher.search(index=PATH) next calls p50 (s)", side,
+                f"{p50(api['next_s']):.3f}  (CPU {p50(api['cpu_next_s']):.3f})")  # fmt: skip
             put("open_store in that process (s)", side, f"{api['store_open_s']:.2f}")
-            put("thresher.search(index=store) first call (s)", side, f"{api['store_first_s']:.2f}")
-            put(
-                "thresher.search(index=store) next calls p50 (s)",
-                side,
-                f"{p50(api['store_next_s']):.3f}",
-            )
+            put("thresher.search(index=store) first call (s)", side,
+                f"{api['store_first_s']:.2f}  (CPU {api['cpu_store_first_s']:.2f})")  # fmt: skip
+            put("thresher.search(index=store) next calls p50 (s)", side,
+                f"{p50(api['store_next_s']):.3f}  (CPU {p50(api['cpu_store_next_s']):.3f})")  # fmt: skip
             ratio = p50(api["next_s"]) / p50(api["store_next_s"])
-            put("ratio PATH / open Store, next-call p50 (goal <= 1.5)", side, f"{ratio:.2f}x")
-            mcp = mcp_figures(src, copies, index, questions[-1])
-            put(
-                "thresher mcp: start until initialize answered (s)",
-                side,
-                f"{mcp['mcp_ready_s']:.2f}",
-            )
+            cpu_ratio = p50(api["cpu_next_s"]) / p50(api["cpu_store_next_s"])
+            put("ratio PATH / open Store, next-call p50 (goal <= 1.5)", side,
+                f"{ratio:.2f}x  (CPU {cpu_ratio:.2f}x)")  # fmt: skip
+        for side, src in sides.items():
+            mcp = mcp_figures(src, copies[side], index, questions[-1])
+            put("thresher mcp: start until initialize answered (s)", side,
+                f"{mcp['mcp_ready_s']:.2f}")  # fmt: skip
             put("thresher mcp: first search (s)", side, f"{mcp['mcp_first_search_s']:.2f}")
-            for name, where in sizes:
-                run_child(src, copies, "open", str(where))  # untimed: makes the read copy
-                opens = [run_child(src, copies, "open", str(where)) for _ in range(3)]
+        for name, where in sizes:
+            for side, src in sides.items():
+                run_child(src, copies[side], "open", str(where))  # untimed: makes the read copy
+            runs: dict[str, list[dict]] = {side: [] for side in sides}
+            for _ in range(3):
+                for side, src in sides.items():
+                    runs[side].append(run_child(src, copies[side], "open", str(where)))
+            for side, opens in runs.items():
                 put(f"open {name} (median of 3, s)", side,
                     f"{p50([o['open_s'] for o in opens]):.3f}  (first search "
                     f"{p50([o['first_search_s'] for o in opens]):.2f})")  # fmt: skip
