@@ -175,3 +175,12 @@ def test_a_small_generation_gets_a_private_copy_removed_at_release(tmp_path, cop
     assert _shared(copies) == []
     copy.release()
     assert list(copies.iterdir()) == []
+
+
+def test_an_index_built_again_in_the_same_folder_drops_the_old_copy(index_dir, copies):
+    old = _shared(copies)
+    shutil.rmtree(index_dir)  # the same folder, built again: gen-000001 once more
+    ingest(_docs(1200, start=1), index_dir, Config(), embedder=HashEmbedder(), progress=False)
+    assert len(_shared(copies)) == 1 and _shared(copies) != old  # swept by the commit
+    with EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as store:
+        assert store.get(["d01200#0"])[0].doc_id == "d01200"

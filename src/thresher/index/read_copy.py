@@ -114,17 +114,15 @@ def _owner_gone(name: str, prefix: str) -> bool:
 
 
 def _superseded(copy: Path) -> bool:
-    """Whether a shared copy's generation is gone or no longer its index's live one."""
+    """Whether a shared copy's generation is gone, no longer its index's live one, or
+    built again (same folder name, another database file)."""
     try:
         source = Path((copy / _SOURCE).read_text(encoding="utf-8").strip())
-    except OSError:
-        return True  # unfinished or damaged
-    generation = source.parent
-    try:
+        generation = source.parent
         live = (generation.parent / "CURRENT").read_text(encoding="utf-8").strip()
+        return live != generation.name or copy.name != f"{_SHARED}{_key(source)}"
     except OSError:
-        return True
-    return live != generation.name or not source.is_dir()
+        return True  # unfinished, damaged, or its index is gone
 
 
 def _remove_unused(copy: Path) -> None:
