@@ -16,6 +16,9 @@ folder) and with this tree, each in its own processes with its own ``PYTHONPATH`
 - the same with an open Store (``open_store`` then ``thresher.search(q, index=store)``),
   interleaved with the calls above (distinct questions), and the acceptance ratio
   ``search(index=PATH)`` next-call p50 / open-Store p50 (issue 27: within 1.5x);
+- where a cold command's time goes: the CPU seconds (every thread) of each phase of
+  a first search in a fresh process (imports, token counter, open, first embed, first
+  dense search, first chunk read, first and second episode);
 - ``thresher mcp --index DIR`` (stdio): time until it answers ``initialize``, then
   its first ``search`` tool call;
 - open time by index size: a fresh process imports the libraries, then times
@@ -27,7 +30,7 @@ folder) and with this tree, each in its own processes with its own ``PYTHONPATH`
 Usage::
 
     .venv/bin/python bench/bench_latency.py [--base 66813fa] [--questions 20]
-        [--cli-runs 3] [--cache /tmp/thresher-dev-index] [--skip-cold]
+        [--cli-runs 3] [--cache /tmp/thresher-dev-index] [--skip-cold] [--open-only]
 
 Prints a table; asserts nothing. The machine's load matters: run it alone.
 """
@@ -101,6 +104,51 @@ def child_open(index: str) -> dict:
 
 
 CPU: list[float] = []  # the CPU seconds (every thread) of each _timed call, in order
+
+
+def child_phases(index: str, question: str) -> dict:
+    """Where a cold command's time goes: CPU seconds (every thread) of each phase of a
+    first search in a fresh process, in the order a ``thresher search`` meets them."""
+    out: dict[str, float] = {}
+    mark = time.process_time()
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = time.process_time()
+        out[name] = now - mark
+        mark = now
+
+    import thresher
+
+    phase("import thresher")
+    import chromadb  # noqa: F401
+    import chromadb.api.rust  # noqa: F401
+
+    phase("import chromadb")
+    import bm25s  # noqa: F401
+    import onnxruntime  # noqa: F401
+
+    phase("import bm25s, onnxruntime")
+    from thresher.config import Config
+    from thresher.index.backends import open_store
+    from thresher.tokens import get_counter
+
+    get_counter()
+    phase("token counter (o200k)")
+    store = open_store(index, Config())
+    phase("open the index")
+    store.embedder.embed([question])
+    phase("query embedder: first embed (ONNX session, tokenizer)")
+    store.dense_search(question, k=50)
+    phase("chromadb: first dense search (HNSW load, log tail)")
+    store.bm25_search(question, k=50)
+    phase("BM25 search and chromadb's first read of chunks")
+    thresher.search(question, index=store)
+    phase("first episode (policy weights, the rest)")
+    thresher.search(question + " ", index=store)
+    phase("second episode")
+    store.close()
+    return out
 
 
 def _timed(fn) -> float:
@@ -244,11 +292,17 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/thresher-dev-index"))
     parser.add_argument("--scale-cache", type=Path, default=SCALE_CACHE)
     parser.add_argument("--skip-cold", action="store_true", help="no cold CLI runs")
+    parser.add_argument("--open-only", action="store_true", help="only the open times by size")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, index, *rest = args.child
-        result = child_api(index, json.loads(rest[0])) if kind == "api" else child_open(index)
+        if kind == "phases":
+            result = child_phases(index, rest[0])
+        elif kind == "api":
+            result = child_api(index, json.loads(rest[0]))
+        else:
+            result = child_open(index)
         print(json.dumps(result))
         return
     if not DEV.is_dir():
@@ -278,21 +332,34 @@ def main() -> None:
         copies = {side: root / f"copies-{side}" for side in sides}
         # each figure is taken for both sides in a row, so both see the same load
         for side, src in sides.items():  # untimed: page cache, the read copy
+            if args.open_only:
+                break
             cli_search(src, copies[side], index, questions[0])
         for side, src in sides.items():
+            if args.open_only:
+                break
             warm = [cli_search(src, copies[side], index, q)
                     for q in questions[1 : 1 + args.cli_runs]]  # fmt: skip
             put("CLI search, warm (p50 s)", side, _cli(warm))
         for side, src in sides.items():
-            if args.skip_cold:
+            if args.skip_cold or args.open_only:
                 break
             cold = []
             for q in questions[-args.cold_runs :]:
                 evict(_cold_paths(src, index, copies[side]))
                 cold.append(cli_search(src, copies[side], index, q))
             put("CLI search, cold page cache (p50 s)", side, _cli(cold))
+        for side, src in sides.items():
+            if args.open_only:
+                break
+            for name, cpu in run_child(
+                src, copies[side], "phases", str(index), questions[0]
+            ).items():
+                put(f"cold command, CPU s: {name}", side, f"{cpu:.2f}")
         asked = json.dumps(questions[: 2 * args.questions + 1])
         for side, src in sides.items():
+            if args.open_only:
+                break
             api = run_child(src, copies[side], "api", str(index), asked)
             put("import thresher (s)", side, f"{api['import_s']:.2f}")
             put("thresher.search(index=PATH) first call (s)", side,
@@ -309,6 +376,8 @@ def main() -> None:
             put("ratio PATH / open Store, next-call p50 (goal <= 1.5)", side,
                 f"{ratio:.2f}x  (CPU {cpu_ratio:.2f}x)")  # fmt: skip
         for side, src in sides.items():
+            if args.open_only:
+                break
             mcp = mcp_figures(src, copies[side], index, questions[-1])
             put("thresher mcp: start until initialize answered (s)", side,
                 f"{mcp['mcp_ready_s']:.2f}")  # fmt: skip
