@@ -14,6 +14,7 @@ import fcntl
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -64,6 +65,16 @@ def _others(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if not p.name.startswith("thresher-gen-"))
 
 
+def _settled(chroma: Path) -> bool:
+    """Whether every segment of a chroma folder has applied the whole log."""
+    db = sqlite3.connect(f"file:{chroma / 'chroma.sqlite3'}?immutable=1", uri=True)
+    try:
+        (last,) = db.execute("SELECT max(seq_id) FROM embeddings_queue").fetchone()
+        return {seq for _, seq in db.execute("SELECT * FROM max_seq_id")} == {last}
+    finally:
+        db.close()
+
+
 def _free(copy: Path) -> bool:
     """Whether no reader holds a shared copy (its reader lock can be taken exclusively)."""
     fd = os.open(copy / "users.lock", os.O_RDONLY)
@@ -81,6 +92,8 @@ def test_readers_open_the_copy_made_at_commit_and_never_write_the_generation(ind
     made = copies / _shared(copies)[0]
     before = _files(index_dir)
     stamp = (made / "chroma" / "chroma.sqlite3").stat().st_ino
+    hnsw = {k: v for k, v in _files(made / "chroma").items() if not k.startswith("chroma.sqlite3")}
+    assert _settled(made / "chroma")  # the log tail is persisted: no reader replays it
     with (
         EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as first,
         EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as second,
@@ -92,6 +105,8 @@ def test_readers_open_the_copy_made_at_commit_and_never_write_the_generation(ind
         assert not _free(made)  # held while open
         assert _shared(copies) == [made.name] and _others(copies) == []  # nothing copied
     assert (made / "chroma" / "chroma.sqlite3").stat().st_ino == stamp  # the same copy
+    after = {k: v for k, v in _files(made / "chroma").items() if not k.startswith("chroma.sqlite3")}
+    assert after == hnsw  # readers only read its HNSW files
     assert _files(index_dir) == before  # same files, same bytes, same mtimes
     assert _free(made)  # released at close, kept for the next reader
 
