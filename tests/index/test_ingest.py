@@ -183,10 +183,10 @@ _KILLED_INGEST = textwrap.dedent(
 
     if stage == "commit":  # everything written and fsynced, CURRENT not yet replaced
         commit = ingest_module.layout.commit_generation
-        def stalled_commit(root, generation):
+        def stalled_commit(root, generation, **kw):
             ingest_module.layout.fsync_tree(generation)
             stall()
-            commit(root, generation)
+            commit(root, generation, **kw)
         ingest_module.layout.commit_generation = stalled_commit
 
     config = Config().override({"chunking.max_tokens": 24})

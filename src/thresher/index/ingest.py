@@ -185,7 +185,7 @@ def _ingest_locked(
                 )  # fmt: skip
                 manifest.roots = roots
                 layout.write_manifest(generation, manifest)
-                layout.commit_generation(root, generation)
+                layout.commit_generation(root, generation, read_copy=n == len(parts) - 1)
             except BaseException:
                 shutil.rmtree(generation, ignore_errors=True)
                 raise

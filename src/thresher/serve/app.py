@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -289,8 +289,14 @@ def create_app(
     return app
 
 
-def run_http(settings: ServeSettings, host: str = "127.0.0.1", port: int = 8080) -> None:
-    """Serve the API with uvicorn until interrupted (the indexes are opened first).
+def run_http(
+    settings: ServeSettings,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Serve the API with uvicorn until interrupted (the indexes are opened and warmed
+    first; then ``on_ready`` is called, e.g. to print a banner).
 
     Raises:
         IndexNotFoundError: an index does not exist.
@@ -298,7 +304,9 @@ def run_http(settings: ServeSettings, host: str = "127.0.0.1", port: int = 8080)
     import uvicorn
 
     service = SearchService(settings)
-    service.open_all()  # fail before listening, with thresher's own error
+    service.warm_all()  # fail before listening, with thresher's own error
+    if on_ready is not None:
+        on_ready()
     app = create_app(settings, service, bind=(host, port))
     uvicorn.run(
         app,

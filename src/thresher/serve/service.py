@@ -344,6 +344,14 @@ class SearchService:
         for name in self.settings.collections:
             self.store(name)
 
+    def warm_all(self) -> None:
+        """Open every collection and warm it up (:func:`~thresher.serve.warm.warm_up`):
+        what a server does before it says it is ready."""
+        from thresher.serve.warm import warm_up
+
+        for name in self.settings.collections:
+            warm_up(self.store(name), self.settings.policy, self.settings.config)
+
     # -- episodes ---------------------------------------------------------------------
     async def start(
         self,
