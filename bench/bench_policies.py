@@ -77,7 +77,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lowercase import lowercased_copies  # bench/ is the script's folder: on sys.path
+from lowercase import lowercase_index, lowercased_copies  # bench/: on sys.path
 from realfolder.build import (
     Question,
     build_folder,
@@ -254,22 +254,18 @@ def lodo_model(
     return fit_weights(train, meta={"leave_one_dataset_out": True}, order=order)
 
 
-def load_pool(
-    name: str, data: Path, cache: Path, limit: int, config: Config
-) -> tuple[EmbeddedStore, list[Task]]:
-    """The pooled index of dataset ``name``'s files under ``data`` (built into
-    ``cache``) and its questions (the first ``limit`` of each file when set)."""
-    files = [data / f for f in DATASETS[name]]
-    index = ensure_index(files, cache, config)
+def pool_tasks(name: str, data: Path, limit: int) -> list[Task]:
+    """The questions of dataset ``name``'s files under ``data`` (the first ``limit`` of
+    each file when set), each marked with its file's name (``_file``)."""
     loaded: list[Task] = []
-    for f in files:
+    for f in (data / n for n in DATASETS[name]):
         if f.name == DATASETS["musique"][1]:  # the corpus file: passages, no questions
             continue
         part = group_tasks([f])
         for t in part[:limit] if limit else part:
             t.metadata["_file"] = f.name
             loaded.append(t)
-    return EmbeddedStore(index, config), loaded
+    return loaded
 
 
 def mean_recall(rows: Sequence[Row]) -> float:
@@ -354,6 +350,7 @@ def lowercase_section(
     names: Sequence[str],
     tasks: dict[str, list[Task]],
     stores: dict[str, EmbeddedStore],
+    indexes: dict[str, Path],
     held_weights: dict[str, dict[str, LocalWeights]],
     held_local: dict[str, list[Row]],
     args: argparse.Namespace,
@@ -367,11 +364,10 @@ def lowercase_section(
     """
     lower_data = Path(args.cache) / "lowercase-data"
     for name in names:
-        files = [Path(args.data) / f for f in DATASETS[name]]
-        lowercased_copies(files, lower_data)
-        store, lower = load_pool(
-            name, lower_data, Path(args.cache) / f"{name}-lower", args.limit, config
-        )
+        files = lowercased_copies([Path(args.data) / f for f in DATASETS[name]], lower_data)
+        index = lowercase_index(files, indexes[name], Path(args.cache) / f"{name}-lower", config)
+        store = EmbeddedStore(index, config)
+        lower = pool_tasks(name, lower_data, args.limit)
         cased = tasks[name]
         if len(lower) != len(cased):
             print(f"\n{name} lowercased: {len(lower)} questions vs {len(cased)} cased; skipped")
@@ -493,11 +489,13 @@ def main(argv: list[str] | None = None) -> int:
     config = Config()
     stores: dict[str, EmbeddedStore] = {}
     tasks: dict[str, list[Task]] = {}
+    indexes: dict[str, Path] = {}
     for name in names:
         t0 = time.perf_counter()
-        stores[name], tasks[name] = load_pool(
-            name, Path(args.data), Path(args.cache) / name, args.limit, config
-        )
+        files = [Path(args.data) / f for f in DATASETS[name]]
+        indexes[name] = ensure_index(files, Path(args.cache) / name, config)
+        stores[name] = EmbeddedStore(indexes[name], config)
+        tasks[name] = pool_tasks(name, Path(args.data), args.limit)
         print(
             f"{name}: {len(tasks[name])} questions, {stores[name].stats().documents} docs "
             f"(index ready in {time.perf_counter() - t0:.1f}s)",
