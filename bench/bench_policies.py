@@ -385,7 +385,18 @@ def lowercase_section(
         print(summary("hybrid single-shot (lower)", lower_single), flush=True)
         twin = {lt.task_id: ct.task_id for lt, ct in zip(lower, cased, strict=True)}
         which = held_weights.get(name)
-        if which is not None:
+        if which is None:  # no held-out run (--no-dev): the shipped weights on both sides
+            cased_local = run(
+                cased,
+                stores[name],
+                lambda t: LocalPolicy(None, config=config, **local_options),
+                config,
+            )
+            lower_local = run(
+                lower, store, lambda t: LocalPolicy(None, config=config, **local_options), config
+            )
+            tag = "shipped"
+        else:
             lower_local = run(
                 lower,
                 store,
@@ -394,15 +405,15 @@ def lowercase_section(
                 ),
                 config,
             )
-            if name in held_local:
-                print(summary("local held-out (cased)", held_local[name]))
-            print(summary("local held-out (lower)", lower_local), flush=True)
-            print(
-                f"  lowercase change, recall@5 points: single-shot "
-                f"{mean_recall(lower_single) - mean_recall(cased_single):+.1f}, local "
-                f"{mean_recall(lower_local) - mean_recall(held_local.get(name, [])):+.1f}",
-                flush=True,
-            )
+            cased_local, tag = held_local.get(name, []), "held-out"
+        print(summary(f"local {tag} (cased)", cased_local))
+        print(summary(f"local {tag} (lower)", lower_local), flush=True)
+        print(
+            f"  lowercase change, recall@5 points: single-shot "
+            f"{mean_recall(lower_single) - mean_recall(cased_single):+.1f}, local "
+            f"{mean_recall(lower_local) - mean_recall(cased_local):+.1f}",
+            flush=True,
+        )
         store.close()
 
 
@@ -481,6 +492,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lodo", action="store_true", help="leave-one-dataset-out local rows")
     ap.add_argument("--lowercase", action="store_true", help="lowercased pools: single-shot, local")
     ap.add_argument("--realfolder", action="store_true", help="the real folder's questions")
+    ap.add_argument(
+        "--no-dev",
+        action="store_true",
+        help="skip collection and the held-out dev rows (--lowercase then uses shipped weights)",
+    )
     args = ap.parse_args(argv)
     local_options = parse_local(args.local)
     # collection runs the hops the local rows may take (stop_at aside: it runs them all)
@@ -503,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     # one collection of feature rows per dataset with the bootstrap weights
     collected: dict[str, TrainingData] = {}
-    for name in names:
+    for name in [] if args.no_dev else names:
         t0 = time.perf_counter()
         collected[name] = collect(
             tasks[name], stores[name], prior_weights(), config=config, policy_options=collect_opts
@@ -555,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     held_weights: dict[str, dict[str, LocalWeights]] = {}  # per pool: task id -> weights
     lodo_local: dict[str, list[Row]] = {}
 
-    for name in names:
+    for name in [] if args.no_dev else names:
         store, ts = stores[name], tasks[name]
         others = {t.task_id for n, tl in tasks.items() if n != name for t in tl}
         print(f"\n{name} (pooled, {len(ts)} questions); learned policies held-out")
@@ -633,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(summary(label + " (shipped)", rows), flush=True)
     if args.lowercase:
         lowercase_section(
-            names, tasks, stores, held_weights, held_local, args, config, local_options
+            names, tasks, stores, indexes, held_weights, held_local, args, config, local_options
         )
     for s in stores.values():
         s.close()
