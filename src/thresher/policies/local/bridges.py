@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from thresher.corpus.analyzer import NAME_CONNECTORS
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
     STOPWORDS,
@@ -40,8 +39,9 @@ _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,80})[\"“”]")
 _CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{2,}\b")
 _CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
 _GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
-_JOIN = rf"(?:{_GAP}(?:{'|'.join(sorted(NAME_CONNECTORS))})){{0,2}}"
+_JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
 _SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
+_EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
 #: words that open a line or sentence without being part of a name ("Hi Faicu", "Since 2018")
 _OPENERS = frozenset({"hi", "hello", "dear", "thanks", "regards", "best", "since", "introduced"})
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -124,7 +124,7 @@ def entity_spans(text: str) -> list[str]:
             parts = parts[:-1]
         if len(parts) > 1 and all(p.isupper() or p.isdigit() for p in parts):
             continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
-        while parts and parts[-1].lower() in NAME_CONNECTORS:
+        while parts and parts[-1].lower() in _EDGE_STOP:
             parts.pop()
         if parts and parts[-1][-2:] in ("'s", "’s"):  # "Paul Verhoeven's" names Paul Verhoeven
             parts[-1] = parts[-1][:-2]

@@ -20,13 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from thresher.policies.local.text import STOPWORDS, content_words, sentences
+from thresher.policies.local.text import STOPWORDS, content_words
 
 __all__ = ["PLACEHOLDER", "links", "next_link", "link_words", "placeholders", "is_clue_chain"]
 
 #: a placeholder of a clue chain: [A] ... [Z], [?]
 PLACEHOLDER = re.compile(r"\[(?:[A-Z]|\?)\]")
 _NUMBERED = re.compile(r"\(\d{1,2}\)\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ASK = re.compile(r"^(?:what|which|who|whom|where|when|how|name)\b", re.IGNORECASE)
 _INSTRUCTION = re.compile(
     r"\b(?:each (?:bracketed )?letter|stands? for|belongs in place|follow (?:the|it)|"
@@ -104,7 +105,8 @@ def next_link(chain: list[str], covered: Iterable[str]) -> str:
 def _clue_links(question: str) -> list[str]:
     text = _NUMBERED.sub("", question)
     out = []
-    for sent in sentences(text):
+    for sent in _SENTENCE_END.split(text):
+        sent = sent.strip()
         if not sent or _ASK.match(sent) or _INSTRUCTION.search(sent) and not _has_link(sent):
             continue
         if PLACEHOLDER.search(sent) and link_words(sent):
