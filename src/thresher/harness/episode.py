@@ -57,6 +57,7 @@ from thresher.harness.observation import Observation, build_observation
 from thresher.harness.policy import (
     CancelsCalls,
     ChoosesRetrievalMode,
+    DeclaresPromptCost,
     InProcessPolicy,
     Policy,
     SearchReranker,
@@ -136,7 +137,9 @@ class _Episode:
         self.on_event = on_event
         self.on_turn = on_turn
         self.should_stop = should_stop
-        self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer))
+        cost = policy.prompt_cost if isinstance(policy, DeclaresPromptCost) else None
+        self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer), cost=cost)
+        self.sent_text = 0  # unscaled text tokens of the last transcript sent (calibration)
         self.state = EpisodeState()
         self.t0 = time.perf_counter()
         self.hop: int | None = None
@@ -260,6 +263,7 @@ class _Episode:
             )
         self.emit(self.query_state(turn, usage, notices))
         messages = render_messages(self.state, self.tc.render_memo)
+        self.sent_text = self.tc.raw_text(messages, self.state.tool_schemas)
         observation = replace(
             build_observation(self.state, messages, usage, notices, hop=self.hop),
             wall_time_left_s=max(cfg.episode.wall_time_s - self.elapsed(), 0.0),
@@ -460,6 +464,11 @@ class _Episode:
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
         correction = max(0, prompt - usage.counted) if prompt is not None else usage.correction
+        if prompt is not None and self.tc.calibrates:
+            # a declared template cost: the text ratio is fitted instead (no offset left)
+            correction = (
+                0 if self.tc.calibrate(prompt, usage.counted, self.sent_text) else correction
+            )
         self.emit(
             UsageReport(
                 turn=turn,

@@ -34,6 +34,13 @@ Token count = Σ over messages of (``MESSAGE_OVERHEAD`` + tokens of the content
 + tokens of the tool schemas (JSON) if the policy declares any. Counting is per
 message, hence additive; an endpoint's own chat template differs by a roughly
 constant amount, which the episode reconciles from reported usage.
+
+A policy that declares its chat template's costs
+(:class:`~thresher.harness.policy.DeclaresPromptCost`, the LLM policy) is counted
+with them instead (:class:`~thresher.tokens.PromptCost`: per message, per tool call,
+per tool result, the tools preamble), and the texts' tokens are scaled by the ratio
+of the model's vocabulary to ours, calibrated from each reported usage
+(:meth:`TranscriptCounter.calibrate`).
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from typing import Any
 from thresher.corpus.document import Chunk
 from thresher.corpus.sanitize import chunk_flags
 from thresher.harness.state import EpisodeState, ToolOutcome
-from thresher.tokens import SegmentedCounter, TokenCounter
+from thresher.tokens import GENERIC_COST, PromptCost, SegmentedCounter, TokenCounter
 
 __all__ = [
     "MESSAGE_OVERHEAD",
@@ -305,6 +312,14 @@ _SHARED_PIECES: dict[tuple[str, str], int] = {}
 _SHARED_MAX = 16_384
 
 
+#: bounds of a calibrated text scale (a reply's usage far off our count is not a vocabulary)
+_MIN_SCALE, _MAX_SCALE = 0.5, 3.0
+
+
+def _schemas_json(schemas: Sequence[dict[str, Any]]) -> str:
+    return json.dumps(list(schemas), ensure_ascii=False, sort_keys=True)
+
+
 class TranscriptCounter:
     """Exact token counts of messages, memoized per content string.
 
@@ -315,16 +330,28 @@ class TranscriptCounter:
     counted, so only the lines that changed are encoded.
     """
 
-    def __init__(self, counter: TokenCounter, memo_size: int = 8192) -> None:
+    def __init__(
+        self, counter: TokenCounter, memo_size: int = 8192, cost: PromptCost | None = None
+    ) -> None:
         self.counter = counter
         self._segmented = counter if isinstance(counter, SegmentedCounter) else None
         self._memo: dict[str, int] = {}
         self._memo_size = memo_size
         #: rendered tool messages, for :func:`render_messages`
         self.render_memo: dict[Any, Any] = {}
+        #: the chat template's costs; a declared one is calibrated from reported usage
+        self.cost = cost or GENERIC_COST
+        self.calibrates = cost is not None
+        #: the model's tokens per token of ours on text (see :meth:`calibrate`)
+        self.scale = self.cost.text_scale
 
     def text(self, text: str) -> int:
-        """Tokens in ``text`` (memoized)."""
+        """Tokens in ``text``, in the model's tokens (``scale`` times :meth:`raw`)."""
+        n = self.raw(text)
+        return n if self.scale == 1.0 else round(n * self.scale)
+
+    def raw(self, text: str) -> int:
+        """Tokens in ``text`` by our vocabulary (memoized)."""
         n = self._memo.get(text)
         if n is None:
             if self._segmented is None or "\n" not in text:
@@ -354,10 +381,13 @@ class TranscriptCounter:
 
     def message(self, message: dict[str, Any]) -> int:
         """Tokens of one message, overheads included."""
-        n = MESSAGE_OVERHEAD + self.text(message.get("content") or "")
+        cost = self.cost
+        n = cost.per_message + self.text(message.get("content") or "")
+        if message.get("role") == "tool":
+            n += cost.per_tool_result
         for call in message.get("tool_calls") or ():
             fn = call["function"]
-            n += TOOL_CALL_OVERHEAD + self.text(fn["name"]) + self.text(fn["arguments"])
+            n += cost.per_tool_call + self.text(fn["name"]) + self.text(fn["arguments"])
         return n
 
     def messages(self, messages: Sequence[dict[str, Any]]) -> int:
@@ -368,7 +398,31 @@ class TranscriptCounter:
         """Tokens of the declared tool schemas (0 when none)."""
         if not schemas:
             return 0
-        return self.text(json.dumps(list(schemas), ensure_ascii=False, sort_keys=True))
+        return self.cost.tools_block + self.text(_schemas_json(schemas))
+
+    def raw_text(
+        self, messages: Sequence[dict[str, Any]], schemas: Sequence[dict[str, Any]] = ()
+    ) -> int:
+        """Tokens of the texts alone (no overheads, unscaled) of a transcript."""
+        n = self.raw(_schemas_json(schemas)) if schemas else 0
+        for m in messages:
+            n += self.raw(m.get("content") or "")
+            for call in m.get("tool_calls") or ():
+                n += self.raw(call["function"]["name"]) + self.raw(call["function"]["arguments"])
+        return n
+
+    def calibrate(self, reported: int, counted: int, raw_text: int) -> bool:
+        """Fit ``scale`` so a transcript counted ``counted`` (of ``raw_text`` unscaled
+        text tokens) counts what the endpoint reported; True when calibrated.
+
+        Only a declared :class:`~thresher.tokens.PromptCost` is calibrated (the
+        overheads are the template's; the text ratio is what is left to learn).
+        """
+        if not self.calibrates or raw_text <= 0 or reported <= 0:
+            return False
+        fitted = self.scale + (reported - counted) / raw_text
+        self.scale = min(max(fitted, _MIN_SCALE), _MAX_SCALE)
+        return True
 
     def transcript(self, state: EpisodeState) -> int:
         """Tokens of everything the state renders, tool schemas included."""

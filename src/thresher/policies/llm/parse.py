@@ -55,6 +55,7 @@ __all__ = [
     "searched_queries",
     "refused_replies",
     "MAX_LISTED_PROBLEMS",
+    "MAX_NAMED_IDS",
 ]
 
 #: problems listed in one corrective message
@@ -68,8 +69,11 @@ _FINAL_FORM = (
 )
 #: ids a model copies from an example instead of the transcript (compared case-folded)
 PLACEHOLDER_IDS = frozenset(
-    {"...", "…", "doc id", "doc_id", "id", "chunk id", "<chunk id>", "document id", "xxx"}
-)
+    {
+        "...", "…", "doc id", "doc_id", "docid", "id", "chunk id", "chunk_id", "<chunk id>",
+        "document id", "document_id", "xxx",
+    }
+)  # fmt: skip
 
 
 def normalize_query(query: str) -> str:
@@ -152,12 +156,30 @@ _NO_ACTION = (
     "serve the model with tool calling on, llama.cpp --jinja or vLLM --tool-call-parser; "
     "see docs/serving.md)",
 )
-_PLACEHOLDER = (
-    "placeholder_id",
-    "your final answer names a placeholder instead of a document id; copy the doc "
-    'attribute of a retrieved <chunk> block (for instance doc="...") exactly, or keep '
-    "searching",
-)
+#: document ids named in a placeholder refusal, at most
+MAX_NAMED_IDS = 8
+
+
+def _placeholder_problem(named: str, in_view: Sequence[str]) -> Problem:
+    """``placeholder_id``, naming the ids the model can copy instead (none: search first)."""
+    said = json.dumps(named[:40], ensure_ascii=False)
+    if not in_view:
+        return (
+            "placeholder_id",
+            f"your final answer names {said}, a stand-in, not a document id, and no "
+            "document has been shown to you yet: call search_corpus or grep_corpus first, "
+            "then answer with the doc attribute of a chunk block you were shown",
+        )
+    shown = list(dict.fromkeys(in_view))
+    listed = ", ".join(shown[:MAX_NAMED_IDS]) + (" and more" if len(shown) > MAX_NAMED_IDS else "")
+    return (
+        "placeholder_id",
+        f"your final answer names {said}, a stand-in, not a document id; the documents "
+        f"in view are {listed}: copy the ids of those that support the answer exactly, "
+        "or keep searching",
+    )
+
+
 _NO_DOCUMENTS = (
     "empty_final_answer",
     "your final answer names no document; list the retrieved documents that "
@@ -172,6 +194,7 @@ def parse_completion(
     max_content_tokens: int = 0,
     count_tokens: Callable[[str], int] | None = None,
     id_salt: str = "",
+    in_view: Sequence[str] = (),
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
 
@@ -186,6 +209,8 @@ def parse_completion(
         count_tokens: counts tokens of text (default: characters / 4, rounded up).
         id_salt: makes the ids of calls read from text unique per turn (see
             :func:`~thresher.policies.llm.textcalls.text_tool_calls`).
+        in_view: ids of the documents in view, named by a ``placeholder_id`` refusal
+            (as the transcript shows them).
 
     Returns:
         A :class:`Proposal` (tool calls, or a final answer) or a
@@ -211,7 +236,7 @@ def parse_completion(
     if problems:
         return _refuse(problems, _raw(message, finish), usage)
     final = _final(text) if parsed is None else None
-    problem = _action_problem(text, calls, final)
+    problem = _action_problem(text, calls, final, in_view)
     if problem is not None:
         return _refuse([problem], _raw(message, finish), usage)
     marks = _marks(usage, thinking, message, len(calls) if parsed is not None else 0)
@@ -384,7 +409,7 @@ def _repeat_problem(query: str, searched: set[str]) -> Problem | None:
 
 
 def _action_problem(
-    text: str, calls: Sequence[ToolCall], final: FinalAnswer | None
+    text: str, calls: Sequence[ToolCall], final: FinalAnswer | None, in_view: Sequence[str] = ()
 ) -> Problem | None:
     """Why a reply is not one action (tool calls, or a final answer naming documents)."""
     if calls:
@@ -395,8 +420,9 @@ def _action_problem(
         return _NO_ACTION
     if not final.documents:
         return _NO_DOCUMENTS
-    if any(_is_placeholder(d.doc_id) for d in final.documents):
-        return _PLACEHOLDER
+    placeholders = [d.doc_id for d in final.documents if _is_placeholder(d.doc_id)]
+    if placeholders:
+        return _placeholder_problem(placeholders[0], in_view)
     return None
 
 
