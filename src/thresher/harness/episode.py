@@ -464,11 +464,9 @@ class _Episode:
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
         correction = max(0, prompt - usage.counted) if prompt is not None else usage.correction
-        if prompt is not None and self.tc.calibrates:
-            # a declared template cost: the text ratio is fitted instead (no offset left)
-            correction = (
-                0 if self.tc.calibrate(prompt, usage.counted, self.sent_text) else correction
-            )
+        fitted = self.tc.calibrate(prompt, usage.counted, self.sent_text) if prompt else None
+        if fitted is not None:  # a declared template cost: the ratio is fitted, may be < 0
+            correction = fitted
         self.emit(
             UsageReport(
                 turn=turn,

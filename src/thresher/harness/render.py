@@ -40,7 +40,11 @@ A policy that declares its chat template's costs
 with them instead (:class:`~thresher.tokens.PromptCost`: per message, per tool call,
 per tool result, the tools preamble), and the texts' tokens are scaled by the ratio
 of the model's vocabulary to ours, calibrated from each reported usage
-(:meth:`TranscriptCounter.calibrate`).
+(:meth:`TranscriptCounter.calibrate`): the count is anchored on the last reported
+figure and only the text added since is estimated, at the ratio measured on the text
+added between earlier reports (mostly retrieved text, whose names, ids and numbers
+make it differ from the prompt's prose: Qwen2.5 spends a token per digit, o200k one
+per three).
 """
 
 from __future__ import annotations
@@ -314,6 +318,12 @@ _SHARED_MAX = 16_384
 
 #: bounds of a calibrated text scale (a reply's usage far off our count is not a vocabulary)
 _MIN_SCALE, _MAX_SCALE = 0.5, 3.0
+#: our text tokens added between reports before their ratio replaces the first one
+_MIN_ADDED = 200
+
+
+def _bounded(scale: float) -> float:
+    return min(max(scale, _MIN_SCALE), _MAX_SCALE)
 
 
 def _schemas_json(schemas: Sequence[dict[str, Any]]) -> str:
@@ -344,6 +354,10 @@ class TranscriptCounter:
         self.calibrates = cost is not None
         #: the model's tokens per token of ours on text (see :meth:`calibrate`)
         self.scale = self.cost.text_scale
+        #: (model tokens of text, our text tokens) at the last report, and their
+        #: increments summed over the reports after the first
+        self._last: tuple[float, int] | None = None
+        self._added = (0.0, 0)
 
     def text(self, text: str) -> int:
         """Tokens in ``text``, in the model's tokens (``scale`` times :meth:`raw`)."""
@@ -411,18 +425,30 @@ class TranscriptCounter:
                 n += self.raw(call["function"]["name"]) + self.raw(call["function"]["arguments"])
         return n
 
-    def calibrate(self, reported: int, counted: int, raw_text: int) -> bool:
-        """Fit ``scale`` so a transcript counted ``counted`` (of ``raw_text`` unscaled
-        text tokens) counts what the endpoint reported; True when calibrated.
+    def calibrate(self, reported: int, counted: int, raw_text: int) -> int | None:
+        """Fit ``scale`` to a reported usage; returns the correction that makes the
+        transcript just reported count exactly ``reported`` (None: not calibrated).
 
-        Only a declared :class:`~thresher.tokens.PromptCost` is calibrated (the
-        overheads are the template's; the text ratio is what is left to learn).
+        ``counted`` is what this counter counted for that transcript and ``raw_text``
+        its texts' unscaled tokens (:meth:`raw_text`). The first report sets the
+        ratio of the whole text; later ones the ratio of the text added between
+        reports, once 200 tokens of it were seen (a few tokens say nothing). Only
+        a declared :class:`~thresher.tokens.PromptCost` is calibrated: the overheads
+        are the template's, the ratio is what is left to learn.
         """
         if not self.calibrates or raw_text <= 0 or reported <= 0:
-            return False
-        fitted = self.scale + (reported - counted) / raw_text
-        self.scale = min(max(fitted, _MIN_SCALE), _MAX_SCALE)
-        return True
+            return None
+        text = reported - (counted - self.scale * raw_text)  # the model's tokens of text
+        if self._last is None:
+            self.scale = _bounded(text / raw_text)
+        else:
+            grown = raw_text - self._last[1]
+            if grown > 0:
+                self._added = (self._added[0] + text - self._last[0], self._added[1] + grown)
+            if self._added[1] >= _MIN_ADDED:
+                self.scale = _bounded(self._added[0] / self._added[1])
+        self._last = (text, raw_text)
+        return round(text - self.scale * raw_text)
 
     def transcript(self, state: EpisodeState) -> int:
         """Tokens of everything the state renders, tool schemas included."""
