@@ -95,3 +95,44 @@ def test_a_declared_template_cost_is_calibrated_and_leaves_no_offset(tmp_path, s
     # the next count is the fitted one: it grew by the new messages, not by an offset
     turn0, turn1 = (q for q in run.events(QueryState) if q.turn in (0, 1))
     assert turn1.used > 1500 and turn1.correction == 0 and turn0.used != 1500
+
+
+def _recorded_episodes() -> list[list[dict]]:
+    """Runs of recorded exchanges where each request extends the one before (one
+    episode's turns), with the prompt tokens llama.cpp reported."""
+    episodes: list[list[dict]] = []
+    for e in exchanges():
+        usage = (e.get("response") or {}).get("usage") or {}
+        if e["method"] != "POST" or e["status"] != 200 or not usage.get("prompt_tokens"):
+            continue
+        sent = e["request"]["messages"]
+        last = episodes[-1][-1]["request"]["messages"] if episodes else []
+        if last and len(sent) > len(last) and sent[:2] == last[:2]:
+            episodes[-1].append(e)
+        else:
+            episodes.append([e])
+    return [run for run in episodes if len(run) > 1]
+
+
+def _episode_drift(run: list[dict], counter: TranscriptCounter) -> float:
+    """(ours - server's) / server's over an episode's requests, each counted before its
+    reply with what earlier replies reported (as the harness does)."""
+    ours = theirs = correction = 0
+    for e in run:
+        messages, tools = e["request"]["messages"], e["request"].get("tools") or []
+        counted = counter.messages(messages) + counter.tools(tools)
+        server = e["response"]["usage"]["prompt_tokens"]
+        ours, theirs = ours + counted + correction, theirs + server
+        fitted = counter.calibrate(server, counted, counter.raw_text(messages, tools))
+        correction = max(0, server - counted) if fitted is None else fitted
+    return (ours - theirs) / theirs
+
+
+def test_every_recorded_episodes_total_is_within_two_percent_of_the_servers():
+    runs = _recorded_episodes()
+    assert len(runs) >= 25 and max(len(r) for r in runs) == 8
+    o200k = get_counter("o200k_base")
+    fitted = [_episode_drift(r, TranscriptCounter(o200k, cost=CHATML_TOOLS_COST)) for r in runs]
+    flat = [_episode_drift(r, TranscriptCounter(o200k)) for r in runs]  # before: 4 + 3, offset
+    assert max(abs(d) for d in fitted) <= 0.02, [f"{d:+.2%}" for d in fitted]
+    assert sum(abs(d) > 0.02 for d in flat) > len(runs) // 2  # most were off by more
