@@ -58,11 +58,13 @@ from thresher.eval.metrics import all_gold_at_k, recall_at_k
 from thresher.harness.episode import run_episode
 from thresher.index.embedded import EmbeddedStore
 from thresher.policies.baselines import (
+    HYBRID_RERANK,
     Bm25SingleShotPolicy,
     DenseSingleShotPolicy,
     hybrid_rerank_policy,
     no_prune_policy,
 )
+from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.local.scorer import LocalWeights
 from thresher.policies.single_shot import SingleShotPolicy
@@ -364,10 +366,19 @@ def main(argv: list[str] | None = None) -> int:
         )
         which = {t.task_id: w for evaluated, w in splits for t in evaluated}
         learned: list[tuple[str, Callable[[LocalWeights], object]]] = [
-            ("hybrid-rerank", lambda w: hybrid_rerank_policy(w, config=config)),
+            (
+                "hybrid-rerank",
+                lambda w: hybrid_rerank_policy(replace(HYBRID_RERANK, weights=w), config=config),
+            ),
             # the same search as the local rows (their options), pruning off
-            ("no-prune", lambda w: no_prune_policy(w, config=config, **local_options)),
-            ("local", lambda w: LocalPolicy(w, config=config, **local_options)),
+            (
+                "no-prune",
+                lambda w: no_prune_policy(LocalOptions(weights=w, **local_options), config=config),
+            ),
+            (
+                "local",
+                lambda w: LocalPolicy(LocalOptions(weights=w, **local_options), config=config),
+            ),
         ]
         for label, factory in learned:
             if not wanted(label):
@@ -396,7 +407,9 @@ def main(argv: list[str] | None = None) -> int:
                 c: dict[str, float | int] = controls,
                 by_task: dict[str, LocalWeights] = which,
             ) -> object:
-                return LocalPolicy(replace(by_task[t.task_id], controls=c), config=config)
+                return LocalPolicy(
+                    LocalOptions(weights=replace(by_task[t.task_id], controls=c)), config=config
+                )
 
             rows = run(ts, store, make_tuned, config)
             tuned_warm = [r.ms for r in run(ts[: args.warm], store, make_tuned, config)]

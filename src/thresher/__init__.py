@@ -4,6 +4,7 @@ The public surface, imported lazily so that ``import thresher`` (and the CLI's
 ``--help``) stay fast:
 
 - :func:`search` — run one search episode (``thresher.search(question, index=...)``);
+  :func:`searching` — the same episode as a stream of its trace events (a ``with`` block);
   :func:`close_indexes` closes the indexes it keeps open for the next call;
 - :class:`Config` — every setting, defaults from the Context-1 report;
 - :class:`Result`, :class:`ResultDocument`, :class:`ExitReason` — what an episode returns;
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 #: lazily imported top-level names -> their module
 _LAZY = {
     "search": "thresher.api",
+    "searching": "thresher.api",
     "close_indexes": "thresher.api",
     "Config": "thresher.config",
     "Result": "thresher.harness.result",
@@ -43,6 +45,7 @@ __all__ = [
     "__version__",
     "errors",
     "search",
+    "searching",
     "close_indexes",
     "Config",
     "Result",
@@ -57,7 +60,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from thresher.api import close_indexes, search
+    from thresher.api import close_indexes, search, searching
     from thresher.config import Config
     from thresher.harness.policy import (
         ChoosesRetrievalMode,

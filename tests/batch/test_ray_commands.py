@@ -81,7 +81,7 @@ class FailingAnswerer:
 def test_a_failing_task_is_retried_once_then_recorded(
     where: str, small_world: dict[str, Path], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    from thresher.batch.runner import make_runner
+    from thresher.batch.factory import make_runner
     from thresher.batch.stores import StoreRef
     from thresher.eval.protocol import compare, load_run_config
     from thresher.eval.report import summary_dict, summary_markdown, write_report

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from thresher.batch.runner import JobResult, LocalRunner, Runner, make_runner
+from thresher.batch.factory import make_runner
+from thresher.batch.runner import JobResult, LocalRunner, Runner
 from thresher.errors import BackendUnavailableError, ConfigError
 
 

@@ -57,12 +57,13 @@ def _fingerprint(result) -> tuple:
 @pytest.mark.parametrize(("name", "mode"), [("bm25", "bm25"), ("dense", "dense")])
 def test_every_caller_runs_the_same_episode_for_a_policy(store, config, name, mode) -> None:
     """thresher.search, run_episode and the eval protocol: same mode, same hits, same answer."""
-    from thresher.eval.protocol import RunConfig, _run_episode
+    from thresher.eval.records import RunConfig
+    from thresher.eval.task_job import run_episode_of
 
     direct = run_episode(Q, store, get_policy(name), config)
     via_api = thresher.search(Q, index=store, policy=name, config=config)
     task = Task("t1", Q, "Tessaly", ("marrowick",))
-    via_eval = _run_episode(task, store, RunConfig(name, name, config, {}, name), None)
+    via_eval = run_episode_of(task, store, RunConfig(name, name, config, {}, name), None)
     prints = {_fingerprint(r) for r in (direct, via_api, via_eval)}
     assert len(prints) == 1
     ((got_mode, hits, _),) = prints
@@ -132,11 +133,14 @@ def test_no_policy_hook_is_found_by_attribute_lookup() -> None:
 
 
 def test_a_policy_by_module_and_factory(store, config) -> None:
-    spec = "thresher.policies.single_shot:SingleShotPolicy"
+    spec = "thresher.policies.single_shot:single_shot"
     r = thresher.search(Q, index=store, policy=spec, config=config)
     assert r.exit_reason is ExitReason.ANSWERED
     with pytest.raises(thresher.errors.ConfigError, match="cannot load policy"):
         get_policy("thresher.policies.single_shot:NoSuchPolicy")
+    # a policy class is not a factory: it is refused with how to make one
+    with pytest.raises(thresher.errors.ConfigError, match="not a PolicyFactory.*Factory"):
+        get_policy("thresher.policies.single_shot:SingleShotPolicy")
 
 
 def test_a_policy_from_an_installed_entry_point(tmp_path, monkeypatch) -> None:
@@ -147,7 +151,7 @@ def test_a_policy_from_an_installed_entry_point(tmp_path, monkeypatch) -> None:
         "Metadata-Version: 2.1\nName: thresher-plugin-demo\nVersion: 0.1\n", encoding="utf-8"
     )
     (dist / "entry_points.txt").write_text(
-        "[thresher.policies]\nplugin-single = thresher.policies.single_shot:SingleShotPolicy\n",
+        "[thresher.policies]\nplugin-single = thresher.policies.single_shot:single_shot\n",
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))

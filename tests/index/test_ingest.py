@@ -20,8 +20,8 @@ from thresher.errors import (
     InputError,
     UnknownIdError,
 )
+from thresher.index.backends import ingest
 from thresher.index.embedded import EmbeddedStore
-from thresher.index.ingest import ingest
 from thresher.index.layout import current_generation
 
 from .helpers import CountingEmbedder
@@ -190,7 +190,7 @@ _KILLED_INGEST = textwrap.dedent(
         ingest_module.layout.commit_generation = stalled_commit
 
     config = Config().override({"chunking.max_tokens": 24})
-    ingest_module.ingest(documents, index_dir, config, embedder=Stalling(), progress=False)
+    ingest_module.ingest_embedded(documents, index_dir, config, embedder=Stalling(), progress=False)
     print("DONE", flush=True)
     """
 )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from thresher.index.backends import ingest
 from thresher.index.embedded import EmbeddedStore
-from thresher.index.ingest import ingest
 from thresher.index.read_copy import copies_root
 
 

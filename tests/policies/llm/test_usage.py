@@ -12,7 +12,7 @@ from harness.conftest import corpus
 from thresher.cli.main import main
 from thresher.config import Config
 from thresher.harness.result import ExitReason
-from thresher.index.ingest import ingest
+from thresher.index.backends import ingest
 from thresher.testing.replay_server import ReplayServer, reply, tool_call
 
 QUESTION = "Who founded the Halvard Glassworks?"

@@ -14,7 +14,7 @@ from thresher.index.embedded import EmbeddedStore
 from thresher.index.store import Hit
 from thresher.policies import get_policy
 from thresher.policies.base import Policy
-from thresher.policies.local import LocalPolicy
+from thresher.policies.local import LocalOptions, LocalPolicy
 from thresher.policies.local.policy import RETRIEVER_HEAD, rerank_pool
 
 QUESTION = "In which province is the town where the Halvard Glassworks was founded?"
@@ -31,7 +31,7 @@ def test_registered_default_and_protocol(config):
 
 
 def test_two_hop_episode_answers_with_both_documents(store, config):
-    policy = LocalPolicy(config=config, stop_at=1.01)
+    policy = LocalPolicy(LocalOptions(stop_at=1.01), config=config)
     r = run_episode(QUESTION, store, policy, config)
     assert r.exit_reason is ExitReason.ANSWERED, r.message
     docs = r.doc_ids
@@ -46,7 +46,7 @@ def test_final_documents_come_from_evidence_in_view_with_scores_in_fields(store,
     """A pruning episode cites only what it kept; justifications are evidence sentences."""
     from thresher.harness.replay import replay
 
-    pruning = LocalPolicy(config=config, keep_docs=1, prune_below=0.99, stop_at=1.01)
+    pruning = LocalPolicy(LocalOptions(keep_docs=1, prune_below=0.99, stop_at=1.01), config=config)
     r = run_episode(QUESTION, store, pruning, config)
     assert r.exit_reason is ExitReason.ANSWERED and r.tool_calls.get("prune_chunks") == 1
     state = replay(list(r.trace))
@@ -69,11 +69,11 @@ def test_episode_is_deterministic(store, config):
 
 
 def test_prunes_then_no_prune_keeps_everything(store, config):
-    pruning = LocalPolicy(config=config, keep_docs=1, prune_below=0.99, stop_at=1.01)
+    pruning = LocalPolicy(LocalOptions(keep_docs=1, prune_below=0.99, stop_at=1.01), config=config)
     r = run_episode(QUESTION, store, pruning, config)
     assert r.exit_reason is ExitReason.ANSWERED
     assert r.tool_calls.get("prune_chunks", 0) == 1
-    kept = LocalPolicy(config=config, prune=False, stop_at=1.01)
+    kept = LocalPolicy(LocalOptions(prune=False, stop_at=1.01), config=config)
     r2 = run_episode(QUESTION, store, kept, config)
     assert "prune_chunks" not in r2.tool_calls
     assert r.usage.used < r2.usage.used
@@ -106,7 +106,7 @@ def test_follow_ups_rank_only_their_best_fused_hits(store, config):
         if kind == "pool":
             pools[cands[0].subquery] = len(cands)
 
-    policy = LocalPolicy(config=config, stop_at=1.01, rerank_depth=2, recorder=record)
+    policy = LocalPolicy(LocalOptions(stop_at=1.01, rerank_depth=2), config=config, recorder=record)
     run_episode(QUESTION, store, policy, config)
     follow_ups = [n for q, n in pools.items() if q != QUESTION]
     # the fused best 2, and any hit in BM25's or dense's own best RETRIEVER_HEAD

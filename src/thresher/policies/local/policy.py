@@ -43,11 +43,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from thresher.config import Config
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
 from thresher.harness.observation import Observation
 from thresher.harness.policy import QuestionScorer, RerankRequest
@@ -79,6 +79,7 @@ from thresher.policies.local.features import (
     link_matrix,
     lower_text,
 )
+from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.local.stop import stop_features, sufficiency
 from thresher.policies.local.text import (
@@ -150,37 +151,11 @@ class _EpisodeState:
 class LocalPolicy:
     """Offline multi-hop search policy driven by a small learned scorer.
 
-    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
-    at None take the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
-
     Args:
-        weights: a weights file, loaded weights, or None for the shipped ones.
-        max_hops: the most follow-up turns after the question's search.
-        first_k: chunks shown from the question's search.
-        hop_k: chunks shown from each follow-up search.
-        bridges_per_hop: follow-up queries per hop.
-        keep_docs: documents the answer keeps in view (the best ones); every chunk
-            outside them is pruned before the answer.
-        prune_below: within those documents, utility under which a chunk other
-            than the document's best is pruned.
-        prune: False gives the no-prune multi-turn baseline.
-        stop_at: sufficiency above which the policy stops hopping (1.0: never early).
-        grep: also grep the question's quoted names and codes.
-        first_clue: for a question stated as linked clues, also search its first
-            clue's words alone in the first turn.
-        final_k: documents in the final answer (default: the harness's cap).
+        options: how it searches, prunes and answers (:class:`LocalOptions`).
+        config: the run's settings: ``episode.max_final_documents`` caps ``final_k``
+            and ``episode.tool_timeout_s`` bounds the first turn's wait (None: neither).
         recorder: called with features as they are computed (training data).
-        question_scores: how many candidates of a follow-up search are scored against
-            the question through the store (the rest get the list's floor).
-        rerank_depth: how many of a follow-up search's fused hits the scorer ranks (its
-            best by RRF, and any in either retriever's best :data:`RETRIEVER_HEAD`;
-            0: all). A follow-up shows only ``hop_k`` chunks, and its 30th-to-50th
-            fused hits rarely reach them: scoring 30 rather than 50 cuts the
-            episode's time by about a fifth.
-        frontier_k: chunks of the chain's leading edge (found by the last hop through
-            its bridge) read first for the next hop's bridges (0: only the best chunks).
-        chain_order: in the final answer, move the chain links of each of the best
-            ``keep_docs`` documents up beside it.
     """
 
     name = "local"
@@ -190,52 +165,40 @@ class LocalPolicy:
 
     def __init__(
         self,
-        weights: str | Path | LocalWeights | None = None,
+        options: LocalOptions | None = None,
         *,
-        max_hops: int | None = None,
-        first_k: int = 8,
-        hop_k: int | None = None,
-        bridges_per_hop: int | None = None,
-        keep_docs: int = 5,
-        prune_below: float = 0.5,
-        prune: bool = True,
-        stop_at: float | None = None,
-        grep: bool = True,
-        first_clue: bool = True,
-        final_k: int = 10,
+        config: Config | None = None,
         recorder: Recorder | None = None,
-        question_scores: int = 20,
-        rerank_depth: int | None = None,
-        frontier_k: int = 2,
-        chain_order: bool = True,
-        config: Any = None,
     ) -> None:
+        o = options or LocalOptions()
+        weights = o.weights
+        self.options = o
         self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
         tuned = {**DEFAULT_CONTROLS, **self.weights.controls}
-        self.max_hops = int(tuned["max_hops"] if max_hops is None else max_hops)
-        self.first_k = first_k
-        self.hop_k = int(tuned["hop_k"] if hop_k is None else hop_k)
+        self.max_hops = int(tuned["max_hops"] if o.max_hops is None else o.max_hops)
+        self.first_k = o.first_k
+        self.hop_k = int(tuned["hop_k"] if o.hop_k is None else o.hop_k)
         self.bridges_per_hop = int(
-            tuned["bridges_per_hop"] if bridges_per_hop is None else bridges_per_hop
+            tuned["bridges_per_hop"] if o.bridges_per_hop is None else o.bridges_per_hop
         )
-        self.keep_docs = keep_docs
-        self.prune_below = prune_below
-        self.prune = prune
-        self.stop_at = float(tuned["stop_at"] if stop_at is None else stop_at)
-        self.grep = grep
-        self.first_clue = first_clue
-        self.final_k = final_k
+        self.keep_docs = o.keep_docs
+        self.prune_below = o.prune_below
+        self.prune = o.prune
+        self.stop_at = float(tuned["stop_at"] if o.stop_at is None else o.stop_at)
+        self.grep = o.grep
+        self.first_clue = o.first_clue
+        self.final_k = o.final_k
         #: how long a first-turn search other than the question's waits for the
         #: question's scores to be normalized (see :meth:`rerank`)
         self.first_turn_wait_s = 30.0
         if config is not None:
-            self.final_k = min(final_k, config.episode.max_final_documents)
+            self.final_k = min(o.final_k, config.episode.max_final_documents)
             self.first_turn_wait_s = config.episode.tool_timeout_s
         self.recorder = recorder
-        self.question_scores = question_scores
-        self.rerank_depth = int(tuned["rerank_depth"] if rerank_depth is None else rerank_depth)
-        self.frontier_k = frontier_k
-        self.chain_order = chain_order
+        self.question_scores = o.question_scores
+        self.rerank_depth = int(tuned["rerank_depth"] if o.rerank_depth is None else o.rerank_depth)
+        self.frontier_k = o.frontier_k
+        self.chain_order = o.chain_order
         self._ep: _EpisodeState | None = None
 
     # -- the protocol ---------------------------------------------------------------------

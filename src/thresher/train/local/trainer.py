@@ -193,6 +193,7 @@ def collect(
             episode's searches show, run to its last hop.
     """
     from thresher.harness.episode import run_episode
+    from thresher.policies.local.options import LocalOptions
     from thresher.policies.local.policy import LocalPolicy
 
     data = TrainingData()
@@ -236,7 +237,7 @@ def collect(
                 finals.append((bx, full, labels))
 
         options = {"stop_at": 1.01, **(policy_options or {})}
-        policy = LocalPolicy(weights, recorder=record, **options)
+        policy = LocalPolicy(LocalOptions(weights=weights, **options), recorder=record)
         run_episode(task.question, store, policy, cfg)
         # a stop state is sufficient when its top k already holds every gold document
         # the whole search (every hop the controls allow) ever showed: hopping on
