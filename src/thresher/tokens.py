@@ -164,6 +164,9 @@ class PromptCost:
         tools_block: the preamble and closing text around the tool schemas, plus
             the generation prompt (counted once when tools are declared).
         text_scale: tokens of the model per token of ours, before calibration.
+        split_digits: the model's vocabulary reads each digit as a token (Qwen2,
+            Llama 2, Mistral), where ours reads up to three: its ids and numbers are
+            counted so before any report (retrieved text is full of them).
     """
 
     name: str = "generic"
@@ -172,6 +175,7 @@ class PromptCost:
     per_tool_result: int = 0
     tools_block: int = 0
     text_scale: float = 1.0
+    split_digits: bool = False
 
 
 #: the harness's historical flat costs (4 per message, 3 per tool call), no calibration prior
@@ -181,11 +185,13 @@ GENERIC_COST = PromptCost()
 #: measured with llama-server's /apply-template and /tokenize: ``<|im_start|>role\n …
 #: <|im_end|>\n`` is 5 tokens; ``<tool_call>\n{"name": …, "arguments": …}\n</tool_call>``
 #: 13 around the name and arguments; ``<tool_response>\n…\n</tool_response>`` 7; the
-#: "# Tools … <tools></tools> … <tool_call>" preamble 54, and ``<|im_start|>assistant\n`` 3.
+#: "# Tools … <tools></tools> … <tool_call>" preamble 54, and ``<|im_start|>assistant\n`` 3;
+#: Qwen2.5's vocabulary reads each digit as a token.
 CHATML_TOOLS_COST = PromptCost(
     name="chatml-hermes",
     per_message=5,
     per_tool_call=13,
     per_tool_result=7,
     tools_block=57,
+    split_digits=True,
 )

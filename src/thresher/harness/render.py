@@ -322,6 +322,9 @@ _MIN_SCALE, _MAX_SCALE = 0.5, 3.0
 _MIN_ADDED = 200
 
 
+_DIGIT_RUN = re.compile(r"[0-9]+")
+
+
 def _bounded(scale: float) -> float:
     return min(max(scale, _MIN_SCALE), _MAX_SCALE)
 
@@ -351,6 +354,7 @@ class TranscriptCounter:
         self.render_memo: dict[Any, Any] = {}
         #: the chat template's costs; a declared one is calibrated from reported usage
         self.cost = cost or GENERIC_COST
+        self._digit_memo: dict[str, int] = {}
         self.calibrates = cost is not None
         #: the model's tokens per token of ours on text (see :meth:`calibrate`)
         self.scale = self.cost.text_scale
@@ -365,7 +369,8 @@ class TranscriptCounter:
         return n if self.scale == 1.0 else round(n * self.scale)
 
     def raw(self, text: str) -> int:
-        """Tokens in ``text`` by our vocabulary (memoized)."""
+        """Tokens in ``text`` by our vocabulary (memoized), plus, for a model whose
+        vocabulary splits digits (``cost.split_digits``), the tokens that costs."""
         n = self._memo.get(text)
         if n is None:
             if self._segmented is None or "\n" not in text:
@@ -373,6 +378,17 @@ class TranscriptCounter:
             else:
                 n = sum(self._piece(p) for p in self._segmented.segments(text))
             self._remember(text, n)
+        return n + self._digits(text) if self.cost.split_digits else n
+
+    def _digits(self, text: str) -> int:
+        """Tokens a digit-splitting vocabulary spends on ``text``'s numbers beyond ours
+        (o200k and cl100k read up to three digits as one token)."""
+        n = self._digit_memo.get(text)
+        if n is None:
+            n = sum(len(r) - -(-len(r) // 3) for r in _DIGIT_RUN.findall(text))
+            if len(self._digit_memo) >= self._memo_size:
+                self._digit_memo.clear()
+            self._digit_memo[text] = n
         return n
 
     def _piece(self, piece: str) -> int:
