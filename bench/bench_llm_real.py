@@ -207,6 +207,18 @@ def episode_row(result: Any, gold: list[str]) -> dict[str, Any]:
         "counted": sum(e.counted for e in usage),
         "ours": sum(used.get(e.turn, e.counted) for e in usage),
         "server": sum(e.prompt_tokens or 0 for e in usage),
+        # the count before any reply (turn 0's), against the server's for that request
+        "first": (used.get(usage[0].turn, usage[0].counted), usage[0].prompt_tokens or 0)
+        if usage
+        else (0, 0),
+        "worst": max(
+            (
+                abs(used.get(e.turn, e.counted) - (e.prompt_tokens or 0)) / e.prompt_tokens
+                for e in usage
+                if e.prompt_tokens
+            ),
+            default=0.0,
+        ),  # fmt: skip
         "wall": result.wall_s,
         "r5": recall_at_k(list(result.doc_ids), gold, 5),
         "message": result.message,
@@ -271,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{task.task_id} {name:11s} exit={row['exit']:20s} turns={row['turns']} "
                       f"ran={row['ran']} refused={row['refused']} tokens ours/server="
                       f"{row['ours']}/{row['server']} ({drift:+.1%}; uncorrected "
-                      f"{row['counted']}) wall={row['wall']:.1f}s "
+                      f"{row['counted']}; first request {row['first'][0]}/{row['first'][1]}; "
+                      f"worst request {row['worst']:.1%}) wall={row['wall']:.1f}s "
                       f"r@5={row['r5']:.2f}" + (f"  [{row['message'][:120]}]"
                                                 if row["exit"] != "answered" else ""),
                       flush=True)  # fmt: skip

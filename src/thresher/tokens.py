@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -27,6 +28,9 @@ __all__ = [
     "BpeTokenCounter",
     "newline_segments",
     "get_counter",
+    "PromptCost",
+    "GENERIC_COST",
+    "CHATML_TOOLS_COST",
 ]
 
 
@@ -192,3 +196,56 @@ def _pieces(text: str) -> list[str]:
 def get_counter(encoding: str = "o200k_base") -> BpeTokenCounter:
     """A shared counter per vocabulary (loading one takes ~0.1 s)."""
     return BpeTokenCounter(encoding)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCost:
+    """The tokens a chat template adds around a transcript's text, in the model's tokens.
+
+    A server renders the messages through its chat template before counting
+    ``usage.prompt_tokens``: role markers around each message, a frame around each
+    tool call and tool result, a preamble before the tool schemas. The harness counts
+    the texts with its own vocabulary and adds these costs; the ratio of the model's
+    vocabulary to ours on the episode's text is not known in advance (digits, names),
+    so it is calibrated from the server's reported usage (``text_scale`` is only its
+    value before the first report).
+
+    Attributes:
+        name: what the costs were measured on.
+        per_message: role markers of one message.
+        per_tool_call: the frame of one tool call (tags, name and arguments keys).
+        per_tool_result: the frame of one tool result, beyond ``per_message``.
+        tools_block: the preamble and closing text around the tool schemas, plus
+            the generation prompt (counted once when tools are declared).
+        text_scale: tokens of the model per token of ours, before calibration.
+        split_digits: the model's vocabulary reads each digit as a token (Qwen2,
+            Llama 2, Mistral), where ours reads up to three: its ids and numbers are
+            counted so before any report (retrieved text is full of them).
+    """
+
+    name: str = "generic"
+    per_message: int = 4
+    per_tool_call: int = 3
+    per_tool_result: int = 0
+    tools_block: int = 0
+    text_scale: float = 1.0
+    split_digits: bool = False
+
+
+#: the harness's historical flat costs (4 per message, 3 per tool call), no calibration prior
+GENERIC_COST = PromptCost()
+
+#: ChatML with Hermes tool tags (Qwen2.5's own template, as llama.cpp --jinja renders it),
+#: measured with llama-server's /apply-template and /tokenize: ``<|im_start|>role\n …
+#: <|im_end|>\n`` is 5 tokens; ``<tool_call>\n{"name": …, "arguments": …}\n</tool_call>``
+#: 13 around the name and arguments; ``<tool_response>\n…\n</tool_response>`` 7; the
+#: "# Tools … <tools></tools> … <tool_call>" preamble 54, and ``<|im_start|>assistant\n`` 3;
+#: Qwen2.5's vocabulary reads each digit as a token.
+CHATML_TOOLS_COST = PromptCost(
+    name="chatml-hermes",
+    per_message=5,
+    per_tool_call=13,
+    per_tool_result=7,
+    tools_block=57,
+    split_digits=True,
+)

@@ -62,6 +62,7 @@ from thresher.harness.observation import Observation, build_observation
 from thresher.harness.policy import (
     CancelsCalls,
     ChoosesRetrievalMode,
+    DeclaresPromptCost,
     EpisodicPolicy,
     InProcessPolicy,
     Policy,
@@ -149,7 +150,9 @@ class _Episode:
         self.stop = threading.Event()  # set by the stream's reader (cancel, close)
         self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
         self.result: Result | None = None  # set once the episode has ended
-        self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer))
+        cost = policy.prompt_cost if isinstance(policy, DeclaresPromptCost) else None
+        self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer), cost=cost)
+        self.sent_text = 0  # unscaled text tokens of the last transcript sent (calibration)
         self.state = EpisodeState()
         self.t0 = time.perf_counter()
         self.hop: int | None = None
@@ -347,6 +350,7 @@ class _Episode:
             )
         self.emit(self.query_state(turn, usage, notices))
         messages = render_messages(self.state, self.tc.render_memo)
+        self.sent_text = self.tc.raw_text(messages, self.state.tool_schemas)
         observation = replace(
             build_observation(self.state, messages, usage, notices, hop=self.hop),
             wall_time_left_s=max(cfg.episode.wall_time_s - self.elapsed(), 0.0),
@@ -559,6 +563,9 @@ class _Episode:
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
         correction = max(0, prompt - usage.counted) if prompt is not None else usage.correction
+        fitted = self.tc.calibrate(prompt, usage.counted, self.sent_text) if prompt else None
+        if fitted is not None:  # a declared template cost: the ratio is fitted, may be < 0
+            correction = fitted
         self.emit(
             UsageReport(
                 turn=turn,

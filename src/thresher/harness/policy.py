@@ -20,6 +20,9 @@ The capabilities:
   :class:`RerankRequest`, whose ``score_against_question`` scores chunks
   against the episode's question *through the harness* (the policy never
   holds the Store).
+* :class:`DeclaresPromptCost`: the tokens its model's chat template adds
+  (:class:`~thresher.tokens.PromptCost`); the harness counts the transcript with
+  them and calibrates the text ratio from each reported usage.
 * :class:`ChoosesRetrievalMode`: the single-retriever baselines (``bm25``,
   ``dense``) set ``retrieval_mode``; :func:`~thresher.harness.episode.run_episode`
   applies it to the episode's config, so every caller (API, CLI, eval,
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from thresher.config import RetrievalMode
 from thresher.index.store import Hit
+from thresher.tokens import PromptCost
 
 if TYPE_CHECKING:
     from thresher.harness.actions import MalformedReply, Proposal
@@ -47,6 +51,7 @@ __all__ = [
     "ChoosesRetrievalMode",
     "InProcessPolicy",
     "CancelsCalls",
+    "DeclaresPromptCost",
     "QuestionScorer",
 ]
 
@@ -168,3 +173,16 @@ class ChoosesRetrievalMode(Protocol):
     """A policy whose ``search_corpus`` runs one retriever (``bm25``, ``dense``) or ``hybrid``."""
 
     retrieval_mode: RetrievalMode
+
+
+@runtime_checkable
+class DeclaresPromptCost(Protocol):
+    """A policy that knows what its model's chat template adds to the transcript.
+
+    The harness counts the transcript with ``prompt_cost`` (per message, per tool
+    call, per tool result, the tools preamble) and fits the ratio of the model's
+    vocabulary to its own from every ``usage.prompt_tokens`` the policy reports, so
+    the count before the first reply is close and later counts follow the server.
+    """
+
+    prompt_cost: PromptCost

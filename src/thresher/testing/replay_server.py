@@ -19,6 +19,8 @@ entry is one of:
 * ``{"drop": true}``: the connection is closed without any response;
 
 and any entry may add ``"delay_s": 2.0`` to answer late (a client timeout),
+``"count_prompt": true`` to report ``usage.prompt_tokens`` counted on the request
+it answers with a vocabulary unlike the client's (:func:`count_prompt`),
 or ``"cut": true`` to send the headers and half the body, then close the
 connection (a connection dropped mid-response).
 Once the replies run out, every chat request gets HTTP 410 ``replay script
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import selectors
 import subprocess
 import sys
@@ -55,6 +58,7 @@ __all__ = [
     "garbage",
     "delayed",
     "cut_off",
+    "count_prompt",
     "main",
 ]
 
@@ -123,10 +127,41 @@ def cut_off(entry: dict[str, Any]) -> dict[str, Any]:
     return {**entry, "cut": True}
 
 
+#: a toy vocabulary: each run of up to 6 letters, each digit, each other visible character
+_TOY_TOKEN = re.compile(r"[A-Za-z]{1,6}|[^\sA-Za-z]")
+
+
+def count_prompt(body: Any) -> int:
+    """Prompt tokens of a chat request as a server with another vocabulary and a
+    ChatML-like template would count them: 5 per message, 13 per tool call, 57 for
+    the tools preamble, 3 for the generation prompt, and the texts by
+    :data:`_TOY_TOKEN` (digits one by one, punctuation one by one: unlike OpenAI's
+    vocabularies, by a ratio that differs between prose, ids and JSON)."""
+    if not isinstance(body, dict):
+        return 0
+
+    def toks(text: Any) -> int:
+        return len(_TOY_TOKEN.findall(text if isinstance(text, str) else json.dumps(text)))
+
+    n = 3
+    for m in body.get("messages") or []:
+        n += 5 + toks(m.get("content") or "")
+        for c in m.get("tool_calls") or []:
+            fn = c.get("function") or {}
+            n += 13 + toks(fn.get("name") or "") + toks(fn.get("arguments") or "")
+    if body.get("tools"):
+        n += 57 + toks(json.dumps(body["tools"]))
+    return n
+
+
 # -- the server process -----------------------------------------------------------------
-def _completion(entry: dict[str, Any], n: int, model: str) -> Any:
+def _completion(entry: dict[str, Any], n: int, model: str, request: Any = None) -> Any:
     """The JSON served for a completion entry: verbatim, or built around its message."""
     if "completion" in entry:
+        if entry.get("count_prompt") and isinstance(entry["completion"], dict):
+            verbatim = entry["completion"]
+            usage = {**(verbatim.get("usage") or {}), "prompt_tokens": count_prompt(request)}
+            return {**verbatim, "usage": usage}
         return entry["completion"]
     body: dict[str, Any] = {
         "id": f"replay-{n}",
@@ -143,6 +178,8 @@ def _completion(entry: dict[str, Any], n: int, model: str) -> Any:
     }
     if "usage" in entry:
         body["usage"] = entry["usage"]
+    if entry.get("count_prompt"):
+        body["usage"] = {**(body.get("usage") or {}), "prompt_tokens": count_prompt(request)}
     return body
 
 
@@ -235,9 +272,9 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
                 message = f"replay script exhausted after {len(replies)} replies"
                 self._json(410, {"error": {"message": message, "type": "replay_exhausted"}})
                 return
-            self._serve(replies[index], index)
+            self._serve(replies[index], index, body)
 
-        def _serve(self, entry: dict[str, Any], index: int) -> None:
+        def _serve(self, entry: dict[str, Any], index: int, request: Any = None) -> None:
             """Answer with one scripted entry (see the module docstring)."""
             if entry.get("delay_s"):
                 time.sleep(float(entry["delay_s"]))
@@ -254,7 +291,7 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
                 error = entry.get("body") or {"error": {"message": "error"}}
                 self._json(status, error, headers, cut=cut)
             else:
-                self._json(200, _completion(entry, index, model), headers, cut=cut)
+                self._json(200, _completion(entry, index, model, request), headers, cut=cut)
 
     return Handler
 

@@ -27,6 +27,7 @@ from thresher.policies.base import Policy
 from thresher.policies.llm import LLMPolicy
 from thresher.policies.llm.messages import chat_messages, short_call_id
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
+from thresher.policies.llm.refused import detach
 from thresher.testing.replay_server import (
     ReplayServer,
     cut_off,
@@ -247,10 +248,20 @@ def test_malformed_reply_is_refused_corrected_and_counted(kind, tmp_path, store,
     (rejected,) = [p for p in run.events(ProposalEvent) if not p.valid]
     assert rejected.turn == turn
     assert (rejected.proposal is None) is (code != "no_known_documents")
-    # the corrective message went out with the very next request, and the bad reply did not
-    assert f"Your previous reply was not accepted: {refusal.message}" in run.last_user(turn + 1)
+    # the corrective message went out with the very next request: a reply the policy
+    # refused is sent back as the assistant's turn, answered "Refused: why" (each call by a
+    # tool result for its id); a final answer the harness refused is a notice
     assistants = [m for m in run.requests[turn + 1]["messages"] if m["role"] == "assistant"]
-    assert len(assistants) == turn
+    if code == "no_known_documents":
+        assert f"Your previous reply was not accepted: {refusal.message}" in run.last_user(turn + 1)
+        assert len(assistants) == turn
+    else:
+        reason, sent = detach(refusal.message)
+        assert sent is not None and f"Refused: {reason}" in run.last_user(turn + 1)
+        assert len(assistants) == turn + 1
+        calls = assistants[-1].get("tool_calls") or []
+        answered = [m["tool_call_id"] for m in run.tool_messages(turn + 1)][-len(calls) :]
+        assert [c["id"] for c in calls] == (answered if calls else [])
     assert len(run.requests) == len(script)
     if code != "no_known_documents":  # the harness's own check, not a parse failure
         assert run.policy.stats()[f"malformed:{code}"] == 1

@@ -47,3 +47,13 @@ def test_thinking_is_split_off():
     assert split_thinking("<think>a</think>b") == ("b", "a")
     assert split_thinking("<think>never closed") == ("", "never closed")
     assert split_thinking("plain") == ("plain", "")
+
+
+def test_mistral_tool_calls_marker_is_read():
+    from thresher.policies.llm.schemas import tool_names
+
+    text = '[TOOL_CALLS][{"name": "search_corpus", "arguments": {"query": "Halvard"}}]'
+    found = text_tool_calls(text, tool_names())
+    assert found is not None and found.rest == ""
+    assert [c["function"]["name"] for c in found.calls] == ["search_corpus"]
+    assert json.loads(found.calls[0]["function"]["arguments"]) == {"query": "Halvard"}

@@ -14,14 +14,23 @@ line of it:
   (the harness's word on the calls it answers), so a tool turn needs no user
   message of its own;
 * any other run of user messages becomes one user message;
-* each refusal line ``[Refused: why]`` is written out as what it is, "Your
+* a refused reply that the refusal line carries (:mod:`~thresher.policies.llm.refused`)
+  is sent as the assistant's turn it was: its tool calls each answered by a tool
+  result ``Refused: why`` for that call id (a call that was fine but refused with
+  its reply: "Not run: …"), or its text followed by a user message ``Refused: why``;
+  the turn's other notices follow that answer. The model sees what it sent and
+  the answer to it, where a bare notice after an unchanged transcript was sent
+  again or echoed back;
+* any other refusal line ``[Refused: why]`` is written out as what it is, "Your
   previous reply was not accepted: why", so the model does not take the
   harness's bracketed notice for text to repeat;
 * every tool call id becomes a stable 9-character alphanumeric id (the same
   id in the assistant's call and in its result).
 
-Merging never adds tokens (one message overhead fewer per merge), so the
-harness's count stays an upper bound. Everything here is pure.
+Merging never adds tokens (one message overhead fewer per merge); a refused reply
+sent back adds a message or two of overhead to the notice line the harness
+counted, which the count's calibration on reported usage takes in. Everything
+here is pure.
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from typing import Any
+
+from thresher.policies.llm.refused import SentReply, detach
 
 __all__ = ["chat_messages", "short_call_id", "REFUSED_PREFIX", "NOTICE_SEPARATOR"]
 
@@ -66,6 +77,64 @@ def _with_ids(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: the answer to a call that was fine, refused with the rest of its reply
+NOT_RUN = (
+    "Not run: another call of the same reply was refused, so none of its calls ran; "
+    "send this call again if you still need it"
+)
+
+
+def _sent_back(content: str) -> tuple[str, SentReply, str] | None:
+    """``(reason, sent, other notices)`` of a notice message whose refusal line carries
+    the refused reply (the last such line), else None."""
+    lines = content.splitlines()
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        if not (line.startswith(REFUSED_PREFIX) and line.endswith("]")):
+            continue
+        reason, sent = detach(line[len(REFUSED_PREFIX) : -1])
+        if sent is None:
+            return None
+        rest = _notice_text("\n".join(lines[:i] + lines[i + 1 :]))
+        return reason, sent, rest
+    return None
+
+
+def _replay_refused(at: int, reason: str, sent: SentReply, notices: str) -> list[dict[str, Any]]:
+    """The refused reply as the assistant's turn and the answer to it (see the module
+    docstring); ``at`` makes the calls' ids unique in the transcript."""
+    answer = f"Refused: {reason}"
+    if not sent.calls:
+        return [
+            {"role": "assistant", "content": sent.text},
+            {"role": "user", "content": _joined(answer, notices)},
+        ]
+    ids = [short_call_id(f"refused:{at}:{i}") for i in range(len(sent.calls))]
+    out: list[dict[str, Any]] = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for cid, c in zip(ids, sent.calls, strict=True)
+            ],
+        }
+    ]
+    for cid, c in zip(ids, sent.calls, strict=True):
+        text = f"Refused: {c.refused}" if c.refused else NOT_RUN
+        out.append({"role": "tool", "tool_call_id": cid, "content": text})
+    out[-1]["content"] = _joined(out[-1]["content"], notices)
+    return out
+
+
+def _joined(text: str, notices: str) -> str:
+    return text + NOTICE_SEPARATOR + notices if notices else text
+
+
 def chat_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``messages`` with no two user messages in a row and no user message after a tool result.
 
@@ -82,6 +151,10 @@ def chat_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(_with_ids(message))
             continue
         content = str(message.get("content") or "")
+        back = _sent_back(content)
+        if back is not None:
+            out.extend(_replay_refused(len(out), *back))
+            continue
         text = _notice_text(content)
         last = out[-1] if out else None
         if last is not None and last.get("role") in ("user", "tool"):

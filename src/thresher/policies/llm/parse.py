@@ -44,6 +44,7 @@ from typing import Any
 
 from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal, ToolCall
 from thresher.harness.final import parse_final
+from thresher.policies.llm.refused import SentCall, SentReply, attach
 from thresher.policies.llm.schemas import argument_example, check_tool_arguments, tool_names
 from thresher.policies.llm.textcalls import TEXT_FORMS, split_thinking, text_tool_calls
 
@@ -55,6 +56,7 @@ __all__ = [
     "searched_queries",
     "refused_replies",
     "MAX_LISTED_PROBLEMS",
+    "MAX_NAMED_IDS",
 ]
 
 #: problems listed in one corrective message
@@ -63,13 +65,17 @@ _RAW_CHARS = 1500
 _WS = re.compile(r"\s+")
 _TOOLS_LINE = ", ".join(tool_names())
 _FINAL_FORM = (
-    '<Document id="ID"><Justification>WHY</Justification></Document>, with ID an id '
-    "copied from a retrieved block and WHY one to three sentences"
+    "Document elements, best first, each with the doc attribute of a retrieved chunk "
+    "block as its id attribute, copied exactly, holding a Justification element of one "
+    "to three sentences"
 )
 #: ids a model copies from an example instead of the transcript (compared case-folded)
 PLACEHOLDER_IDS = frozenset(
-    {"...", "…", "doc id", "doc_id", "id", "chunk id", "<chunk id>", "document id", "xxx"}
-)
+    {
+        "...", "…", "doc id", "doc_id", "docid", "id", "chunk id", "chunk_id", "<chunk id>",
+        "document id", "document_id", "xxx",
+    }
+)  # fmt: skip
 
 
 def normalize_query(query: str) -> str:
@@ -152,12 +158,30 @@ _NO_ACTION = (
     "serve the model with tool calling on, llama.cpp --jinja or vLLM --tool-call-parser; "
     "see docs/serving.md)",
 )
-_PLACEHOLDER = (
-    "placeholder_id",
-    "your final answer names a placeholder instead of a document id; copy the doc "
-    'attribute of a retrieved <chunk> block (for instance doc="...") exactly, or keep '
-    "searching",
-)
+#: document ids named in a placeholder refusal, at most
+MAX_NAMED_IDS = 8
+
+
+def _placeholder_problem(named: str, in_view: Sequence[str]) -> Problem:
+    """``placeholder_id``, naming the ids the model can copy instead (none: search first)."""
+    said = json.dumps(named[:40], ensure_ascii=False)
+    if not in_view:
+        return (
+            "placeholder_id",
+            f"your final answer names {said}, a stand-in, not a document id, and no "
+            "document has been shown to you yet: call search_corpus or grep_corpus first, "
+            "then answer with the doc attribute of a chunk block you were shown",
+        )
+    shown = list(dict.fromkeys(in_view))
+    listed = ", ".join(shown[:MAX_NAMED_IDS]) + (" and more" if len(shown) > MAX_NAMED_IDS else "")
+    return (
+        "placeholder_id",
+        f"your final answer names {said}, a stand-in, not a document id; the documents "
+        f"in view are {listed}: copy the ids of those that support the answer exactly, "
+        "or keep searching",
+    )
+
+
 _NO_DOCUMENTS = (
     "empty_final_answer",
     "your final answer names no document; list the retrieved documents that "
@@ -172,6 +196,7 @@ def parse_completion(
     max_content_tokens: int = 0,
     count_tokens: Callable[[str], int] | None = None,
     id_salt: str = "",
+    in_view: Sequence[str] = (),
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
 
@@ -186,6 +211,8 @@ def parse_completion(
         count_tokens: counts tokens of text (default: characters / 4, rounded up).
         id_salt: makes the ids of calls read from text unique per turn (see
             :func:`~thresher.policies.llm.textcalls.text_tool_calls`).
+        in_view: ids of the documents in view, named by a ``placeholder_id`` refusal
+            (as the transcript shows them).
 
     Returns:
         A :class:`Proposal` (tool calls, or a final answer) or a
@@ -204,16 +231,18 @@ def parse_completion(
     else:
         problem = _length_problem(text, finish, max_content_tokens, count_tokens)
         if problem is not None:
-            return _refuse([problem], _raw(message, finish), usage)
+            return _refuse([problem], _raw(message, finish), usage, SentReply(text=text))
     if parsed is not None:
         raw_calls, text = _distinct(parsed.calls), parsed.rest
-    calls, problems = _read_calls(raw_calls, searched)
+    calls, problems, sent = _read_calls(raw_calls, searched)
     if problems:
-        return _refuse(problems, _raw(message, finish), usage)
+        return _refuse(problems, _raw(message, finish), usage, sent)
     final = _final(text) if parsed is None else None
-    problem = _action_problem(text, calls, final)
+    problem = _action_problem(text, calls, final, in_view)
     if problem is not None:
-        return _refuse([problem], _raw(message, finish), usage)
+        both = SentReply(calls=tuple(_sent_call(c, problem[1]) for c in calls))
+        sent = both if calls else SentReply(text=text)
+        return _refuse([problem], _raw(message, finish), usage, sent)
     marks = _marks(usage, thinking, message, len(calls) if parsed is not None else 0)
     if cut_off:
         marks = {**(marks or {}), "reply_cut_off": 1}
@@ -290,22 +319,42 @@ def _length_problem(
     )
 
 
-def _read_calls(raw_calls: Any, searched: Collection[str]) -> tuple[list[ToolCall], list[Problem]]:
-    """Every tool call of a reply, and the problems of those that cannot be run."""
+def _read_calls(
+    raw_calls: Any, searched: Collection[str]
+) -> tuple[list[ToolCall], list[Problem], SentReply]:
+    """Every tool call of a reply, the problems of those that cannot be run, and the
+    calls as sent, each with its own problem (for the refusal, see :mod:`.refused`)."""
     if not raw_calls:
-        return [], []
+        return [], [], SentReply()
     if not isinstance(raw_calls, list):
-        return [], [_NOT_A_LIST]
+        return [], [_NOT_A_LIST], SentReply(text=json.dumps(raw_calls, default=str)[:300])
     seen = set(searched)
     calls: list[ToolCall] = []
     problems: list[Problem] = []
+    sent: list[SentCall] = []
     for i, item in enumerate(raw_calls):
         read = _read_call(i, item, seen)
         if isinstance(read, ToolCall):
             calls.append(read)
+            sent.append(_sent_call(read, ""))
         else:
             problems.append(read)
-    return calls, problems
+            sent.append(_sent_raw(item, read[1]))
+    return calls, problems, SentReply(calls=tuple(sent))
+
+
+def _sent_call(call: ToolCall, refused: str) -> SentCall:
+    return SentCall(call.name, json.dumps(call.arguments, ensure_ascii=False), refused)
+
+
+def _sent_raw(call: Any, refused: str) -> SentCall:
+    """A call that could not be read, as it was sent."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    fn = fn if isinstance(fn, dict) else {}
+    name, args = fn.get("name"), fn.get("arguments")
+    if not isinstance(args, str):
+        args = json.dumps(args if args is not None else {}, ensure_ascii=False, default=str)
+    return SentCall(name if isinstance(name, str) else "", args, refused)
 
 
 def _read_call(index: int, call: Any, searched: set[str]) -> ToolCall | Problem:
@@ -384,7 +433,7 @@ def _repeat_problem(query: str, searched: set[str]) -> Problem | None:
 
 
 def _action_problem(
-    text: str, calls: Sequence[ToolCall], final: FinalAnswer | None
+    text: str, calls: Sequence[ToolCall], final: FinalAnswer | None, in_view: Sequence[str] = ()
 ) -> Problem | None:
     """Why a reply is not one action (tool calls, or a final answer naming documents)."""
     if calls:
@@ -395,8 +444,9 @@ def _action_problem(
         return _NO_ACTION
     if not final.documents:
         return _NO_DOCUMENTS
-    if any(_is_placeholder(d.doc_id) for d in final.documents):
-        return _PLACEHOLDER
+    placeholders = [d.doc_id for d in final.documents if _is_placeholder(d.doc_id)]
+    if placeholders:
+        return _placeholder_problem(placeholders[0], in_view)
     return None
 
 
@@ -412,9 +462,12 @@ def _raw(message: dict[str, Any], finish_reason: Any) -> str:
     return text if len(text) <= _RAW_CHARS else text[: _RAW_CHARS - 1] + "…"
 
 
-def _refuse(problems: list[Problem], raw: str, usage: dict[str, int] | None) -> MalformedReply:
-    """A refusal with the first problem's code, listing up to :data:`MAX_LISTED_PROBLEMS`."""
+def _refuse(
+    problems: list[Problem], raw: str, usage: dict[str, int] | None, sent: SentReply
+) -> MalformedReply:
+    """A refusal with the first problem's code, listing up to :data:`MAX_LISTED_PROBLEMS`,
+    ending with what the reply sent (:func:`~thresher.policies.llm.refused.attach`)."""
     listed = problems[:MAX_LISTED_PROBLEMS]
     more = len(problems) - len(listed)
     message = "; ".join(m for _, m in listed) + (f" (and {more} more)" if more else "")
-    return MalformedReply(problems[0][0], message, raw, usage)
+    return MalformedReply(problems[0][0], attach(message, sent), raw, usage)

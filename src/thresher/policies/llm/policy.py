@@ -25,12 +25,13 @@ from thresher.config import Config
 from thresher.errors import ThresherError
 from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.observation import Observation
+from thresher.harness.render import escape_id
 from thresher.llm.client import ChatClient, EndpointSettings
 from thresher.policies.llm.messages import chat_messages
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.policies.llm.schemas import tool_schemas
-from thresher.tokens import get_counter
+from thresher.tokens import CHATML_TOOLS_COST, PromptCost, get_counter
 
 __all__ = [
     "LLMPolicy",
@@ -62,6 +63,9 @@ class LLMPolicy:
         client: a ready :class:`ChatClient` (default: one built from the settings).
         env: environment for the settings fallbacks (default ``os.environ``).
         sleep: the wait between retries (default ``time.sleep``; tests record it).
+        prompt_cost: the tokens the server's chat template adds (default: ChatML with
+            Hermes tool tags, :data:`~thresher.tokens.CHATML_TOOLS_COST`); the harness
+            counts with it and calibrates the text ratio from each reported usage.
         **llm: overrides of ``config.llm`` fields (``model="gpt-oss-20b"``, ...).
 
     Raises:
@@ -78,6 +82,7 @@ class LLMPolicy:
         client: ChatClient | None = None,
         env: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] | None = None,
+        prompt_cost: PromptCost | None = None,
         **llm: Any,
     ) -> None:
         cfg = config or Config()
@@ -86,6 +91,7 @@ class LLMPolicy:
         self.config = cfg
         self.settings = client.settings if client else EndpointSettings.resolve(cfg.llm, env)
         self.system_prompt = SYSTEM_PROMPT if system_prompt is None else system_prompt
+        self.prompt_cost = prompt_cost or CHATML_TOOLS_COST
         self.client = client or ChatClient(self.settings, sleep=sleep or time.sleep)
         self._count = get_counter(cfg.chunking.tokenizer).count
         self._lock = threading.Lock()
@@ -198,6 +204,7 @@ class LLMPolicy:
             max_content_tokens=self.config.llm.max_tokens,
             count_tokens=self._count,
             id_salt=f"{len(messages)}:",
+            in_view=[escape_id(a.chunk.doc_id) for a in observation.active],
         )
         usage = dict(reply.usage or {})
         if response.retries:

@@ -7,7 +7,8 @@ the message text. Three forms are read, in this order:
 * Hermes tags: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
   (the form Qwen's and Hermes' chat templates ask for);
 * code fences: ```` ```json {"name": ..., "arguments": ...} ``` ````;
-* bare JSON: an object (or a list of objects) starting a line.
+* bare JSON: an object (or a list of objects) starting a line, or following
+  Mistral's ``[TOOL_CALLS]`` marker (the form Mistral's templates ask for).
 
 An object is taken as a call only when its ``name`` is one of the five tools
 and it has an ``arguments`` (or ``parameters``) member; anything else is left
@@ -31,10 +32,11 @@ TEXT_FORMS = (
     '<tool_call>{"name": ..., "arguments": {...}}</tool_call> tags',
     "a ```json fenced object",
     'a bare {"name": ..., "arguments": {...}} object',
+    '[TOOL_CALLS][{"name": ..., "arguments": {...}}]',
 )
 _HERMES = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.DOTALL)
-_START = re.compile(r"(?m)^[ \t]*[\[{]")
+_START = re.compile(r"(?m)(?:\[TOOL_CALLS\]\s*|^[ \t]*)[\[{]")
 _THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _DECODER = json.JSONDecoder()
 
@@ -108,7 +110,7 @@ def _scan(text: str, names: Collection[str]) -> tuple[list[dict[str, Any]], list
         found = _calls_of(value, names)
         if found:
             calls += found
-            spans.append((at, end))
+            spans.append((m.start(), end))  # a [TOOL_CALLS] marker goes with its calls
         pos = end
 
 
