@@ -228,6 +228,10 @@ def tune_for(
     return dict(report.chosen.controls)
 
 
+LEARNED = ("hybrid-rerank", "no-prune", "local")
+"""The rows that need feature rows collected (the baselines do not)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
@@ -269,12 +273,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a LocalPolicy option for the local and no-prune rows (e.g. max_hops=4; repeatable)",
     )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override for every index and run (e.g. retrieval.embedder=minilm-int8-dq)",
+    )
     args = ap.parse_args(argv)
     local_options = parse_local(args.local)
     # collection runs the hops the local rows may take (stop_at aside: it runs them all)
     collect_opts = {k: v for k, v in local_options.items() if k != "stop_at"}
     names = GROUPS.get(args.dataset, [args.dataset])
-    config = Config()
+    config = Config().override(dict(kv.split("=", 1) for kv in args.set))
     stores: dict[str, EmbeddedStore] = {}
     tasks: dict[str, list[Task]] = {}
     for name in names:
@@ -298,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     # one collection of feature rows per dataset with the bootstrap weights
     collected: dict[str, TrainingData] = {}
-    for name in names:
+    learned_wanted = not args.only or any(p in args.only for p in LEARNED)
+    for name in names if learned_wanted else []:
         t0 = time.perf_counter()
         collected[name] = collect(
             tasks[name], stores[name], prior_weights(), config=config, policy_options=collect_opts
@@ -359,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, make, over in baselines:
             if wanted(label.split()[0]):
                 print(summary(label, run(ts, store, make, config.override(over))), flush=True)
+        if not learned_wanted:
+            continue
         splits = held_out_models(
             name, ts, merged, others, extra, extra_docs, order=args.order == "lambdarank"
         )

