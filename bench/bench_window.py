@@ -5,7 +5,10 @@ MiniLM reads at most 256 word pieces; a longer chunk's dense vector comes from
 its head only (truncate, as shipped). The alternative measured here: cut the
 chunk's word pieces into consecutive windows of at most 254 (plus [CLS] and
 [SEP]), run each, and average every word piece's output over all windows
-(the same mean pooling, over the whole chunk), then normalize.
+(the same mean pooling, over the whole chunk), then normalize. A third set,
+"windows apart", keeps each window's vector as a chunk of its own (a document or
+chunk is then found by its best window): what smaller chunks, cut at 254 word
+pieces, would give to dense retrieval (the chunker would cut at sentences).
 
 Two measurements, both dense-only (exact search over the vectors, no BM25):
 
@@ -45,6 +48,11 @@ from thresher.index.embedder import MiniLMEmbedder, get_embedder
 
 def pooled(emb: MiniLMEmbedder, texts: Sequence[str]) -> np.ndarray:
     """Mean pooling over every window of each text (see the module docstring)."""
+    return windowed(emb, texts)[0]
+
+
+def windowed(emb: MiniLMEmbedder, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(one pooled vector per text, one vector per window, the text of each window)."""
     emb.embed(["load"])
     tok = emb._tokenizer
     tok.no_truncation()
@@ -63,6 +71,7 @@ def pooled(emb: MiniLMEmbedder, texts: Sequence[str]) -> np.ndarray:
             owner.append(i)
     sums = np.zeros((len(texts), emb.dimension), dtype=np.float64)
     counts = np.zeros(len(texts))
+    each = np.zeros((len(windows), emb.dimension), dtype=np.float32)
     order = sorted(range(len(windows)), key=lambda w: len(windows[w]))
     for start in range(0, len(order), emb.batch_size):
         batch = order[start : start + emb.batch_size]
@@ -80,8 +89,10 @@ def pooled(emb: MiniLMEmbedder, texts: Sequence[str]) -> np.ndarray:
         for row, w in enumerate(batch):
             sums[owner[w]] += summed[row]
             counts[owner[w]] += mask[row].sum()
+            each[w] = summed[row] / mask[row].sum()
     out = (sums / counts[:, None]).astype(np.float32)
-    return out / np.linalg.norm(out, axis=1, keepdims=True)
+    each /= np.linalg.norm(each, axis=1, keepdims=True)
+    return out / np.linalg.norm(out, axis=1, keepdims=True), each, owner
 
 
 def pieces(emb: MiniLMEmbedder, texts: Sequence[str]) -> list[int]:
@@ -128,16 +139,25 @@ def dev_recall(index: Path, tasks_file: Path, name: str) -> None:
     n = pieces(emb, texts)
     long = [i for i, p in enumerate(n) if p > emb.max_length]
     started = time.perf_counter()
-    windowed = vectors.copy()
-    windowed[long] = pooled(emb, [texts[i] for i in long])
+    mean, each, owner = windowed(emb, [texts[i] for i in long])
     seconds = time.perf_counter() - started
+    pooled_vecs = vectors.copy()
+    pooled_vecs[long] = mean
+    short = [i for i in range(len(texts)) if i not in set(long)]
+    split_vecs = np.concatenate([vectors[short], each])
+    split_doc_of = [doc_of[i] for i in short] + [doc_of[long[o]] for o in owner]
     tasks = group_tasks([tasks_file])
     queries = emb.embed([t.question for t in tasks])
     long_docs = {doc_of[i] for i in long}
-    for label, vecs in (("truncate", vectors), ("pooled windows", windowed)):
+    sets = (
+        ("truncate", vectors, doc_of),
+        ("pooled windows", pooled_vecs, doc_of),
+        ("windows apart", split_vecs, split_doc_of),
+    )
+    for label, vecs, owners in sets:
         rec, rec_long = [], []
         for t, q in zip(tasks, queries, strict=True):
-            top = set(top_docs(vecs @ q, doc_of, 5))
+            top = set(top_docs(vecs @ q, owners, 5))
             gold = set(t.gold_doc_ids)
             r = len(gold & top) / max(len(gold), 1)
             rec.append(r)
@@ -179,15 +199,30 @@ def tail_retrieval(folder_args: argparse.Namespace, name: str) -> None:
             queries.append(lines[-1][:300])
             targets.append(i)
     qv = emb.embed(queries)
-    for label, fn in (("truncate", emb.embed), ("pooled windows", lambda t: pooled(emb, t))):
-        started = time.perf_counter()
-        vecs = fn(texts)
-        seconds = time.perf_counter() - started
-        hits = sum(1 for q, t in zip(qv, targets, strict=True)
-                   if t in np.argsort(-(vecs @ q))[:5])  # fmt: skip
+    started = time.perf_counter()
+    truncated = emb.embed(texts)
+    seconds = {"truncate": time.perf_counter() - started}
+    started = time.perf_counter()
+    mean, each, owner = windowed(emb, texts)
+    seconds["pooled windows"] = seconds["windows apart"] = time.perf_counter() - started
+    sets = (
+        ("truncate", truncated, list(range(len(texts)))),
+        ("pooled windows", mean, list(range(len(texts)))),
+        ("windows apart", each, owner),
+    )
+    for label, vecs, of in sets:
+        hits = 0
+        for q, t in zip(qv, targets, strict=True):
+            top: list[int] = []
+            for i in np.argsort(-(vecs @ q)):
+                if of[i] not in top:
+                    top.append(of[i])
+                if len(top) == 5:
+                    break
+            hits += t in top
         print(f"{label:15s} tail sentence finds its chunk in the dense top 5: {hits}/{len(targets)} "
               f"({100 * hits / max(len(targets), 1):.0f}%); embedding {len(texts)} chunks took "
-              f"{seconds:.1f} s")  # fmt: skip
+              f"{seconds[label]:.1f} s ({len(each)} windows)")  # fmt: skip
     print(f"{len(long)} of {len(texts)} chunks exceed {emb.max_length} pieces")
 
 

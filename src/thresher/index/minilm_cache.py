@@ -80,6 +80,8 @@ def derived_model(source: Path, source_sha256: str, variant: Variant) -> Path:
 
 
 def _build(source: Path, tmp: Path, variant: Variant) -> Path:
+    import onnx  # noqa: F401  (fail before any work when the library is missing)
+
     from thresher.index.minilm_graph import dequantized, fuse
 
     dequantized(source, tmp / "dequantized.onnx")
