@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO ?= .demo
 
-.PHONY: setup browser demo test lint bench clean
+.PHONY: setup browser demo test test-fast lint bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,6 +36,14 @@ test: setup browser
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+# The inner loop (under 2 minutes on 2 cores): the suite less the tests that start server
+# processes, build worlds bigger than small, start Ray or drive a browser (pytest markers,
+# registered in pyproject.toml). No lint; `make test` runs everything.
+FAST := not slow and not server and not ray and not browser
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 lint: setup
 	$(BIN)/ruff check src tests bench

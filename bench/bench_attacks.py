@@ -42,7 +42,6 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,8 +49,8 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
+from thresher.index.backends import ingest
 from thresher.index.embedded import EmbeddedStore
-from thresher.index.ingest import ingest
 from thresher.synth.attacks.admit import admitted
 from thresher.synth.attacks.catalog import ATTACK_CLASSES, build_attacks, write_attacks
 from thresher.synth.attacks.run import format_table, summarize
@@ -76,14 +75,10 @@ def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
 
 
-def _episode_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("thresher-episode-")]
-
-
 def serve_leaks(index: Path, questions: list[str], trace_dir: Path) -> list[str]:
     """Run ``questions`` twice through the server's own :class:`SearchService` (4 at a
     time, the rest queued, traces written to ``trace_dir``) and list what outlived its
-    episode: a slot (the gate's count), a live trace, an episode thread, file handles
+    episode: a slot (the gate's count), a live trace, an episode not ended, file handles
     (half a handle per episode or more kept open over the second round)."""
     from thresher.serve.service import SearchService
     from thresher.serve.settings import ServeSettings
@@ -96,8 +91,8 @@ def serve_leaks(index: Path, questions: list[str], trace_dir: Path) -> list[str]
 
     async def one_round() -> None:
         await asyncio.gather(*(service.search(q) for q in questions), return_exceptions=True)
-        for _ in range(100):  # a slot is freed once its thread has handed back
-            if service.gate.running == 0 and not _episode_threads():
+        for _ in range(100):  # a slot is freed once its episode's last step has returned
+            if service.gate.running == 0 and not service.open_episodes():
                 return
             await asyncio.sleep(0.05)
 
@@ -116,8 +111,8 @@ def serve_leaks(index: Path, questions: list[str], trace_dir: Path) -> list[str]
         leaks.append(f"slots: {service.gate.running} running, {service.gate.waiting} waiting")
     if service.traces.running():
         leaks.append(f"traces: {service.traces.running()} still live")
-    if _episode_threads():
-        leaks.append(f"threads: {len(_episode_threads())} episode threads still alive")
+    if service.open_episodes():
+        leaks.append(f"episodes: {service.open_episodes()} started and never ended")
     if after - before >= max(2, len(questions) // 2):
         leaks.append(f"file handles: {after - before} more open after the second round")
     service.close()
@@ -169,7 +164,11 @@ def main() -> int:
         print(f"HARNESS BREACH {o.attack_id} ({o.policy}): {'; '.join(o.breaches)}")
     print(
         f"\nserved through the server's SearchService ({len(questions)} questions, twice): "
-        + ("; ".join(leaks) if leaks else "no slot, live trace, thread or file handle left")
+        + (
+            "; ".join(leaks)
+            if leaks
+            else "no slot, live trace, unended episode or file handle left"
+        )
     )
     breached += leaks
     print("\nattribution (first obeyed attack of each class, obedient model):")

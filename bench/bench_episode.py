@@ -30,6 +30,7 @@ from bench_policies import DATASETS, DEV, parse_local
 from thresher.config import Config
 from thresher.harness.episode import run_episode
 from thresher.index.embedded import EmbeddedStore
+from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
 from thresher.tasks.task import Task
 from thresher.train.local.data import ensure_index, group_tasks
@@ -68,7 +69,7 @@ def main() -> int:
         turns = 0
         for task in tasks:
             result = run_episode(
-                task.question, store, LocalPolicy(config=config, **options), config
+                task.question, store, LocalPolicy(LocalOptions(**options), config=config), config
             )
             ms.append(result.wall_s * 1000)
             turns += result.turns

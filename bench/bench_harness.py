@@ -250,7 +250,7 @@ def main() -> None:
     if args.index:
         index = Path(args.index)
     else:
-        from thresher.index.ingest import ingest
+        from thresher.index.backends import ingest
 
         tmp = tempfile.TemporaryDirectory(prefix="thresher-bench-")
         index = Path(tmp.name)

@@ -286,7 +286,7 @@ def kill_loop(
 
 def rerun(location: str, documents: Sequence[Document], state: Callable[[], object]) -> bool:
     """Ingest ``documents`` in this process to the end; True when the index then holds them."""
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     ingest(list(documents), location, CONFIG, progress=False)
     return state() == corpus_key(documents)

@@ -174,7 +174,7 @@ def _free_port() -> int:
 def prepare_world(root: Path) -> tuple[Any, list[Any]]:
     """The seed-3 world (``thresher synth world --seed 3``), its index and its tasks."""
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.index.open import open_store
     from thresher.synth.world.generate import generate_world
     from thresher.tasks.readers import load_tasks
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     with LlamaServer(binary, model, args.ctx, args.threads, template) as server:
         print(f"llama-server {binary} on {server.base_url} (template: {args.template or 'model'})")
         policies = {
-            "llm": get_policy("llm", config=config, base_url=server.base_url),
+            "llm": get_policy("llm", config.override({"llm.base_url": server.base_url})),
             "single-shot": get_policy("single-shot"),
         }
         for task in tasks:

@@ -35,9 +35,33 @@ index, tasks touching any gold document of the dataset's questions are
 skipped) with the first split's weights, and adds a ``local (tuned,
 held-out)`` row: every split's held-out weights with those controls.
 
+Generalization (issue 24; each section also runs alone with ``--dataset none``
+for the real folder, or with ``--only`` naming the policies it needs):
+
+- ``--lodo``: leave one dataset out. For each pool, the local policy's models
+  are fit on the *other* pools' rows only (plus every ``--extra-train`` task,
+  e.g. the synthetic worlds of the shipped recipe, fold-filtered as above) and
+  run on this pool; the row ``local (LODO)`` sits under ``local (held-out)``
+  (fit on the other pools *and* the other folds of this pool) with the drop
+  in recall@5 points.
+- ``--lowercase``: every string of the pools' files lowercased
+  (:mod:`lowercase`: questions, titles, passages; indexed under
+  ``CACHE/NAME-lower``); hybrid single-shot and local (each question with its
+  cased held-out weights) against the cased rows.
+- ``--realfolder``: a folder of this machine's account and login
+  documentation (manual pages rendered to text, /usr/share/doc READMEs and
+  copyright files; :mod:`realfolder.build`) with 35 multi-hop questions written
+  by reading it (``realfolder/questions.jsonl``: gold documents per hop, each
+  with the line that proves it). Single-shot hybrid and local (the shipped
+  weights: the folder is never trained on); recall@5 per gold document and
+  all-gold@5 (a hop counts when any document stating its fact is in the top 5).
+  Skipped, with the reason, when the machine lacks ``man``/``groff`` or the
+  documents.
+
 Usage::
 
-    .venv/bin/python bench/bench_policies.py [--dataset all|both|hotpotqa|musique|2wiki] [--limit 50]
+    .venv/bin/python bench/bench_policies.py [--dataset all|both|hotpotqa|musique|2wiki|none] [--limit 50]
+        [--lodo] [--lowercase] [--realfolder]
 
 Indexes are built into ``--cache`` (default /tmp/thresher-dev-index) when absent.
 Prints figures; asserts nothing.
@@ -53,16 +77,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lowercase import lowercase_index, lowercased_copies  # bench/: on sys.path
+from realfolder.build import (
+    Question,
+    build_folder,
+    load_questions,
+    tools_missing,
+    usable_questions,
+)
+
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
 from thresher.harness.episode import run_episode
 from thresher.index.embedded import EmbeddedStore
 from thresher.policies.baselines import (
+    HYBRID_RERANK,
     Bm25SingleShotPolicy,
     DenseSingleShotPolicy,
     hybrid_rerank_policy,
     no_prune_policy,
 )
+from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.local.scorer import LocalWeights
 from thresher.policies.single_shot import SingleShotPolicy
@@ -86,7 +121,11 @@ DATASETS = {
     "2wiki": ["2wiki_train_migres.json"],
 }
 #: ``--dataset`` shorthands
-GROUPS = {"both": ["hotpotqa", "musique"], "all": ["hotpotqa", "musique", "2wiki"]}
+GROUPS: dict[str, list[str]] = {
+    "both": ["hotpotqa", "musique"],
+    "all": ["hotpotqa", "musique", "2wiki"],
+    "none": [],
+}
 
 
 def parse_local(pairs: Sequence[str]) -> dict[str, float | int]:
@@ -197,6 +236,189 @@ def held_out_models(
     return out
 
 
+def lodo_model(
+    tasks: list[Task],
+    data: TrainingData,
+    others: set[str],
+    extra: TrainingData | None = None,
+    extra_docs: dict[str, set[str]] | None = None,
+    order: bool = True,
+) -> LocalWeights:
+    """Weights fit on the other pools' rows only (``others``: their task ids), plus the
+    extra tasks sharing no document with a gold document of ``tasks``: no row of this
+    pool's questions, its folds included."""
+    train = data.subset(others)
+    if extra is not None:
+        gold = {d for t in tasks for d in t.gold_doc_ids}
+        docs = extra_docs or {}
+        keep = set(extra.groups) | set(extra.stop_groups)
+        train.extend(extra.subset({g for g in keep if not docs.get(g, set()) & gold}))
+    return fit_weights(train, meta={"leave_one_dataset_out": True}, order=order)
+
+
+def pool_tasks(name: str, data: Path, limit: int) -> list[Task]:
+    """The questions of dataset ``name``'s files under ``data`` (the first ``limit`` of
+    each file when set), each marked with its file's name (``_file``)."""
+    loaded: list[Task] = []
+    for f in (data / n for n in DATASETS[name]):
+        if f.name == DATASETS["musique"][1]:  # the corpus file: passages, no questions
+            continue
+        part = group_tasks([f])
+        for t in part[:limit] if limit else part:
+            t.metadata["_file"] = f.name
+            loaded.append(t)
+    return loaded
+
+
+def mean_recall(rows: Sequence[Row]) -> float:
+    """Mean recall@5 of ``rows`` in points."""
+    return 100 * statistics.fmean(r.recall for r in rows) if rows else float("nan")
+
+
+def hop_scores(docs: Sequence[str], q: Question, k: int = 5) -> tuple[float, float]:
+    """(share of ``q``'s hops with a proving document in the top ``k``, 1.0 if all are)."""
+    top = set(docs[:k])
+    found = [any(doc in top for doc, _ in hop) for hop in q.hops]
+    return sum(found) / len(found), float(all(found))
+
+
+def real_folder(cache: Path, config: Config, only: Callable[[str], bool]) -> None:
+    """Single-shot hybrid and local (shipped weights) on the real folder's questions."""
+    from thresher.corpus import iter_documents
+    from thresher.index.backends import ingest
+
+    print("\nreal folder (this machine's account and login documentation)")
+    lacking = tools_missing()
+    if lacking:
+        print(f"  skipped: this machine lacks {', '.join(lacking)} (needed to render manual pages)")
+        return
+    root = cache / "realfolder"
+    folder, index = root / "docs", root / "index"
+    written, missing = build_folder(folder)
+    if not written:
+        print("  skipped: none of the folder's documents exists on this machine")
+        return
+    questions, dropped = usable_questions(load_questions(), folder)
+    print(
+        f"  {len(written)} documents ({len(missing)} absent here), {len(questions)} questions"
+        + (
+            f" ({len(dropped)} skipped: a gold line absent here: {', '.join(dropped)})"
+            if dropped
+            else ""
+        )
+    )
+    if not questions:
+        return
+    t0 = time.perf_counter()
+    ingest(iter_documents([folder]), index, config, progress=False)
+    print(f"  indexed in {time.perf_counter() - t0:.1f}s", flush=True)
+    policies: list[tuple[str, Callable[[], object]]] = [
+        ("hybrid single-shot", SingleShotPolicy),
+        ("local (shipped)", lambda: LocalPolicy(None, config=config)),
+    ]
+    print(f"  {'policy':<26} {'R@5/doc':>8} {'AllG@5':>7} {'h2':>6} {'h3':>6} {'ms p50':>7}")
+    per_policy: dict[str, list[tuple[float, float]]] = {}
+    with EmbeddedStore(index, config) as store:
+        for label, make in policies:
+            if not only(label.split()[0]):
+                continue
+            scores: list[tuple[float, float]] = []
+            ms: list[float] = []
+            hops: list[int] = []
+            for q in questions:
+                result = run_episode(q.question, store, make(), config)  # type: ignore[arg-type]
+                scores.append(hop_scores([d.doc_id for d in result.documents], q))
+                ms.append(result.wall_s * 1000)
+                hops.append(len(q.hops))
+            per_policy[label] = scores
+            by_hop = []
+            for h in (2, 3):
+                part = [s[0] for s, n in zip(scores, hops, strict=True) if n == h]
+                by_hop.append(f"{100 * statistics.fmean(part):6.1f}" if part else f"{'-':>6}")
+            print(
+                f"  {label:<26} {100 * statistics.fmean(s[0] for s in scores):8.1f}"
+                f" {100 * statistics.fmean(s[1] for s in scores):7.1f} {' '.join(by_hop)}"
+                f" {_pct(ms, 0.5):7.0f}",
+                flush=True,
+            )
+    if len(per_policy) == 2:
+        single, local = per_policy.values()
+        won = [q.qid for q, a, b in zip(questions, single, local, strict=True) if b[1] > a[1]]
+        lost = [q.qid for q, a, b in zip(questions, single, local, strict=True) if b[1] < a[1]]
+        print(f"  all-gold@5, local over single-shot: won {won or '-'}; lost {lost or '-'}")
+
+
+def lowercase_section(
+    names: Sequence[str],
+    tasks: dict[str, list[Task]],
+    stores: dict[str, EmbeddedStore],
+    indexes: dict[str, Path],
+    held_weights: dict[str, dict[str, LocalWeights]],
+    held_local: dict[str, list[Row]],
+    args: argparse.Namespace,
+    config: Config,
+    local_options: dict[str, float | int],
+) -> None:
+    """Hybrid single-shot and local on the lowercased pools, against the cased rows.
+
+    Each lowercased question runs with the held-out weights of its cased twin
+    (same file, same position), so the scorer never saw it either way.
+    """
+    lower_data = Path(args.cache) / "lowercase-data"
+    for name in names:
+        files = lowercased_copies([Path(args.data) / f for f in DATASETS[name]], lower_data)
+        index = lowercase_index(files, indexes[name], Path(args.cache) / f"{name}-lower", config)
+        store = EmbeddedStore(index, config)
+        lower = pool_tasks(name, lower_data, args.limit)
+        cased = tasks[name]
+        if len(lower) != len(cased):
+            print(f"\n{name} lowercased: {len(lower)} questions vs {len(cased)} cased; skipped")
+            store.close()
+            continue
+        docs_cased, docs_lower = stores[name].stats().documents, store.stats().documents
+        print(
+            f"\n{name} lowercased ({len(lower)} questions, {docs_lower} docs; cased {docs_cased}:"
+            f" {docs_cased - docs_lower} titles merge by case)"
+        )
+        print(HEADER)
+        cased_single = run(cased, stores[name], lambda t: SingleShotPolicy(), config)
+        lower_single = run(lower, store, lambda t: SingleShotPolicy(), config)
+        print(summary("hybrid single-shot (cased)", cased_single))
+        print(summary("hybrid single-shot (lower)", lower_single), flush=True)
+        twin = {lt.task_id: ct.task_id for lt, ct in zip(lower, cased, strict=True)}
+        which = held_weights.get(name)
+        if which is None:  # no held-out run (--no-dev): the shipped weights on both sides
+            cased_local = run(
+                cased,
+                stores[name],
+                lambda t: LocalPolicy(None, config=config, **local_options),
+                config,
+            )
+            lower_local = run(
+                lower, store, lambda t: LocalPolicy(None, config=config, **local_options), config
+            )
+            tag = "shipped"
+        else:
+            lower_local = run(
+                lower,
+                store,
+                lambda t, w=which, tw=twin: LocalPolicy(
+                    w[tw[t.task_id]], config=config, **local_options
+                ),
+                config,
+            )
+            cased_local, tag = held_local.get(name, []), "held-out"
+        print(summary(f"local {tag} (cased)", cased_local))
+        print(summary(f"local {tag} (lower)", lower_local), flush=True)
+        print(
+            f"  lowercase change, recall@5 points: single-shot "
+            f"{mean_recall(lower_single) - mean_recall(cased_single):+.1f}, local "
+            f"{mean_recall(lower_local) - mean_recall(cased_local):+.1f}",
+            flush=True,
+        )
+        store.close()
+
+
 def tune_for(
     pair: str,
     limit: int,
@@ -280,6 +502,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a config override for every index and run (e.g. retrieval.embedder=minilm-int8-dq)",
     )
+    ap.add_argument("--lodo", action="store_true", help="leave-one-dataset-out local rows")
+    ap.add_argument("--lowercase", action="store_true", help="lowercased pools: single-shot, local")
+    ap.add_argument("--realfolder", action="store_true", help="the real folder's questions")
+    ap.add_argument(
+        "--no-dev",
+        action="store_true",
+        help="skip collection and the held-out dev rows (--lowercase then uses shipped weights)",
+    )
     args = ap.parse_args(argv)
     local_options = parse_local(args.local)
     # collection runs the hops the local rows may take (stop_at aside: it runs them all)
@@ -288,20 +518,13 @@ def main(argv: list[str] | None = None) -> int:
     config = Config().override(dict(kv.split("=", 1) for kv in args.set))
     stores: dict[str, EmbeddedStore] = {}
     tasks: dict[str, list[Task]] = {}
+    indexes: dict[str, Path] = {}
     for name in names:
-        files = [Path(args.data) / f for f in DATASETS[name]]
         t0 = time.perf_counter()
-        index = ensure_index(files, Path(args.cache) / name, config)
-        stores[name] = EmbeddedStore(index, config)
-        loaded: list[Task] = []
-        for f in files:
-            if f.name == DATASETS["musique"][1]:  # the corpus file: passages, no questions
-                continue
-            part = group_tasks([f])
-            for t in part[: args.limit] if args.limit else part:
-                t.metadata["_file"] = f.name
-                loaded.append(t)
-        tasks[name] = loaded
+        files = [Path(args.data) / f for f in DATASETS[name]]
+        indexes[name] = ensure_index(files, Path(args.cache) / name, config)
+        stores[name] = EmbeddedStore(indexes[name], config)
+        tasks[name] = pool_tasks(name, Path(args.data), args.limit)
         print(
             f"{name}: {len(tasks[name])} questions, {stores[name].stats().documents} docs "
             f"(index ready in {time.perf_counter() - t0:.1f}s)",
@@ -310,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     # one collection of feature rows per dataset with the bootstrap weights
     collected: dict[str, TrainingData] = {}
     learned_wanted = not args.only or any(p in args.only for p in LEARNED)
-    for name in names if learned_wanted else []:
+    for name in [] if args.no_dev or not learned_wanted else names:
         t0 = time.perf_counter()
         collected[name] = collect(
             tasks[name], stores[name], prior_weights(), config=config, policy_options=collect_opts
@@ -358,7 +581,11 @@ def main(argv: list[str] | None = None) -> int:
     def wanted(policy: str) -> bool:
         return not args.only or policy in args.only
 
-    for name in names:
+    held_local: dict[str, list[Row]] = {}  # the held-out local rows, per pool
+    held_weights: dict[str, dict[str, LocalWeights]] = {}  # per pool: task id -> weights
+    lodo_local: dict[str, list[Row]] = {}
+
+    for name in [] if args.no_dev else names:
         store, ts = stores[name], tasks[name]
         others = {t.task_id for n, tl in tasks.items() if n != name for t in tl}
         print(f"\n{name} (pooled, {len(ts)} questions); learned policies held-out")
@@ -377,11 +604,21 @@ def main(argv: list[str] | None = None) -> int:
             name, ts, merged, others, extra, extra_docs, order=args.order == "lambdarank"
         )
         which = {t.task_id: w for evaluated, w in splits for t in evaluated}
+        held_weights[name] = which
         learned: list[tuple[str, Callable[[LocalWeights], object]]] = [
-            ("hybrid-rerank", lambda w: hybrid_rerank_policy(w, config=config)),
+            (
+                "hybrid-rerank",
+                lambda w: hybrid_rerank_policy(replace(HYBRID_RERANK, weights=w), config=config),
+            ),
             # the same search as the local rows (their options), pruning off
-            ("no-prune", lambda w: no_prune_policy(w, config=config, **local_options)),
-            ("local", lambda w: LocalPolicy(w, config=config, **local_options)),
+            (
+                "no-prune",
+                lambda w: no_prune_policy(LocalOptions(weights=w, **local_options), config=config),
+            ),
+            (
+                "local",
+                lambda w: LocalPolicy(LocalOptions(weights=w, **local_options), config=config),
+            ),
         ]
         for label, factory in learned:
             if not wanted(label):
@@ -395,10 +632,25 @@ def main(argv: list[str] | None = None) -> int:
                 return f(by_task[t.task_id])
 
             rows = run(ts, store, make, config)
+            if label == "local":
+                held_local[name] = rows
             warm: list[float] = []
             if label == "local" and args.warm:
                 warm = [r.ms for r in run(ts[: args.warm], store, make, config)]
             print(summary(label + " (held-out)", rows, warm), flush=True)
+        if args.lodo and others and wanted("local"):
+            lodo_w = lodo_model(ts, merged, others, extra, extra_docs, args.order == "lambdarank")
+            rows = run(
+                ts,
+                store,
+                lambda t, w=lodo_w: LocalPolicy(w, config=config, **local_options),
+                config,
+            )
+            lodo_local[name] = rows
+            print(summary("local (LODO)", rows), flush=True)
+            if name in held_local:
+                drop = mean_recall(held_local[name]) - mean_recall(rows)
+                print(f"  LODO drop: {drop:+.1f} points recall@5 (held-out minus LODO)", flush=True)
         own = [p for p in args.tune if p.rpartition(":")[2] == name]
         shared = [p for p in args.tune if p.rpartition(":")[2] not in DATASETS]
         tune_pair = (own or shared or [None])[0]
@@ -410,7 +662,9 @@ def main(argv: list[str] | None = None) -> int:
                 c: dict[str, float | int] = controls,
                 by_task: dict[str, LocalWeights] = which,
             ) -> object:
-                return LocalPolicy(replace(by_task[t.task_id], controls=c), config=config)
+                return LocalPolicy(
+                    LocalOptions(weights=replace(by_task[t.task_id], controls=c)), config=config
+                )
 
             rows = run(ts, store, make_tuned, config)
             tuned_warm = [r.ms for r in run(ts[: args.warm], store, make_tuned, config)]
@@ -420,8 +674,21 @@ def main(argv: list[str] | None = None) -> int:
                 if wanted(label):
                     rows = run(ts, store, lambda t, f=factory: f(None), config)
                     print(summary(label + " (shipped)", rows), flush=True)
+    if args.lowercase:
+        lowercase_section(
+            names, tasks, stores, indexes, held_weights, held_local, args, config, local_options
+        )
     for s in stores.values():
         s.close()
+    if args.realfolder:
+        real_folder(Path(args.cache), config, wanted)
+    if args.lodo and lodo_local:
+        print("\nleave-one-dataset-out, local recall@5: held-out folds / LODO / drop")
+        for name, rows in lodo_local.items():
+            held = mean_recall(held_local.get(name, []))
+            print(
+                f"  {name:<10} {held:6.1f} {mean_recall(rows):6.1f} {held - mean_recall(rows):+6.1f}"
+            )
     return 0
 
 

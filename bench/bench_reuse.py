@@ -21,7 +21,7 @@ from pathlib import Path
 
 import thresher
 from thresher.corpus.document import Document
-from thresher.index.ingest import ingest
+from thresher.index.backends import ingest
 
 
 def _documents(n: int) -> list[Document]:

@@ -24,7 +24,7 @@ from thresher.synth.tasks.pipeline import synthesize_tasks
 
 def build_world(size: str, seed: int) -> Path:
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.synth.world import generate_world
 
     root = Path(tempfile.mkdtemp(prefix="bench-synth-"))

@@ -28,8 +28,8 @@ from bench_policies import HEADER, Row, run, summary
 
 from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
+from thresher.index.backends import ingest
 from thresher.index.embedded import EmbeddedStore
-from thresher.index.ingest import ingest
 from thresher.policies.baselines import no_prune_policy
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.single_shot import SingleShotPolicy
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     with EmbeddedStore(index, config) as store:
         single = run(tasks, store, lambda t: SingleShotPolicy(), config)
         print(summary("hybrid single-shot", single), flush=True)
-        flat = run(tasks, store, lambda t: no_prune_policy(None, config=config), config)
+        flat = run(tasks, store, lambda t: no_prune_policy(config=config), config)
         print(summary("no-prune (shipped)", flat), flush=True)
         local = run(tasks, store, lambda t: LocalPolicy(config=config), config)
         print(summary("local (shipped)", local), flush=True)

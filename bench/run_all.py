@@ -59,6 +59,7 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
     Bench("bench_episode.py", ("--questions", "10", "--passes", "2"), needs_dev=True),
+    Bench("bench_score_calibration.py", ("--limit", "10"), needs_dev=True),
     Bench("bench_filters.py", ("--queries", "10"), needs_dev=True),
     Bench(
         "bench_world_chains.py",

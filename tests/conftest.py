@@ -17,6 +17,45 @@ def dev_data() -> Path:
     return DEV_DATA
 
 
+# What a test needs, read from the fixtures it uses and the folder it is in: each such
+# test gets the marker (registered in pyproject.toml), so `make test-fast` can leave it
+# out. A test that needs one of these without such a fixture carries the marker itself.
+_MARKER_OF_FIXTURE = {
+    "ray_local": "ray",  # a local Ray cluster
+    "serve_index": "server",  # `thresher serve` / `thresher mcp` processes over it
+    "medium_world": "slow",  # a world bigger than small
+    "world_index": "slow",  # a generated world indexed with the real embedder
+    "world_store": "slow",
+    "world_run": "slow",  # an evaluation run over a generated world
+    "demo_dir": "slow",  # `thresher demo`, end to end
+}
+_MARKER_OF_FOLDER = {
+    "hardening": "slow",  # attacks, faults, process kills and fuzzing, end to end
+    "bench": "slow",  # every benchmark script, run
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        marks = {mark for fixture, mark in _MARKER_OF_FIXTURE.items() if fixture in names}
+        parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
+        if parts and parts[0] in _MARKER_OF_FOLDER:
+            marks.add(_MARKER_OF_FOLDER[parts[0]])
+        for mark in sorted(marks):
+            item.add_marker(mark)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _read_copies_in_a_temp_folder(tmp_path_factory: pytest.TempPathFactory):
+    """Shared read copies (made at each commit of a large enough index) go to a
+    temporary folder, not the user's cache; a test may point them elsewhere."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("THRESHER_READ_COPIES", str(tmp_path_factory.mktemp("read-copies")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _close_kept_indexes():
     """``thresher.search(index=PATH)`` keeps the index open for the next call in the
@@ -26,28 +65,3 @@ def _close_kept_indexes():
     close_indexes()
     yield
     close_indexes()
-
-
-_EXIT_STATUS = {"code": 0}
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    _EXIT_STATUS["code"] = int(exitstatus)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """Hang guard at interpreter exit: a non-daemon thread left by a library (seen once
-    after a full run, cause not yet found) must not hold CI past the summary. After
-    60 s, dump every thread's stack to stderr (to find it) and exit with pytest's status."""
-    import faulthandler
-    import os
-    import sys
-    import threading
-
-    def guard() -> None:
-        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-        os._exit(_EXIT_STATUS["code"])
-
-    timer = threading.Timer(60.0, guard)
-    timer.daemon = True
-    timer.start()

@@ -4,13 +4,15 @@ The public surface, imported lazily so that ``import thresher`` (and the CLI's
 ``--help``) stay fast:
 
 - :func:`search` — run one search episode (``thresher.search(question, index=...)``);
+  :func:`searching` — the same episode as a stream of its trace events (a ``with`` block);
   :func:`close_indexes` closes the indexes it keeps open for the next call;
 - :class:`Config` — every setting, defaults from the Context-1 report;
 - :class:`Result`, :class:`ResultDocument`, :class:`ExitReason` — what an episode returns;
 - :func:`open_store`, :func:`ingest` — open an index (a folder or a Chroma server URL)
   and add documents to it;
 - :class:`Policy` — the protocol a policy implements (with its optional capabilities
-  :class:`SearchReranker`, :class:`ChoosesRetrievalMode` and :class:`InProcessPolicy`);
+  :class:`SearchReranker`, :class:`ChoosesRetrievalMode` and :class:`InProcessPolicy`),
+  and :class:`EpisodicPolicy` — a policy that starts a session (a Policy) per episode;
 - :mod:`thresher.errors` — the typed errors.
 """
 
@@ -26,6 +28,7 @@ __version__ = "0.1.0"
 #: lazily imported top-level names -> their module
 _LAZY = {
     "search": "thresher.api",
+    "searching": "thresher.api",
     "close_indexes": "thresher.api",
     "Config": "thresher.config",
     "Result": "thresher.harness.result",
@@ -34,6 +37,7 @@ _LAZY = {
     "open_store": "thresher.index.backends",
     "ingest": "thresher.index.backends",
     "Policy": "thresher.harness.policy",
+    "EpisodicPolicy": "thresher.harness.policy",
     "SearchReranker": "thresher.harness.policy",
     "ChoosesRetrievalMode": "thresher.harness.policy",
     "InProcessPolicy": "thresher.harness.policy",
@@ -43,6 +47,7 @@ __all__ = [
     "__version__",
     "errors",
     "search",
+    "searching",
     "close_indexes",
     "Config",
     "Result",
@@ -51,16 +56,18 @@ __all__ = [
     "open_store",
     "ingest",
     "Policy",
+    "EpisodicPolicy",
     "SearchReranker",
     "ChoosesRetrievalMode",
     "InProcessPolicy",
 ]
 
 if TYPE_CHECKING:
-    from thresher.api import close_indexes, search
+    from thresher.api import close_indexes, search, searching
     from thresher.config import Config
     from thresher.harness.policy import (
         ChoosesRetrievalMode,
+        EpisodicPolicy,
         InProcessPolicy,
         Policy,
         SearchReranker,

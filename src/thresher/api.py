@@ -1,9 +1,18 @@
-"""The library entry point: ``thresher.search(question, index=..., policy=..., config=...)``."""
+"""The library entry point: ``thresher.search(question, index=..., policy=..., config=...)``.
+
+:func:`searching` is the same episode as a stream of its trace events, read as
+they are applied (what the CLI's live view reads)::
+
+    with searching(question, index="./idx") as episode:
+        for event in episode:
+            print(event.type)
+    result = episode.result
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,10 +21,11 @@ from thresher.config import Config
 if TYPE_CHECKING:
     from thresher.harness.policy import Policy, SearchReranker
     from thresher.harness.result import Result
+    from thresher.harness.stream import EpisodeStream
     from thresher.harness.trace import TraceEvent
     from thresher.index.store import Store
 
-__all__ = ["search", "close_indexes", "resolve_config", "with_k", "with_filter"]
+__all__ = ["search", "searching", "close_indexes", "resolve_config", "with_k", "with_filter"]
 
 
 def close_indexes() -> None:
@@ -76,6 +86,60 @@ def with_filter(config: Config, where: str | Mapping[str, Any] | None, path: str
     return config.override(values)
 
 
+@contextlib.contextmanager
+def searching(
+    question: str,
+    index: str | Path | Store,
+    policy: str | Policy = "local",
+    config: Config | str | Path | Mapping[str, Any] | None = None,
+    *,
+    k: int | None = None,
+    where: str | Mapping[str, Any] | None = None,
+    path: str | None = None,
+    policy_options: Mapping[str, Any] | None = None,
+    trace: str | Path | None = None,
+    reranker: SearchReranker | None = None,
+    reuse: bool | None = None,
+) -> Iterator[EpisodeStream]:
+    """One search episode as a stream of its trace events, run as the block reads it.
+
+    Arguments as for :func:`search`. The index is open inside the block. Leaving
+    the block ends the episode: read to its end, it has its Result; left early (a
+    ``break``, an exception, Ctrl-C), it ends ``cancelled``. Either way
+    ``episode.result`` is set after the block and the trace is written to ``trace``.
+
+    Yields:
+        An :class:`~thresher.harness.stream.EpisodeStream`.
+
+    Raises:
+        IndexNotFoundError: no index at ``index``.
+        ConfigError: a bad config value or an unknown policy name.
+    """
+    from thresher.harness.episode import iter_episode
+    from thresher.harness.trace import write_jsonl
+    from thresher.index.backends import open_store
+    from thresher.index.handles import borrowed, reuse_default
+    from thresher.index.store import Store
+    from thresher.policies import build_policy
+
+    cfg = with_filter(with_k(resolve_config(config), k), where, path)
+    chosen = build_policy(policy, cfg, policy_options) if isinstance(policy, str) else policy
+    with contextlib.ExitStack() as held:
+        if isinstance(index, Store):
+            store = index
+        elif reuse_default() if reuse is None else reuse:
+            store = held.enter_context(borrowed(str(index), cfg))
+        else:
+            store = held.enter_context(contextlib.closing(open_store(str(index), cfg)))
+        episode = iter_episode(question, store, chosen, cfg, reranker=reranker)
+        try:
+            yield episode
+        finally:
+            episode.close()  # ends it (cancelled) if the block left early
+            if trace is not None and episode.result is not None:
+                write_jsonl(episode.result.trace, trace)
+
+
 def search(
     question: str,
     index: str | Path | Store,
@@ -125,24 +189,27 @@ def search(
     The episode is exactly :func:`~thresher.harness.episode.run_episode`'s: what a
     policy declares (its retrieval mode, its reranker) is applied there, so the CLI,
     the evaluation protocol and training run the same episode for the same policy.
+    :func:`searching` gives the same episode as a stream of its events.
     """
-    from thresher.harness.episode import run_episode
-    from thresher.harness.trace import write_jsonl
-    from thresher.index.backends import open_store
-    from thresher.index.handles import borrowed, reuse_default
-    from thresher.index.store import Store
-    from thresher.policies import build_policy
-
-    cfg = with_filter(with_k(resolve_config(config), k), where, path)
-    chosen = build_policy(policy, cfg, policy_options) if isinstance(policy, str) else policy
-    with contextlib.ExitStack() as held:
-        if isinstance(index, Store):
-            store = index
-        elif reuse_default() if reuse is None else reuse:
-            store = held.enter_context(borrowed(str(index), cfg))
-        else:
-            store = held.enter_context(contextlib.closing(open_store(str(index), cfg)))
-        result = run_episode(question, store, chosen, cfg, reranker=reranker, on_event=on_event)
-    if trace is not None:
-        write_jsonl(result.trace, trace)
-    return result
+    with searching(
+        question,
+        index,
+        policy,
+        config,
+        k=k,
+        where=where,
+        path=path,
+        policy_options=policy_options,
+        trace=trace,
+        reranker=reranker,
+        reuse=reuse,
+    ) as episode:
+        for event in episode:
+            try:
+                if on_event is not None:
+                    on_event(event)
+            except Exception as exc:  # a live view's failure ends the episode, not the call
+                episode.fail(exc)
+                break
+    assert episode.result is not None  # read to its end, or ended by fail()
+    return episode.result

@@ -1,14 +1,17 @@
 """Packages follow the data flow: a package imports only packages below it.
 
-corpus → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api → cli.
+{corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api → cli.
 Every ``thresher.*`` import in ``src/thresher`` (at module level, inside functions
 and under ``TYPE_CHECKING`` alike) is checked against :data:`LAYERS`; packages on
-the same layer may not import each other.
+the same layer may not import each other. Within a package, files import each
+other without a circle (:func:`circles`): an import inside a function counts, so
+a cycle cannot hide behind a late import.
 """
 
 from __future__ import annotations
 
 import ast
+import graphlib
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,7 @@ LAYERS: dict[str, int] = {
     "config": 1,
     "tokens": 1,
     "corpus": 2,
+    "endpoint": 2,
     "index": 3,
     "harness": 4,
     "batch": 4,
@@ -90,6 +94,89 @@ def violations(root: Path = SRC) -> list[str]:
     return found
 
 
+def _module_name(path: Path, root: Path) -> str:
+    rel = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(rel[:-1] if path.name == "__init__.py" else rel)
+
+
+def _lazy_names(path: Path) -> dict[str, str]:
+    """``{name: module}`` a package's ``__init__`` re-exports lazily (its ``_WHERE``/``_LAZY``
+    dict given to ``lazy_getattr``), modules made absolute."""
+    out: dict[str, str] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and any(isinstance(t, ast.Name) and t.id in ("_WHERE", "_LAZY") for t in node.targets)
+        ):
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
+                    out[str(key.value)] = str(value.value)
+    return out
+
+
+def import_graph(root: Path = SRC) -> dict[str, set[str]]:
+    """Module -> the thresher modules it imports (at any depth: in functions too).
+
+    Nodes are the files of ``root`` other than packages' ``__init__`` (lazy
+    re-exports, like :data:`EXEMPT`); ``from pkg import name`` points at the module
+    ``pkg.name`` when there is one, else at the module ``pkg``'s lazy table names.
+    """
+    files = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    lazy: dict[str, dict[str, str]] = {}
+    for name, path in files.items():
+        if path.name == "__init__.py":
+            table = _lazy_names(path)
+            lazy[name] = {k: (name + v if v.startswith(".") else v) for k, v in table.items()}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        if path.name == "__init__.py":
+            continue
+        edges = graph.setdefault(name, set())
+        package = name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                for alias in node.names:
+                    sub = f"{module}.{alias.name}"
+                    targets.append(
+                        sub if sub in files else lazy.get(module, {}).get(alias.name, module)
+                    )
+            for target in targets:
+                while target not in files and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                path_of = files.get(target)
+                if path_of is not None and path_of.name != "__init__.py" and target != name:
+                    edges.add(target)
+    return graph
+
+
+def circles(root: Path = SRC) -> list[list[str]]:
+    """Import circles between the files of ``root``: each as ``[a, b, ..., a]`` (empty: none).
+
+    One circle is reported per round; its first edge is then dropped and the
+    graph checked again, so every independent circle shows up.
+    """
+    graph = import_graph(root)
+    found: list[list[str]] = []
+    while True:
+        try:
+            graphlib.TopologicalSorter(graph).prepare()
+        except graphlib.CycleError as exc:
+            cycle = list(reversed(exc.args[1]))  # a -> b -> ... -> a, in import direction
+            found.append(cycle)
+            graph[cycle[0]].discard(cycle[1])
+            continue
+        return found
+
+
 def test_no_package_imports_a_higher_one() -> None:
     assert violations() == []
 
@@ -113,3 +200,32 @@ def test_every_package_has_a_layer(part: str) -> None:
     if part == "__pycache__":
         return
     assert part in LAYERS, f"add '{part}' to LAYERS in {__file__}"
+
+
+def test_no_import_circle_between_files() -> None:
+    """A file never imports (even inside a function) one that imports it back."""
+    assert [" -> ".join(c) for c in circles()] == []
+
+
+def test_an_import_circle_inside_a_function_is_caught(tmp_path: Path) -> None:
+    """The check itself: a circle closed by a function-level import, through a lazy
+    re-export of the package, fails; the same files without it pass."""
+    pkg = tmp_path / "thresher" / "eval"
+    pkg.mkdir(parents=True)
+    (tmp_path / "thresher" / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "__init__.py").write_text('_WHERE = {"run": ".protocol"}\n', encoding="utf-8")
+    (pkg / "protocol.py").write_text(
+        "from thresher.eval.task_job import TaskJob\ndef run():\n    return TaskJob\n",
+        encoding="utf-8",
+    )
+    job = pkg / "task_job.py"
+    job.write_text("class TaskJob:\n    pass\n", encoding="utf-8")
+    assert circles(tmp_path / "thresher") == []
+    job.write_text(
+        "class TaskJob:\n    def __call__(self):\n        from thresher.eval import run\n",
+        encoding="utf-8",
+    )
+    assert [" -> ".join(c) for c in circles(tmp_path / "thresher")] in (
+        ["thresher.eval.protocol -> thresher.eval.task_job -> thresher.eval.protocol"],
+        ["thresher.eval.task_job -> thresher.eval.protocol -> thresher.eval.task_job"],
+    )

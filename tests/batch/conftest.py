@@ -34,7 +34,7 @@ def small_world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     single-shot returning 2 documents from 3 results), ``root``.
     """
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.synth.world.generate import generate_world
     from thresher.tasks.readers import load_tasks
 

@@ -19,6 +19,8 @@ import pytest
 from batch.conftest import read_jsonl, without_timing
 from thresher.cli.main import main
 
+pytestmark = pytest.mark.ray  # `--ray` on the commands, beside the local runs they must equal
+
 pytest.importorskip("ray")
 
 _FIGURES = ("n_tasks", "means", "paired", "attribution", "attribution_by_hop", "failed")
@@ -81,7 +83,7 @@ class FailingAnswerer:
 def test_a_failing_task_is_retried_once_then_recorded(
     where: str, small_world: dict[str, Path], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    from thresher.batch.runner import make_runner
+    from thresher.batch.factory import make_runner
     from thresher.batch.stores import StoreRef
     from thresher.eval.protocol import compare, load_run_config
     from thresher.eval.report import summary_dict, summary_markdown, write_report

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from thresher.batch.runner import JobResult, LocalRunner, Runner, make_runner
+from thresher.batch.factory import make_runner
+from thresher.batch.runner import JobResult, LocalRunner, Runner
 from thresher.errors import BackendUnavailableError, ConfigError
 
 
@@ -34,7 +35,7 @@ class Flaky:
         return item * 10
 
 
-@pytest.fixture(params=["local", "ray"])
+@pytest.fixture(params=["local", pytest.param("ray", marks=pytest.mark.ray)])
 def runner(request: pytest.FixtureRequest) -> Iterator[Runner]:
     if request.param == "ray":
         request.getfixturevalue("ray_local")

@@ -19,7 +19,7 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from thresher.api import search
     from thresher.config import Config
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.synth.world import demo_question, generate_world
 
     root = tmp_path_factory.mktemp("cli-demo")

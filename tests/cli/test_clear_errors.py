@@ -27,6 +27,7 @@ def _one_error_line(capsys, code: int, argv: list[str]) -> str:
     return err
 
 
+@pytest.mark.slow
 def test_a_pattern_too_large_for_the_engine_is_refused(index, capsys):
     err = _one_error_line(capsys, 2, ["grep", r"\w{300}", "--index", str(index)])
     assert "refused" in err and "repetitions" in err

@@ -51,6 +51,7 @@ def _script(tasks: Path) -> list[dict]:
     return replies
 
 
+@pytest.mark.server
 def test_eval_prices_the_llm_side_from_the_trace_tokens(
     tasks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -97,6 +98,7 @@ def test_eval_prices_the_llm_side_from_the_trace_tokens(
     assert "<h2>Cost</h2>" in html and f"${per_episode:.4f}" in html
 
 
+@pytest.mark.server
 def test_eval_without_prices_says_n_a_for_model_calls(
     tasks: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -205,6 +205,7 @@ def test_deeply_nested_json_is_a_typed_error(tmp_path, capsys):
     assert "nested deeper than 32" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_1100_nested_folders_are_walked(tmp_path, capsys):
     folder = tmp_path / "corpus"
     chain = [folder]

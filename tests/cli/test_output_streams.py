@@ -73,6 +73,7 @@ def test_search_without_json_still_draws_the_live_view(
     assert "── turn 0 ──" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_synth_tasks_into_a_pipe_draws_no_progress_bar(demo_dir: Path, tmp_path: Path) -> None:
     """A real process whose stderr is a pipe: no carriage returns, only plain lines."""
     argv = [sys.executable, "-m", "thresher.cli.main", "synth", "tasks",

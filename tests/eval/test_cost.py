@@ -119,6 +119,7 @@ def test_format_usd() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_report_costs_of_a_paired_run(world_run) -> None:
     report = world_run[0]
     costs = report_costs(report)

@@ -122,6 +122,7 @@ def test_an_answering_model_is_scored_apart(world_run, tmp_path: Path) -> None:
     assert "Answer quality" in summary_markdown(paired)
 
 
+@pytest.mark.slow
 def test_single_shot_against_the_local_policy(world_run) -> None:
     from thresher.eval.protocol import compare
     from thresher.index.open import open_store

@@ -64,6 +64,7 @@ def _errors(dom: str) -> list[str]:
     return json.loads(match.group(1).replace("&quot;", '"'))
 
 
+@pytest.mark.browser
 def test_report_renders_without_console_errors(world_run, tmp_path: Path) -> None:
     report, _, paths = world_run
     dom, stderr = _render(paths["html"], tmp_path)
@@ -77,6 +78,7 @@ def test_report_renders_without_console_errors(world_run, tmp_path: Path) -> Non
     )
 
 
+@pytest.mark.browser
 def test_the_probe_sees_a_script_error(tmp_path: Path) -> None:
     broken = tmp_path / "src" / "broken.html"
     broken.parent.mkdir()

@@ -57,7 +57,7 @@ def refused(attacks, tmp_path_factory) -> dict[str, str]:
 def attacked_index(tmp_path_factory, attacks, embedder) -> Path:
     """The small world with the attacks added, indexed as ``thresher index DIR`` does,
     less the documents whose ids the ingest refuses."""
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     root = tmp_path_factory.mktemp("attacked")
     generate_world(SEED, "small", root / "world")

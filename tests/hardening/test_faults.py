@@ -51,7 +51,7 @@ QUESTION = "Which town on the river Vell has the oldest mill?"
 
 @pytest.fixture(scope="module")
 def folder_index(tmp_path_factory, embedder) -> Path:
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     index = tmp_path_factory.mktemp("fault-index")
     ingest(DOCS, index, embedder=embedder, progress=False)

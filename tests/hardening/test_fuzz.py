@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 
 from thresher.config import Config, GrepConfig
 from thresher.errors import ConfigError, InputError, PatternRejectedError, ThresherError
-from thresher.harness.actions import TOOL_NAMES, FinalAnswer, MalformedReply, Proposal
+from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal
 from thresher.harness.final import parse_final
-from thresher.harness.tools import check_arguments
+from thresher.harness.tools import TOOL_NAMES, check_arguments
 from thresher.index.grep import check_pattern
 
 #: examples per target (fixed: CI runs the same ones)
@@ -403,9 +403,9 @@ def test_grep_guard(pattern: str) -> None:
 def small_store(tmp_path_factory):
     from thresher.corpus.document import Document
     from thresher.errors import ModelMissingError
+    from thresher.index.backends import ingest
     from thresher.index.embedded import EmbeddedStore
     from thresher.index.embedder import get_embedder
-    from thresher.index.ingest import ingest
 
     try:
         embedder = get_embedder("minilm-int8")

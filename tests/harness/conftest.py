@@ -108,7 +108,7 @@ def config() -> Config:
 @pytest.fixture(scope="session")
 def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The test corpus ingested into a real index folder (once per session)."""
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     path = tmp_path_factory.mktemp("harness-index")
     ingest(corpus(), path, test_config(), progress=False)

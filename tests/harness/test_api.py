@@ -51,3 +51,26 @@ def test_unknown_policy_and_bad_config_are_typed_errors(store):
 def test_unknown_index_is_a_typed_error(tmp_path):
     with pytest.raises(IndexNotFoundError):
         thresher.search("q", index=tmp_path / "no-index-here")
+
+
+def test_searching_streams_the_episode_and_a_block_left_early_writes_a_cancelled_trace(
+    store, config, tmp_path
+):
+    script = [Proposal(tool_calls=(call("grep_corpus", pattern="Tessaly"),)), answer()]
+    with thresher.searching(
+        "q?", index=store, policy=ScriptedPolicy(script), config=config
+    ) as episode:
+        read = list(episode)
+    assert episode.result is not None and read == list(episode.result.trace)
+    assert episode.result.exit_reason is ExitReason.ANSWERED
+
+    streaming = thresher.searching(
+        "q?", index=store, policy=ScriptedPolicy(script), config=config, trace=tmp_path / "t.jsonl"
+    )
+    with pytest.raises(KeyError), streaming as episode:  # a reader's own error: the trace is kept
+        for event in episode:
+            if event.type == "tool_result":
+                raise KeyError("the reader broke")
+    events = read_jsonl(tmp_path / "t.jsonl")
+    assert events[-1].type == "episode_end" and events[-1].exit_reason == "cancelled"
+    assert replay(events).exit_reason == "cancelled"

@@ -12,7 +12,7 @@ import thresher
 from thresher.corpus.document import Document
 from thresher.harness.actions import Proposal, answer, call
 from thresher.index import embedded, handles
-from thresher.index.ingest import ingest
+from thresher.index.backends import ingest
 from thresher.policies.scripted import ScriptedPolicy
 
 from .conftest import corpus

@@ -278,9 +278,11 @@ def test_endpoint_usage_is_reconciled(store, config):
 
 
 def test_wall_time_timeout_of_a_hanging_policy(store, config):
-    quick = config.override({"episode.wall_time_s": 0.3})
+    """The policy replies only once the episode is over (an event set after it): the
+    wall time, not a race between two sleeps, ends the episode."""
+    quick = config.override({"episode.wall_time_s": 2.0})
     hang = threading.Event()
-    r, _ = run(store, quick, [lambda obs: hang.wait(5) or answer()])
+    r, _ = run(store, quick, [lambda obs: hang.wait(300) or answer()])
     hang.set()
     assert r.exit_reason is ExitReason.TIMEOUT
     assert events(r, Refusal)[-1].code == "timeout"
@@ -305,10 +307,14 @@ def test_an_in_process_policy_is_called_on_the_episodes_thread(store, config):
 
 
 def test_an_in_process_policy_past_the_wall_time_times_out_and_a_stop_is_seen(store, config):
-    import time
+    """The policy replies only after the wall time it was told is left has passed."""
+    quick = config.override({"episode.wall_time_s": 2.0})
 
-    quick = config.override({"episode.wall_time_s": 0.2})
-    slow = InProcessScript([lambda obs: time.sleep(0.3) or answer()])
+    def past_the_wall_time(obs):
+        threading.Event().wait(obs.wall_time_left_s + 0.05)
+        return answer()
+
+    slow = InProcessScript([past_the_wall_time])
     r = run_episode(Q, store, slow, quick)
     assert r.exit_reason is ExitReason.TIMEOUT
     assert events(r, Refusal)[-1].code == "timeout"

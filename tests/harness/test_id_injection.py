@@ -33,7 +33,7 @@ TEXT = "The Velmora lighthouse keeper logs the tides of Cape Arden every night."
 
 @pytest.fixture(scope="module")
 def hostile_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     root = tmp_path_factory.mktemp("hostile-ids")
     records = [

@@ -2,6 +2,9 @@
 
 * what a policy declares (retrieval mode, reranker) is applied by ``run_episode``,
   so the API, the evaluation protocol and a direct call run the same episode;
+* an episodic policy gets ``start(question)`` once per episode, and its session
+  proposes and reranks for that episode; reranks run on the episode's thread in
+  call order;
 * no harness-side hook is found by attribute lookup;
 * a policy is named by a registered name, an installed entry point, or
   ``module:Factory``;
@@ -21,6 +24,7 @@ from thresher.harness.actions import Proposal, answer, call
 from thresher.harness.episode import run_episode
 from thresher.harness.policy import (
     ChoosesRetrievalMode,
+    EpisodicPolicy,
     Policy,
     RerankRequest,
     SearchReranker,
@@ -57,12 +61,13 @@ def _fingerprint(result) -> tuple:
 @pytest.mark.parametrize(("name", "mode"), [("bm25", "bm25"), ("dense", "dense")])
 def test_every_caller_runs_the_same_episode_for_a_policy(store, config, name, mode) -> None:
     """thresher.search, run_episode and the eval protocol: same mode, same hits, same answer."""
-    from thresher.eval.protocol import RunConfig, _run_episode
+    from thresher.eval.records import RunConfig
+    from thresher.eval.task_job import run_episode_of
 
     direct = run_episode(Q, store, get_policy(name), config)
     via_api = thresher.search(Q, index=store, policy=name, config=config)
     task = Task("t1", Q, "Tessaly", ("marrowick",))
-    via_eval = _run_episode(task, store, RunConfig(name, name, config, {}, name), None)
+    via_eval = run_episode_of(task, store, RunConfig(name, name, config, {}, name), None)
     prints = {_fingerprint(r) for r in (direct, via_api, via_eval)}
     assert len(prints) == 1
     ((got_mode, hits, _),) = prints
@@ -86,7 +91,9 @@ def test_baselines_declare_their_mode_and_the_local_policy_a_reranker() -> None:
     assert isinstance(Bm25SingleShotPolicy(), ChoosesRetrievalMode)
     assert isinstance(DenseSingleShotPolicy(), ChoosesRetrievalMode)
     local = get_policy("local")
-    assert isinstance(local, Policy) and isinstance(local, SearchReranker)
+    assert isinstance(local, EpisodicPolicy) and not isinstance(local, Policy)
+    session = local.start(Q)
+    assert isinstance(session, Policy) and isinstance(session, SearchReranker)
     assert not isinstance(get_policy("single-shot"), SearchReranker | ChoosesRetrievalMode)
 
 
@@ -115,6 +122,91 @@ def test_a_declared_reranker_gets_the_candidates_and_a_question_scorer(store, co
     assert shown[0] == request.hits[-1].chunk.chunk_id and len(shown) <= 2  # its order, its cut
 
 
+class _Threads(_Recorder):
+    """A reranker that notes the thread and order of its calls."""
+
+    def __init__(self, actions) -> None:
+        super().__init__(actions)
+        self.threads: list[int] = []
+
+    def rerank(self, request: RerankRequest) -> list:
+        import threading
+
+        self.threads.append(threading.get_ident())
+        return super().rerank(request)
+
+
+def test_reranks_run_on_the_episodes_thread_in_call_order(store, config) -> None:
+    """A turn's searches are fetched concurrently, but the policy reranks them one at a
+    time, on the thread running the episode, in the order it proposed them."""
+    import threading
+
+    queries = ["Marrowick", "Halvard Glassworks", "Tessaly province", "Orvel Kestrin"]
+    turn = Proposal(tool_calls=tuple(call("search_corpus", query=q) for q in queries))
+    policy = _Threads([turn, answer()])
+    r = run_episode(Q, store, policy, config)
+    assert [req.query for req in policy.requests] == queries
+    assert set(policy.threads) == {threading.get_ident()}
+    assert len(_searches(r)) == 4
+
+
+class _Failing(_Recorder):
+    def rerank(self, request: RerankRequest) -> list:
+        if request.query == "Marrowick":
+            raise ValueError("scorer broke")
+        return super().rerank(request)
+
+
+def test_a_rerank_that_raises_fails_its_call_only(store, config) -> None:
+    queries = ["Marrowick", "Halvard Glassworks"]
+    turn = Proposal(tool_calls=tuple(call("search_corpus", query=q) for q in queries))
+    r = run_episode(Q, store, _Failing([turn, answer()]), config)
+    failed, shown = _searches(r)
+    assert failed.status == "error" and failed.code == "tool_failed"
+    assert "scorer broke" in failed.header
+    assert shown.status == "ok" and shown.shown
+    assert r.exit_reason is ExitReason.ANSWERED
+
+
+class _Sessions:
+    """An episodic policy: a fresh scripted session per episode, each noted."""
+
+    name = "sessions"
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, _Recorder]] = []
+
+    def start(self, question: str) -> _Recorder:
+        session = _Recorder(
+            [Proposal(tool_calls=(call("search_corpus", query="Marrowick"),)), answer()]
+        )
+        self.started.append((question, session))
+        return session
+
+
+def test_an_episodic_policy_gets_a_session_per_episode(store, config) -> None:
+    policy = _Sessions()
+    assert isinstance(policy, EpisodicPolicy) and not isinstance(policy, Policy)
+    first = run_episode(Q, store, policy, config)
+    second = run_episode("Who founded the Halvard Glassworks?", store, policy, config)
+    assert [q for q, _ in policy.started] == [Q, "Who founded the Halvard Glassworks?"]
+    assert first.exit_reason is second.exit_reason is ExitReason.ANSWERED
+    for _, session in policy.started:  # each session proposed and reranked its own episode
+        assert len(session.observations) == 2 and len(session.requests) == 1
+    start = next(e for e in first.trace if isinstance(e, EpisodeStart))
+    assert start.policy == "scripted"  # what the session calls itself is recorded
+
+
+class _NoStart(_Sessions):
+    def start(self, question: str) -> _Recorder:
+        raise RuntimeError("weights missing")
+
+
+def test_a_session_that_cannot_start_ends_the_episode_with_policy_error(store, config) -> None:
+    r = run_episode(Q, store, _NoStart(), config)
+    assert r.exit_reason is ExitReason.POLICY_ERROR and "weights missing" in r.message
+
+
 def test_no_policy_hook_is_found_by_attribute_lookup() -> None:
     """harness/, api.py and eval/ never getattr/hasattr a policy: hooks are declared protocols."""
     found = []
@@ -132,11 +224,14 @@ def test_no_policy_hook_is_found_by_attribute_lookup() -> None:
 
 
 def test_a_policy_by_module_and_factory(store, config) -> None:
-    spec = "thresher.policies.single_shot:SingleShotPolicy"
+    spec = "thresher.policies.single_shot:single_shot"
     r = thresher.search(Q, index=store, policy=spec, config=config)
     assert r.exit_reason is ExitReason.ANSWERED
     with pytest.raises(thresher.errors.ConfigError, match="cannot load policy"):
         get_policy("thresher.policies.single_shot:NoSuchPolicy")
+    # a policy class is not a factory: it is refused with how to make one
+    with pytest.raises(thresher.errors.ConfigError, match="not a PolicyFactory.*Factory"):
+        get_policy("thresher.policies.single_shot:SingleShotPolicy")
 
 
 def test_a_policy_from_an_installed_entry_point(tmp_path, monkeypatch) -> None:
@@ -147,7 +242,7 @@ def test_a_policy_from_an_installed_entry_point(tmp_path, monkeypatch) -> None:
         "Metadata-Version: 2.1\nName: thresher-plugin-demo\nVersion: 0.1\n", encoding="utf-8"
     )
     (dist / "entry_points.txt").write_text(
-        "[thresher.policies]\nplugin-single = thresher.policies.single_shot:SingleShotPolicy\n",
+        "[thresher.policies]\nplugin-single = thresher.policies.single_shot:single_shot\n",
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -276,7 +276,7 @@ def small_config() -> Config:
 @pytest.fixture(scope="session")
 def built_index(tmp_path_factory, documents, minilm, small_config) -> Path:
     """One index of the shared corpus, built once per session (treat as read-only)."""
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     index_dir = tmp_path_factory.mktemp("index")
     ingest(documents, index_dir, small_config, embedder=minilm, progress=False)

@@ -47,6 +47,7 @@ def _fingerprint(store):
 
 
 @pytest.mark.parametrize("kind", BACKENDS)
+@pytest.mark.slow
 def test_delete_leaves_the_index_a_fresh_ingest_of_the_rest_builds(
     kind, documents, minilm, small_config, tmp_path, request
 ):

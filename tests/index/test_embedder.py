@@ -29,6 +29,7 @@ def test_minilm_vectors_are_unit_float32_rows(minilm) -> None:
     assert minilm.embed([]).shape == (0, 384)
 
 
+@pytest.mark.slow
 def test_minilm_keeps_input_order_whatever_the_batching(minilm) -> None:
     texts = [f"{'word ' * (i * 7 % 40)}number {i}" for i in range(70)]
     together = minilm.embed(texts)
@@ -91,11 +92,22 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
     """A minimal OpenAI-compatible /v1/embeddings endpoint on loopback."""
 
     seen: list[dict] = []
+    #: (status, Retry-After) answered to the next requests before any embedding
+    busy: list[tuple[int, str | None]] = []
 
     def do_POST(self) -> None:  # noqa: N802 (http.server API)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).seen.append({"path": self.path, "auth": self.headers.get("Authorization"),
                                 "body": body})  # fmt: skip
+        if type(self).busy:
+            status, retry_after = type(self).busy.pop(0)
+            self.send_response(status)
+            if retry_after is not None:
+                self.send_header("Retry-After", retry_after)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+            return
         if body["model"] == "missing":
             self.send_response(404)
             self.end_headers()
@@ -121,6 +133,7 @@ def endpoint():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     _EmbeddingsHandler.seen = []
+    _EmbeddingsHandler.busy = []
     yield f"http://127.0.0.1:{server.server_port}/v1"
     server.shutdown()
 
@@ -140,5 +153,15 @@ def test_openai_embedder_batches_orders_and_normalizes(endpoint) -> None:
 def test_openai_embedder_errors_are_typed(endpoint) -> None:
     with pytest.raises(BackendUnavailableError, match="HTTP 404"):
         OpenAIEmbedder("missing", base_url=endpoint, api_key="").embed(["x"])
-    with pytest.raises(BackendUnavailableError, match="cannot reach"):
+    with pytest.raises(BackendUnavailableError, match="no server at .*check the server"):
         OpenAIEmbedder("tiny", base_url="http://127.0.0.1:9/v1", timeout_s=2).embed(["x"])
+    assert len(_EmbeddingsHandler.seen) == 1  # a refused request is not retried
+
+
+def test_openai_embedder_retries_a_busy_server_as_the_chat_client_does(endpoint) -> None:
+    """429 then 503 are retried (honouring Retry-After), as every endpoint request is."""
+    _EmbeddingsHandler.busy = [(429, "2"), (503, None)]
+    sleeps: list[float] = []
+    vectors = OpenAIEmbedder("tiny", base_url=endpoint, sleep=sleeps.append).embed(["abc"])
+    assert vectors.shape == (1, 3)
+    assert len(_EmbeddingsHandler.seen) == 3 and len(sleeps) == 2 and sleeps[0] >= 2.0

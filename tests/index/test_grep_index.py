@@ -178,6 +178,24 @@ def test_a_missing_or_mismatched_side_index_is_not_used(tmp_path) -> None:
     assert GrepIndex.open(tmp_path / "g.sqlite3", 3) is None
 
 
+@pytest.mark.parametrize("pattern", [r"[^\s\S]", r"ri[^\d\D]?ver", r"[^a\W\w]"])
+def test_a_negated_class_of_every_character_is_refused_on_both_paths(corpus, pattern) -> None:
+    """chromadb's engine refuses an empty class; the regex module would match anything."""
+    ids, _texts, col, index = corpus
+    order = {c: i for i, c in enumerate(ids)}
+
+    def scan() -> tuple[list[str], int]:
+        def matching(p: str) -> list[str]:
+            return col.get(where_document={"$regex": p}, include=[])["ids"]
+
+        return grep_ids(matching, pattern, EXACT, order, 10)
+
+    with pytest.raises(PatternRejectedError, match="regex engine refused"):
+        scan()
+    with pytest.raises(PatternRejectedError, match="regex engine refused"):
+        grep_indexed(index, ids, pattern, EXACT, 10, (), scan)
+
+
 def test_the_guard_still_refuses(corpus) -> None:
     with pytest.raises(PatternRejectedError, match="backreference"):
         _both(corpus, r"(a)\1", 5)

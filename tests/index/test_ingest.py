@@ -20,8 +20,8 @@ from thresher.errors import (
     InputError,
     UnknownIdError,
 )
+from thresher.index.backends import ingest
 from thresher.index.embedded import EmbeddedStore
-from thresher.index.ingest import ingest
 from thresher.index.layout import current_generation
 
 from .helpers import CountingEmbedder
@@ -183,20 +183,21 @@ _KILLED_INGEST = textwrap.dedent(
 
     if stage == "commit":  # everything written and fsynced, CURRENT not yet replaced
         commit = ingest_module.layout.commit_generation
-        def stalled_commit(root, generation):
+        def stalled_commit(root, generation, **kw):
             ingest_module.layout.fsync_tree(generation)
             stall()
-            commit(root, generation)
+            commit(root, generation, **kw)
         ingest_module.layout.commit_generation = stalled_commit
 
     config = Config().override({"chunking.max_tokens": 24})
-    ingest_module.ingest(documents, index_dir, config, embedder=Stalling(), progress=False)
+    ingest_module.ingest_embedded(documents, index_dir, config, embedder=Stalling(), progress=False)
     print("DONE", flush=True)
     """
 )
 
 
 @pytest.mark.parametrize("stage", ["embedding", "commit"])
+@pytest.mark.slow
 def test_a_process_killed_mid_ingest_leaves_the_last_commit(
     stage, tmp_path, documents, minilm, small_config
 ):

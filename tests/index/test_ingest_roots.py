@@ -169,6 +169,7 @@ _PARTS = ["a", "b", "x", "n.md"]
         max_size=4,
     )
 )
+@pytest.mark.slow
 def test_different_files_never_share_an_id_and_a_file_keeps_one(batches):
     """Over any ingests (folders named in any order, nested ones too, paths that repeat
     labels' names), two different files get two ids, one file one id, or the run is refused."""

@@ -102,8 +102,8 @@ def test_the_default_setting_updates_an_index_with_the_variant_it_records(
     minilm, tmp_path, documents, small_config
 ) -> None:
     from thresher.config import RetrievalConfig
+    from thresher.index.backends import ingest
     from thresher.index.embedder import MINILM_NAMES, embedder_for_update
-    from thresher.index.ingest import ingest
     from thresher.index.layout import current_generation, read_manifest
 
     default = RetrievalConfig().embedder

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from thresher.index.backends import ingest
 from thresher.index.embedded import EmbeddedStore
-from thresher.index.ingest import ingest
 from thresher.index.read_copy import copies_root
 
 
@@ -92,6 +92,7 @@ def _read_only_runner(where: Path) -> list[str]:
     return [unshare, "-m", "sh", "-c", script, str(where)]
 
 
+@pytest.mark.slow
 def test_every_read_command_works_on_a_read_only_index(tmp_path, documents, minilm, small_config):
     where = tmp_path / "index"
     ingest(documents[:10], where, small_config, embedder=minilm, progress=False)
@@ -131,6 +132,7 @@ print(len(opened), handles.kept_count())
 """
 
 
+@pytest.mark.slow
 def test_a_kept_open_index_works_on_a_read_only_folder(tmp_path, documents, minilm, small_config):
     where = tmp_path / "index"
     ingest(documents[:10], where, small_config, embedder=minilm, progress=False)

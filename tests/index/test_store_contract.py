@@ -300,7 +300,7 @@ def test_both_backends_give_the_same_results(store, server_store, query) -> None
 
 @pytest.mark.server
 def test_ingest_into_a_server_is_incremental(chroma_server, minilm, small_config, tmp_path):
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.index.server import ServerStore
 
     url = f"{chroma_server}/incremental"
@@ -343,7 +343,7 @@ def test_a_stopped_run_is_completed_by_the_next(chroma_server, minilm, small_con
     import chromadb
     from chromadb.config import Settings
 
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.index.server import ServerStore
 
     name = "resumed"
@@ -543,7 +543,7 @@ def test_chroma_cloud_credentials_from_the_environment(server_store, monkeypatch
 
 @pytest.mark.server
 def test_a_server_that_is_down_is_named_with_how_to_start_one(minilm) -> None:
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.index.server import ServerStore
 
     url = f"http://127.0.0.1:{free_port()}/chunks"

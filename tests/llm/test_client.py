@@ -142,6 +142,7 @@ TRANSIENT = {
 
 
 @pytest.mark.parametrize("kind", list(TRANSIENT))
+@pytest.mark.server
 def test_transient_failures_are_still_retried(kind, tmp_path):
     sleeps: list[float] = []
     with ReplayServer([TRANSIENT[kind], reply(content="ok")], tmp_path) as server:
@@ -174,6 +175,7 @@ NOT_A_COMPLETION = {
 
 
 @pytest.mark.parametrize("kind", list(NOT_A_COMPLETION))
+@pytest.mark.server
 def test_a_body_that_is_not_a_completion_is_named_and_not_retried(kind, tmp_path):
     entry, ctype, problem = NOT_A_COMPLETION[kind]
     sleeps: list[float] = []
@@ -193,6 +195,7 @@ def test_a_body_that_is_not_a_completion_is_named_and_not_retried(kind, tmp_path
     assert len(head) <= 100 or head[:101] not in message
 
 
+@pytest.mark.server
 def test_a_models_listing_that_is_not_json_is_named(tmp_path):
     # base_url at a web UI's root: /models answers its HTML page with 200
     page = garbage("<html><body>Sign in</body></html>", content_type="text/html")
@@ -205,6 +208,7 @@ def test_a_models_listing_that_is_not_json_is_named(tmp_path):
     assert "content-type text/html" in str(info.value) and "Sign in" in str(info.value)
 
 
+@pytest.mark.server
 def test_retry_after_is_honored_and_counted(tmp_path):
     sleeps: list[float] = []
     script = [http_error(429, retry_after="7"), http_error(503), reply(content="hi")]
@@ -222,6 +226,7 @@ def test_retry_after_is_honored_and_counted(tmp_path):
         assert bodies[0]["temperature"] == 0.5 and "tools" not in bodies[0]
 
 
+@pytest.mark.server
 def test_client_errors_are_not_retried(tmp_path):
     sleeps: list[float] = []
     with ReplayServer([http_error(400, message="context too long")], tmp_path) as server:
@@ -231,6 +236,7 @@ def test_client_errors_are_not_retried(tmp_path):
         assert sleeps == [] and len(server.chat_requests()) == 1
 
 
+@pytest.mark.server
 def test_timeouts_on_a_live_server_name_llm_timeout_s(tmp_path):
     # the server is up and slow: the advice is llm.timeout_s, not "start the server"
     late = delayed(reply(content="late"), 2.0)

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from thresher.config import Config
 from thresher.errors import ConfigError
-from thresher.policies import build_policy, count_settings, policy_settings
+from thresher.harness.policy import EpisodicPolicy, Policy
+from thresher.policies import (
+    POLICIES,
+    PolicyFactory,
+    build_policy,
+    count_settings,
+    policy_factory,
+    policy_settings,
+    register_policy,
+)
+from thresher.policies.factory import Factory
+from thresher.policies.single_shot import SingleShotPolicy
 
 
 def test_set_strings_become_the_factorys_types():
@@ -47,3 +63,62 @@ def test_k_sets_the_count_settings_a_policy_takes_and_options_still_win():
     assert build_policy("single-shot", config, {"top_k": 2}).top_k == 2
     with pytest.raises(ConfigError, match="max_final_documents"):
         Config().override({"episode.k": 11})
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_every_registered_factory_is_a_policy_factory(name):
+    """(config, seed, options) builds each built-in policy; its options are a dataclass."""
+    factory = policy_factory(name)
+    assert isinstance(factory, PolicyFactory) and dataclasses.is_dataclass(factory.defaults)
+    policy = factory(Config(), 7, factory.defaults)
+    assert isinstance(policy, Policy | EpisodicPolicy)
+    assert build_policy(name, Config(), seed=3).name == policy.name
+
+
+def test_config_and_seed_reach_every_factory_and_options_are_checked():
+    seen: list[tuple[Config, int | None, Any]] = []
+
+    def build(config: Config, seed: int | None, options: _Options) -> SingleShotPolicy:
+        seen.append((config, seed, options))
+        return SingleShotPolicy(options.top_k)
+
+    probe = Factory(build, _Options(), seeded=True)
+    _FACTORIES["probe"] = probe
+    register_policy("probe", f"{__name__}:_FACTORIES.probe")
+    try:
+        config = Config().override({"policy.top_k": "4"})
+        assert build_policy("probe", config, seed=11).top_k == 4
+        assert seen == [(config, 11, _Options(top_k=4))]
+        with pytest.raises(ConfigError, match=r"no option 'depth'; its options: top_k"):
+            build_policy("probe", None, {"depth": 2})
+    finally:
+        POLICIES.pop("probe")
+        _FACTORIES.pop("probe")
+
+
+def test_the_registry_reads_no_signature():
+    """Options come from the declared record, never from a factory's parameters."""
+    import thresher.policies as registry
+    import thresher.policies.factory as factories
+
+    for module in (registry, factories):
+        tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert "inspect" not in imported, module.__name__
+
+
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    top_k: int = 10
+
+
+class _Namespace(dict):  # ``module:_FACTORIES.probe`` resolves by attribute
+    __getattr__ = dict.__getitem__
+
+
+_FACTORIES: _Namespace = _Namespace()

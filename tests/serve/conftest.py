@@ -40,7 +40,7 @@ def serve_corpus() -> list[Document]:
 @pytest.fixture(scope="session")
 def serve_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The serving corpus in a real index folder, built with the real embedder (once)."""
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
 
     path = tmp_path_factory.mktemp("serve-index")
     ingest(serve_corpus(), path, test_config(), progress=False)

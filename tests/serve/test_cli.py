@@ -10,6 +10,8 @@ from serve.conftest import thresher_cmd
 from thresher.errors import BackendUnavailableError
 from thresher.serve.client import ThresherClient
 
+pytestmark = pytest.mark.server  # `thresher serve` and `thresher mcp` as processes
+
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(thresher_cmd(*args), capture_output=True, text=True, check=False, env=env)

@@ -193,26 +193,22 @@ def test_an_episode_whose_tools_all_failed_is_not_answered(plain):
         assert wait_idle(client)["running"] == 0
 
 
-def test_an_episode_thread_that_cannot_start_frees_its_slot(serve_index, monkeypatch):
-    """Thread exhaustion cannot be produced for real here: a Thread whose start fails."""
-    import threading
-    from types import SimpleNamespace
-
+def test_an_episode_that_cannot_get_a_worker_thread_frees_its_slot(serve_index, monkeypatch):
+    """Thread exhaustion cannot be produced for real here: a worker thread that cannot start
+    (each step of an episode runs on one)."""
     import thresher.serve.service as service_module
     from thresher.errors import ThresherError
     from thresher.serve.service import SearchService
 
-    class Unstartable(threading.Thread):
-        def start(self) -> None:
-            raise RuntimeError("can't start new thread")
+    async def no_thread(*args, **kwargs):
+        raise RuntimeError("can't start new thread")
 
     service = SearchService(ServeSettings({"idx": str(serve_index)}))
-    fake = SimpleNamespace(Thread=Unstartable, Event=threading.Event, Lock=threading.Lock)
-    monkeypatch.setattr(service_module, "threading", fake)
+    monkeypatch.setattr(service_module, "run_sync", no_thread)
 
     async def scenario() -> None:
         with pytest.raises(ThresherError, match="could not start"):
-            await service.start(QUESTION)
+            await service.search(QUESTION)
         assert service.gate.running == 0 and service.traces.running() == 0
 
     anyio.run(scenario)

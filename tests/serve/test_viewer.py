@@ -141,6 +141,7 @@ def test_trace_view_command_writes_a_self_contained_page(trace_file, tmp_path):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium (Debian's package): `make browser`")
+@pytest.mark.browser
 def test_viewer_in_headless_chromium_shows_turns_prunes_usage_and_escapes_text(
     trace_file, tmp_path
 ):
@@ -236,6 +237,7 @@ def test_placeholders_in_the_trace_or_its_name_are_never_substituted(trace_file)
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium (Debian's package): `make browser`")
+@pytest.mark.browser
 def test_hostile_trace_values_render_in_headless_chromium(trace_file, tmp_path):
     playwright = pytest.importorskip("playwright.sync_api")
     _, result, _ = trace_file

@@ -96,8 +96,9 @@ def test_every_way_to_name_a_split(beir: Path) -> None:
     assert beir_source(beir.parent) is None and beir_source(beir / "corpus.jsonl") is None
 
 
+@pytest.mark.slow
 def test_gold_ids_are_the_ids_of_the_indexed_corpus(beir: Path, tmp_path: Path) -> None:
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.index.open import open_store
     from thresher.tasks.corpus import task_documents
 

@@ -20,6 +20,8 @@ from thresher.testing.replay_server import (
     tool_call,
 )
 
+pytestmark = pytest.mark.server  # the LLM replay server, a process on loopback
+
 
 def post(url: str, data: dict, timeout: float = 5.0) -> tuple[int, dict, str]:
     request = urllib.request.Request(

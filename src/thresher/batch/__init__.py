@@ -33,7 +33,7 @@ _WHERE = {
     "Runner": ".runner",
     "JobResult": ".runner",
     "LocalRunner": ".runner",
-    "make_runner": ".runner",
+    "make_runner": ".factory",
     "FATAL_ERRORS": ".runner",
     "RayRunner": ".ray_runner",
     "StoreRef": ".stores",

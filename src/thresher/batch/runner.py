@@ -8,6 +8,9 @@ Every batch command (``thresher eval``, ``thresher synth tasks``,
 - :class:`~thresher.batch.ray_runner.RayRunner`: Ray tasks on a local Ray
   instance or a cluster (``--ray [ADDRESS]``).
 
+:func:`thresher.batch.factory.make_runner` picks one from a command's options
+(the runners do not import each other).
+
 Both keep one contract, so a command's output does not depend on the runner:
 
 - ``map(fn, items)`` returns one :class:`JobResult` per item, in the items' order;
@@ -48,7 +51,6 @@ __all__ = [
     "OnDone",
     "Runner",
     "LocalRunner",
-    "make_runner",
     "describe_error",
 ]
 
@@ -199,26 +201,3 @@ class LocalRunner(Runner):
         from thresher.batch.stores import close_stores
 
         close_stores(keep=self._kept)
-
-
-def make_runner(workers: int = 1, ray: str | None = None, *, quiet: bool = False) -> Runner:
-    """The runner a command asked for: ``--ray [ADDRESS]`` if given, else ``--workers N`` threads.
-
-    Args:
-        workers: threads of the local runner; with a local Ray instance, its CPUs
-            when above 1 (else Ray counts the machine's).
-        ray: None (local threads), ``"local"`` (start a local Ray instance) or a
-            cluster address (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``).
-        quiet: keep Ray's own log lines off stderr (``--json``).
-
-    Raises:
-        ConfigError: ``workers`` below 1.
-        BackendUnavailableError: Ray is not installed, or the cluster is unreachable.
-    """
-    if workers < 1:
-        raise ConfigError(f"--workers must be >= 1, got {workers}")
-    if ray is None:
-        return LocalRunner(workers)
-    from thresher.batch.ray_runner import RayRunner
-
-    return RayRunner(ray, num_cpus=workers if workers > 1 else None, quiet=quiet)

@@ -156,7 +156,7 @@ def _ray_address(text: str) -> str:
 
 def make_runner(args: argparse.Namespace) -> Any:
     """The :class:`thresher.batch.runner.Runner` that ``--workers`` / ``--ray`` ask for."""
-    from thresher.batch.runner import make_runner as build
+    from thresher.batch.factory import make_runner as build
 
     address = getattr(args, "ray", None)
     return build(getattr(args, "workers", 1), address, quiet=not live_view(args))

@@ -72,11 +72,11 @@ def chain_steps(events: Sequence[Any], documents: Sequence[Any]) -> dict[str, st
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.api import search
+    from thresher.api import searching
     from thresher.cli.trace_cmd import format_event
     from thresher.corpus.loaders import iter_documents
     from thresher.harness.trace import read_jsonl
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.synth.world import generate_world
 
     config = load_config(args)
@@ -95,20 +95,22 @@ def run(args: argparse.Namespace) -> int:
     question = args.question or chain.question
     say(f"[3/3] search: {question}")
 
-    def live(event: object) -> None:
-        for line in format_event(event):
-            print("      " + line, file=sys.stderr, flush=True)
-
+    watching = live_view(args)
     kwargs = {"policy": args.policy} if args.policy else {}
-    result = search(
+    with searching(
         question,
         index=index_dir,
         config=config,
         trace=trace_file,
         reuse=False,  # one call per process: nothing to reuse
-        on_event=live if live_view(args) else None,
         **kwargs,
-    )
+    ) as episode:
+        for event in episode:  # the live view: each event as it is applied
+            if watching:
+                for line in format_event(event):
+                    print("      " + line, file=sys.stderr, flush=True)
+    result = episode.result
+    assert result is not None  # read to its end
     gold = [] if args.question else [hop.doc for hop in chain.hops]
     found = {doc.doc_id for doc in result.documents}
     if args.json:

@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.api import search, with_filter, with_k
+    from thresher.api import searching, with_filter, with_k
     from thresher.cli.trace_cmd import format_event
     from thresher.errors import InputError
     from thresher.harness.result import ExitReason
@@ -64,20 +64,20 @@ def run(args: argparse.Namespace) -> int:
     config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
     config = with_filter(config, args.where, args.path)
     watching = live_view(args)
-
-    def live(event: object) -> None:
-        for line in format_event(event):
-            print(line, file=sys.stderr, flush=True)
-
-    result = search(
+    with searching(
         args.question,
         index=args.index,
         policy=args.policy,
         config=config,
         trace=args.trace,
         reuse=False,  # one call per process: nothing to reuse
-        on_event=live if watching else None,
-    )
+    ) as episode:
+        for event in episode:  # the live view: each event as it is applied
+            if watching:
+                for line in format_event(event):
+                    print(line, file=sys.stderr, flush=True)
+    result = episode.result
+    assert result is not None  # read to its end
     if args.json:
         print_json(result.to_dict())
     else:

@@ -158,11 +158,15 @@ def run(args: argparse.Namespace) -> int:
     for location in settings.collections.values():
         check_location(location)  # a missing index fails before the banner
     names = ", ".join(f"{n}={loc}" for n, loc in settings.collections.items())
-    print(
-        f"thresher serve: http://{args.host}:{args.port} · POST /search · collections {names} · "
-        f"policy {settings.policy}" + (" · API key required" if settings.api_key else ""),
-        file=sys.stderr,
-        flush=True,
-    )
-    run_http(settings, args.host, args.port)
+
+    def ready() -> None:  # printed once the indexes are open and warmed up
+        print(
+            f"thresher serve: http://{args.host}:{args.port} · POST /search · collections "
+            f"{names} · policy {settings.policy}"
+            + (" · API key required" if settings.api_key else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    run_http(settings, args.host, args.port, on_ready=ready)
     return 0

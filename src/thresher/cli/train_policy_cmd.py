@@ -5,7 +5,8 @@ indexed together (the pooled setting), e.g. both HotpotQA files, or the
 MuSiQue questions file and its corpus file. Indexes are built once into
 ``--index-cache`` (default ``DIR/indexes``) and reused. The weights are
 written to ``DIR/local_policy.json``; load them with
-``thresher search --policy local`` and ``LocalPolicy(weights=PATH)``, or copy
+``thresher search --policy local --set policy.weights=PATH`` and
+``LocalPolicy(LocalOptions(weights=PATH))``, or copy
 them over ``src/thresher/policies/local/weights/local_policy.json`` to ship them.
 
 ``--tasks-index FILE:DIR`` adds a task file whose documents are already

@@ -19,6 +19,7 @@ from thresher.corpus.ids import doc_of
 from thresher.eval import metrics as m
 from thresher.harness.replay import replay
 from thresher.harness.state import EpisodeState
+from thresher.harness.tools import RETRIEVAL_TOOLS  # tools that fetch from the corpus
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
 from thresher.tasks.task import Task
 
@@ -31,8 +32,6 @@ __all__ = [
     "DEFAULT_KS",
 ]
 
-#: tools that fetch from the corpus (their results can bring gold into the cache)
-RETRIEVAL_TOOLS = frozenset({"search_corpus", "grep_corpus", "read_document"})
 DEFAULT_KS = (1, 2, 5, 10)
 
 

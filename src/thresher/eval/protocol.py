@@ -21,9 +21,7 @@ A configuration is a registered policy name, or a TOML/JSON file::
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,12 +32,11 @@ from thresher.batch.runner import JobResult, LocalRunner, Runner
 from thresher.batch.stores import StoreRef, StoreSource
 from thresher.config import Config
 from thresher.errors import ConfigError
-from thresher.eval.attribution import Attribution
 from thresher.eval.episode_metrics import EpisodeMetrics
+from thresher.eval.records import Answerer, RunConfig, TaskOutcome, safe_name
 from thresher.eval.stats import MeanCI, PairedResult, mean_ci, paired_test
 from thresher.eval.task_job import TaskJob, TaskRun, failed_outcome
-from thresher.index.store import Store
-from thresher.policies import factory_parameters
+from thresher.policies import policy_factory
 from thresher.tasks.task import Task
 
 __all__ = [
@@ -54,12 +51,11 @@ __all__ = [
     "run_config",
     "compare",
     "safe_name",
+    "SharedSettings",
 ]
 
 #: answer quality (only with an answering model), reported apart from retrieval
 ANSWER_METRICS = ("answer_em", "answer_f1")
-#: an answering model: ``(task, ranked ResultDocuments) -> answer``
-Answerer = Callable[[Task, list[Any]], str]
 #: metrics tested per task (A − B); ``context_tokens`` is a cost (lower is better)
 PAIRED_METRICS = (
     "recall@5",
@@ -69,43 +65,6 @@ PAIRED_METRICS = (
     "answer_found",
     "context_tokens",
 )
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """One side of the comparison: a policy, its options and the settings."""
-
-    label: str
-    policy: str
-    config: Config = field(default_factory=Config)
-    policy_options: Mapping[str, Any] = field(default_factory=dict)
-    source: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "policy": self.policy,
-            "policy_options": dict(self.policy_options),
-            "source": self.source,
-            "config": self.config.to_dict(),
-        }
-
-
-@dataclass(slots=True)
-class TaskOutcome:
-    """One task through one configuration: metrics (fused over rollouts), attribution, traces.
-
-    ``error``: set when the task's job failed twice (:func:`task_job.failed_outcome`);
-    its metrics are then those of an episode that returned nothing.
-    """
-
-    task: Task
-    metrics: EpisodeMetrics
-    attribution: Attribution
-    rollouts: list[EpisodeMetrics]
-    trace_paths: list[str] = field(default_factory=list)
-    prediction: str | None = None
-    error: str | None = None
 
 
 @dataclass(slots=True)
@@ -120,18 +79,6 @@ class PairedReport:
     tests: dict[str, PairedResult]
     means: dict[str, dict[str, MeanCI]]
     settings: dict[str, Any] = field(default_factory=dict)
-
-
-def safe_name(text: str) -> str:
-    """A file-name-safe form of an id or label, distinct for distinct inputs.
-
-    Characters outside ``[A-Za-z0-9._-]`` become ``_``; when that changed the text,
-    a short hash of the original keeps ``a b`` and ``a_b`` apart.
-    """
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
-    if safe == text:
-        return safe
-    return f"{safe}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
 
 
 def load_run_config(spec: str, base: Config | None = None) -> RunConfig:
@@ -179,15 +126,6 @@ def load_run_config(spec: str, base: Config | None = None) -> RunConfig:
     return RunConfig(spec, spec, base, {}, spec)
 
 
-def _run_episode(task: Task, store: Store, run: RunConfig, seed: int | None) -> Any:
-    """One episode of ``run``'s policy, built and run as every other caller does."""
-    from thresher.harness.episode import run_episode
-    from thresher.policies import build_policy
-
-    policy = build_policy(run.policy, run.config, run.policy_options, seed=seed)
-    return run_episode(task.question, store, policy, run.config)
-
-
 def run_config(
     tasks: Sequence[Task],
     store: StoreSource,
@@ -216,7 +154,7 @@ def run_config(
         run: the configuration.
         side: the trace sub-folder (``traces/<side>/``).
         rollouts: episodes per task, fused by RRF when more than one; policies
-            whose factory takes ``seed`` get ``seed + r`` for rollout ``r``.
+            get ``seed + r`` for rollout ``r`` (a factory that is not ``seeded`` ignores it).
         workers: tasks run concurrently on this many threads (without ``runner``).
         seed: base seed.
         out_dir: write each trace under ``out_dir/traces/<side>/`` (on this machine).
@@ -264,6 +202,43 @@ def run_config(
         r.value.outcome if r.value is not None else failed_outcome(t, r.error or "failed")
         for t, r in zip(tasks, results, strict=True)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class SharedSettings:
+    """What both sides of a paired run share; each field as in :func:`run_config`."""
+
+    rollouts: int = 1
+    workers: int = 1
+    seed: int = 0
+    out_dir: str | Path | None = None
+    corpora: Mapping[str, frozenset[str]] | None = None
+    answerer: Answerer | None = None
+    runner: Runner | None = None
+
+    def run(
+        self,
+        tasks: Sequence[Task],
+        store: StoreSource,
+        run: RunConfig,
+        side: str,
+        progress: Callable[[], None] | None = None,
+    ) -> list[TaskOutcome]:
+        """:func:`run_config` of one side with these settings."""
+        return run_config(
+            tasks,
+            store,
+            run,
+            side=side,
+            rollouts=self.rollouts,
+            workers=self.workers,
+            seed=self.seed,
+            out_dir=self.out_dir,
+            corpora=self.corpora,
+            progress=progress,
+            answerer=self.answerer,
+            runner=self.runner,
+        )
 
 
 def metric_value(metrics: EpisodeMetrics, name: str) -> float | None:
@@ -329,13 +304,10 @@ def compare(
             bar.update(1)
 
     active = runner or LocalRunner(workers)
-    common = dict(
-        rollouts=rollouts, workers=workers, seed=seed, out_dir=out_dir, corpora=corpora,
-        answerer=answerer, runner=active,
-    )  # fmt: skip
+    shared = SharedSettings(rollouts, workers, seed, out_dir, corpora, answerer, active)
     try:
-        a = run_config(tasks, store, run_a, side="a", progress=tick, **common)  # type: ignore[arg-type]
-        b = run_config(tasks, store, run_b, side="b", progress=tick, **common)  # type: ignore[arg-type]
+        a = shared.run(tasks, store, run_a, "a", tick)
+        b = shared.run(tasks, store, run_b, "b", tick)
     finally:
         if bar is not None:
             bar.close()
@@ -359,7 +331,7 @@ def compare(
         tests[name] = paired_test(xa, xb, method=test, n=resamples, seed=seed)  # type: ignore[arg-type]
         means["a"][name] = mean_ci(xa, n=resamples, seed=seed)
         means["b"][name] = mean_ci(xb, n=resamples, seed=seed)
-    seeded = {s: "seed" in factory_parameters(r.policy) for s, r in (("a", run_a), ("b", run_b))}
+    seeded = {s: policy_factory(r.policy).seeded for s, r in (("a", run_a), ("b", run_b))}
     settings = {"rollouts_seeded": seeded, "rollouts": rollouts, "workers": active.workers,
                 "runner": active.name, "seed": seed, "test": test, "resamples": resamples,
                 "corpus": "question" if corpora is not None else "pooled"}  # fmt: skip

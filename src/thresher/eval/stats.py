@@ -1,8 +1,8 @@
 """Confidence intervals and paired significance tests for per-task scores.
 
-numpy only (no scipy at run time): the Student t quantile is computed here from
-the regularized incomplete beta function. Every resampling method takes a
-``seed`` and gives the same numbers for the same inputs on any machine.
+The resampling runs on numpy; the Student t quantile is scipy's. Every
+resampling method takes a ``seed`` and gives the same numbers for the same
+inputs on any machine.
 """
 
 from __future__ import annotations
@@ -59,77 +59,18 @@ def _check_n(n: int) -> None:
 # --- Student t quantile ------------------------------------------------------------------------
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta ``I_x(a, b)``."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(ln_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(ln_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def _t_cdf(t: float, df: float) -> float:
-    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
-
-
 def t_quantile(p: float, df: float) -> float:
-    """The ``p`` quantile of Student's t distribution with ``df`` degrees of freedom.
-
-    Bisection on the CDF ``F(t) = 1 - I_{df/(df+t²)}(df/2, 1/2) / 2`` (t >= 0),
-    accurate to about 1e-10.
+    """The ``p`` quantile of Student's t distribution with ``df`` degrees of freedom
+    (``scipy.stats.t.ppf``).
 
     Raises:
         InputError: ``p`` outside (0, 1) or ``df <= 0``.
     """
     if not 0.0 < p < 1.0 or df <= 0:
         raise InputError(f"t_quantile needs 0 < p < 1 and df > 0, got p={p!r}, df={df!r}")
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    lo, hi = 0.0, 1.0
-    while _t_cdf(hi, df) < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if _t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2.0
+    from scipy.stats import t  # imported on use: scipy.stats is slow to load
+
+    return float(t.ppf(p, df))
 
 
 # --- resampling kernels ------------------------------------------------------------------------

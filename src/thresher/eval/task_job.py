@@ -13,27 +13,33 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from thresher.batch.stores import StoreSource, resolve_store
 from thresher.eval import metrics as m
 from thresher.eval.attribution import CAUSES, Attribution, Evidence, attribute
 from thresher.eval.episode_metrics import DEFAULT_KS, EpisodeMetrics, first_miss_hop
+from thresher.eval.records import Answerer, RunConfig, TaskOutcome, safe_name
 from thresher.eval.rollouts import fused_metrics
+from thresher.index.store import Store
 from thresher.tasks.task import Task
 
-if TYPE_CHECKING:
-    from thresher.eval.protocol import Answerer, RunConfig, TaskOutcome
-
-__all__ = ["TaskJob", "TaskRun", "failed_outcome", "trace_path"]
+__all__ = ["TaskJob", "TaskRun", "failed_outcome", "trace_path", "run_episode_of"]
 
 
 def trace_path(side: str, task_id: str, rollout: int, rollouts: int) -> str:
     """``traces/<side>/<safe task id>[.r<k>].jsonl``, relative to the output folder."""
-    from thresher.eval.protocol import safe_name
-
     suffix = f".r{rollout}" if rollouts > 1 else ""
     return f"traces/{side}/{safe_name(task_id)}{suffix}.jsonl"
+
+
+def run_episode_of(task: Task, store: Store, run: RunConfig, seed: int | None) -> Any:
+    """One episode of ``run``'s policy on ``task``, built and run as every other caller does."""
+    from thresher.harness.episode import run_episode
+    from thresher.policies import build_policy
+
+    policy = build_policy(run.policy, run.config, run.policy_options, seed=seed)
+    return run_episode(task.question, store, policy, run.config)
 
 
 @dataclass(slots=True)
@@ -69,7 +75,7 @@ class TaskJob:
 
     Attributes:
         store: the index (a ``StoreRef`` for workers in other processes).
-        run: the configuration (``thresher.eval.protocol.RunConfig``).
+        run: the configuration (:class:`~thresher.eval.records.RunConfig`).
         side: the trace sub-folder.
         rollouts: episodes per task, fused by RRF when more than one.
         seed: base seed; rollout ``r`` gets ``seed + r`` when there are several.
@@ -86,8 +92,6 @@ class TaskJob:
     answerer: Answerer | None = None
 
     def __call__(self, item: tuple[Task, frozenset[str] | None]) -> TaskRun:
-        from thresher.eval.protocol import TaskOutcome, _run_episode
-
         task, corpus = item
         store = resolve_store(self.store)
         retrieval = self.run.config.retrieval
@@ -99,7 +103,7 @@ class TaskJob:
         documents: dict[str, Any] = {}
         for r in range(self.rollouts):
             seed = self.seed + r if self.rollouts > 1 else None
-            result = _run_episode(task, store, self.run, seed)
+            result = run_episode_of(task, store, self.run, seed)
             traces.append(list(result.trace))
             for d in result.documents:
                 documents.setdefault(d.doc_id, d)
@@ -125,8 +129,6 @@ def failed_outcome(task: Task, error: str) -> TaskOutcome:
     ``exit_reason`` ``failed``; its attribution is failed with no cause (it is
     counted apart from the causes) and holds the error as evidence.
     """
-    from thresher.eval.protocol import TaskOutcome
-
     gold = task.gold_doc_ids
     metrics = EpisodeMetrics(
         task_id=task.task_id,

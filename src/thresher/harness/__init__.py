@@ -2,7 +2,7 @@
 
 Main names, imported lazily::
 
-    from thresher.harness import run_episode, Proposal, ToolCall, answer
+    from thresher.harness import run_episode, iter_episode, Proposal, ToolCall, answer
 """
 
 from __future__ import annotations
@@ -11,6 +11,10 @@ from thresher._lazy import lazy_getattr
 
 __all__ = [
     "run_episode",
+    "iter_episode",
+    "EpisodeStream",
+    "ToolSpec",
+    "TOOLS",
     "Result",
     "ResultDocument",
     "ExitReason",
@@ -31,6 +35,10 @@ __all__ = [
 
 _WHERE = {
     "run_episode": ".episode",
+    "iter_episode": ".episode",
+    "EpisodeStream": ".stream",
+    "ToolSpec": ".toolspec",
+    "TOOLS": ".tools",
     "Result": ".result",
     "ResultDocument": ".result",
     "ExitReason": ".result",

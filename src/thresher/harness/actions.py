@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "TOOL_NAMES",
-    "RETRIEVAL_TOOLS",
     "ToolCall",
     "RankedDocument",
     "FinalAnswer",
@@ -24,24 +22,13 @@ __all__ = [
     "answer",
 ]
 
-#: the tool allow-list, names as in the Context-1 report (+ recall_chunks)
-TOOL_NAMES: tuple[str, ...] = (
-    "search_corpus",
-    "grep_corpus",
-    "read_document",
-    "prune_chunks",
-    "recall_chunks",
-)
-#: tools that add new corpus text; refused past the hard cutoff
-RETRIEVAL_TOOLS: frozenset[str] = frozenset({"search_corpus", "grep_corpus", "read_document"})
-
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """One tool invocation.
 
     Attributes:
-        name: a name from :data:`TOOL_NAMES` (others are refused).
+        name: a name from :data:`thresher.harness.tools.TOOL_NAMES` (others are refused).
         arguments: JSON-safe keyword arguments (``{"query": "..."}``).
         call_id: the policy's id for the call ('' lets the harness assign one).
     """

@@ -3,30 +3,27 @@
 Retrieval calls are submitted to daemon workers together (a turn costs about
 its slowest call), each with the turn's deadline; their results are turned
 into events and applied strictly in call order, each cut to the room the
-calls before it left. Prune and recall need no I/O.
+calls before it left. Prune and recall need no I/O. A search's rerank by the policy (a declared
+:class:`~thresher.harness.policy.SearchReranker`) runs in that loop, on the
+episode's thread: the policy is never called from two threads at once. Each call's event is
+recorded before the next is waited for, so the episode's reader sees it then.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import replace
 
 from thresher.config import Config
-from thresher.harness.actions import RETRIEVAL_TOOLS, Proposal, ToolCall
+from thresher.harness.actions import Proposal, ToolCall
 from thresher.harness.budget import UsageState, tool_room
 from thresher.harness.policy import SearchReranker
 from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import Fetched, fetch
+from thresher.harness.tools import RETRIEVAL_TOOLS, Fetched, fetch, rerank_search, tool_spec
 from thresher.harness.trace import ToolResult, TraceEvent
-from thresher.harness.transitions import (
-    CallContext,
-    prune_result,
-    recall_result,
-    refused_result,
-    retrieval_result,
-)
+from thresher.harness.transitions import CallContext, refused_result
 from thresher.harness.validate import plan_calls
 from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
@@ -71,8 +68,11 @@ class CallRunner:
         self.elapsed = elapsed
         self.notice_reserve = notice_reserve
 
-    def run(self, turn: int, usage: UsageState, proposal: Proposal) -> str:
-        """Check, run concurrently, apply in order. Returns 'max_calls', 'hard_refused' or ''."""
+    def run(self, turn: int, usage: UsageState, proposal: Proposal) -> Generator[None, None, str]:
+        """Check, run concurrently, apply in order. Returns 'max_calls', 'hard_refused' or ''.
+
+        A generator: it pauses before each call is applied, so the episode can hand the
+        results applied so far to its reader (a closed run leaves the rest unapplied)."""
         cfg = self.config
         state = self.state
         plan, hit_cap = plan_calls(proposal.tool_calls, state.calls_made(), cfg.episode, usage)
@@ -82,31 +82,37 @@ class CallRunner:
             call = planned.call
             if not planned.code and call.name in RETRIEVAL_TOOLS:
                 jobs[i] = self.start_fetch(call, query)
-                if call.name == "search_corpus":
-                    query = call.arguments["query"]
+                spec = tool_spec(call.name)
+                if spec.view is not None and spec.view.sets_query:  # search_corpus
+                    query = call.arguments[spec.argument.name]
         wall_left = max(cfg.episode.wall_time_s - self.elapsed(), 0.0)
         window = min(cfg.episode.tool_timeout_s, wall_left)
         deadline = time.perf_counter() + window
         for i, planned in enumerate(plan):
+            yield  # the calls before this one are applied
             call = planned.call
             if planned.code:
                 self.emit_result(refused_result(call, turn, planned.code, planned.message))
                 continue
             ctx = self.call_context(turn, proposal, len(plan) - i - 1, call.call_id)
-            if call.name == "prune_chunks":
-                self.emit_result(prune_result(call, state, turn))
-            elif call.name == "recall_chunks":
-                self.emit(recall_result(call, state, ctx))
-            else:
+            spec = tool_spec(call.name)
+            fetched = Fetched()  # prune and recall fetch nothing: the cache serves them
+            if spec.retrieval:
                 try:
                     fetched = jobs[i].result(deadline - time.perf_counter())
                 except TimeoutError:
                     fetched = Fetched(error_code="timeout", error=_timeout_text(cfg, window))
-                event = retrieval_result(call, fetched, state, ctx)
-                if event.shown:
-                    self.emit(event)
-                else:
-                    self.emit_result(event)
+                if spec.view is not None and spec.view.sets_query and self.reranker is not None:
+                    # on this thread, in call order: the policy never reranks concurrently
+                    searched = call.arguments[spec.argument.name]
+                    fetched = rerank_search(
+                        fetched, searched, state.question, self.store, self.reranker
+                    )
+            event = spec.apply(spec, call, fetched, state, ctx)
+            if event.tokens:  # counted where its chunks were fitted
+                self.emit(event)
+            else:
+                self.emit_result(event)
         if hit_cap:
             return "max_calls"
         codes = [p.code for p in plan]
@@ -115,7 +121,7 @@ class CallRunner:
         return ""
 
     def emit_result(self, event: ToolResult) -> None:
-        """Record a result that shows no chunks, with its message's token count."""
+        """Record a result not yet counted (no chunks fitted), with its message's token count."""
         content = tool_content(event.header, [], event.footer)
         self.emit(replace(event, tokens=MESSAGE_OVERHEAD + self.tc.text(content)))
 
@@ -133,7 +139,6 @@ class CallRunner:
                 in_context=in_context,
                 current_query=query,
                 question=state.question,
-                reranker=self.reranker,
             )
         )
 

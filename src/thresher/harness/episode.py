@@ -21,10 +21,13 @@ Each turn:
 4. *Record*: every step is a trace event applied through
    :meth:`EpisodeState.apply`, the same transition replay uses.
 
-A caller may stop an episode early with ``should_stop`` (a server whose client
-hung up): it is asked before each turn and while the policy is thinking, and a
-True answer ends the episode with exit reason ``cancelled``, recorded in the
-trace like any other exit. It is the one way in from outside: the harness still
+The episode is a stream of its events: :func:`iter_episode` returns an
+:class:`~thresher.harness.stream.EpisodeStream` that runs the episode as it is
+read, one recorded event per ``next``; :func:`run_episode` reads it to the end.
+A reader stops the episode by closing the stream (or with ``cancel``, or with a
+``should_stop`` it passes: asked before each turn and while the policy is
+thinking); the episode then ends with exit reason ``cancelled``, recorded in the
+trace like any other exit. That is the one way in from outside: the harness still
 owns the loop, and nothing else about the episode changes.
 
 Calls run on reusable daemon threads (:mod:`thresher.harness.workers`), not
@@ -36,8 +39,10 @@ hang the process.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -45,7 +50,7 @@ from typing import Any
 from thresher.config import Config, EpisodeConfig
 from thresher.corpus.sanitize import has_surrogate, scrub
 from thresher.errors import BackendUnavailableError
-from thresher.harness.actions import RETRIEVAL_TOOLS, MalformedReply, Proposal
+from thresher.harness.actions import MalformedReply, Proposal, ToolCall
 from thresher.harness.budget import (
     UsageState,
     notices_for,
@@ -57,6 +62,7 @@ from thresher.harness.observation import Observation, build_observation
 from thresher.harness.policy import (
     CancelsCalls,
     ChoosesRetrievalMode,
+    EpisodicPolicy,
     InProcessPolicy,
     Policy,
     SearchReranker,
@@ -75,6 +81,8 @@ from thresher.harness.result import (
     partial_ranking,
 )
 from thresher.harness.state import EpisodeState
+from thresher.harness.stream import EpisodeStream
+from thresher.harness.tools import RETRIEVAL_TOOLS
 from thresher.harness.trace import (
     EpisodeEnd,
     EpisodeStart,
@@ -86,6 +94,7 @@ from thresher.harness.trace import (
     TraceEvent,
     UsageReport,
 )
+from thresher.harness.transitions import refused_result
 from thresher.harness.validate import ProposalCheck, check_final, check_proposal
 from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
@@ -93,6 +102,7 @@ from thresher.tokens import TokenCounter, get_counter
 
 __all__ = [
     "run_episode",
+    "iter_episode",
     "episode_config",
     "MAX_REFUSED_PROPOSALS",
     "MAX_HARD_REFUSALS",
@@ -115,27 +125,30 @@ class _Stopped(Exception):
 
 
 class _Episode:
+    #: what proposes this episode's turns: the policy given, or the session an
+    #: :class:`EpisodicPolicy` started for it (set by :meth:`use`)
+    policy: Policy
+
     def __init__(
         self,
         question: str,
         store: Store,
-        policy: Policy,
+        policy: Policy | EpisodicPolicy,
         config: Config,
         reranker: SearchReranker | None,
-        on_event: Callable[[TraceEvent], None] | None,
-        on_turn: Callable[[EpisodeState], None] | None,
         counter: TokenCounter | None,
         should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.invalid_text = has_surrogate(question)
         self.question = scrub(question)  # what is recorded and searched is valid Unicode
         self.store = store
-        self.policy = policy
+        self.given = policy
         self.config = config
-        self.reranker = reranker or (policy if isinstance(policy, SearchReranker) else None)
-        self.on_event = on_event
-        self.on_turn = on_turn
+        self.reranker = reranker  # given by the caller; else the policy's (see :meth:`use`)
         self.should_stop = should_stop
+        self.stop = threading.Event()  # set by the stream's reader (cancel, close)
+        self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
+        self.result: Result | None = None  # set once the episode has ended
         self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer))
         self.state = EpisodeState()
         self.t0 = time.perf_counter()
@@ -150,8 +163,17 @@ class _Episode:
         worst = notices_for(int("9" * len(str(config.budget.total))), config.budget)
         reserve = self.tc.message({"content": "\n".join(worst)}) + 4
         self.calls = CallRunner(
-            self.state, store, config, self.tc, self.reranker, self.emit, self.elapsed, reserve
+            self.state, store, config, self.tc, reranker, self.emit, self.elapsed, reserve
         )
+        if not isinstance(policy, EpisodicPolicy):
+            self.use(policy)
+
+    def use(self, policy: Policy) -> None:
+        """Drive ``policy`` this episode; it reranks searches when it declares
+        :class:`SearchReranker` and the caller gave no reranker."""
+        self.policy = policy
+        if self.reranker is None:
+            self.calls.reranker = policy if isinstance(policy, SearchReranker) else None
 
     # -- recording -------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -159,9 +181,13 @@ class _Episode:
 
     def emit(self, event: TraceEvent) -> TraceEvent:
         stored = self.state.apply(replace(event, t=round(self.elapsed(), 6)))
-        if self.on_event is not None:
-            self.on_event(stored)
+        self.pending.append(stored)
         return stored
+
+    def flush(self) -> Iterator[TraceEvent]:
+        """Hand the recorded events to the reader, in order."""
+        while self.pending:
+            yield self.pending.popleft()
 
     def finish(self, reason: ExitReason, message: str = "") -> Result:
         state = self.state
@@ -189,7 +215,7 @@ class _Episode:
                 models=list(self.models),
             )
         )
-        return Result(
+        self.result = Result(
             question=self.question,
             documents=documents_from_final(state, resolved),
             exit_reason=reason,
@@ -201,23 +227,82 @@ class _Episode:
             trace=tuple(state.trace),
             message=message,
         )
+        return self.result
 
     # -- the loop ----------------------------------------------------------------------
-    def run(self) -> Result:
-        ended = self.start()
-        while ended is None:
-            ended = self.turn()
-        return ended
+    def events(self) -> Generator[TraceEvent, None, Result]:
+        """The episode, one recorded event at a time; returns its Result.
+
+        Closed early (``GeneratorExit``) or interrupted (``KeyboardInterrupt``), it
+        records its end (``cancelled``) before it goes; a harness bug (or an error a
+        reader throws in) ends it ``error`` with the trace so far.
+        """
+        try:
+            ended = self.start()
+            yield from self.flush()
+            while ended is None:
+                ended = yield from self.turn()
+                yield from self.flush()
+            return ended
+        except Exception as exc:  # the harness's own bug: still a Result, with the trace so far
+            result = self.fail(exc)
+            yield from self.flush()
+            return result
+        except BaseException:  # closed by its reader (GeneratorExit), or interrupted
+            try:
+                self.end_early()
+            except Exception as exc:  # recording the end failed: still a Result
+                self.fail(exc)
+            raise
+
+    def end_early(self) -> None:
+        """End an episode its reader left: the calls of a turn cut short are recorded
+        refused (so every call has its result), then the end, ``cancelled``."""
+        if self.result is not None:
+            return
+        trace = self.state.trace
+        last = next((e for e in reversed(trace) if isinstance(e, ProposalEvent)), None)
+        if last is not None and last.valid and last.proposal:
+            done = {e.call_id for e in trace if isinstance(e, ToolResult) and e.turn == last.turn}
+            for data in last.proposal.get("tool_calls") or ():
+                call = ToolCall.from_dict(data)
+                if call.call_id not in done:
+                    cut = refused_result(call, last.turn, "cancelled", CANCELLED_MESSAGE)
+                    self.calls.emit_result(cut)
+        self.finish(ExitReason.CANCELLED, CANCELLED_MESSAGE)
+
+    def fail(self, exc: Exception) -> Result:
+        """The Result of an episode ended by an internal error (``error``)."""
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        try:
+            return self.finish(ExitReason.ERROR, message)
+        except Exception:  # recording failed too: a bare Result with what the state holds
+            state = self.state
+            self.result = Result(
+                question=self.question,
+                documents=(),
+                exit_reason=ExitReason.ERROR,
+                partial=True,
+                usage=Usage(state.used, state.peak, self.config.budget.total),
+                turns=len(state.turns),
+                tool_calls=dict(state.tool_calls),
+                wall_s=self.elapsed(),
+                trace=tuple(state.trace),
+                message=message,
+            )
+            return self.result
 
     def start(self) -> Result | None:
         """Record the episode's start; a Result when it cannot begin."""
         broken = ""
         try:
+            if isinstance(self.given, EpisodicPolicy):  # this episode's own session
+                self.use(self.given.start(self.question))
             schemas = list(self.policy.tool_schemas() or [])
             system_prompt = str(self.policy.system_prompt)
             name = str(self.policy.name)
-        except Exception as exc:  # a policy that cannot even describe itself
-            schemas, system_prompt, name = [], "", type(self.policy).__name__
+        except Exception as exc:  # a policy that cannot even start or describe itself
+            schemas, system_prompt, name = [], "", type(self.given).__name__
             broken = f"{type(exc).__name__}: {exc}"
         self.emit(
             EpisodeStart(
@@ -242,8 +327,10 @@ class _Episode:
             )
         return None
 
-    def turn(self) -> Result | None:
-        """One turn: observe, propose, validate and apply; a Result when the episode ends."""
+    def turn(self) -> Generator[TraceEvent, None, Result | None]:
+        """One turn: observe, propose, validate and apply; a Result when the episode ends.
+
+        The turn's query state is handed to the reader before the policy is asked."""
         cfg = self.config
         turn = len(self.state.turns)
         if self.stopped():
@@ -264,8 +351,7 @@ class _Episode:
             build_observation(self.state, messages, usage, notices, hop=self.hop),
             wall_time_left_s=max(cfg.episode.wall_time_s - self.elapsed(), 0.0),
         )
-        if self.on_turn is not None:
-            self.on_turn(self.state)
+        yield from self.flush()
         asked = self.ask(turn, observation)
         if isinstance(asked, Result):
             return asked
@@ -282,7 +368,7 @@ class _Episode:
         if not check.ok:
             return self.refuse(turn, value, check, usage, elapsed)
         assert check.proposal is not None
-        return self.apply(turn, check.proposal, usage, elapsed, docs, dropped)
+        return (yield from self.apply(turn, check.proposal, usage, elapsed, docs, dropped))
 
     def refuse(
         self, turn: int, value: Any, check: ProposalCheck, usage: UsageState, elapsed: float
@@ -319,8 +405,9 @@ class _Episode:
         elapsed: float,
         docs: list[dict[str, Any]],
         dropped: list[DroppedId],
-    ) -> Result | None:
-        """Record a valid proposal and apply it: the final answer, or the turn's calls."""
+    ) -> Generator[TraceEvent, None, Result | None]:
+        """Record a valid proposal and apply it: the final answer, or the turn's calls
+        (each call's result handed to the reader as it is applied)."""
         cfg = self.config
         self.refused_streak, self.extra = 0, []
         self.emit(
@@ -341,7 +428,7 @@ class _Episode:
                 self.emit(Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}"))
             self.emit(FinalEvent(turn=turn, documents=docs, flagged=flagged_in_view(self.state)))
             return self.finish(ExitReason.ANSWERED)
-        outcome = self.calls.run(turn, usage, proposal)
+        outcome = yield from self.run_calls(turn, usage, proposal)
         if outcome == "max_calls":
             return self.finish(ExitReason.MAX_CALLS, f"{cfg.episode.max_calls} tool calls")
         self.hard_streak = self.hard_streak + 1 if outcome == "hard_refused" else 0
@@ -351,6 +438,19 @@ class _Episode:
                 f"past the hard limit, {self.hard_streak} turns of refused retrieval calls",
             )
         return None
+
+    def run_calls(
+        self, turn: int, usage: UsageState, proposal: Proposal
+    ) -> Generator[TraceEvent, None, str]:
+        """The turn's calls (:meth:`CallRunner.run`), each result read out as it is applied."""
+        steps = self.calls.run(turn, usage, proposal)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                yield from self.flush()
+                return str(done.value)
+            yield from self.flush()
 
     def ask(self, turn: int, observation: Observation) -> tuple[Any, float] | Result:
         """The policy's reply and its time, or the Result ending the episode."""
@@ -400,19 +500,18 @@ class _Episode:
         return value
 
     def stopped(self) -> bool:
-        """Whether the caller asked the episode to stop (``should_stop``)."""
+        """Whether the reader asked the episode to stop (the stream's stop, ``should_stop``)."""
+        if self.stop.is_set():
+            return True
         return self.should_stop is not None and bool(self.should_stop())
 
     def wait(self, job: Job) -> Any:
         """The policy's reply, within the wall time; raises ``_Stopped`` once the caller stops.
 
-        Without ``should_stop`` this is one wait; with it, the wait is sliced so a
-        stop is seen within :data:`STOP_POLL_S` (the policy's thread finishes on
-        its own: a call cannot be killed, only abandoned).
+        The wait is sliced so a stop is seen within :data:`STOP_POLL_S` (the
+        policy's thread finishes on its own: a call cannot be killed, only abandoned).
         """
         limit = self.config.episode.wall_time_s
-        if self.should_stop is None:
-            return job.result(limit - self.elapsed())
         while True:
             if self.stopped():
                 raise _Stopped
@@ -493,7 +592,7 @@ def _raw_reply(value: Any) -> str:
     return repr(value)
 
 
-def episode_config(policy: Policy, config: Config) -> Config:
+def episode_config(policy: Policy | EpisodicPolicy, config: Config) -> Config:
     """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
 
     A :class:`~thresher.harness.policy.ChoosesRetrievalMode` policy sets
@@ -504,10 +603,45 @@ def episode_config(policy: Policy, config: Config) -> Config:
     return config
 
 
+def iter_episode(
+    question: str,
+    store: Store,
+    policy: Policy | EpisodicPolicy,
+    config: Config | None = None,
+    *,
+    reranker: SearchReranker | None = None,
+    counter: TokenCounter | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> EpisodeStream:
+    """One search episode as a stream of its trace events, run as it is read.
+
+    Args:
+        question, store, policy, config, reranker, counter, should_stop: as for
+            :func:`run_episode`.
+
+    Returns:
+        An :class:`~thresher.harness.stream.EpisodeStream`: iterate it for each event
+        as it is applied (``episode_start`` first, ``episode_end`` last); its
+        ``result`` is the :class:`Result` once the episode has ended; ``close()`` (or
+        leaving a ``with`` block) ends the episode ``cancelled``, ``cancel()`` asks it
+        to stop. Nothing runs until the first event is read.
+    """
+    episode = _Episode(
+        question,
+        store,
+        policy,
+        episode_config(policy, config or Config()),
+        reranker,
+        counter,
+        should_stop,
+    )
+    return EpisodeStream(episode.events(), episode.state, episode.stop, lambda: episode.result)
+
+
 def run_episode(
     question: str,
     store: Store,
-    policy: Policy,
+    policy: Policy | EpisodicPolicy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -516,16 +650,19 @@ def run_episode(
     counter: TokenCounter | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Result:
-    """Run one search episode to its end.
+    """Run one search episode to its end (reads :func:`iter_episode` to the end).
 
     Args:
         question: the user's question (empty: exit ``invalid_input``).
         store: the index, through the Store protocol.
-        policy: proposes tool calls or the final answer each turn.
+        policy: proposes tool calls or the final answer each turn; an
+            :class:`~thresher.harness.policy.EpisodicPolicy` is asked for a session
+            (``start(question)``) that does so for this episode.
         config: settings (defaults from the Context-1 report).
-        reranker: reorders search candidates (default: the policy itself when it
-            declares :class:`~thresher.harness.policy.SearchReranker`).
-        on_event: called with every trace event as it is recorded (live views).
+        reranker: reorders search candidates (default: the policy, or its session,
+            when it declares :class:`~thresher.harness.policy.SearchReranker`).
+        on_event: called with every trace event as it is recorded (live views); an
+            error it raises ends the episode with exit reason ``error``.
         on_turn: called with the live state right after each turn's query state
             (tests snapshot it to compare with replay).
         counter: token counter (default: ``config.chunking.tokenizer``).
@@ -536,34 +673,24 @@ def run_episode(
     Returns:
         A :class:`Result`, always: partial on caps and errors, with the trace.
     """
-    episode = _Episode(
+    stream = iter_episode(
         question,
         store,
         policy,
-        episode_config(policy, config or Config()),
-        reranker,
-        on_event,
-        on_turn,
-        counter,
-        should_stop,
+        config,
+        reranker=reranker,
+        counter=counter,
+        should_stop=should_stop,
     )
-    try:
-        return episode.run()
-    except Exception as exc:  # the harness's own bug: still a Result, with the trace so far
-        message = f"internal error: {type(exc).__name__}: {exc}"
-        try:
-            return episode.finish(ExitReason.ERROR, message)
-        except Exception:  # recording failed too: a bare Result with what the state holds
-            state = episode.state
-            return Result(
-                question=question,
-                documents=(),
-                exit_reason=ExitReason.ERROR,
-                partial=True,
-                usage=Usage(state.used, state.peak, episode.config.budget.total),
-                turns=len(state.turns),
-                tool_calls=dict(state.tool_calls),
-                wall_s=episode.elapsed(),
-                trace=tuple(state.trace),
-                message=message,
-            )
+    with stream:
+        for event in stream:
+            try:
+                if on_event is not None:
+                    on_event(event)
+                if on_turn is not None and isinstance(event, QueryState):
+                    on_turn(stream.state)
+            except Exception as exc:  # a reader's failure ends the episode, never the caller
+                stream.fail(exc)
+                break
+    assert stream.result is not None  # read to its end, or ended by fail()
+    return stream.result

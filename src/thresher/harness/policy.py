@@ -4,7 +4,16 @@ The harness drives a policy, so the harness owns the contract. A policy is
 anything with a ``name``, a ``system_prompt``, ``tool_schemas()`` and
 ``propose(observation)``: :class:`Policy`. A policy may also *declare* optional
 capabilities, each a protocol of its own that the harness checks with
-``isinstance`` and calls itself (never a hidden hook found by attribute lookup):
+``isinstance`` and calls itself (never a hidden hook found by attribute lookup).
+
+A policy that keeps state across the turns of an episode is an
+:class:`EpisodicPolicy` instead: the harness calls ``start(question)`` once per
+episode and drives the :class:`Policy` it returns (a *session*, owning that
+episode's state) for every turn, and as the episode's reranker when the session
+declares :class:`SearchReranker`. One such policy object serves any number of
+episodes, one after another or at once, since no episode's state lives on it.
+
+The capabilities:
 
 * :class:`SearchReranker`: reorders (and may cut) the candidates of every
   ``search_corpus`` call before the harness cuts them to the budget. It gets a
@@ -32,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Policy",
+    "EpisodicPolicy",
     "SearchReranker",
     "RerankRequest",
     "ChoosesRetrievalMode",
@@ -69,6 +79,27 @@ class Policy(Protocol):
         ...
 
 
+@runtime_checkable
+class EpisodicPolicy(Protocol):
+    """A policy whose episodes each get a session of their own.
+
+    ``run_episode`` calls ``start(question)`` once, before the first turn, and the
+    returned :class:`Policy` proposes every turn of that episode (its name, system
+    prompt and tool schemas are the ones recorded); the capabilities it declares
+    (:class:`SearchReranker`, :class:`InProcessPolicy`, ...) are the episode's.
+
+    Attributes:
+        name: a short identifier (its sessions' name).
+    """
+
+    name: str
+
+    def start(self, question: str) -> Policy:
+        """A fresh session for one episode of ``question``; may raise (the episode then
+        ends with ``policy_error``)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class RerankRequest:
     """The candidates of one ``search_corpus`` call, handed to a :class:`SearchReranker`.
@@ -91,7 +122,12 @@ class RerankRequest:
 
 @runtime_checkable
 class SearchReranker(Protocol):
-    """A policy that reorders the candidates of every ``search_corpus`` call."""
+    """A policy that reorders the candidates of every ``search_corpus`` call.
+
+    The harness calls ``rerank`` on the episode's own thread, in the order the
+    turn proposed its searches, each once its fetch is in (the fetches run
+    concurrently, the reranks do not): a reranker needs no lock.
+    """
 
     def rerank(self, request: RerankRequest) -> Sequence[Hit]:
         """The hits to show, best first (a subset of ``request.hits``; may be shorter)."""

@@ -31,7 +31,6 @@ from thresher.corpus.document import Chunk
 from thresher.harness.actions import ToolCall
 from thresher.harness.render import (
     MESSAGE_OVERHEAD,
-    TranscriptCounter,
     chunk_block,
     escape_id,
     flagged_in_view,
@@ -40,28 +39,22 @@ from thresher.harness.render import (
     tool_content,
 )
 from thresher.harness.state import EpisodeState, LineageRecord
-from thresher.harness.tools import Fetched
+from thresher.harness.toolspec import CallContext, Fetched, ResultView, ToolSpec
 from thresher.harness.trace import ToolResult
 from thresher.index.store import Hit
 
-__all__ = ["CallContext", "refused_result", "retrieval_result", "prune_result", "recall_result"]
-
-
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """What a transition needs besides the state.
-
-    room: the most tokens this tool message may take (content plus overhead).
-    per_call: cap for search/grep messages. search_results: how many search hits to keep.
-    """
-
-    turn: int
-    hop: int | None
-    parents: tuple[str, ...]
-    room: int
-    per_call: int
-    search_results: int
-    counter: TranscriptCounter
+__all__ = [
+    "CallContext",
+    "refused_result",
+    "retrieval_result",
+    "prune_result",
+    "recall_result",
+    "apply_prune",
+    "apply_recall",
+    "search_header",
+    "grep_header",
+    "read_header",
+]
 
 
 def _base(call: ToolCall, turn: int, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -174,12 +167,9 @@ class _Selection:
     repeats: int
 
 
-_QUERY_ARG = {"search_corpus": "query", "grep_corpus": "pattern", "read_document": "doc_id"}
-
-
-def _select(call: ToolCall, fetched: Fetched, state: EpisodeState, limit: int) -> _Selection:
+def _select(view: ResultView, fetched: Fetched, state: EpisodeState, limit: int) -> _Selection:
     """Which hits may be shown: new chunks (or pruned ones a read brings back), first of a text."""
-    is_read = call.name == "read_document"
+    is_read = view.whole_document
     out = _Selection([], [], 0)
     hashes: dict[str, str] = {}
     for rank, hit in enumerate(fetched.hits, 1):
@@ -202,28 +192,33 @@ def _select(call: ToolCall, fetched: Fetched, state: EpisodeState, limit: int) -
     return out
 
 
-def _header(call: ToolCall, query: str, fetched: Fetched, n: int) -> str:
-    """The tool message's first line for ``n`` shown chunks."""
-    if call.name == "read_document":
-        return one_line(
-            f"read_document {escape_id(query)}: {n} of {fetched.total} chunk(s), "
-            "most relevant first."
+def read_header(doc_id: str, fetched: Fetched, n: int) -> str:
+    """``read_document``'s first line for ``n`` shown chunks."""
+    return one_line(
+        f"read_document {escape_id(doc_id)}: {n} of {fetched.total} chunk(s), most relevant first."
+    )
+
+
+def grep_header(pattern: str, fetched: Fetched, n: int) -> str:
+    """``grep_corpus``'s first line for ``n`` shown chunks."""
+    if fetched.capped:
+        return (
+            f"grep_corpus: {n} of at least {fetched.total} matching chunk(s) "
+            "(counting stopped there)."
         )
-    if call.name == "grep_corpus":
-        if fetched.capped:
-            return (
-                f"grep_corpus: {n} of at least {fetched.total} matching chunk(s) "
-                "(counting stopped there)."
-            )
-        if fetched.total > n:
-            return f"grep_corpus: {n} of {fetched.total} matching chunk(s)."
-        return f"grep_corpus: {n} chunk(s) matching."
+    if fetched.total > n:
+        return f"grep_corpus: {n} of {fetched.total} matching chunk(s)."
+    return f"grep_corpus: {n} chunk(s) matching."
+
+
+def search_header(query: str, fetched: Fetched, n: int) -> str:
+    """``search_corpus``'s first line for ``n`` shown chunks."""
     return f"search_corpus: {n} new chunk(s)."
 
 
-def _footer(call: ToolCall, sel: _Selection, shown: int, candidates: int) -> str:
+def _footer(view: ResultView, sel: _Selection, shown: int, candidates: int) -> str:
     """The tool message's closing notes: what was left out and why."""
-    is_read = call.name == "read_document"
+    is_read = view.whole_document
     notes = []
     if candidates > shown:
         notes.append(f"{candidates - shown} more result(s) left out to fit the token budget.")
@@ -239,22 +234,23 @@ def _footer(call: ToolCall, sel: _Selection, shown: int, candidates: int) -> str
 
 
 def retrieval_result(
-    call: ToolCall, fetched: Fetched, state: EpisodeState, ctx: CallContext
+    spec: ToolSpec, call: ToolCall, fetched: Fetched, state: EpisodeState, ctx: CallContext
 ) -> ToolResult:
-    """The event of a search_corpus / grep_corpus / read_document call."""
+    """The event of a search_corpus / grep_corpus / read_document call (``spec``: its tool)."""
     if fetched.error_code:
         return _error(call, ctx, fetched.error_code, fetched.error, fetched.elapsed_s)
     args = dict(call.arguments)
-    query = str(args.get(_QUERY_ARG[call.name], ""))
-    limit = ctx.search_results if call.name == "search_corpus" else len(fetched.hits)
-    sel = _select(call, fetched, state, limit)
-    cap = ctx.room if call.name == "read_document" else min(ctx.per_call, ctx.room)
+    query = str(args.get(spec.argument.name, ""))
+    view = spec.view or ResultView(search_header)
+    limit = ctx.search_results if view.search_results else len(fetched.hits)
+    sel = _select(view, fetched, state, limit)
+    cap = ctx.room if view.whole_document else min(ctx.per_call, ctx.room)
 
     def header_of(n: int) -> str:
-        return _header(call, query, fetched, n)
+        return view.header(query, fetched, n)
 
     def footer_of(keep: list[int], m: int) -> str:
-        return _footer(call, sel, len(keep), m)
+        return _footer(view, sel, len(keep), m)
 
     blocks = [chunk_block(hit.chunk) for _, hit in sel.fresh]
     keep, _content, tokens = _fit(ctx, cap, blocks, header_of, footer_of)
@@ -274,7 +270,7 @@ def retrieval_result(
         lineage=lineage,
         duplicates=[[h.chunk.chunk_id, first] for _, h, first in sel.dups],
         reactivated=[h.chunk.chunk_id for _, h in shown if h.chunk.chunk_id in state.cache],
-        query=query if call.name == "search_corpus" else "",
+        query=query if view.sets_query else "",
         tokens=tokens,
         elapsed_s=fetched.elapsed_s,
     )
@@ -374,6 +370,20 @@ def _prune_all_but(call: ToolCall, state: EpisodeState, turn: int) -> ToolResult
         rejected=rejected,
         flagged=flagged_in_view(state),
     )
+
+
+def apply_prune(
+    spec: ToolSpec, call: ToolCall, fetched: Fetched, state: EpisodeState, ctx: CallContext
+) -> ToolResult:
+    """:func:`prune_result` as a :class:`~thresher.harness.toolspec.Transition`."""
+    return prune_result(call, state, ctx.turn)
+
+
+def apply_recall(
+    spec: ToolSpec, call: ToolCall, fetched: Fetched, state: EpisodeState, ctx: CallContext
+) -> ToolResult:
+    """:func:`recall_result` as a :class:`~thresher.harness.toolspec.Transition`."""
+    return recall_result(call, state, ctx)
 
 
 def _recall_header(n: int) -> str:

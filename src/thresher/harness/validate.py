@@ -15,8 +15,6 @@ from typing import Any
 from thresher.config import EpisodeConfig
 from thresher.corpus.sanitize import scrub, scrub_value
 from thresher.harness.actions import (
-    RETRIEVAL_TOOLS,
-    TOOL_NAMES,
     FinalAnswer,
     MalformedReply,
     Proposal,
@@ -27,7 +25,7 @@ from thresher.harness.budget import HARD_REFUSAL, UsageState
 from thresher.harness.final import DroppedId, cited_pruned, parse_final, resolve_final
 from thresher.harness.render import escape_id, resolve_id
 from thresher.harness.state import ActiveContext, RetrievalCache
-from thresher.harness.tools import check_arguments
+from thresher.harness.tools import RETRIEVAL_TOOLS, TOOL_NAMES, check_arguments
 
 __all__ = ["ProposalCheck", "check_proposal", "check_final", "PlannedCall", "plan_calls"]
 

@@ -4,8 +4,8 @@ shares (BM25 side index, RRF fusion, grep guard, embedders).
 
 Names are imported lazily, so ``import thresher.index`` does not load chromadb.
 Stores are opened with :func:`open_store` and built with
-``thresher.index.backends.ingest`` (also ``thresher.index.ingest.ingest``; not
-re-exported here: the name would clash with its own module once that is imported).
+``thresher.index.backends.ingest`` (also ``thresher.ingest``; not re-exported
+here: the name would clash with the module ``thresher.index.ingest``).
 """
 
 from __future__ import annotations

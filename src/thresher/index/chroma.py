@@ -13,12 +13,12 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
@@ -140,18 +140,41 @@ class Excluded(AbstractSet[str]):
         return len(self.left) + sum(1 for c in self.extra if c in order)
 
 
+T = TypeVar("T")
+
+
+def _on_daemon_thread(fn: Callable[[], T]) -> Future[T]:
+    """Run ``fn`` on a daemon thread of its own; its result or error in the future.
+
+    Not an executor: the interpreter joins an executor's workers at exit, so one
+    backend call that never returns (Chroma's HTTP client has no timeout: a stalled
+    server holds a request for ever) would keep the process alive after its work.
+    """
+    future: Future[T] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # handed to whoever reads the future
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="thresher-dense", daemon=True).start()
+    return future
+
+
 class CollectionStore:
     """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
 
     Subclasses implement :meth:`_view`, :meth:`stats` and :meth:`_release` (what
-    :meth:`close` frees besides the worker threads). Safe to call from several threads.
+    :meth:`close` frees). Safe to call from several threads.
     """
 
     def __init__(self, config: Config, embedder: Embedder) -> None:
         self.config = config
         self.embedder = embedder
         self._queries = QueryEmbeddingCache(embedder)
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thresher-dense")
         self._lock = threading.Lock()
         self._closed = False
         #: (index state, filter key) -> the chunk ids a filter leaves out, newest last
@@ -170,12 +193,11 @@ class CollectionStore:
             raise BackendUnavailableError(f"the store on {location} is closed; open it again")
 
     def close(self) -> None:
-        """Stop the worker threads and release the backend's clients. Idempotent."""
+        """Release the backend's clients. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            self._pool.shutdown(wait=False, cancel_futures=True)
             self._release()
 
     def __enter__(self) -> Self:
@@ -229,7 +251,7 @@ class CollectionStore:
             lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = self._dense(view, query, depth, excluded)
         else:
-            dense_future = self._pool.submit(self._dense, view, query, depth, excluded)
+            dense_future = _on_daemon_thread(lambda: self._dense(view, query, depth, excluded))
             lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = dense_future.result()
         fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)

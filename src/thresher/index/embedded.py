@@ -7,9 +7,9 @@ has committed a new generation since, switches to it, so a long-running
 process always answers from the latest complete index.
 
 It never writes to the index folder: chromadb cannot open a folder read-only,
-so the client runs on a private copy of the generation's chroma folder
-(:mod:`thresher.index.read_copy`), removed on :meth:`close`. A read-only index
-folder is read like any other.
+so the client runs on a read copy of the generation's chroma folder, shared by
+every reader of that generation (:mod:`thresher.index.read_copy`), released on
+:meth:`close`. A read-only index folder is read like any other.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import CollectionStore, IndexView, open_client
 from thresher.index.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.grep_index import GrepIndex
-from thresher.index.read_copy import make_read_copy, remove_read_copy
+from thresher.index.read_copy import ReadCopy, make_read_copy, remove_read_copy
 from thresher.index.store import IngestReport, StoreStats
 
 __all__ = ["EmbeddedStore"]
@@ -39,7 +39,7 @@ class _Generation:
     summary: layout.Summary
     client: Any
     view: IndexView
-    copy: Path  # the private read copy the client runs on
+    copy: ReadCopy  # the read copy the client runs on
 
 
 class EmbeddedStore(CollectionStore):
@@ -82,7 +82,7 @@ class EmbeddedStore(CollectionStore):
         weakref.finalize(self, remove_read_copy, copy)  # also at exit, if never closed
         client = None
         try:
-            client = open_client(copy)
+            client = open_client(copy.path)
             collection = client.get_collection(layout.COLLECTION)
         except BaseException as exc:
             if client is not None:
@@ -156,8 +156,8 @@ class EmbeddedStore(CollectionStore):
         )
 
     def _release(self) -> None:
-        """Close the chromadb clients of the live and the retired generations; drop their
-        read copies."""
+        """Close the chromadb clients of the live and the retired generations; release
+        their read copies."""
         for generation in [*self._retired, self._generation]:
             generation.client.close()
             remove_read_copy(generation.copy)

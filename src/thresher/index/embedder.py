@@ -15,19 +15,19 @@ cosine similarity. Backend-agnostic: stores receive an ``Embedder``.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import threading
-import urllib.error
-import urllib.request
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from thresher.endpoint.client import Advice, EndpointClient, EndpointRequestError, decode_json
+from thresher.endpoint.settings import EndpointSettings
 from thresher.errors import BackendUnavailableError, ConfigError, ModelMissingError
 from thresher.index.minilm_cache import Variant
 
@@ -260,8 +260,22 @@ class MiniLMEmbedder:
         return out
 
 
+#: what the embeddings client's errors tell the user to check
+EMBEDDING_ADVICE = Advice(
+    endpoint="embedding endpoint",
+    no_server="check the server or base_url (OPENAI_BASE_URL)",
+    unavailable="check the server or base_url (OPENAI_BASE_URL)",
+    refused="check the model name and OPENAI_API_KEY",
+    not_api="check that base_url (OPENAI_BASE_URL) is the /v1 root of an OpenAI-compatible server",
+    timeout_setting="timeout_s={timeout_s:g}",
+    slow="check the server, or raise timeout_s",
+)
+
+
 class OpenAIEmbedder:
     """An OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, vLLM, Ollama...).
+
+    Requests go through :mod:`thresher.endpoint` (the LLM client's retries and errors).
 
     Args:
         model: the model name the server knows.
@@ -270,6 +284,7 @@ class OpenAIEmbedder:
         dimension: the vector size; when None it is learned from a first request.
         batch_size: texts per request.
         timeout_s: per request.
+        sleep: waits between attempts (tests pass a recorder).
     """
 
     _KNOWN = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072,
@@ -283,14 +298,16 @@ class OpenAIEmbedder:
         dimension: int | None = None,
         batch_size: int = 128,
         timeout_s: float = 60.0,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        settings = EndpointSettings.openai_env(model, base_url, api_key, timeout_s=timeout_s)
         self.model = model
         self.name = f"openai:{model}"
-        base = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        self.base_url = base.rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        self.base_url = settings.base_url
         self.batch_size = batch_size
         self.timeout_s = timeout_s
+        self._endpoint = EndpointClient(settings, EMBEDDING_ADVICE, sleep=sleep)
         self._dimension = dimension or self._KNOWN.get(model)
 
     @property
@@ -313,26 +330,17 @@ class OpenAIEmbedder:
 
     def _request(self, texts: list[str]) -> np.ndarray:
         url = f"{self.base_url}/embeddings"
-        body = json.dumps({"model": self.model, "input": texts}).encode()
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        expected = "an embeddings list"
+        create = self._endpoint.openai.embeddings.with_raw_response.create
+
+        def attempt() -> dict[str, Any]:
+            raw = create(model=self.model, input=texts, encoding_format="float")
+            return decode_json(raw, expected, self.base_url, EMBEDDING_ADVICE)
+
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                payload = json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:200].decode("utf-8", "replace")
-            raise BackendUnavailableError(
-                f"embedding endpoint {url} answered HTTP {exc.code}: {detail}; check the "
-                "model name and OPENAI_API_KEY"
-            ) from exc
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise BackendUnavailableError(
-                f"cannot reach embedding endpoint {url}: {exc}; check the server or base_url"
-            ) from exc
-        except ValueError as exc:
-            raise BackendUnavailableError(f"embedding endpoint {url} sent invalid JSON") from exc
+            payload = self._endpoint.call(attempt, "embeddings").value
+        except EndpointRequestError as exc:  # a refused request leaves the index unbuilt
+            raise BackendUnavailableError(str(exc)) from exc
         try:
             rows = sorted(payload["data"], key=lambda item: item["index"])
             vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)

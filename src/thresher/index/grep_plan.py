@@ -1,8 +1,9 @@
 """How a grep pattern is answered from the trigram side index: the trigrams every match
 must contain, and a pattern that checks a candidate exactly as chromadb's engine would.
 
-Both are read from Python's own parse tree of the pattern (``re._parser``), after
-:func:`thresher.index.grep.rust_pattern` has accepted it.
+Both are read from the pattern's parse tree (:mod:`thresher.index.grep_syntax`, which
+has the shape of Python's own), after :func:`thresher.index.grep.rust_pattern` has
+accepted it.
 
 **Required trigrams** (:func:`required_trigrams`). Texts are indexed in a normal
 form (:func:`normalize`): every decimal digit (``\\p{Nd}``, as the ``regex``
@@ -30,14 +31,28 @@ does not know (assigned after Unicode 14) are not checked here: see
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-sre_c: Any = importlib.import_module("re._constants")  # Python's own regex parser (3.11+)
-sre_p: Any = importlib.import_module("re._parser")
+from thresher.index.grep_syntax import (
+    Anchor,
+    AnyChar,
+    Branch,
+    CharClass,
+    ClassCategory,
+    ClassChar,
+    ClassRange,
+    Flag,
+    Group,
+    Literal,
+    Node,
+    NotLiteral,
+    Repeat,
+    parse,
+)
 
 __all__ = [
     "Query",
@@ -56,9 +71,9 @@ Query = str | tuple[str, tuple[Any, ...]] | None
 _MAX_SET = 16  # the most strings an exact set, prefix or suffix set may hold
 _MAX_CLASS = 8  # the most characters a class may stand for as a literal
 _MAX_TERMS = 48  # the most strings one query may name
-_IGNORECASE = sre_c.SRE_FLAG_IGNORECASE
-_MULTILINE = sre_c.SRE_FLAG_MULTILINE
-_DOTALL = sre_c.SRE_FLAG_DOTALL
+_IGNORECASE = Flag.IGNORECASE
+_MULTILINE = Flag.MULTILINE
+_DOTALL = Flag.DOTALL
 _FOLD_TO_ASCII = {"\u212a": "k", "\u017f": "s"}  # KELVIN SIGN, LATIN SMALL LETTER LONG S
 START, END = "\x02", "\x03"  # around each indexed text, so that ^ and $ narrow the search
 
@@ -151,8 +166,8 @@ def checking_pattern(pattern: str) -> str:
         ValueError: the pattern holds a construct this rewrite does not handle (the
             guard refuses all of them; the caller then scans with chromadb).
     """
-    parsed = sre_p.parse(pattern)
-    return _emit(list(parsed), parsed.state.flags)
+    parsed = parse(pattern)
+    return _emit(parsed.nodes, parsed.flags)
 
 
 def _escape_char(code: int) -> str:
@@ -165,83 +180,71 @@ def _class(codes: set[int], ranges: list[tuple[int, int]], cats: list[str], nega
     return "[" + ("^" if negate else "") + "".join(parts + cats) + "]"
 
 
-_CATEGORIES = {
-    sre_c.CATEGORY_DIGIT: r"\d",
-    sre_c.CATEGORY_NOT_DIGIT: r"\D",
-    sre_c.CATEGORY_SPACE: r"\s",
-    sre_c.CATEGORY_NOT_SPACE: r"\S",
-    sre_c.CATEGORY_WORD: r"\w",
-    sre_c.CATEGORY_NOT_WORD: r"\W",
-}
+_COMPLEMENTS = ({"d", "D"}, {"s", "S"}, {"w", "W"})
 
 
-def _emit_in(items: list[tuple[Any, Any]], flags: int) -> str:
+def _emit_in(node: CharClass, flags: Flag) -> str:
+    names = {item.name for item in node.items if isinstance(item, ClassCategory)}
+    if node.negate and any(pair <= names for pair in _COMPLEMENTS):
+        # matches nothing; chromadb's engine refuses it, the regex module matches anything
+        raise ValueError("a negated class of every character (such as [^\\s\\S])")
     codes: set[int] = set()
     ranges: list[tuple[int, int]] = []
     cats: list[str] = []
-    negate = False
-    for op, av in items:
-        if op is sre_c.NEGATE:
-            negate = True
-        elif op is sre_c.LITERAL:
-            codes.add(av)
-        elif op is sre_c.RANGE:
-            ranges.append(av)
-        elif op is sre_c.CATEGORY and av in _CATEGORIES:
-            cats.append(_CATEGORIES[av])
+    for item in node.items:
+        if isinstance(item, ClassChar):
+            codes.add(item.code)
+        elif isinstance(item, ClassRange):
+            ranges.append((item.low, item.high))
         else:
-            raise ValueError(f"class item {op} is not handled")
+            cats.append("\\" + item.name)
     if flags & _IGNORECASE:
         extra = {ord(o) for c in codes for o in _orbit(chr(c))}
         for cased, orbit in _orbits().items():
             if any(a <= ord(cased) <= b for a, b in ranges):
                 extra.update(ord(o) for o in orbit)
         codes |= extra
-    return _class(codes, ranges, cats, negate)
+    return _class(codes, ranges, cats, node.negate)
 
 
-def _emit_literal(code: int, flags: int, negate: bool = False) -> str:
+def _emit_literal(code: int, flags: Flag, negate: bool = False) -> str:
     if flags & _IGNORECASE and len(_orbit(chr(code))) > 1:
         return _class({ord(o) for o in _orbit(chr(code))}, [], [], negate)
     return _class({code}, [], [], True) if negate else _escape_char(code)
 
 
-_AT = {
-    sre_c.AT_BOUNDARY: r"\b",
-    sre_c.AT_NON_BOUNDARY: r"\B",
-    sre_c.AT_BEGINNING_STRING: r"\A",
-}
+_AT = {"boundary": r"\b", "non_boundary": r"\B", "string_start": r"\A"}
 
 
-def _emit(nodes: list[tuple[Any, Any]], flags: int) -> str:
+def _emit_anchor(node: Anchor, flags: Flag) -> str:
+    if node.kind == "beginning":
+        return "(?m:^)" if flags & _MULTILINE else r"\A"
+    if node.kind == "end":
+        return "(?m:$)" if flags & _MULTILINE else "(?-m:$)"
+    return _AT[node.kind]
+
+
+def _emit(nodes: Sequence[Node], flags: Flag) -> str:
     out = []
-    for op, av in nodes:
-        if op is sre_c.LITERAL:
-            out.append(_emit_literal(av, flags))
-        elif op is sre_c.NOT_LITERAL:
-            out.append(_emit_literal(av, flags, negate=True))
-        elif op is sre_c.ANY:
+    for node in nodes:
+        if isinstance(node, Literal):
+            out.append(_emit_literal(node.code, flags))
+        elif isinstance(node, NotLiteral):
+            out.append(_emit_literal(node.code, flags, negate=True))
+        elif isinstance(node, AnyChar):
             out.append("(?s:.)" if flags & _DOTALL else "(?-s:.)")
-        elif op is sre_c.IN:
-            out.append(_emit_in(av, flags))
-        elif op is sre_c.AT and av is sre_c.AT_BEGINNING:
-            out.append("(?m:^)" if flags & _MULTILINE else r"\A")
-        elif op is sre_c.AT and av is sre_c.AT_END:
-            out.append("(?m:$)" if flags & _MULTILINE else "(?-m:$)")
-        elif op is sre_c.AT and av in _AT:
-            out.append(_AT[av])
-        elif op is sre_c.BRANCH:
-            out.append("(?:" + "|".join(_emit(list(alt), flags) for alt in av[1]) + ")")
-        elif op is sre_c.SUBPATTERN:
-            _group, add, remove, sub = av
-            out.append("(?:" + _emit(list(sub), (flags | add) & ~remove) + ")")
-        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
-            low, high, sub = av
-            bound = "" if high is sre_c.MAXREPEAT else str(high)
-            lazy = "?" if op is sre_c.MIN_REPEAT else ""
-            out.append(f"(?:{_emit(list(sub), flags)}){{{low},{bound}}}{lazy}")
+        elif isinstance(node, CharClass):
+            out.append(_emit_in(node, flags))
+        elif isinstance(node, Anchor):
+            out.append(_emit_anchor(node, flags))
+        elif isinstance(node, Branch):
+            out.append("(?:" + "|".join(_emit(alt, flags) for alt in node.alternatives) + ")")
+        elif isinstance(node, Group):
+            out.append("(?:" + _emit(node.body, (flags | node.add) & ~node.remove) + ")")
         else:
-            raise ValueError(f"pattern construct {op} is not handled")
+            bound = "" if node.high is None else str(node.high)
+            lazy = "?" if node.lazy else ""
+            out.append(f"(?:{_emit(node.body, flags)}){{{node.low},{bound}}}{lazy}")
     return "".join(out)
 
 
@@ -365,7 +368,7 @@ def _repeat(x: _Info, low: int, high: int | None) -> _Info:
     return _Info(None, prefix, suffix, _full(copies))
 
 
-def _literal_info(code: int, flags: int) -> _Info:
+def _literal_info(code: int, flags: Flag) -> _Info:
     c = chr(code)
     if flags & _IGNORECASE and len(_orbit(c)) > 1 and not c.isascii() and c not in _FOLD_TO_ASCII:
         return _ANY  # a non-ASCII cased letter: its folding partners are not normalized
@@ -374,24 +377,21 @@ def _literal_info(code: int, flags: int) -> _Info:
     return _exact({_norm_char(c)})
 
 
-def _class_info(items: list[tuple[Any, Any]], flags: int) -> _Info:
+def _class_info(node: CharClass, flags: Flag) -> _Info:
+    if node.negate:
+        return _ANY
     chars: set[str] = set()
-    for op, av in items:
-        if op is sre_c.NEGATE:
-            return _ANY
-        if op is sre_c.CATEGORY:
-            if av is not sre_c.CATEGORY_DIGIT:
+    for item in node.items:
+        if isinstance(item, ClassCategory):
+            if item.name != "d":
                 return _ANY
             chars.add("0")
-        elif op is sre_c.LITERAL:
-            chars.add(chr(av))
-        elif op is sre_c.RANGE:
-            low, high = av
-            if high - low > 64:
-                return _ANY
-            chars.update(chr(c) for c in range(low, high + 1))
+        elif isinstance(item, ClassChar):
+            chars.add(chr(item.code))
         else:
-            return _ANY
+            if item.high - item.low > 64:
+                return _ANY
+            chars.update(chr(c) for c in range(item.low, item.high + 1))
     infos = [_literal_info(ord(c), flags) if c != "0" else _exact({"0"}) for c in sorted(chars)]
     if any(i.exact is None for i in infos):
         return _ANY
@@ -399,36 +399,35 @@ def _class_info(items: list[tuple[Any, Any]], flags: int) -> _Info:
     return _exact(strings) if 0 < len(strings) <= _MAX_CLASS else _ANY
 
 
-def _anchor_info(at: Any, flags: int) -> _Info:
+def _anchor_info(node: Anchor, flags: Flag) -> _Info:
     """An anchor as the marker or newline next to it in the indexed form."""
     multiline = bool(flags & _MULTILINE)
-    if at is sre_c.AT_BEGINNING_STRING or (at is sre_c.AT_BEGINNING and not multiline):
+    if node.kind == "string_start" or (node.kind == "beginning" and not multiline):
         return _exact({START})
-    if at is sre_c.AT_BEGINNING:
+    if node.kind == "beginning":
         return _exact({START, "\n"})
-    if at is sre_c.AT_END:
+    if node.kind == "end":
         return _exact({END, "\n"} if multiline else {END, "\n" + END})
     return _EMPTY
 
 
-def _info(nodes: list[tuple[Any, Any]], flags: int) -> _Info:
+def _info(nodes: Sequence[Node], flags: Flag) -> _Info:
     result = _EMPTY
-    for op, av in nodes:
-        if op is sre_c.LITERAL:
-            part = _literal_info(av, flags)
-        elif op is sre_c.IN:
-            part = _class_info(av, flags)
-        elif op is sre_c.AT:
-            part = _anchor_info(av, flags)
-        elif op is sre_c.BRANCH:
-            part = _alternate([_info(list(alt), flags) for alt in av[1]])
-        elif op is sre_c.SUBPATTERN:
-            _group, add, remove, sub = av
-            part = _info(list(sub), (flags | add) & ~remove)
-        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
-            low, high, sub = av
-            part = _repeat(_info(list(sub), flags), low, None if high is sre_c.MAXREPEAT else high)
-        else:
+    for node in nodes:
+        part: _Info
+        if isinstance(node, Literal):
+            part = _literal_info(node.code, flags)
+        elif isinstance(node, CharClass):
+            part = _class_info(node, flags)
+        elif isinstance(node, Anchor):
+            part = _anchor_info(node, flags)
+        elif isinstance(node, Branch):
+            part = _alternate([_info(alt, flags) for alt in node.alternatives])
+        elif isinstance(node, Group):
+            part = _info(node.body, (flags | node.add) & ~node.remove)
+        elif isinstance(node, Repeat):
+            part = _repeat(_info(node.body, flags), node.low, node.high)
+        else:  # any character, or all but one
             part = _ANY
         result = _concat(result, part)
     return result
@@ -457,8 +456,8 @@ def required_trigrams(pattern: str) -> Query:
         ``None`` when the pattern requires no string of 3 characters or more (then
         every chunk is a candidate).
     """
-    parsed = sre_p.parse(pattern)
-    return _limit(_full(_info(list(parsed), parsed.state.flags)), [_MAX_TERMS])
+    parsed = parse(pattern)
+    return _limit(_full(_info(parsed.nodes, parsed.flags)), [_MAX_TERMS])
 
 
 def fts_query(query: Query) -> str:

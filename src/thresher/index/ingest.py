@@ -1,8 +1,8 @@
 """Build or update an embedded index from documents: incremental and atomic.
 
-:func:`ingest` (here for its many importers; it is
-:func:`thresher.index.backends.ingest`) picks the backend from the location;
-:func:`ingest_embedded` is the embedded backend's ingestion.
+:func:`ingest_embedded` is the embedded backend's ingestion, reached through
+:func:`thresher.index.backends.ingest` (which picks the backend from the
+location; this module does not import the registry back).
 
 Each document's hash (title, text, source, metadata) is compared with the
 manifest of the live generation: new documents are added, changed ones
@@ -36,7 +36,6 @@ from thresher.corpus.document import Chunk, Document
 from thresher.errors import IndexNotFoundError, InputError
 from thresher.index import grep_index, ingest_roots, layout
 from thresher.index import ingest_common as common
-from thresher.index.backends import ingest
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
 from thresher.index.embedder import (
@@ -51,7 +50,7 @@ from thresher.index.ingest_progress import IngestProgress
 from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
 
-__all__ = ["ingest", "ingest_embedded", "document_hash"]
+__all__ = ["ingest_embedded", "document_hash"]
 
 _log = logging.getLogger(__name__)
 _EMBED_BATCH = common.EMBED_BATCH  # read at each call (a test sets it smaller)
@@ -70,8 +69,8 @@ def ingest_embedded(
 ) -> IngestReport:
     """Make the embedded index in the folder ``index_dir`` hold ``documents``.
 
-    Reached through :func:`thresher.index.backends.ingest` (also importable from
-    here as ``ingest``), which picks the backend from the location.
+    Reached through :func:`thresher.index.backends.ingest`, which picks the
+    backend from the location.
 
     Args:
         documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
@@ -195,7 +194,7 @@ def _ingest_locked(
                 )  # fmt: skip
                 manifest.roots = roots
                 layout.write_manifest(generation, manifest)
-                layout.commit_generation(root, generation)
+                layout.commit_generation(root, generation, read_copy=n == len(parts) - 1)
             except BaseException:
                 shutil.rmtree(generation, ignore_errors=True)
                 raise

@@ -1,6 +1,6 @@
 """What embedded and server ingestion share: planning, hashing, chunking and writing chunks.
 
-Both :func:`thresher.index.ingest.ingest` (embedded generations) and
+Both :func:`thresher.index.ingest.ingest_embedded` (embedded generations) and
 :func:`thresher.index.server_ingest.ingest_server` (a Chroma server) compare
 each document's hash with what the index records, and (re)write only the
 chunks of documents that changed, reusing the vector of any indexed text

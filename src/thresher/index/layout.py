@@ -11,8 +11,9 @@
         bm25/            the BM25 side index (Bm25Index.save)
         grep.sqlite3     the grep side index: texts and trigrams (thresher.index.grep_index)
 
-Readers open what ``CURRENT`` names and never write (chromadb runs on a
-private read copy, :mod:`thresher.index.read_copy`). An ingest copies the live
+Readers open what ``CURRENT`` names and never write (chromadb runs on a read
+copy of the generation, made once at commit and shared by every reader,
+:mod:`thresher.index.read_copy`). An ingest copies the live
 generation to a new folder, changes the copy, fsyncs it and then replaces
 ``CURRENT`` atomically (write a temporary file, ``os.replace``), so a process
 killed at any point leaves the last committed generation live and complete.
@@ -284,8 +285,14 @@ def new_generation(index_dir: Path, name: str | None = None) -> Path:
     return generation
 
 
-def commit_generation(index_dir: Path, generation: Path) -> None:
-    """Make ``generation`` the live one: fsync it, then replace ``CURRENT`` atomically."""
+def commit_generation(index_dir: Path, generation: Path, *, read_copy: bool = True) -> None:
+    """Make ``generation`` the live one: fsync it, then replace ``CURRENT`` atomically.
+
+    Then, unless ``read_copy`` is False (an ingest's intermediate commits, which the
+    next part supersedes), its shared read copy is made
+    (:func:`~thresher.index.read_copy.prepare_read_copy`), so no reader pays for it;
+    if that fails the first reader makes it.
+    """
     fsync_tree(generation)
     temp = index_dir / f"{CURRENT}.tmp"
     with temp.open("w", encoding="utf-8") as fh:
@@ -294,6 +301,12 @@ def commit_generation(index_dir: Path, generation: Path) -> None:
         os.fsync(fh.fileno())
     os.replace(temp, index_dir / CURRENT)
     _fsync_dir(index_dir)
+    if not read_copy:
+        return
+    from thresher.index.read_copy import prepare_read_copy
+
+    with contextlib.suppress(InputError, OSError):
+        prepare_read_copy(generation / "chroma")
 
 
 def remove_stale_generations(index_dir: Path, keep: Path | None) -> list[str]:

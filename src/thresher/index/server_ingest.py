@@ -1,6 +1,6 @@
 """Build or update an index on a Chroma server: incremental and resumable.
 
-Same contract as the embedded :func:`thresher.index.ingest.ingest`: documents
+Same contract as the embedded :func:`thresher.index.ingest.ingest_embedded`: documents
 are compared by hash with the manifest collection (``NAME__manifest``, see
 :mod:`thresher.index.server_layout`) and only what changed is added, replaced
 or deleted, by the deletion rule of :mod:`thresher.index.ingest_common` (all

@@ -1,29 +1,12 @@
-"""The OpenAI-compatible endpoint: settings from config or environment, and retried requests.
+"""The chat-completions client: an OpenAI-compatible endpoint's chat and model listing.
 
-What is retried, and what is not:
-
-* retried: HTTP 408, 429 and 5xx, timeouts, and connections dropped before
-  or during the response. The wait is exponential with jitter,
-  ``backoff_s · 2^attempt · U(0.5, 1)``, never shorter than the server's
-  ``Retry-After`` and never longer than :data:`MAX_WAIT_S`. When every attempt
-  fails the request raises :class:`EndpointUnavailableError`.
-* failing at once with :class:`EndpointUnavailableError`: a refused connection
-  or an unknown host (no server at ``base_url``; waiting does not start one).
-* failing at once with :class:`EndpointResponseError`: a 2xx body that is not
-  a chat completion (an HTML page, JSON without ``choices``, garbage), which
-  means ``base_url`` points at something that is not an OpenAI-compatible
-  ``/v1``; a retry would get the same page.
-* failing at once with :class:`EndpointRequestError`: any other 4xx (retrying
-  cannot fix the request).
-
-Why the retry loop is ours and not the ``openai`` client's ``max_retries``
-(the client is built with ``max_retries=0``): every retry must be counted
-per request and reported back (``ChatResponse.retries``, which the policy
-writes into the trace); the openai loop retries every connection error alike,
-refused connections included; it ignores ``llm.backoff_s`` (fixed 0.5 s
-start, 8 s cap) and gives up on a ``Retry-After`` over two minutes; and its
-sleep cannot be replaced, so tests would wait for real. httpx transport
-retries cover only failed connects, the one case that must not be retried.
+The endpoint itself (settings from config or environment, the retry policy,
+what is retried and what fails at once, the typed errors) is
+:mod:`thresher.endpoint`, shared with the embeddings client; this module adds
+what is particular to chat: the model name (configured or discovered), the
+context size, a completion's shape, and the advice in the words of the
+``llm.*`` settings. Every retry is counted per request and reported back
+(``ChatResponse.retries``, which the policy writes into the trace).
 
 The API key is read from the environment variable the config names and is
 kept out of every repr, log line and trace.
@@ -31,26 +14,29 @@ kept out of every repr, log line and trace.
 
 from __future__ import annotations
 
-import json
-import logging
-import os
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Any
 
-from thresher.config import LLMConfig
-from thresher.errors import BackendUnavailableError, ThresherError
-from thresher.llm.context import ContextSize, context_from_listing, context_from_props
-from thresher.llm.retry import (
-    MAX_WAIT_S,
-    backoff_delay,
-    error_text,
-    no_connection,
-    parse_retry_after,
+from thresher.endpoint.client import (
+    Advice,
+    EndpointCancelledError,
+    EndpointClient,
+    EndpointRequestError,
+    EndpointResponseError,
+    EndpointTimeoutError,
+    EndpointUnavailableError,
+    RawResponse,
+    RetryRecord,
+    decode_json,
+    not_a,
 )
+from thresher.endpoint.retry import MAX_WAIT_S, backoff_delay, no_connection, parse_retry_after
+from thresher.endpoint.settings import DEFAULT_BASE_URL, PLACEHOLDER_KEY, EndpointSettings
+from thresher.llm.context import ContextSize, context_from_listing, context_from_props
 
 _no_connection = no_connection  # the name the tests import
 
@@ -68,110 +54,24 @@ __all__ = [
     "ChatClient",
     "backoff_delay",
     "parse_retry_after",
+    "PLACEHOLDER_KEY",
+    "LLM_ADVICE",
 ]
 
-log = logging.getLogger("thresher.llm")
-
-DEFAULT_BASE_URL = "http://localhost:8000/v1"
-#: sent when no key is configured (vLLM and Ollama ignore it; the client needs one)
-PLACEHOLDER_KEY = "not-needed"
-
-
-#: characters of an unexpected body quoted in :class:`EndpointResponseError`
-BODY_SNIPPET_CHARS = 100
-
-
-class EndpointUnavailableError(BackendUnavailableError):
-    """No usable LLM endpoint: no server at ``base_url``, or no answer after every retry.
-
-    The episode ends ``endpoint_unavailable``.
-    """
-
-
-class EndpointTimeoutError(EndpointUnavailableError):
-    """Every attempt timed out: the server took the request and did not answer in time.
-
-    The episode ends ``endpoint_unavailable``; the message names ``llm.timeout_s``.
-    """
-
-
-class EndpointCancelledError(ThresherError):
-    """The model call was cancelled (its client closed) because its episode ended."""
-
-
-class EndpointResponseError(EndpointUnavailableError):
-    """The endpoint answered with a body that is not a chat completion: not retried.
-
-    ``base_url`` most likely points at something other than the ``/v1`` root of
-    an OpenAI-compatible server (a web page, a proxy, the server's root). The
-    model never replied, so the episode ends ``endpoint_unavailable``, like an
-    endpoint that is down, and not ``policy_error``, which blames the policy.
-    """
-
-
-class EndpointRequestError(ThresherError):
-    """The LLM endpoint refused the request itself (HTTP 4xx other than 408/429): not retried."""
-
-
-@dataclass(frozen=True)
-class EndpointSettings:
-    """Where and how to reach the endpoint. ``api_key`` never appears in a repr.
-
-    Attributes:
-        base_url: the ``/v1`` root of the server.
-        model: the model name ('' until discovered from ``/v1/models``).
-        api_key: the key sent as a bearer token (excluded from repr).
-        api_key_source: the environment variable it came from ('' when none was set).
-    """
-
-    base_url: str
-    model: str
-    api_key: str = field(repr=False)
-    api_key_source: str
-    timeout_s: float
-    max_retries: int
-    backoff_s: float
-
-    @classmethod
-    def resolve(cls, config: LLMConfig, env: Mapping[str, str] | None = None) -> EndpointSettings:
-        """Settings from ``config``, falling back to the environment.
-
-        base_url: ``config.base_url``, ``THRESHER_LLM_BASE_URL``, ``OPENAI_BASE_URL``,
-        then :data:`DEFAULT_BASE_URL`. model: ``config.model``, ``THRESHER_LLM_MODEL``,
-        else '' (discovered later). key: ``$<config.api_key_env>``, ``OPENAI_API_KEY``,
-        else a placeholder for keyless local servers.
-        """
-        env = os.environ if env is None else env
-        base_url = (
-            config.base_url
-            or env.get("THRESHER_LLM_BASE_URL", "")
-            or env.get("OPENAI_BASE_URL", "")
-            or DEFAULT_BASE_URL
-        )
-        model = config.model or env.get("THRESHER_LLM_MODEL", "")
-        key, source = PLACEHOLDER_KEY, ""
-        for name in (config.api_key_env, "OPENAI_API_KEY"):
-            if name and env.get(name):
-                key, source = env[name], name
-                break
-        return cls(
-            base_url=base_url.rstrip("/"),
-            model=model,
-            api_key=key,
-            api_key_source=source,
-            timeout_s=config.timeout_s,
-            max_retries=config.max_retries,
-            backoff_s=config.backoff_s,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class RetryRecord:
-    """One failed attempt that was retried: 1-based attempt, why, and the wait before the next."""
-
-    attempt: int
-    reason: str
-    wait_s: float
+#: what the chat client's errors tell the user to check
+LLM_ADVICE = Advice(
+    endpoint="LLM endpoint",
+    no_server="start the model server (see docs/serving.md) "
+    "or set llm.base_url / THRESHER_LLM_BASE_URL",
+    unavailable="start the server (see docs/serving.md), check llm.base_url, "
+    "or raise llm.max_retries",
+    refused="check llm.model, llm.api_key_env and the server log",
+    not_api="check that llm.base_url (or THRESHER_LLM_BASE_URL) is the /v1 root of an "
+    "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 for vLLM (see docs/serving.md)",
+    timeout_setting="llm.timeout_s={timeout_s:g}, capped by the episode's wall time left",
+    slow="the server is up and slow (a CPU model can take minutes per reply); raise "
+    "llm.timeout_s, lower llm.max_tokens, or serve a faster model",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,52 +84,21 @@ class ChatResponse:
     model: str = ""
 
 
-class _RawResponse(Protocol):
-    """What is read of an undecoded response (``openai``'s ``with_raw_response`` results)."""
-
-    @property
-    def status_code(self) -> int: ...
-
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-
-    @property
-    def text(self) -> str: ...
-
-
-def _not_a(raw: _RawResponse, expected: str, problem: str, base_url: str) -> EndpointResponseError:
-    """The error for a 2xx body that is not ``expected``: what came back and what to check."""
-    snippet = " ".join(raw.text.split())[:BODY_SNIPPET_CHARS]
-    ctype = raw.headers.get("content-type") or "none"
-    return EndpointResponseError(
-        f"{base_url} answered with something that is not {expected} ({problem}): "
-        f"HTTP {raw.status_code}, content-type {ctype}, body {snippet!r}; check that "
-        "llm.base_url (or THRESHER_LLM_BASE_URL) is the /v1 root of an OpenAI-compatible "
-        "server, e.g. http://127.0.0.1:8000/v1 for vLLM (see docs/serving.md)"
-    )
-
-
-def _decode(raw: _RawResponse, expected: str, base_url: str) -> dict[str, Any]:
+def _decode(raw: RawResponse, expected: str, base_url: str) -> dict[str, Any]:
     """The body as a JSON object. Raises EndpointResponseError when it is not one."""
-    try:
-        body = json.loads(raw.text)
-    except ValueError:
-        raise _not_a(raw, expected, "the body is not JSON", base_url) from None
-    if not isinstance(body, dict):
-        raise _not_a(raw, expected, "the body is not a JSON object", base_url)
-    return body
+    return decode_json(raw, expected, base_url, LLM_ADVICE)
 
 
-def _decode_completion(raw: _RawResponse, base_url: str) -> dict[str, Any]:
+def _decode_completion(raw: RawResponse, base_url: str) -> dict[str, Any]:
     """The body as a chat completion. Raises EndpointResponseError when it is not one."""
     expected = "a chat completion"
     body = _decode(raw, expected, base_url)
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices:
-        raise _not_a(raw, expected, "no choices", base_url)
+        raise not_a(raw, expected, "no choices", base_url, LLM_ADVICE)
     first = choices[0]
     if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
-        raise _not_a(raw, expected, "the first choice has no message", base_url)
+        raise not_a(raw, expected, "the first choice has no message", base_url, LLM_ADVICE)
     return body
 
 
@@ -249,18 +118,9 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        import openai  # imported here so that importing the policy package stays cheap
-
         self.settings = settings
-        self._openai = openai
-        self._client = openai.OpenAI(
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            max_retries=0,
-            timeout=settings.timeout_s,
-        )
-        self._sleep = sleep
-        self._rng = rng or random.Random()
+        self._endpoint = EndpointClient(settings, LLM_ADVICE, sleep=sleep, rng=rng)
+        self._client = self._endpoint.openai
         self._lock = threading.Lock()
         self._model = settings.model
         self._closed = False
@@ -272,7 +132,7 @@ class ChatClient:
         (its connection closed, which makes llama.cpp and vLLM stop generating) and
         no other episode's.
         """
-        twin = ChatClient(self.settings, sleep=self._sleep, rng=self._rng)
+        twin = ChatClient(self.settings, sleep=self._endpoint.sleep, rng=self._endpoint.rng)
         with self._lock:
             twin._model = self._model
         return twin
@@ -281,7 +141,7 @@ class ChatClient:
         """Close this client's connections: a request in flight fails at once and is not
         retried (:class:`EndpointCancelledError`). Idempotent; safe from another thread."""
         self._closed = True
-        self._client.close()
+        self._endpoint.close()
 
     def model(self) -> str:
         """The model name: configured, else the first one ``/v1/models`` lists (cached).
@@ -396,68 +256,6 @@ class ChatClient:
     def _retrying(
         self, fn: Callable[[], dict[str, Any]], what: str, timeout_s: float | None = None
     ) -> ChatResponse:
-        """``fn()`` with its transient failures retried (see the module docstring)."""
-        s = self.settings
-        limit = s.timeout_s if timeout_s is None else timeout_s
-        retries: list[RetryRecord] = []
-        reason = ""
-        timeouts = 0
-        for n in range(s.max_retries + 1):
-            try:
-                if self._closed:
-                    raise EndpointCancelledError(f"the {what} request was cancelled")
-                return ChatResponse(fn(), n + 1, tuple(retries))
-            except (self._openai.APIStatusError, self._openai.APIConnectionError) as exc:
-                if self._closed:  # closed under the request: the episode ended
-                    raise EndpointCancelledError(f"the {what} request was cancelled") from exc
-                reason, retry_after = self._transient(exc, what, limit)
-                timeouts += isinstance(exc, self._openai.APITimeoutError)
-            if n == s.max_retries:
-                break
-            wait = backoff_delay(n, s.backoff_s, retry_after, self._rng)
-            retries.append(RetryRecord(n + 1, reason, round(wait, 3)))
-            log.warning(
-                "LLM %s attempt %d failed (%s); retrying in %.2fs", what, n + 1, reason, wait
-            )
-            self._sleep(wait)
-        if timeouts == s.max_retries + 1:
-            raise EndpointTimeoutError(
-                f"LLM endpoint {s.base_url} accepted the {what} request but did not answer "
-                f"within {limit:g}s (llm.timeout_s={s.timeout_s:g}, capped by the episode's "
-                f"wall time left), {timeouts} time(s): the server is up "
-                "and slow (a CPU model can take minutes per reply); raise llm.timeout_s, "
-                "lower llm.max_tokens, or serve a faster model"
-            )
-        raise EndpointUnavailableError(
-            f"LLM endpoint {s.base_url} did not answer the {what} request after "
-            f"{s.max_retries + 1} attempt(s) (last: {reason}); start the server "
-            "(see docs/serving.md), check llm.base_url, or raise llm.max_retries"
-        )
-
-    def _transient(self, exc: Exception, what: str, limit: float) -> tuple[str, float | None]:
-        """A retryable failure's reason and ``Retry-After``; raises for the others.
-
-        Raises:
-            EndpointUnavailableError: no connection could be made (refused, unknown host).
-            EndpointRequestError: an HTTP 4xx other than 408 and 429.
-        """
-        openai = self._openai
-        s = self.settings
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            if status not in (408, 429) and status < 500:
-                raise EndpointRequestError(
-                    f"{s.base_url} refused the {what} request: HTTP {status}: "
-                    f"{error_text(exc)}; check llm.model, llm.api_key_env and the server log"
-                ) from exc
-            return f"HTTP {status}", parse_retry_after(exc.response.headers.get("retry-after"))
-        if isinstance(exc, openai.APITimeoutError):
-            return f"no answer within {limit:g}s", None
-        why = no_connection(exc)
-        if why is not None:
-            raise EndpointUnavailableError(
-                f"no server at {s.base_url}: start the model server (see docs/serving.md) "
-                f"or set llm.base_url / THRESHER_LLM_BASE_URL ({why})"
-            ) from exc
-        cause = exc.__cause__ or exc
-        return f"connection failed ({type(cause).__name__})", None
+        """``fn()`` with its transient failures retried (:meth:`EndpointClient.call`)."""
+        done = self._endpoint.call(fn, what, timeout_s)
+        return ChatResponse(done.value, done.attempts, done.retries)

@@ -5,6 +5,8 @@ an :class:`Observation` and returns a :class:`Proposal`; it never touches the
 harness state. Optional capabilities are declared protocols the harness
 checks and calls: :class:`SearchReranker` (reorder ``search_corpus``
 candidates) and :class:`ChoosesRetrievalMode` (a single-retriever baseline).
+A policy with state across an episode's turns is an :class:`EpisodicPolicy`:
+the harness asks it for a session (a :class:`Policy`) per episode.
 This module re-exports them next to the default system prompt.
 """
 
@@ -20,6 +22,7 @@ from thresher.harness.actions import (
 from thresher.harness.observation import ActiveChunk, Observation
 from thresher.harness.policy import (
     ChoosesRetrievalMode,
+    EpisodicPolicy,
     Policy,
     RerankRequest,
     SearchReranker,
@@ -27,6 +30,7 @@ from thresher.harness.policy import (
 
 __all__ = [
     "Policy",
+    "EpisodicPolicy",
     "SearchReranker",
     "RerankRequest",
     "ChoosesRetrievalMode",

@@ -15,20 +15,28 @@ comparison isolates the strategy:
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from dataclasses import replace
 
-from thresher.config import RetrievalMode
+from thresher.config import Config, RetrievalMode
+from thresher.policies.factory import Factory
+from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
-from thresher.policies.local.scorer import LocalWeights
-from thresher.policies.single_shot import SingleShotPolicy
+from thresher.policies.single_shot import SingleShotOptions, SingleShotPolicy
 
 __all__ = [
     "Bm25SingleShotPolicy",
     "DenseSingleShotPolicy",
     "hybrid_rerank_policy",
     "no_prune_policy",
+    "HYBRID_RERANK",
+    "bm25",
+    "dense",
+    "hybrid_rerank",
+    "no_prune",
 ]
+
+#: the hybrid-rerank baseline's options: one hybrid search, reranked; no hop, prune or grep
+HYBRID_RERANK = LocalOptions(max_hops=0, prune=False, grep=False, first_k=10)
 
 
 class Bm25SingleShotPolicy(SingleShotPolicy):
@@ -46,25 +54,44 @@ class DenseSingleShotPolicy(SingleShotPolicy):
 
 
 def hybrid_rerank_policy(
-    weights: str | Path | LocalWeights | None = None, *, config: Any = None, **options: Any
+    options: LocalOptions | None = None, *, config: Config | None = None
 ) -> LocalPolicy:
-    """Single-shot hybrid search reranked (and finally ranked) by the learned scorer."""
-    settings: dict[str, Any] = {
-        "max_hops": 0,
-        "prune": False,
-        "grep": False,
-        "first_k": 10,
-        **options,
-    }
-    policy = LocalPolicy(weights, config=config, **settings)
+    """Single-shot hybrid search reranked (and finally ranked) by the learned scorer.
+
+    ``options``: the local policy's (default :data:`HYBRID_RERANK`).
+    """
+    policy = LocalPolicy(HYBRID_RERANK if options is None else options, config=config)
     policy.name = "hybrid-rerank"
     return policy
 
 
 def no_prune_policy(
-    weights: str | Path | LocalWeights | None = None, *, config: Any = None, **options: Any
+    options: LocalOptions | None = None, *, config: Config | None = None
 ) -> LocalPolicy:
-    """The local policy's multi-turn search with pruning turned off."""
-    policy = LocalPolicy(weights, config=config, **{**options, "prune": False})
+    """The local policy's multi-turn search with pruning turned off (whatever ``options`` say)."""
+    policy = LocalPolicy(replace(options or LocalOptions(), prune=False), config=config)
     policy.name = "no-prune"
     return policy
+
+
+def _bm25(config: Config, seed: int | None, options: SingleShotOptions) -> Bm25SingleShotPolicy:
+    return Bm25SingleShotPolicy(options.top_k)
+
+
+def _dense(config: Config, seed: int | None, options: SingleShotOptions) -> DenseSingleShotPolicy:
+    return DenseSingleShotPolicy(options.top_k)
+
+
+def _hybrid_rerank(config: Config, seed: int | None, options: LocalOptions) -> LocalPolicy:
+    return hybrid_rerank_policy(options, config=config)
+
+
+def _no_prune(config: Config, seed: int | None, options: LocalOptions) -> LocalPolicy:
+    return no_prune_policy(options, config=config)
+
+
+#: the factories the names ``bm25``, ``dense``, ``hybrid-rerank`` and ``no-prune`` stand for
+bm25 = Factory(_bm25, SingleShotOptions())
+dense = Factory(_dense, SingleShotOptions())
+hybrid_rerank = Factory(_hybrid_rerank, HYBRID_RERANK)
+no_prune = Factory(_no_prune, replace(LocalOptions(), prune=False))

@@ -8,14 +8,17 @@ ranked by their best retrieval rank.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from thresher.config import Config
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
 from thresher.harness.observation import Observation
 from thresher.harness.result import rank_by_retrieval
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
+from thresher.policies.factory import Factory
 
-__all__ = ["SingleShotPolicy", "rank_active_documents"]
+__all__ = ["SingleShotPolicy", "SingleShotOptions", "single_shot", "rank_active_documents"]
 
 
 def rank_active_documents(observation: Observation, limit: int) -> list[RankedDocument]:
@@ -52,3 +55,22 @@ class SingleShotPolicy:
             call = ToolCall("search_corpus", {"query": observation.question}, "search")
             return Proposal(tool_calls=(call,), hop=0)
         return Proposal(final=FinalAnswer(tuple(rank_active_documents(observation, self.top_k))))
+
+
+@dataclass(frozen=True, slots=True)
+class SingleShotOptions:
+    """A single-shot policy's options.
+
+    Attributes:
+        top_k: how many documents to return.
+    """
+
+    top_k: int = 10
+
+
+def _single_shot(config: Config, seed: int | None, options: SingleShotOptions) -> SingleShotPolicy:
+    return SingleShotPolicy(options.top_k)
+
+
+#: the factory the name ``single-shot`` stands for
+single_shot = Factory(_single_shot, SingleShotOptions())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -114,23 +114,41 @@ class _SafeJSON(JSONResponse):
 
 
 async def _stream(episode: RunningEpisode) -> AsyncIterator[ServerSentEvent]:
-    """The episode's events as SSE; stopping the stream (client gone) stops the episode."""
+    """The episode's events as SSE, read from its stream as they are applied; stopping this
+    stream (the client gone) ends the episode."""
     mapper = EventMapper()
     try:
-        while True:
-            try:
-                item = await episode.next()
-            except ThresherError as exc:
-                data = {"trace_id": episode.trace_id, "code": "server_error", "message": str(exc)}
-                yield _sse(SseEvent("error", data))
-                return
-            if isinstance(item, Result):
-                yield _sse(terminal_event(item, episode.trace_id))
-                return
-            for event in mapper.map(item):
-                yield _sse(event)
+        async with contextlib.aclosing(episode.events()) as events:
+            async for item in events:
+                for event in mapper.map(item):
+                    yield _sse(event)
+    except ThresherError as exc:
+        data = {"trace_id": episode.trace_id, "code": "server_error", "message": str(exc)}
+        yield _sse(SseEvent("error", data))
+        return
     finally:
-        episode.cancel()
+        episode.leave()
+    result = episode.outcome
+    if result is None:  # cannot happen once the stream is read out; said, not hidden
+        data = {"trace_id": episode.trace_id, "code": "server_error", "message": "no result"}
+        yield _sse(SseEvent("error", data))
+        return
+    yield _sse(terminal_event(result, episode.trace_id))
+
+
+class _EpisodeResponse(EventSourceResponse):
+    """The SSE response of one episode: however the response ends (sent, failed, cancelled,
+    or never read), its episode is ended and its slot comes back."""
+
+    def __init__(self, episode: RunningEpisode, headers: dict[str, str]) -> None:
+        super().__init__(_stream(episode), headers=headers, ping=15)
+        self.episode = episode
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.episode.leave()
 
 
 async def _watched(request: Request, episode: RunningEpisode) -> Result | None:
@@ -148,6 +166,8 @@ async def _watched(request: Request, episode: RunningEpisode) -> Result | None:
                 return None
     finally:
         episode.cancel()
+        if not waiting.done():  # we were cancelled: its reader leaves, the episode ends
+            waiting.cancel()
 
 
 def create_app(
@@ -223,7 +243,7 @@ def create_app(
             return _error(503, "unavailable", str(exc))
         headers = {TRACE_HEADER: episode.trace_id}
         if not wants_json(request.headers.get("accept", "")):
-            return EventSourceResponse(_stream(episode), headers=headers, ping=15)
+            return _EpisodeResponse(episode, headers)
         try:
             result = await _watched(request, episode)
         except ThresherError as exc:
@@ -269,8 +289,14 @@ def create_app(
     return app
 
 
-def run_http(settings: ServeSettings, host: str = "127.0.0.1", port: int = 8080) -> None:
-    """Serve the API with uvicorn until interrupted (the indexes are opened first).
+def run_http(
+    settings: ServeSettings,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    on_ready: Callable[[], None] | None = None,
+) -> None:
+    """Serve the API with uvicorn until interrupted (the indexes are opened and warmed
+    first; then ``on_ready`` is called, e.g. to print a banner).
 
     Raises:
         IndexNotFoundError: an index does not exist.
@@ -278,7 +304,9 @@ def run_http(settings: ServeSettings, host: str = "127.0.0.1", port: int = 8080)
     import uvicorn
 
     service = SearchService(settings)
-    service.open_all()  # fail before listening, with thresher's own error
+    service.warm_all()  # fail before listening, with thresher's own error
+    if on_ready is not None:
+        on_ready()
     app = create_app(settings, service, bind=(host, port))
     uvicorn.run(
         app,

@@ -235,7 +235,7 @@ def run_mcp(
         IndexNotFoundError: an index does not exist (checked before serving).
     """
     service = SearchService(settings)
-    service.open_all()
+    service.warm_all()  # opened and warmed before the client's first request
     server = build_mcp_server(service)
     try:
         if transport == "stdio":

@@ -2,16 +2,24 @@
 
 :class:`SearchService` checks a request (question size, collection, policy,
 config overrides), takes an episode slot (:class:`~thresher.serve.gate.EpisodeGate`),
-and runs the episode on its own thread with ``run_episode`` — the same episode
-``thresher.search`` runs, on a Store opened once per collection and shared by
-every request. Each trace event is handed to the event loop as it happens
-(:class:`RunningEpisode` is what a stream reads) and kept under a trace id for
-``GET /traces/{id}``.
+and opens the episode as a stream of its events with ``iter_episode`` — the same
+episode ``thresher.search`` runs, on a Store opened once per collection and
+shared by every request. :class:`RunningEpisode` is what a response reads: its
+:meth:`~RunningEpisode.events` runs each step of the episode on a worker thread
+(anyio's) as the reader asks for the next event, and keeps every event under a
+trace id for ``GET /traces/{id}``. There is no thread or queue of our own: the
+reader sets the pace.
 
-Stopping: :meth:`RunningEpisode.cancel` sets the episode's stop event (the
-harness's ``should_stop``); the episode ends ``cancelled`` at its next check and
-its slot is freed when its thread has finished, so nothing runs for a client
-that is gone.
+Stopping: a reader that leaves (a client gone: its response is cancelled or
+closed) closes the stream; a step still running (a policy thinking) sees the stop
+at once and ends the episode ``cancelled`` when it returns, and the slot is freed
+then, so nothing runs for a client that is gone. :meth:`RunningEpisode.cancel`
+asks the episode to stop while the reader stays for its last events.
+
+starlette's ``iterate_in_threadpool`` is not used to read the stream: a cancelled
+reader waits there for the running step to finish (anyio shields a worker
+thread's wait), which for a thinking policy is its whole reply; the step is
+therefore awaited with ``abandon_on_cancel`` and the stream closed at once.
 """
 
 from __future__ import annotations
@@ -24,14 +32,18 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+import anyio
+from anyio.to_thread import run_sync
 
 from thresher.config import Config
 from thresher.corpus.sanitize import invalid_path
 from thresher.errors import InputError, ThresherError
 from thresher.harness.result import Result
+from thresher.harness.stream import EpisodeStream
 from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl
 from thresher.index.store import Store
 from thresher.serve.gate import EpisodeGate
@@ -139,55 +151,113 @@ class TraceStore:
             return len(self._live)
 
 
-class _End:
-    """The last item of an episode's event queue: its Result, or the error that ended it."""
-
-    def __init__(self, outcome: Result | BaseException) -> None:
-        self.outcome = outcome
-
-
 class RunningEpisode:
-    """One episode on its thread, read from the event loop.
+    """One episode, read from the event loop.
 
     Attributes:
         trace_id: the id of its trace (``GET /traces/{id}``).
         collection: the collection it searches. policy: the policy it runs.
+        stream: the episode's event stream.
+
+    Args:
+        live: the trace's live event list (appended to as events are read).
+        ended: called once with the Result when the episode has ended (from whichever
+            thread ended it): the service keeps the trace and frees the slot.
+        limiter: bounds the worker threads the service's episodes run on.
     """
 
-    def __init__(self, trace_id: str, collection: str, policy: str) -> None:
+    def __init__(
+        self,
+        trace_id: str,
+        collection: str,
+        policy: str,
+        stream: EpisodeStream,
+        live: list[TraceEvent],
+        ended: Callable[[RunningEpisode, Result], None],
+        limiter: anyio.CapacityLimiter | None = None,
+    ) -> None:
         self.trace_id = trace_id
         self.collection = collection
         self.policy = policy
-        self.stop = threading.Event()
-        self._queue: asyncio.Queue[TraceEvent | _End] = asyncio.Queue()
-        self._result: Result | None = None
+        self.stream = stream
+        self._live = live
+        self._ended = ended
+        self._limiter = limiter
+        self._settled = False
+        self._lock = threading.Lock()
 
     def cancel(self) -> None:
-        """Ask the episode to stop (it ends ``cancelled`` at its next check)."""
-        self.stop.set()
+        """Ask the episode to stop (it ends ``cancelled`` at its next check); the reader
+        still gets its last events."""
+        self.stream.cancel()
 
-    async def next(self) -> TraceEvent | Result:
-        """The next trace event, or the Result once the episode has ended.
+    def leave(self) -> None:
+        """The reader is gone: end the episode now, or as soon as its running step returns
+        (idempotent; never blocks)."""
+        self.stream.close()
+        self._settle()
 
-        Raises whatever error ended the episode outside the harness (a Store that
-        failed to open, a policy that could not be built).
+    @property
+    def outcome(self) -> Result | None:
+        """The episode's Result once it has ended."""
+        return self.stream.result
+
+    async def events(self) -> AsyncGenerator[TraceEvent, None]:
+        """Each trace event as it is applied, every step on a worker thread.
+
+        Leaving early (the reader is cancelled or closes this iterator) ends the
+        episode (:meth:`leave`).
+
+        Raises:
+            ThresherError: no worker thread could be had to run the episode.
         """
-        if self._result is not None:
-            return self._result
-        item = await self._queue.get()
-        if isinstance(item, _End):
-            if isinstance(item.outcome, BaseException):
-                raise item.outcome
-            self._result = item.outcome
-            return item.outcome
-        return item
+        try:
+            while True:
+                try:
+                    event = await run_sync(
+                        self._step, abandon_on_cancel=True, limiter=self._limiter
+                    )
+                except RuntimeError as exc:  # no thread to be had
+                    raise ThresherError(
+                        f"could not start the episode's work: {exc}; try again later"
+                    ) from exc
+                if event is None:
+                    return
+                yield event
+        finally:
+            self.leave()
 
     async def result(self) -> Result:
-        """Wait for the episode's Result (its events are dropped)."""
-        while True:
-            item = await self.next()
-            if isinstance(item, Result):
-                return item
+        """Read the episode to its end; its Result.
+
+        Raises:
+            ThresherError: the episode could not run.
+        """
+        async with contextlib.aclosing(self.events()) as events:
+            async for _ in events:
+                pass
+        if self.outcome is None:
+            raise ThresherError("the episode ended without a result")
+        return self.outcome
+
+    def _step(self) -> TraceEvent | None:
+        """The next event (on a worker thread); None once the episode has ended."""
+        event = next(self.stream, None)
+        if event is not None:
+            self._live.append(event)
+        self._settle()
+        return event
+
+    def _settle(self) -> None:
+        """Once the episode has ended: hand its Result to the service, once."""
+        result = self.stream.result
+        if result is None:
+            return
+        with self._lock:
+            if self._settled:
+                return
+            self._settled = True
+        self._ended(self, result)
 
 
 class SearchService:
@@ -211,6 +281,7 @@ class SearchService:
         self._stores: dict[str, Store] = {}
         self._store_lock = threading.Lock()
         self._running: set[RunningEpisode] = set()
+        self._limiter: anyio.CapacityLimiter | None = None  # made on the event loop
 
     # -- checks (before any slot is taken) ---------------------------------------------
     def check(
@@ -273,6 +344,14 @@ class SearchService:
         for name in self.settings.collections:
             self.store(name)
 
+    def warm_all(self) -> None:
+        """Open every collection and warm it up (:func:`~thresher.serve.warm.warm_up`):
+        what a server does before it says it is ready."""
+        from thresher.serve.warm import warm_up
+
+        for name in self.settings.collections:
+            warm_up(self.store(name), self.settings.policy, self.settings.config)
+
     # -- episodes ---------------------------------------------------------------------
     async def start(
         self,
@@ -281,7 +360,9 @@ class SearchService:
         policy: str | None = None,
         overrides: Mapping[str, Any] | None = None,
     ) -> RunningEpisode:
-        """Check the request, wait for a slot, and start its episode.
+        """Check the request, wait for a slot, and open its episode (it runs as it is read:
+        the caller must read :meth:`RunningEpisode.events` or :meth:`RunningEpisode.result`,
+        or call :meth:`RunningEpisode.leave`, so that the slot comes back).
 
         Raises:
             Busy: no slot (HTTP 429). TooLarge, InputError, ConfigError: a bad request.
@@ -290,72 +371,55 @@ class SearchService:
         question, name, chosen, config = self.check(question, collection, policy, overrides)
         await self.gate.acquire()
         try:
-            episode = RunningEpisode(uuid.uuid4().hex, name, chosen)
-            built = await asyncio.to_thread(self._prepare, name, chosen, config)
+            stream = await asyncio.to_thread(self._prepare, question, name, chosen, config)
         except BaseException:
             self.gate.release()
             raise
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.settings.max_concurrent)
+        trace_id = uuid.uuid4().hex
         loop = asyncio.get_running_loop()
-        events = self.traces.open(episode.trace_id)
-        self._running.add(episode)
-        thread = threading.Thread(
-            target=self._work,
-            args=(loop, episode, question, built, config, events),
-            name=f"thresher-episode-{episode.trace_id[:8]}",
-            daemon=True,
+        started = time.perf_counter()
+        episode = RunningEpisode(
+            trace_id,
+            name,
+            chosen,
+            stream,
+            self.traces.open(trace_id),
+            lambda ep, result: self._finished(loop, ep, result, time.perf_counter() - started),
+            self._limiter,
         )
-        try:
-            thread.start()
-        except RuntimeError as exc:  # no thread to be had: give everything back
-            self.traces.finish(episode.trace_id, ())
-            self._ended(episode, 0.0)
-            raise ThresherError(f"could not start the episode: {exc}; try again later") from exc
+        self._running.add(episode)
         return episode
 
-    def _prepare(self, name: str, policy: str, config: Config) -> tuple[Store, Any]:
+    def _prepare(self, question: str, name: str, policy: str, config: Config) -> EpisodeStream:
+        from thresher.harness.episode import iter_episode
         from thresher.policies import build_policy
 
-        return self.store(name), build_policy(policy, config)
+        return iter_episode(question, self.store(name), build_policy(policy, config), config)
 
-    def _work(
+    def _finished(
         self,
         loop: asyncio.AbstractEventLoop,
         episode: RunningEpisode,
-        question: str,
-        built: tuple[Store, Any],
-        config: Config,
-        events: list[TraceEvent],
+        result: Result,
+        seconds: float,
     ) -> None:
-        """The episode's thread: run it, hand every event to the loop, free the slot."""
-        from thresher.harness.episode import run_episode
-
-        def post(item: TraceEvent | _End) -> None:
-            try:
-                loop.call_soon_threadsafe(episode._queue.put_nowait, item)
-            except RuntimeError:  # the loop has closed (server shut down): stop the episode
-                episode.stop.set()
-
-        def on_event(event: TraceEvent) -> None:
-            events.append(event)
-            post(event)
-
-        started = time.perf_counter()
-        store, policy = built
-        outcome: Result | BaseException = ThresherError("the episode ended without a result")
+        """An episode has ended (on whichever thread ended it): keep its trace, free its slot
+        on the event loop."""
         try:
-            outcome = run_episode(
-                question, store, policy, config, on_event=on_event, should_stop=episode.stop.is_set
-            )
-            self.traces.finish(episode.trace_id, outcome.trace)
-        except Exception as exc:  # run_episode returns a Result even on its own errors
-            outcome = exc if isinstance(exc, ThresherError) else ThresherError(str(exc))
-            with contextlib.suppress(Exception):
-                self.traces.finish(episode.trace_id, tuple(events))
-        finally:  # whatever happened above, the reader hears the end and the slot comes back
-            post(_End(outcome))
-            seconds = time.perf_counter() - started
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._ended, episode, seconds)
+            self.traces.finish(episode.trace_id, result.trace)
+        finally:
+            here: asyncio.AbstractEventLoop | None
+            try:
+                here = asyncio.get_running_loop()
+            except RuntimeError:
+                here = None
+            if here is loop:
+                self._ended(episode, seconds)
+            else:
+                with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to free
+                    loop.call_soon_threadsafe(self._ended, episode, seconds)
 
     def _ended(self, episode: RunningEpisode, seconds: float) -> None:
         self._running.discard(episode)
@@ -373,7 +437,11 @@ class SearchService:
         try:
             return episode.trace_id, await episode.result()
         finally:
-            episode.cancel()  # a no-op once it has ended; stops it if we were cancelled
+            episode.leave()  # a no-op once it has ended; ends it if we were cancelled
+
+    def open_episodes(self) -> int:
+        """Episodes started and not yet ended (each holds a slot until it ends)."""
+        return len(self._running)
 
     def stop_all(self) -> None:
         """Ask every running episode to stop (server shutdown)."""

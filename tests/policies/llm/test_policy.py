@@ -44,6 +44,8 @@ FINAL_TEXT = (
     '<Document id="glassworks"><Justification>Says the works were founded in '
     "Marrowick.</Justification></Document>"
 )
+
+pytestmark = pytest.mark.server  # the LLM replay server, a process on loopback
 FINAL = reply(content=FINAL_TEXT)
 
 
@@ -103,12 +105,14 @@ def episode(
 
 
 # -- the registry and the happy path -----------------------------------------------------
-def test_registered_by_name_and_a_policy():
-    policy = get_policy("llm", base_url="http://127.0.0.1:9/v1", model="m", env={})
+def test_registered_by_name_and_a_policy(monkeypatch):
+    monkeypatch.delenv("THRESHER_LLM_MODEL", raising=False)
+    endpoint = Config().override({"llm.base_url": "http://127.0.0.1:9/v1"})
+    policy = get_policy("llm", endpoint.override({"llm.model": "m"}))
     assert isinstance(policy, LLMPolicy) and isinstance(policy, Policy)
     assert policy.settings.model == "m" and policy.system_prompt == SYSTEM_PROMPT
-    ctx = get_policy("context-1", base_url="http://127.0.0.1:9/v1", env={})
-    assert ctx.settings.model == "chromadb/context-1"
+    ctx = get_policy("context-1", endpoint, system_prompt="Search.")
+    assert ctx.settings.model == "chromadb/context-1" and ctx.system_prompt == "Search."
 
 
 def test_sends_exactly_the_rendered_transcript_and_reconciles_usage(tmp_path, store, config):

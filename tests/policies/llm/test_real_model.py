@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from policies.llm.test_policy import FINAL, SEARCH, episode
 from policies.llm.wire import completion, content, exchanges, served
 from thresher.harness.result import ExitReason
 from thresher.harness.trace import ProposalEvent, ToolResult, UsageReport
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
 from thresher.testing.replay_server import reply, tool_call
+
+pytestmark = pytest.mark.server  # the LLM replay server, a process on loopback
 
 
 def _from_text(run) -> list[int]:

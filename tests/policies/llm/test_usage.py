@@ -12,8 +12,10 @@ from harness.conftest import corpus
 from thresher.cli.main import main
 from thresher.config import Config
 from thresher.harness.result import ExitReason
-from thresher.index.ingest import ingest
+from thresher.index.backends import ingest
 from thresher.testing.replay_server import ReplayServer, reply, tool_call
+
+pytestmark = pytest.mark.server  # the LLM replay server, a process on loopback
 
 QUESTION = "Who founded the Halvard Glassworks?"
 SCRIPT = [

@@ -14,7 +14,7 @@ from thresher.config import Config
 def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small generated fictional world indexed with the real embedder."""
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.synth.world import generate_world
 
     out = tmp_path_factory.mktemp("world")

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from thresher.config import Config
 from thresher.corpus.document import Chunk
 from thresher.harness.episode import run_episode
+from thresher.harness.policy import EpisodicPolicy, InProcessPolicy, Policy, SearchReranker
 from thresher.harness.result import ExitReason
 from thresher.index.embedded import EmbeddedStore
 from thresher.index.store import Hit
 from thresher.policies import get_policy
-from thresher.policies.base import Policy
-from thresher.policies.local import LocalPolicy
+from thresher.policies.local import LocalOptions, LocalPolicy
 from thresher.policies.local.policy import RETRIEVER_HEAD, rerank_pool
 
 QUESTION = "In which province is the town where the Halvard Glassworks was founded?"
@@ -22,7 +20,11 @@ QUESTION = "In which province is the town where the Halvard Glassworks was found
 
 def test_registered_default_and_protocol(config):
     policy = get_policy("local", config=config)
-    assert isinstance(policy, LocalPolicy) and isinstance(policy, Policy)
+    assert isinstance(policy, LocalPolicy) and isinstance(policy, EpisodicPolicy)
+    session = policy.start(QUESTION)  # each episode's own state, never the policy's
+    assert isinstance(session, Policy) and isinstance(session, SearchReranker)
+    assert isinstance(session, InProcessPolicy) and session.in_process
+    assert session.name == policy.name == "local"
     import inspect
 
     from thresher.api import search
@@ -31,7 +33,7 @@ def test_registered_default_and_protocol(config):
 
 
 def test_two_hop_episode_answers_with_both_documents(store, config):
-    policy = LocalPolicy(config=config, stop_at=1.01)
+    policy = LocalPolicy(LocalOptions(stop_at=1.01), config=config)
     r = run_episode(QUESTION, store, policy, config)
     assert r.exit_reason is ExitReason.ANSWERED, r.message
     docs = r.doc_ids
@@ -46,7 +48,7 @@ def test_final_documents_come_from_evidence_in_view_with_scores_in_fields(store,
     """A pruning episode cites only what it kept; justifications are evidence sentences."""
     from thresher.harness.replay import replay
 
-    pruning = LocalPolicy(config=config, keep_docs=1, prune_below=0.99, stop_at=1.01)
+    pruning = LocalPolicy(LocalOptions(keep_docs=1, prune_below=0.99, stop_at=1.01), config=config)
     r = run_episode(QUESTION, store, pruning, config)
     assert r.exit_reason is ExitReason.ANSWERED and r.tool_calls.get("prune_chunks") == 1
     state = replay(list(r.trace))
@@ -69,11 +71,11 @@ def test_episode_is_deterministic(store, config):
 
 
 def test_prunes_then_no_prune_keeps_everything(store, config):
-    pruning = LocalPolicy(config=config, keep_docs=1, prune_below=0.99, stop_at=1.01)
+    pruning = LocalPolicy(LocalOptions(keep_docs=1, prune_below=0.99, stop_at=1.01), config=config)
     r = run_episode(QUESTION, store, pruning, config)
     assert r.exit_reason is ExitReason.ANSWERED
     assert r.tool_calls.get("prune_chunks", 0) == 1
-    kept = LocalPolicy(config=config, prune=False, stop_at=1.01)
+    kept = LocalPolicy(LocalOptions(prune=False, stop_at=1.01), config=config)
     r2 = run_episode(QUESTION, store, kept, config)
     assert "prune_chunks" not in r2.tool_calls
     assert r.usage.used < r2.usage.used
@@ -106,7 +108,7 @@ def test_follow_ups_rank_only_their_best_fused_hits(store, config):
         if kind == "pool":
             pools[cands[0].subquery] = len(cands)
 
-    policy = LocalPolicy(config=config, stop_at=1.01, rerank_depth=2, recorder=record)
+    policy = LocalPolicy(LocalOptions(stop_at=1.01, rerank_depth=2), config=config, recorder=record)
     run_episode(QUESTION, store, policy, config)
     follow_ups = [n for q, n in pools.items() if q != QUESTION]
     # the fused best 2, and any hit in BM25's or dense's own best RETRIEVER_HEAD
@@ -124,41 +126,3 @@ def test_a_follow_ups_scorer_sees_each_retrievers_own_best_hits() -> None:
     pool = rerank_pool(hits, 30)
     assert pool == hits[:30] + [hits[36], hits[38]]
     assert rerank_pool(hits, 30, head=1) == hits[:30]
-
-
-def test_a_first_turn_search_beside_the_questions_waits_for_its_score_maxima(store, config):
-    """A clue chain's first clue is searched beside the question; its candidates are
-    scored against the question with the maxima the question's own search sets. Run
-    first, its rerank waits for them, so its pool does not depend on which worker
-    finished first."""
-    import threading
-
-    from thresher.harness.policy import RerankRequest
-    from thresher.policies.local.features import base_matrix
-    from thresher.policies.local.policy import QuestionContext, _EpisodeState
-
-    question = (
-        "Clues: (1) The Halvard Glassworks was founded in [A]. (2) [A] lies in the "
-        "province of [?]. Each letter stands for one entity throughout. What is [?]?"
-    )
-    pools: dict[str, np.ndarray] = {}
-
-    def record(kind, q, cands, bx, lx):
-        if kind == "pool":
-            pools[cands[0].subquery] = bx
-
-    policy = LocalPolicy(config=config, recorder=record)
-    ep = policy._ep = _EpisodeState(QuestionContext.of(question))
-    calls = policy._first_turn(ep).tool_calls
-    first = next(c.arguments["query"] for c in calls if c.call_id == "c0")
-
-    def request(query: str) -> RerankRequest:
-        hits = tuple(store.hybrid_search(query, 50))
-        return RerankRequest(query, question, hits, lambda ids: store.similarity(question, ids))
-
-    side = threading.Thread(target=policy.rerank, args=(request(first),))
-    side.start()  # before the question's search: it waits
-    policy.rerank(request(question))
-    side.join()
-    cands = list(ep.pools[first].values())
-    assert np.array_equal(pools[first], base_matrix(cands, ep.question))

@@ -13,7 +13,7 @@ from thresher.config import Config
 def world_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small fictional world (seed 3) written to disk and ingested into a real index."""
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.ingest import ingest
+    from thresher.index.backends import ingest
     from thresher.synth.world import generate_world
 
     root = tmp_path_factory.mktemp("synth-tasks")

@@ -65,6 +65,7 @@ def test_parse_json_reply_forms() -> None:
     assert parse_json_reply("[1, 2]") is None
 
 
+@pytest.mark.server
 def test_llm_phrase_and_answer_over_http(tmp_path: Path) -> None:
     chain = chain3()
     question = "Where lies the birthplace of the man granted patent QX-1891-004?"
@@ -115,6 +116,7 @@ def run_llm(store, view, script: list[dict], workdir: Path):
         return report, server.chat_requests()
 
 
+@pytest.mark.server
 def test_llm_mode_pipeline_keeps_a_verified_task(world_store, world_view, tmp_path: Path) -> None:
     (chain,) = chains(world_view, 1)
     script = [
@@ -132,6 +134,7 @@ def test_llm_mode_pipeline_keeps_a_verified_task(world_store, world_view, tmp_pa
     assert len(passages) == 2 and chain.hops[0].sentence in passages[0]
 
 
+@pytest.mark.server
 def test_llm_mode_rejections_are_counted(world_store, world_view, tmp_path: Path) -> None:
     first, _second, third = chains(world_view, 3)
     wrong = {**good(first), "quotes": ["words found nowhere", "nor these", first.hops[0].sentence]}

@@ -8,7 +8,7 @@ import pytest
 from _world_fixtures import WrittenWorld
 from _world_fixtures import has as _has
 
-WORLDS = ["small_world", "medium_world"]
+WORLDS = ["small_world", pytest.param("medium_world", marks=pytest.mark.slow)]
 
 
 @pytest.fixture(params=WORLDS)

@@ -12,6 +12,8 @@ from thresher.corpus.loaders import iter_documents
 from thresher.synth.world import WorldManifest, generate_world
 from thresher.tokens import get_counter
 
+pytestmark = pytest.mark.slow  # a large world
+
 
 @pytest.fixture(scope="module")
 def large(tmp_path_factory: pytest.TempPathFactory) -> tuple[WorldManifest, Path]:

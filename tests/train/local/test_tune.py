@@ -7,6 +7,7 @@ import pytest
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.index.embedded import EmbeddedStore
+from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import DEFAULT_CONTROLS, LocalPolicy
 from thresher.policies.local.scorer import load_weights
 from thresher.tasks.readers import load_tasks
@@ -49,12 +50,16 @@ def test_weights_controls_round_trip_and_drive_the_policy(tmp_path):
     w = replace(load_weights(), controls={"stop_at": 0.7, "hop_k": 2})
     loaded = load_weights(w.save(tmp_path / "w.json"))
     assert loaded.controls == {"stop_at": 0.7, "hop_k": 2}
-    p = LocalPolicy(loaded)
+    p = LocalPolicy(LocalOptions(weights=loaded))
     assert (p.stop_at, p.hop_k, p.max_hops) == (0.7, 2, DEFAULT_CONTROLS["max_hops"])
-    assert LocalPolicy(loaded, stop_at=0.95).stop_at == 0.95  # an explicit value wins
+    assert (
+        LocalPolicy(LocalOptions(weights=loaded, stop_at=0.95)).stop_at == 0.95
+    )  # an explicit value wins
     from thresher.train.local.trainer import prior_weights
 
-    assert LocalPolicy(prior_weights()).stop_at == DEFAULT_CONTROLS["stop_at"]  # no controls
+    assert (
+        LocalPolicy(LocalOptions(weights=prior_weights())).stop_at == DEFAULT_CONTROLS["stop_at"]
+    )  # no controls
     shipped = load_weights()
     assert LocalPolicy().stop_at == shipped.controls.get("stop_at", DEFAULT_CONTROLS["stop_at"])
 

@@ -95,8 +95,9 @@ class LLMPolicy:
         self._inflight: dict[int, ChatClient] = {}
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """The five tools as JSON Schemas (sent with every request, counted by the harness)."""
-        return tool_schemas()
+        """The five tools as JSON Schemas for this policy's config (sent with every request,
+        counted by the harness)."""
+        return tool_schemas(self.config)
 
     def request_params(self) -> dict[str, Any]:
         """The request fields sent besides model, messages and tools."""

@@ -11,9 +11,15 @@ data, never instructions.
 
 from __future__ import annotations
 
-__all__ = ["SYSTEM_PROMPT", "system_prompt"]
+from thresher.harness.tools import TOOLS
 
-SYSTEM_PROMPT = """\
+__all__ = ["SYSTEM_PROMPT", "system_prompt", "KEPT_PAST_HARD_LIMIT"]
+
+#: the tools still accepted past the hard limit (those that add no corpus text), as the
+#: prompt lists them; derived from the tool specs
+KEPT_PAST_HARD_LIMIT = ", ".join(spec.name for spec in TOOLS if not spec.retrieval)
+
+SYSTEM_PROMPT = f"""\
 You are a retrieval subagent. Another model will answer the user's question; your \
 only job is to find the documents in this corpus that it needs, and to hand them \
 over ranked. Do not answer the question yourself.
@@ -30,7 +36,7 @@ for exact names or numbers, or read_document to see more of a promising document
 - Keep your context small. Each turn starts with a line [Token usage: used/budget]. \
 Prune chunks that turned out to be irrelevant or that you have already used as soon \
 as you know it, and before you reach half of the budget; past the hard limit only \
-prune_chunks, recall_chunks and the final answer are accepted. Pruned chunks can be \
+{KEPT_PAST_HARD_LIMIT} and the final answer are accepted. Pruned chunks can be \
 brought back with recall_chunks.
 - Stop as soon as the documents you hold cover every fact the answer needs.
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
@@ -171,7 +170,6 @@ def residual_words(
     return list(_residual(question, tuple(covered), limit, seen))
 
 
-@lru_cache(maxsize=4096)
 def _residual(
     question: str, covered: tuple[str, ...], limit: int, seen: frozenset[str]
 ) -> tuple[str, ...]:
@@ -195,33 +193,27 @@ def _title_heads(titles: Iterable[str]) -> set[str]:
     return heads
 
 
-@lru_cache(maxsize=8192)
 def _heads_of(title: str) -> tuple[str, ...]:
     parts = title.lower().split()
     return tuple(" ".join(parts[:n]) for n in range(2, len(parts)))
 
 
-@lru_cache(maxsize=8192)
 def _norm(title: str) -> str:
     return title.lower().strip()
 
 
-@lru_cache(maxsize=8192)
 def _words(text: str) -> frozenset[str]:
-    """Content words of a short text (a phrase, a title, the question), memoized."""
+    """Content words of a short text (a phrase, a title, the question)."""
     return frozenset(content_words(text))
 
 
-@lru_cache(maxsize=2048)
 def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-    """Content words of an anchor and the chain that led to it (memoized per anchor)."""
+    """Content words of an anchor and the chain that led to it."""
     return frozenset(content_words(" ".join([title, text, *path])))
 
 
-@lru_cache(maxsize=2048)
 def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
-    """Per sentence of ``text``: (lowercased, content words, entity spans). Memoized: the
-    same anchors are read again on each hop."""
+    """Per sentence of ``text``: (lowercased, content words, entity spans)."""
     sents, sent_words = sentence_words(text)
     return tuple(
         (sent.lower(), w, tuple(entity_spans(sent)))
@@ -237,10 +229,8 @@ CUE_BEFORE, CUE_AFTER = 4, 1
 CUE_BONUS = 1.2
 
 
-@lru_cache(maxsize=8192)
 def _tokens(sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The words of a lowercased sentence and the :func:`stem` of each, in order
-    (memoized: the same anchors' sentences are read again on each hop)."""
+    """The words of a lowercased sentence and the :func:`stem` of each, in order."""
     tokens = tuple(words(sent_lower))
     return tokens, tuple(stem(w) for w in tokens)
 

@@ -13,7 +13,10 @@ subquery that found it and against the question. Features come in two sets:
   does not, and its redundancy with the anchors.
 
 ``base_matrix`` and ``link_matrix`` return one row per candidate, columns in
-:data:`BASE_FEATURES` / :data:`LINK_FEATURES` order.
+:data:`BASE_FEATURES` / :data:`LINK_FEATURES` order. Nothing is memoized here:
+a session's :class:`~thresher.policies.local.memo.TextMemo` hands candidates their
+words and lowercased text, and keeps the link features of (candidate, anchor)
+pairs for its episode.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from typing import TypeAlias
 
 import numpy as np
 
@@ -34,9 +37,10 @@ __all__ = [
     "Candidate",
     "QuestionContext",
     "AnchorView",
+    "PairMemo",
     "base_matrix",
     "link_matrix",
-    "lower_text",
+    "chunk_words",
 ]
 
 BASE_FEATURES: tuple[str, ...] = (
@@ -76,7 +80,9 @@ class Candidate:
 
     Scores against the subquery come from the search hit (None when the
     retriever did not list it); scores against the question are filled by the
-    policy (from the question's own search or ``Store.similarity``).
+    policy (from the question's own search or ``Store.similarity``). ``words``,
+    ``title_words`` and ``lower`` (the text lowercased) are computed from the chunk
+    unless given (a session gives them from its memo).
     """
 
     chunk: Chunk
@@ -95,42 +101,25 @@ class Candidate:
     sub_words: frozenset[str] | None = None
     #: the bridge phrase of the follow-up that found the chunk ("" for the question's search)
     via: str = ""
+    lower: str = ""
+    #: content words of ``via`` (computed when not given)
+    via_words: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
-        if not self.words or not self.title_words:
+        if not self.words and not self.title_words:
             self.words, self.title_words = chunk_words(self.chunk)
+        if not self.lower:
+            self.lower = self.chunk.text.lower()
         if self.sub_words is None:
             self.sub_words = frozenset(content_words(self.subquery))
-
-
-_WORDS: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
-_WORDS_MAX = 50_000
+        if self.via_words is None:
+            self.via_words = frozenset(content_words(self.via)) if self.via else frozenset()
 
 
 def chunk_words(chunk: Chunk) -> tuple[set[str], set[str]]:
-    """Content words of a chunk's title and text, and of its title (memoized by content)."""
-    key = (chunk.chunk_id, chunk.content_hash)
-    got = _WORDS.get(key)
-    if got is None:
-        if len(_WORDS) >= _WORDS_MAX:
-            _WORDS.clear()
-        title = content_words(chunk.title)
-        got = _WORDS[key] = (content_words(chunk.text) | title, title)
-    return got
-
-
-_LOWER: dict[tuple[str, str], str] = {}
-
-
-def lower_text(chunk: Chunk) -> str:
-    """The chunk's text lowercased (memoized by content: phrase tests run per pair)."""
-    key = (chunk.chunk_id, chunk.content_hash)
-    got = _LOWER.get(key)
-    if got is None:
-        if len(_LOWER) >= _WORDS_MAX:
-            _LOWER.clear()
-        got = _LOWER[key] = chunk.text.lower()
-    return got
+    """Content words of a chunk's title and text, and of its title."""
+    title = content_words(chunk.title)
+    return content_words(chunk.text) | title, title
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +148,9 @@ class AnchorView:
     """A retained chunk trusted as context for link features (weight: its utility, 0..1).
 
     ``key`` is the anchor chunk's ``(chunk_id, content_hash)`` when the view was made
-    from a candidate (:meth:`of`); link features of a (candidate, anchor) pair are then
-    memoized, since the same pairs come back on every turn of an episode. A view made
-    by hand (empty key) is computed each time.
+    from a candidate (:meth:`of`); link features of a (candidate, anchor) pair may then
+    be memoized (a :data:`PairMemo`), since the same pairs come back on every turn of
+    an episode. A view made by hand (empty key) is computed each time.
     """
 
     doc_id: str
@@ -178,7 +167,7 @@ class AnchorView:
         return cls(
             chunk.doc_id,
             chunk.title,
-            lower_text(chunk),
+            cand.lower,
             frozenset(cand.words),
             weight,
             (chunk.chunk_id, chunk.content_hash),
@@ -215,15 +204,9 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         1.0 if is_sub and contains_phrase(c.subquery.lower(), title) else 0.0,
         _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
         _share(s_words, c.words) if is_sub else 0.0,
-        1.0 if c.via and contains_phrase(lower_text(c.chunk), c.via) else 0.0,
-        _share(s_words - _phrase_words(c.via), c.words) if c.via else 0.0,
+        1.0 if c.via and contains_phrase(c.lower, c.via) else 0.0,
+        _share(s_words - (c.via_words or frozenset()), c.words) if c.via else 0.0,
     ]
-
-
-@lru_cache(maxsize=1024)
-def _phrase_words(phrase: str) -> frozenset[str]:
-    """Content words of a bridge phrase (memoized: every candidate of a follow-up asks)."""
-    return frozenset(content_words(phrase))
 
 
 def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
@@ -233,32 +216,40 @@ def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
     return np.asarray([base_row(c, q) for c in cands], dtype=np.float64)
 
 
-_PAIRS: dict[tuple[str, ...], tuple[bool, bool, float]] = {}
+#: (candidate chunk id, content hash, anchor key...) -> what :func:`_pair` found: an
+#: episode's memo of the pairs it scored (owned by its session)
+PairMemo: TypeAlias = dict[tuple[str, ...], tuple[bool, bool, float]]
 
 
-def _pair(c: Candidate, a: AnchorView, title_lower: str) -> tuple[bool, bool, float]:
+def _pair(
+    c: Candidate, a: AnchorView, title_lower: str, memo: PairMemo | None
+) -> tuple[bool, bool, float]:
     """(the anchor names the candidate's title, the candidate names the anchor's title,
-    content-word Jaccard of the two), memoized by both chunks' ids and content hashes
-    when the anchor has a key (see :class:`AnchorView`)."""
-    key = (c.chunk.chunk_id, c.chunk.content_hash, *a.key) if a.key else ()
-    got = _PAIRS.get(key) if key else None
+    content-word Jaccard of the two), kept in ``memo`` by both chunks' ids and content
+    hashes when the anchor has a key (see :class:`AnchorView`)."""
+    key = (c.chunk.chunk_id, c.chunk.content_hash, *a.key) if a.key and memo is not None else ()
+    got = memo.get(key) if memo is not None and key else None
     if got is None:
         shared = len(c.words & a.words)
         union = len(c.words) + len(a.words) - shared
         got = (
             contains_phrase(a.text_lower, c.chunk.title),
-            a.title.lower() != title_lower and contains_phrase(lower_text(c.chunk), a.title),
+            a.title.lower() != title_lower and contains_phrase(c.lower, a.title),
             shared / union if union else 0.0,
         )
-        if key:
-            if len(_PAIRS) >= _WORDS_MAX:
-                _PAIRS.clear()
-            _PAIRS[key] = got
+        if memo is not None and key:
+            memo[key] = got
     return got
 
 
-def link_row(c: Candidate, q: QuestionContext, anchors: Sequence[AnchorView]) -> list[float]:
-    """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first)."""
+def link_row(
+    c: Candidate,
+    q: QuestionContext,
+    anchors: Sequence[AnchorView],
+    memo: PairMemo | None = None,
+) -> list[float]:
+    """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first);
+    ``memo`` keeps the pairs' findings for the next call."""
     linked_to = links_from = redundancy = 0.0
     doc = c.chunk.doc_id
     title_lower = c.chunk.title.lower()
@@ -267,7 +258,7 @@ def link_row(c: Candidate, q: QuestionContext, anchors: Sequence[AnchorView]) ->
         if a.doc_id == doc:
             rank_inv = max(rank_inv, 1.0 / (i + 1))
             continue
-        to_a, from_a, overlap = _pair(c, a, title_lower)
+        to_a, from_a, overlap = _pair(c, a, title_lower, memo)
         if a.weight > linked_to and to_a:
             linked_to = a.weight
         if a.weight > links_from and from_a:
@@ -289,9 +280,13 @@ def link_row(c: Candidate, q: QuestionContext, anchors: Sequence[AnchorView]) ->
 
 
 def link_matrix(
-    cands: Sequence[Candidate], q: QuestionContext, anchors: Sequence[AnchorView]
+    cands: Sequence[Candidate],
+    q: QuestionContext,
+    anchors: Sequence[AnchorView],
+    memo: PairMemo | None = None,
 ) -> np.ndarray:
-    """Rows of :data:`LINK_FEATURES` for ``cands`` against ``anchors``."""
+    """Rows of :data:`LINK_FEATURES` for ``cands`` against ``anchors`` (``memo``: an
+    episode's :data:`PairMemo`, read and filled)."""
     if not cands:
         return np.zeros((0, len(LINK_FEATURES)))
-    return np.asarray([link_row(c, q, anchors) for c in cands], dtype=np.float64)
+    return np.asarray([link_row(c, q, anchors, memo) for c in cands], dtype=np.float64)

@@ -23,9 +23,8 @@ as one JSON file; the default one ships in ``weights/local_policy.json``.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +70,6 @@ class Model:
 
         return lightgbm.Booster(model_str=str(self.params["model"]))
 
-    @cached_property
-    def _lock(self) -> threading.Lock:
-        return threading.Lock()
-
     def logits(self, x: np.ndarray) -> np.ndarray:
         """Raw scores of the rows of ``x`` (shape ``(n, len(features))``)."""
         if x.shape[0] == 0:
@@ -85,8 +80,10 @@ class Model:
                 "retrain the local policy (thresher train-policy)"
             )
         if self.kind == "lambdarank":
-            with self._lock:  # one booster, called from the harness's worker threads
-                raw = self._booster.predict(np.asarray(x, dtype=np.float64), num_threads=1)
+            # one booster for every session: LightGBM's predict is safe to call from
+            # several threads on one model (each call builds its own predictor; the
+            # C API guards the booster)
+            raw = self._booster.predict(np.asarray(x, dtype=np.float64), num_threads=1)
             return np.asarray(raw, dtype=np.float64)
         z = (x - self.mean) / self.std
         p = self.params
@@ -200,20 +197,15 @@ def load_weights(path: str | Path | None = None) -> LocalWeights:
             f"cannot read local policy weights {p}: {exc.strerror}; "
             "run `thresher train-policy` to make them"
         ) from exc
-    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
-    with _LOADED_LOCK:
-        hit = _LOADED.get(key)
-    if hit is None:
-        hit = _read_weights(p)
-        with _LOADED_LOCK:
-            if len(_LOADED) >= 8:
-                _LOADED.clear()
-            _LOADED[key] = hit
-    return hit
+    return _read_weights_once(str(p.resolve()), st.st_size, st.st_mtime_ns)
 
 
-_LOADED: dict[tuple[str, int, int], LocalWeights] = {}
-_LOADED_LOCK = threading.Lock()
+@lru_cache(maxsize=8)
+def _read_weights_once(path: str, size: int, mtime_ns: int) -> LocalWeights:
+    """The weights file at ``path`` as it is now (keyed by its size and modification time:
+    a rewritten file is read again). A function of the file alone, so every policy
+    built on one file shares its read-only models; nothing of an episode is kept."""
+    return _read_weights(Path(path))
 
 
 def _read_weights(p: Path) -> LocalWeights:

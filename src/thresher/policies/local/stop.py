@@ -5,7 +5,8 @@ retained documents: the top utilities, the gap after the second, whether the
 two best documents link to each other, the hop and how many bridges remain.
 A learned model turns them into P(the top k already holds every gold
 document that hopping on would find); without one, a rule stops when the two best documents are both
-likely and linked.
+likely and linked. :class:`StopModel` reads those features from a session's
+ranking and makes the call.
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from thresher.policies.local.features import Candidate
+from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scorer import Model
+from thresher.policies.local.scoring import Ranked, Recorder
+from thresher.policies.local.text import contains_phrase
 
-__all__ = ["STOP_FEATURES", "stop_features", "sufficiency"]
+__all__ = ["STOP_FEATURES", "StopModel", "stop_features", "sufficiency"]
 
 STOP_FEATURES: tuple[str, ...] = (
     "p1",  # best document utility
@@ -73,3 +78,82 @@ def sufficiency(features: np.ndarray, model: Model | None) -> float:
         return float(model.predict(features.reshape(1, -1))[0])
     p1, p2, linked = features[0], features[1], features[5]
     return 1.0 if p1 > 0.5 and p2 > 0.5 and linked > 0 else 0.0
+
+
+class StopModel:
+    """Whether a session stops hopping: the sufficiency signal over its ranking.
+
+    Args:
+        model: the learned sufficiency model (None: the conservative rule).
+        stop_at: sufficiency at or above which the session stops (1.0 or more: never early).
+        recorder: called with each state's features (kind ``stop``; training data).
+    """
+
+    def __init__(self, model: Model | None, stop_at: float, recorder: Recorder | None = None):
+        self.model = model
+        self.stop_at = stop_at
+        self.recorder = recorder
+
+    @property
+    def active(self) -> bool:
+        """Whether states are read at all (the signal may stop, or a recorder wants them)."""
+        return self.stop_at < 1.0 or self.recorder is not None
+
+    def state(self, memory: EpisodeMemory, ranked: list[Ranked], bridges: int) -> np.ndarray:
+        """The :data:`STOP_FEATURES` of the session's ranking with ``bridges`` follow-ups
+        planned (recorded when there is a recorder)."""
+        docs = _doc_probs(ranked)
+        feats = stop_features(
+            [p for _, p in docs],
+            _linked12(ranked),
+            memory.hop,
+            bridges,
+            _front(memory, ranked, docs),
+        )
+        if self.recorder is not None:
+            firsts: dict[str, Candidate] = {}
+            for r in ranked:
+                firsts.setdefault(r.cand.chunk.doc_id, r.cand)
+            tops = list(firsts.values())
+            self.recorder("stop", memory.question.question, tops, feats.reshape(1, -1), np.zeros(0))
+        return feats
+
+    def sufficient(self, features: np.ndarray) -> bool:
+        """Whether the evidence in hand is enough (never, when ``stop_at`` >= 1)."""
+        return self.stop_at < 1.0 and sufficiency(features, self.model) >= self.stop_at
+
+
+def _doc_probs(ranked: Sequence[Ranked]) -> list[tuple[str, float]]:
+    """Documents by their best chunk's utility, best first."""
+    out: dict[str, float] = {}
+    for r in ranked:
+        out.setdefault(r.cand.chunk.doc_id, r.prob)
+    return list(out.items())
+
+
+def _linked12(ranked: Sequence[Ranked]) -> bool:
+    """Whether the two best documents name each other's title."""
+    firsts: list[Ranked] = []
+    for r in ranked:
+        if all(f.cand.chunk.doc_id != r.cand.chunk.doc_id for f in firsts):
+            firsts.append(r)
+        if len(firsts) == 2:
+            break
+    if len(firsts) < 2:
+        return False
+    a, b = firsts[0].cand, firsts[1].cand
+    return contains_phrase(a.lower, b.chunk.title) or contains_phrase(b.lower, a.chunk.title)
+
+
+def _front(
+    memory: EpisodeMemory, ranked: list[Ranked], docs: list[tuple[str, float]]
+) -> tuple[float, int]:
+    """Utility and document rank of the best chunk the last hop found through its bridge."""
+    if memory.hop == 0:
+        return 0.0, 6
+    chain = memory.chain()
+    for r in ranked:
+        if r.cand.hop == memory.hop and chain.continues(r.cand):
+            rank = next(i for i, (d, _) in enumerate(docs, 1) if d == r.cand.chunk.doc_id)
+            return r.prob, rank
+    return 0.0, 6

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
 __all__ = [
     "STOPWORDS",
@@ -78,10 +77,8 @@ def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: in
     return out if len(out) <= max_chars else out[: max_chars - 1].rstrip() + "…"
 
 
-@lru_cache(maxsize=4096)
 def sentence_words(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
-    """``text``'s :func:`sentences` and each one's :func:`content_words` (memoized: the
-    same chunk is read again on every hop, and justified in every answer citing it)."""
+    """``text``'s :func:`sentences` and each one's :func:`content_words`."""
     sents = tuple(sentences(text))
     return sents, tuple(frozenset(content_words(x)) for x in sents)
 
@@ -112,7 +109,6 @@ _LEMMAS = {
 }
 
 
-@lru_cache(maxsize=16384)
 def stem(word: str) -> str:
     """A crude key shared by a lowercase word's inflections: "directed" and "director"
     give "direct", "located" and "location" give "locat", "birthplace" and "born" give

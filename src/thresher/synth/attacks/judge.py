@@ -24,10 +24,10 @@ from typing import Any
 from thresher.config import Config
 from thresher.corpus.document import Chunk
 from thresher.corpus.sanitize import chunk_flags
-from thresher.harness.actions import RETRIEVAL_TOOLS, TOOL_NAMES
 from thresher.harness.budget import hard_limit, soft_limit, usage_line
 from thresher.harness.render import escape_id
 from thresher.harness.result import ExitReason, Result
+from thresher.harness.tools import RETRIEVAL_TOOLS, TOOL_NAMES
 from thresher.harness.trace import (
     EpisodeEnd,
     EpisodeStart,

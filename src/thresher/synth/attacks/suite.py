@@ -61,9 +61,9 @@ def _weights() -> Any:
 
 
 def _local(config: Config) -> Any:
-    from thresher.policies.local import LocalPolicy
+    from thresher.policies.local import LocalOptions, LocalPolicy
 
-    return LocalPolicy(_weights(), config=config)
+    return LocalPolicy(LocalOptions(weights=_weights()), config=config)
 
 
 def run_suite(

@@ -193,15 +193,15 @@ def collect(
             episode's searches show, run to its last hop.
     """
     from thresher.harness.episode import run_episode
+    from thresher.policies.local.options import LocalOptions
     from thresher.policies.local.policy import LocalPolicy
 
     data = TrainingData()
     cfg = config or Config()
     for n, task in enumerate(tasks, 1):
         gold = set(task.gold_doc_ids)
-        # a turn's searches are reranked on concurrent workers, so their records arrive
-        # in completion order: held per episode and added in (hop, subquery) order, the
-        # rows are the same, in the same order, on every run
+        # held per episode and added in (hop, subquery) order: the rows are the same, in
+        # the same order, on every run (the harness reranks in call order anyway)
         pools: list[tuple[int, str, np.ndarray, np.ndarray, np.ndarray]] = []
         finals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         stops: list[tuple[np.ndarray, set[str]]] = []  # state features, top-k documents
@@ -236,7 +236,7 @@ def collect(
                 finals.append((bx, full, labels))
 
         options = {"stop_at": 1.01, **(policy_options or {})}
-        policy = LocalPolicy(weights, recorder=record, **options)
+        policy = LocalPolicy(LocalOptions(weights=weights, **options), recorder=record)
         run_episode(task.question, store, policy, cfg)
         # a stop state is sufficient when its top k already holds every gold document
         # the whole search (every hop the controls allow) ever showed: hopping on

@@ -185,6 +185,7 @@ def tune_controls(
     """
     from thresher.eval.metrics import recall_at_k
     from thresher.harness.episode import run_episode
+    from thresher.policies.local.options import LocalOptions
     from thresher.policies.local.policy import DEFAULT_CONTROLS, LocalPolicy
     from thresher.train.rewards import reward
 
@@ -198,9 +199,8 @@ def tune_controls(
     for controls in points:
         rewards, tokens, recalls = [], [], []
         for task in tasks:
-            policy = LocalPolicy(
-                bare,
-                config=cfg,
+            options = LocalOptions(
+                weights=bare,
                 max_hops=int(controls.get("max_hops", DEFAULT_CONTROLS["max_hops"])),
                 hop_k=int(controls.get("hop_k", DEFAULT_CONTROLS["hop_k"])),
                 bridges_per_hop=int(
@@ -209,6 +209,7 @@ def tune_controls(
                 stop_at=float(controls.get("stop_at", DEFAULT_CONTROLS["stop_at"])),
                 rerank_depth=int(controls.get("rerank_depth", DEFAULT_CONTROLS["rerank_depth"])),
             )
+            policy = LocalPolicy(options, config=cfg)
             result = run_episode(task.question, store, policy, cfg)
             rewards.append(reward(result, task, beta=beta).total)
             tokens.append(result.usage.used)

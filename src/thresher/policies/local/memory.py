@@ -1,0 +1,62 @@
+"""What a local-policy session remembers of its episode (one per session, never shared).
+
+The parts of the policy (:mod:`.scoring`, :mod:`.planner`, :mod:`.stop`,
+:mod:`.answer`) are configured once and hold nothing of an episode; they read
+and write an :class:`EpisodeMemory` their session hands them. The harness calls
+a session from the episode's thread only (``propose`` between turns, ``rerank``
+in call order within a turn), so the memory needs no lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from thresher.policies.local.bridges import Bridge
+from thresher.policies.local.chain import Chain
+from thresher.policies.local.features import AnchorView, Candidate, QuestionContext
+from thresher.policies.local.memo import TextMemo
+
+__all__ = ["EpisodeMemory"]
+
+
+@dataclass
+class EpisodeMemory:
+    """One episode's state: what its searches found and how, and where it stands.
+
+    Attributes:
+        question: the question and the score maxima of its own search (set by the
+            question's rerank in the first turn).
+        cands: cached chunk id -> its candidate record.
+        pools: query (stripped) -> chunk id -> candidate, every search's scored list.
+        titles: title -> doc id of every candidate seen.
+        show: planned query (stripped) -> how many of its hits to show.
+        asked: queries and bridge phrases searched (lowercased).
+        anchors: the retained chunks the current hop's candidates are linked to.
+        via: follow-up query (stripped) -> the bridge it was made from.
+        base_rows: chunk id -> (candidate, question context, its base feature row):
+            a candidate's base features depend on it and the question only.
+        hop: follow-up turns proposed so far.
+        phase: ``search``, then ``prune``, then ``final``.
+        text: the episode's memo of chunk text.
+    """
+
+    question: QuestionContext
+    cands: dict[str, Candidate] = field(default_factory=dict)
+    pools: dict[str, dict[str, Candidate]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    show: dict[str, int] = field(default_factory=dict)
+    asked: set[str] = field(default_factory=set)
+    anchors: list[AnchorView] = field(default_factory=list)
+    via: dict[str, Bridge] = field(default_factory=dict)
+    base_rows: dict[str, tuple[Candidate, QuestionContext, np.ndarray]] = field(
+        default_factory=dict
+    )
+    hop: int = 0
+    phase: str = "search"
+    text: TextMemo = field(default_factory=TextMemo)
+
+    def chain(self) -> Chain:
+        """The follow-ups so far and the chunks they came from."""
+        return Chain(self.via, self.cands, self.pools)

@@ -1,0 +1,66 @@
+"""The local policy's options: one typed record, its ``[policy]`` settings.
+
+``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
+at None take the weights' tuned ``controls``, else
+:data:`~thresher.policies.local.policy.DEFAULT_CONTROLS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from thresher.policies.local.scorer import LocalWeights
+
+__all__ = ["LocalOptions"]
+
+
+@dataclass(frozen=True, slots=True)
+class LocalOptions:
+    """How the local policy searches, prunes and answers.
+
+    Attributes:
+        weights: a weights file, loaded weights, or None for the shipped ones.
+        max_hops: the most follow-up turns after the question's search.
+        first_k: chunks shown from the question's search.
+        hop_k: chunks shown from each follow-up search.
+        bridges_per_hop: follow-up queries per hop.
+        keep_docs: documents the answer keeps in view (the best ones); every chunk
+            outside them is pruned before the answer.
+        prune_below: within those documents, utility under which a chunk other
+            than the document's best is pruned.
+        prune: False gives the no-prune multi-turn baseline.
+        stop_at: sufficiency above which the policy stops hopping (1.0: never early).
+        grep: also grep the question's quoted names and codes.
+        first_clue: for a question stated as linked clues, also search its first
+            clue's words alone in the first turn.
+        final_k: documents in the final answer (at most the harness's cap).
+        question_scores: how many candidates of a follow-up search are scored against
+            the question through the store (the rest get the list's floor).
+        rerank_depth: how many of a follow-up search's fused hits the scorer ranks (its
+            best by RRF, and any in either retriever's best ``RETRIEVER_HEAD``;
+            0: all). A follow-up shows only ``hop_k`` chunks, and its 30th-to-50th
+            fused hits rarely reach them: scoring 30 rather than 50 cuts the
+            episode's time by about a fifth.
+        frontier_k: chunks of the chain's leading edge (found by the last hop through
+            its bridge) read first for the next hop's bridges (0: only the best chunks).
+        chain_order: in the final answer, move the chain links of each of the best
+            ``keep_docs`` documents up beside it.
+    """
+
+    weights: str | Path | LocalWeights | None = None
+    max_hops: int | None = None
+    first_k: int = 8
+    hop_k: int | None = None
+    bridges_per_hop: int | None = None
+    keep_docs: int = 5
+    prune_below: float = 0.5
+    prune: bool = True
+    stop_at: float | None = None
+    grep: bool = True
+    first_clue: bool = True
+    final_k: int = 10
+    question_scores: int = 20
+    rerank_depth: int | None = None
+    frontier_k: int = 2
+    chain_order: bool = True

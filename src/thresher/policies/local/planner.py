@@ -1,0 +1,244 @@
+"""The planner of follow-ups: the first turn's calls, then each hop's bridge queries.
+
+The first turn searches the question (and, for a question stated as linked
+clues, its first clue alone) and greps its quoted names and codes. Each hop
+reads bridges first from the chain's leading edge (per follow-up of the last
+hop, the likeliest chunk it found that holds its bridge: :meth:`Planner.frontier`)
+and, for a clue chain, from the chunk stating the furthest clue reached
+(:meth:`Planner.clue_edge`), then from the best retained chunks
+(:mod:`.bridges`). The stop model may end the search before a hop.
+"""
+
+from __future__ import annotations
+
+from thresher.harness.actions import Proposal, ToolCall
+from thresher.harness.observation import Observation
+from thresher.policies.local.answer import AnswerRanker
+from thresher.policies.local.bridges import Anchor, Bridge, bridge_queries, question_patterns
+from thresher.policies.local.chain import clue_docs, how_stated
+from thresher.policies.local.decompose import link_words, links
+from thresher.policies.local.features import AnchorView
+from thresher.policies.local.memory import EpisodeMemory
+from thresher.policies.local.scoring import Ranked
+from thresher.policies.local.stop import StopModel
+from thresher.policies.local.text import sentence_words
+
+__all__ = ["Planner"]
+
+#: a chain edge bridges are read from: (its chunk, the clue it answers, the names passed)
+Edge = tuple[Ranked, int | None, frozenset[str]]
+
+
+class Planner:
+    """Plans each turn's searches.
+
+    Args:
+        max_hops: the most follow-up turns after the question's search.
+        first_k: chunks shown from the question's search.
+        hop_k: chunks shown from each follow-up search.
+        bridges_per_hop: follow-up queries per hop.
+        grep: also grep the question's quoted names and codes.
+        first_clue: for a clue chain, also search its first clue's words alone first.
+        frontier_k: chunks of the chain's leading edge read first for bridges.
+        answer: the answer ranker (a clue chain's progress is read from its order).
+        stop: the stop model.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_hops: int,
+        first_k: int,
+        hop_k: int,
+        bridges_per_hop: int,
+        grep: bool,
+        first_clue: bool,
+        frontier_k: int,
+        answer: AnswerRanker,
+        stop: StopModel,
+    ) -> None:
+        self.max_hops = max_hops
+        self.first_k = first_k
+        self.hop_k = hop_k
+        self.bridges_per_hop = bridges_per_hop
+        self.grep = grep
+        self.first_clue = first_clue
+        self.frontier_k = frontier_k
+        self.answer = answer
+        self.stop = stop
+
+    def first_turn(self, memory: EpisodeMemory) -> Proposal:
+        """Search the question (and a clue chain's first clue); grep its names and codes."""
+        q = memory.question.question
+        memory.show[q.strip()] = self.first_k
+        memory.asked.add(q.strip().lower())
+        calls = [ToolCall("search_corpus", {"query": q}, "q0")]
+        clues = links(q)
+        if self.first_clue and len(clues) > 1:
+            # a clue chain starts at its first clue: searched alone, its few words
+            # ("born 1984 town Stosstead") are not drowned by the other clues'
+            first = " ".join(link_words(clues[0]))
+            if first.lower() not in memory.asked:
+                memory.show[first] = self.hop_k
+                memory.asked.add(first.lower())
+                calls.append(ToolCall("search_corpus", {"query": first}, "c0"))
+        if self.grep:
+            for i, pattern in enumerate(question_patterns(q)):
+                calls.append(ToolCall("grep_corpus", {"pattern": pattern}, f"g{i}"))
+        return Proposal(tool_calls=tuple(calls), hop=0)
+
+    def next_hop(
+        self, memory: EpisodeMemory, obs: Observation, ranked: list[Ranked]
+    ) -> Proposal | None:
+        """The next hop's follow-up searches, or None when the search is over."""
+        if memory.hop >= self.max_hops or obs.usage.soft:
+            return None
+        active = {a.chunk_id for a in obs.active}
+        top = [r for r in ranked if r.chunk_id in active][:3]
+        known = dict(memory.titles)
+        frontier = self.frontier(memory, ranked, active, {r.cand.chunk.doc_id for r in top})
+        edges: list[Edge] = [(r, None, frozenset()) for r in frontier]
+        clue_edge = self.clue_edge(memory, ranked, active)
+        if clue_edge is not None:
+            edges.insert(0, clue_edge)
+        bridges: list[Bridge] = []  # the best of each chain edge first, whatever its weight
+        for edge, clue, passed in edges:
+            for b in self.bridges(memory, ranked, [edge], known, 2, clue, passed):
+                if all(b.phrase.lower() != x.phrase.lower() for x in bridges):
+                    bridges.append(b)
+                    break
+        taken = {b.phrase.lower() for b in bridges}
+        for b in self.bridges(memory, ranked, top, known, self.bridges_per_hop):
+            if len(bridges) >= self.bridges_per_hop:
+                break
+            if b.phrase.lower() not in taken:
+                bridges.append(b)
+                taken.add(b.phrase.lower())
+        if not bridges:
+            return None
+        if self.stop.active:
+            feats = self.stop.state(memory, ranked, len(bridges))
+            # a clue chain whose edge still has a clue to ask is visibly unfinished:
+            # the learned signal decides only when the question's form says nothing
+            if clue_edge is None and self.stop.sufficient(feats):
+                return None
+        memory.hop += 1
+        memory.anchors = [AnchorView.of(r.cand, r.prob) for r in top]
+        calls = []
+        for i, b in enumerate(bridges):
+            memory.show[b.query.strip()] = self.hop_k
+            memory.via[b.query.strip()] = b
+            memory.asked.add(b.query.strip().lower())
+            memory.asked.add(b.phrase.lower())
+            calls.append(ToolCall("search_corpus", {"query": b.query}, f"h{memory.hop}b{i}"))
+        return Proposal(
+            tool_calls=tuple(calls),
+            hop=memory.hop,
+            parents=tuple(dict.fromkeys(b.source for b in bridges)),
+            call_parents={c.call_id: (b.source,) for c, b in zip(calls, bridges, strict=True)},
+        )
+
+    def bridges(
+        self,
+        memory: EpisodeMemory,
+        ranked: list[Ranked],
+        chunks: list[Ranked],
+        known: dict[str, str],
+        limit: int,
+        clue: int | None = None,
+        passed: frozenset[str] = frozenset(),
+    ) -> list[Bridge]:
+        """Follow-up queries read from ``chunks`` (anchors), best first; ``clue``: the clue
+        of a clue chain their documents answer, when known, and ``passed``: the names
+        the chain came through to it (see :class:`~.bridges.Anchor`)."""
+        chain = memory.chain()
+        anchors = [
+            Anchor(
+                r.chunk_id,
+                r.cand.chunk.doc_id,
+                r.cand.chunk.title,
+                r.cand.chunk.text,
+                r.prob,
+                chain.path(r.cand.subquery),
+                via.phrase if (via := chain.bridge_of(r.cand)) else "",
+                clue,
+                passed,
+            )
+            for r in chunks
+        ]
+        return bridge_queries(
+            memory.question.question,
+            anchors,
+            known,
+            exclude_docs={r.cand.chunk.doc_id for r in ranked},
+            asked=memory.asked,
+            limit=limit,
+        )
+
+    def clue_edge(
+        self, memory: EpisodeMemory, ranked: list[Ranked], active: set[str]
+    ) -> Edge | None:
+        """For a clue chain: the chunk stating its clue of the document answering the
+        furthest clue the chain has reached (each pick continuing the previous one),
+        that clue's index, and the names the chain came through to it, unless it is
+        the last clue.
+
+        The chain goes on from there whichever hop found that document (the question's
+        own search often finds a later clue's document): the next follow-up asks the
+        clue after it, from the name that document states.
+        """
+        answer = self.answer
+        clues = links(memory.question.question)
+        if len(clues) < 2 or not answer.chain_order:
+            return None
+        order, best, chunks = answer.order(memory, ranked, active, clue_first=False)
+        links_of = answer.links_of(memory, ranked)
+        words, parents, sents, titles = answer.clue_inputs(memory, order, best, chunks, links_of)
+        picked = clue_docs(clues, order, words, parents, answer.keep_docs, sents, titles)
+        # the chain reaches as far as its picks continue one another: a later clue's
+        # words alone ("launch") do not say its document is the one the chain leads to
+        reach = next((i for i, p in enumerate(picked) if not p.linked), len(picked))
+        if reach == 0 or picked[reach - 1].clue >= len(clues) - 1:
+            return None
+        last = picked[reach - 1]
+        # of that document's chunks in view, the one stating the clue: its next link
+        # is named there ("Patent X cites the earlier patent Y" sits in the record
+        # notes of chunk 0, while chunk 1 may rank better)
+        by_id = {r.chunk_id: r for r in ranked}
+
+        def stating(cid: str) -> tuple[int, int]:
+            text = by_id[cid].cand.chunk.text
+            sents, _ = sentence_words(text)
+            names = memory.text.sentence_names(text)
+            facts = [(x, w, n) for x, (w, n) in zip(sents, names, strict=True)]
+            return how_stated(clues[last.clue], last.passed, facts)
+
+        return by_id[max(chunks[last.doc], key=stating)], last.clue, last.passed
+
+    def frontier(
+        self, memory: EpisodeMemory, ranked: list[Ranked], active: set[str], skip_docs: set[str]
+    ) -> list[Ranked]:
+        """The chain's leading edge: per follow-up of the last hop, the likeliest chunk it
+        found that holds its bridge (at most ``frontier_k``).
+
+        A chunk that holds the phrase of the follow-up that found it continues the
+        chain; the next hop reads it first (and the words its chain resolved leave
+        the next query) rather than reading the same top chunks again.
+        """
+        chain = memory.chain()
+        out: list[Ranked] = []
+        followed: set[str] = set()  # one edge per bridge: each followed link goes on
+        for r in sorted(ranked, key=lambda r: -r.prob):
+            if r.chunk_id not in active or r.cand.hop != memory.hop or memory.hop == 0:
+                continue
+            if r.cand.chunk.doc_id in skip_docs or not chain.continues(r.cand):
+                continue
+            bridge = r.cand.subquery.strip()
+            if bridge in followed:
+                continue
+            followed.add(bridge)
+            out.append(r)
+            skip_docs = skip_docs | {r.cand.chunk.doc_id}
+            if len(out) >= self.frontier_k:
+                break
+        return out

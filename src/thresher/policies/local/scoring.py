@@ -1,0 +1,287 @@
+"""The candidate scorer: what a search shows, and the utility of every chunk in the cache.
+
+A search's fused hits become :class:`~.features.Candidate` records, scored
+against the question (through the harness's question scorer) and the
+subquery; the learned models (:mod:`.scorer`) give each its utility, and the
+best few are shown. Between turns every cached chunk is ranked again with
+links to the current anchors. Configured once per policy; an episode's state
+is the :class:`~.memory.EpisodeMemory` it is handed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from thresher.harness.observation import Observation
+from thresher.harness.policy import QuestionScorer, RerankRequest
+from thresher.harness.state import LineageRecord
+from thresher.index.store import Hit
+from thresher.policies.local.features import (
+    AnchorView,
+    Candidate,
+    base_matrix,
+    link_matrix,
+)
+from thresher.policies.local.memory import EpisodeMemory
+from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.text import content_words
+
+__all__ = [
+    "RETRIEVER_HEAD",
+    "Recorder",
+    "Ranked",
+    "CandidateScorer",
+    "rerank_pool",
+    "anchor_views",
+]
+
+#: a follow-up's hit within either retriever's best this many is scored whatever its
+#: fused rank (``rerank_depth`` cuts the fused list below it)
+RETRIEVER_HEAD = 3
+_FAR = 1 << 30
+
+#: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
+#: ``stop``, and ``shown`` (the candidates a search shows, best first; empty X)
+Recorder = Callable[[str, str, list[Candidate], np.ndarray, np.ndarray], None]
+
+
+def rerank_pool(hits: Sequence[Hit], depth: int, head: int = RETRIEVER_HEAD) -> list[Hit]:
+    """What a follow-up's scorer ranks: the fused list's best ``depth``, and any hit in
+    either retriever's best ``head``. A follow-up shows a few chunks, from its fused
+    head; but RRF buries one retriever's clear find that the other misses (a code's
+    one e-mail: BM25's 3rd, dense's 137th, fused 37th)."""
+    return [
+        h
+        for i, h in enumerate(hits)
+        if i < depth or (h.bm25_rank or _FAR) <= head or (h.dense_rank or _FAR) <= head
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A cached chunk with its utility: ``prob`` (the ranker's), ``base`` (base model's)."""
+
+    chunk_id: str
+    cand: Candidate
+    prob: float
+    base: float
+
+
+class CandidateScorer:
+    """Scores search candidates and ranks the cache with the learned models.
+
+    Args:
+        weights: the learned models.
+        hop_k: chunks a follow-up shows unless its plan says otherwise.
+        question_scores: how many candidates of a follow-up search are scored against
+            the question through the store (the rest get the list's floor).
+        rerank_depth: how many of a follow-up's fused hits are ranked (0: all; see
+            :func:`rerank_pool`).
+        recorder: called with features as they are computed (training data).
+    """
+
+    def __init__(
+        self,
+        weights: LocalWeights,
+        *,
+        hop_k: int,
+        question_scores: int,
+        rerank_depth: int,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.weights = weights
+        self.hop_k = hop_k
+        self.question_scores = question_scores
+        self.rerank_depth = rerank_depth
+        self.recorder = recorder
+
+    def rerank(self, memory: EpisodeMemory, request: RerankRequest) -> list[Hit]:
+        """Score a ``search_corpus`` call's candidates; the best few, best first."""
+        query, hits = request.query, list(request.hits)
+        if not hits:
+            return hits
+        if query.strip() != memory.question.question.strip() and self.rerank_depth > 0:
+            hits = rerank_pool(hits, self.rerank_depth)
+        show = memory.show.get(query.strip(), self.hop_k)
+        anchors = list(memory.anchors)
+        cands = self.candidates(memory, query, hits, request.score_against_question)
+        bx = base_matrix(cands, memory.question)
+        base = self.weights.base.predict(bx)
+        if not anchors:
+            anchors = anchor_views(cands, base, 3)
+        links = link_matrix(cands, memory.question, anchors, memory.text.pairs)
+        full = self.weights.full.predict(np.hstack([bx, links]))
+        if self.recorder is not None:
+            self.recorder("pool", memory.question.question, cands, bx, links)
+        memory.pools[query.strip()] = {c.chunk.chunk_id: c for c in cands}
+        order = np.argsort(-full, kind="stable")[:show]
+        if self.recorder is not None:
+            empty = np.zeros((0, 0))
+            shown = [cands[i] for i in order]
+            self.recorder("shown", memory.question.question, shown, empty, empty)
+        return [hits[i] for i in order]
+
+    def candidates(
+        self, memory: EpisodeMemory, query: str, hits: list[Hit], scorer: QuestionScorer
+    ) -> list[Candidate]:
+        """Candidate records of a search's ``hits``, with scores against the question.
+
+        The question's own search in the first turn sets the question's score maxima
+        (the normalizers of every later candidate's question scores).
+        """
+        q = memory.question
+        hop = memory.hop
+        is_question = query.strip() == q.question.strip()
+        b_max = max((h.bm25_score or 0.0 for h in hits), default=0.0)
+        d_max = max((h.dense_score for h in hits if h.dense_score is not None), default=0.0)
+        if is_question and hop == 0:
+            q = memory.question = replace(q, bm25_max=b_max or 1.0, dense_max=d_max or 1.0)
+        sub_words = frozenset(content_words(query))
+        bridge = memory.via.get(query.strip())
+        via = bridge.phrase if bridge is not None else ""
+        via_words = frozenset(content_words(via))
+        cands = []
+        for rank, h in enumerate(hits, 1):
+            words, title_words = memory.text.words(h.chunk)
+            c = Candidate(
+                h.chunk,
+                hop=hop,
+                subquery=query,
+                rank=rank,
+                bm25_s=h.bm25_score,
+                dense_s=h.dense_score,
+                pool_bm25_max=b_max,
+                pool_dense_max=d_max,
+                words=words,
+                title_words=title_words,
+                sub_words=sub_words,
+                via=via,
+                lower=memory.text.lower(h.chunk),
+                via_words=via_words,
+            )
+            if is_question:
+                c.bm25_q, c.dense_q = h.bm25_score, h.dense_score
+            cands.append(c)
+        missing = [c for c in cands if c.bm25_q is None or c.dense_q is None]
+        # scores against the question for the best-fused candidates only (a store read
+        # per call; the tail of a follow-up's list is rarely shown): the rest get the floor
+        head = missing[: self.question_scores]
+        if head:
+            scores = scorer([c.chunk.chunk_id for c in head])
+            for c, (b, d) in zip(head, scores, strict=True):
+                c.bm25_q = b if c.bm25_q is None else c.bm25_q
+                c.dense_q = d if c.dense_q is None else c.dense_q
+        floor_b = min((c.bm25_q for c in cands if c.bm25_q is not None), default=0.0)
+        floor_d = min((c.dense_q for c in cands if c.dense_q is not None), default=0.0)
+        for c in missing[self.question_scores :]:
+            c.bm25_q = floor_b if c.bm25_q is None else c.bm25_q
+            c.dense_q = floor_d if c.dense_q is None else c.dense_q
+        return cands
+
+    def adopt(self, memory: EpisodeMemory, obs: Observation) -> None:
+        """Give every cached chunk a candidate record (grep hits and reads have none),
+        and refresh the map of titles seen."""
+        for cid, chunk in obs.cache.items():
+            if cid in memory.cands:
+                continue
+            origin = obs.origins.get(cid)
+            query = origin.query.strip() if origin is not None else ""
+            pooled = memory.pools.get(query, {}).get(cid)
+            if pooled is not None:  # the record of the search that showed it
+                memory.cands[cid] = pooled
+                continue
+            words, title_words = memory.text.words(chunk)
+            fresh = Candidate(
+                chunk,
+                hop=obs.hop or 0,
+                subquery=memory.question.question,
+                rank=5,
+                words=words,
+                title_words=title_words,
+                lower=memory.text.lower(chunk),
+            )
+            fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
+            memory.cands[cid] = fresh
+        titles: dict[str, str] = {}
+        for q in sorted(memory.pools):  # sorted: one map whatever order the searches ran in
+            for c in memory.pools[q].values():
+                titles.setdefault(c.chunk.title, c.chunk.doc_id)
+        memory.titles = titles
+
+    def rank_cached(self, memory: EpisodeMemory, obs: Observation) -> list[Ranked]:
+        """Every cached chunk with its base and full utility, best first."""
+        cands = [memory.cands[cid] for cid in obs.cache if cid in memory.cands]
+        if not cands:
+            return []
+        bx = self.base_rows(memory, cands)
+        base = self.weights.base.predict(bx)
+        anchors = anchor_views(cands, base, 4)
+        fx = np.hstack([bx, link_matrix(cands, memory.question, anchors, memory.text.pairs)])
+        full = self.weights.ranker.predict(fx)
+        # the order: LambdaRank's when the weights carry it; the probabilities stay the
+        # ranker's (prune threshold, sufficiency features, the answer's scores)
+        score = self.weights.order.logits(fx) if self.weights.order is not None else full
+        order = np.argsort(-score, kind="stable")
+        return [
+            Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i])) for i in order
+        ]
+
+    @staticmethod
+    def base_rows(memory: EpisodeMemory, cands: list[Candidate]) -> np.ndarray:
+        """:func:`base_matrix` of ``cands``, rows kept between turns: a candidate's base
+        features depend only on it and the question, and neither changes once it is
+        ranked (the memo checks both are the same objects)."""
+        q = memory.question
+        held_rows = memory.base_rows
+        todo = []
+        for c in cands:
+            held = held_rows.get(c.chunk.chunk_id)
+            if held is None or held[0] is not c or held[1] is not q:
+                todo.append(c)
+        if todo:
+            for c, row in zip(todo, base_matrix(todo, q), strict=True):
+                held_rows[c.chunk.chunk_id] = (c, q, row)
+        return np.vstack([held_rows[c.chunk.chunk_id][2] for c in cands])
+
+    def record_final(self, memory: EpisodeMemory, ranked: list[Ranked]) -> None:
+        """Hand the recorder the features of the chunks the episode ends with."""
+        if self.recorder is None or not ranked:
+            return
+        cands = [r.cand for r in ranked]
+        anchors = anchor_views(cands, np.asarray([r.base for r in ranked]), 4)
+        self.recorder(
+            "final",
+            memory.question.question,
+            cands,
+            base_matrix(cands, memory.question),
+            link_matrix(cands, memory.question, anchors, memory.text.pairs),
+        )
+
+
+def anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[AnchorView]:
+    """The ``k`` best candidates of distinct documents by base utility, as anchors."""
+    out: list[AnchorView] = []
+    seen: set[str] = set()
+    for i in np.argsort(-base, kind="stable"):
+        c = cands[i]
+        if c.chunk.doc_id in seen:
+            continue
+        seen.add(c.chunk.doc_id)
+        out.append(AnchorView.of(c, float(base[i])))
+        if len(out) >= k:
+            break
+    return out
+
+
+def question_scores(origin: LineageRecord | None, question: str) -> tuple[float, float]:
+    """A chunk's BM25 and cosine scores against the question, from how it was found.
+
+    Grep hits are scored against the question by the harness; a search for the
+    question itself carries them too. Anything else (a read) scores 0.
+    """
+    if origin is None or (origin.tool != "grep_corpus" and origin.query.strip() != question):
+        return 0.0, 0.0
+    return origin.bm25_score or 0.0, origin.dense_score or 0.0

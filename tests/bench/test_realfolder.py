@@ -1,0 +1,88 @@
+"""The generalization sections of ``bench/bench_policies.py``: the real folder's questions
+(well formed; every gold line present when the machine has the documents) and the
+lowercased copies of dataset files. Times nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _load("bench_realfolder_build", BENCH / "realfolder" / "build.py")
+lowercase = _load("bench_lowercase", BENCH / "lowercase.py")
+
+
+def test_questions_are_multi_hop_with_short_proving_lines() -> None:
+    questions = build.load_questions()
+    assert len(questions) >= 30
+    assert len({q.qid for q in questions}) == len(questions)
+    layout = {f"man/{n}.{s}.txt" for n, s in build.MAN_PAGES} | {d for _, d in build.DOC_FILES}
+    for q in questions:
+        assert len(q.hops) >= 2, q.qid
+        docs = [alt[0] for alt in q.hops[0]] + [alt[0] for hop in q.hops[1:] for alt in hop]
+        assert set(docs) <= layout, q.qid
+        assert len(set(q.gold)) == len(q.gold), f"{q.qid}: one document answers two hops"
+        for hop in q.hops:
+            assert hop, q.qid
+            for _, line in hop:
+                assert 0 < len(line) <= 100, q.qid
+
+
+def test_every_gold_line_is_in_the_built_folder(tmp_path: Path) -> None:
+    if build.tools_missing():
+        pytest.skip(f"no {', '.join(build.tools_missing())} on this machine")
+    written, missing = build.build_folder(tmp_path / "docs")
+    if missing:
+        pytest.skip(f"this machine lacks {len(missing)} of the folder's sources")
+    assert len(written) == len(build.MAN_PAGES) + len(build.DOC_FILES)
+    kept, dropped = build.usable_questions(build.load_questions(), tmp_path / "docs")
+    assert dropped == []
+    assert len(kept) == len(build.load_questions())
+
+
+def test_a_question_whose_line_is_gone_is_skipped(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    (folder / "man").mkdir(parents=True)
+    (folder / "man" / "a.1.txt").write_text("A(1)\n   adduser   reads   /etc/adduser.conf\n")
+    (folder / "man" / "b.5.txt").write_text("B(5)\n DSHELL defaults to /bin/bash\n")
+    q = build.Question(
+        "x",
+        "?",
+        (
+            (("man/a.1.txt", "adduser reads /etc/adduser.conf"),),
+            (("man/b.5.txt", "DSHELL defaults to /bin/zsh"), ("man/b.5.txt", "B(5)")),
+        ),
+    )
+    gone = build.Question("y", "?", ((("man/a.1.txt", "A(1)"),), (("man/c.5.txt", "C(5)"),)))
+    kept, dropped = build.usable_questions([q, gone], folder)
+    assert dropped == ["y"]
+    assert kept[0].hops[1] == (("man/b.5.txt", "B(5)"),)  # the stale alternative is dropped
+
+
+def test_lowercased_copies_keep_keys_and_layout(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    array = src / "a.json"
+    array.write_text(json.dumps([{"Title": "Tim Burton", "n": 3, "s": ["Big Eyes"]}]))
+    lines = src / "b.jsonl"
+    lines.write_text(json.dumps({"question": "Who directed Big Eyes?"}) + "\n")
+    out = lowercase.lowercased_copies([array, lines], tmp_path / "out")
+    assert [p.name for p in out] == ["a.json", "b.jsonl"]
+    assert json.loads(out[0].read_text()) == [{"Title": "tim burton", "n": 3, "s": ["big eyes"]}]
+    assert json.loads(out[1].read_text().splitlines()[0]) == {"question": "who directed big eyes?"}
