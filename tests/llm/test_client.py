@@ -145,8 +145,10 @@ TRANSIENT = {
 @pytest.mark.server
 def test_transient_failures_are_still_retried(kind, tmp_path):
     sleeps: list[float] = []
+    # only the delayed reply meets a short timeout: the others' replies may be slow under load
+    timeout_s = 0.5 if kind == "timeout" else 30.0
     with ReplayServer([TRANSIENT[kind], reply(content="ok")], tmp_path) as server:
-        client = client_for(server.base_url, sleeps, model="m", timeout_s=0.5, backoff_s=0.01)
+        client = client_for(server.base_url, sleeps, model="m", timeout_s=timeout_s, backoff_s=0.01)
         response = client.complete([{"role": "user", "content": "x"}], [], {})
         assert len(server.chat_requests()) == 2
     assert response.body["choices"][0]["message"]["content"] == "ok"

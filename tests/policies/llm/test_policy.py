@@ -315,7 +315,7 @@ def test_tool_calls_beyond_the_per_turn_cap_are_refused(tmp_path, store, config)
 TRANSIENT = {
     "HTTP 429 with Retry-After": http_error(429, retry_after="2"),
     "HTTP 500": http_error(500),
-    "timeout": delayed(SEARCH, 2.0),
+    "timeout": delayed(SEARCH, 10.0),
     "dropped connection": dropped(),
     "connection dropped mid-response": cut_off(SEARCH),
 }
@@ -323,7 +323,9 @@ TRANSIENT = {
 
 @pytest.mark.parametrize("kind", list(TRANSIENT))
 def test_transient_failure_is_retried_then_succeeds(kind, tmp_path, store, config):
-    run = episode(tmp_path, store, config, [TRANSIENT[kind], SEARCH, FINAL], timeout_s=0.5)
+    # a timeout far below the delayed reply and far above any other reply, under load too
+    timeout_s = 3.0 if kind == "timeout" else 30.0
+    run = episode(tmp_path, store, config, [TRANSIENT[kind], SEARCH, FINAL], timeout_s=timeout_s)
     r = run.result
     assert r.exit_reason is ExitReason.ANSWERED and run.refusals() == []
     # the same request went out twice; the retry is counted in the proposal's usage (traced)
