@@ -55,6 +55,7 @@ _ZYGOTE = """
 import json, os, sys, traceback
 from thresher.corpus.document import Document
 from thresher.index import ingest as ingest_module, server_ingest
+from thresher.index.backends import ingest
 from bench_kills import CONFIG
 ingest_module._EMBED_BATCH = server_ingest._EMBED_BATCH = 2  # many small writes
 # warm what every ingest loads lazily; nothing here starts a thread (fork stays safe)
@@ -74,7 +75,7 @@ for line in sys.stdin:
         if pid == 0:
             code = 0
             try:
-                ingest_module.ingest(documents, location, CONFIG, progress=False)
+                ingest(documents, location, CONFIG, progress=False)
             except BaseException:
                 open(log, "w").write(traceback.format_exc())
                 code = 1

@@ -60,6 +60,14 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
     Bench("bench_episode.py", ("--questions", "10", "--passes", "2"), needs_dev=True),
     Bench("bench_score_calibration.py", ("--limit", "10"), needs_dev=True),
+    Bench(
+        "bench_latency.py", ("--questions", "3", "--cli-runs", "1", "--skip-cold"), needs_dev=True
+    ),
+    Bench(
+        "bench_window.py",
+        ("--folder", "--doc-files", "5", "--copyrights", "2", "--paragraphs", "20"),
+        needs_dev=True,
+    ),
     Bench("bench_filters.py", ("--queries", "10"), needs_dev=True),
     Bench(
         "bench_world_chains.py",
