@@ -22,6 +22,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "thresher"
 LAYERS: dict[str, int] = {
     "_lazy": 0,
     "errors": 0,
+    "workers": 0,
     "config": 1,
     "tokens": 1,
     "corpus": 2,

@@ -25,8 +25,8 @@ from thresher.harness.tools import RETRIEVAL_TOOLS, Fetched, fetch, rerank_searc
 from thresher.harness.trace import ToolResult, TraceEvent
 from thresher.harness.transitions import CallContext, refused_result
 from thresher.harness.validate import plan_calls
-from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
+from thresher.workers import Job, submit
 
 __all__ = ["CALL_RESERVE", "CallRunner"]
 

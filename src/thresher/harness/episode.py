@@ -30,7 +30,7 @@ thinking); the episode then ends with exit reason ``cancelled``, recorded in the
 trace like any other exit. That is the one way in from outside: the harness still
 owns the loop, and nothing else about the episode changes.
 
-Calls run on reusable daemon threads (:mod:`thresher.harness.workers`), not
+Calls run on reusable daemon threads (:mod:`thresher.workers`), not
 a ``ThreadPoolExecutor``: a call that times out cannot be killed, and an
 executor joins its workers at interpreter exit, so one hung store call would
 hang the process.
@@ -97,9 +97,9 @@ from thresher.harness.trace import (
 )
 from thresher.harness.transitions import refused_result
 from thresher.harness.validate import ProposalCheck, check_final, check_proposal
-from thresher.harness.workers import Job, submit
 from thresher.index.store import Store
 from thresher.tokens import TokenCounter, get_counter
+from thresher.workers import Job, submit
 
 __all__ = [
     "run_episode",

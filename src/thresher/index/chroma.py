@@ -13,12 +13,11 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import numpy as np
 
@@ -36,6 +35,7 @@ from thresher.index.grep_index import GrepIndex, grep_indexed
 from thresher.index.listing import left_out, list_documents
 from thresher.index.records import chunk_from_record
 from thresher.index.store import DocumentInfo, GrepResult, Hit
+from thresher.workers import submit
 
 __all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client", "check_query"]
 
@@ -140,30 +140,6 @@ class Excluded(AbstractSet[str]):
         return len(self.left) + sum(1 for c in self.extra if c in order)
 
 
-T = TypeVar("T")
-
-
-def _on_daemon_thread(fn: Callable[[], T]) -> Future[T]:
-    """Run ``fn`` on a daemon thread of its own; its result or error in the future.
-
-    Not an executor: the interpreter joins an executor's workers at exit, so one
-    backend call that never returns (Chroma's HTTP client has no timeout: a stalled
-    server holds a request for ever) would keep the process alive after its work.
-    """
-    future: Future[T] = Future()
-
-    def run() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(fn())
-        except BaseException as exc:  # handed to whoever reads the future
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="thresher-dense", daemon=True).start()
-    return future
-
-
 class CollectionStore:
     """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
 
@@ -251,7 +227,7 @@ class CollectionStore:
             lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = self._dense(view, query, depth, excluded)
         else:
-            dense_future = _on_daemon_thread(lambda: self._dense(view, query, depth, excluded))
+            dense_future = submit(lambda: self._dense(view, query, depth, excluded))
             lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
             dense = dense_future.result()
         fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)

@@ -1,5 +1,8 @@
 """Run work on reusable daemon threads, waiting with a timeout.
 
+The harness runs tool calls and policy calls here, and the stores their dense
+searches (beside BM25), so it sits below both.
+
 Why not ``concurrent.futures.ThreadPoolExecutor``: a call that times out
 cannot be killed, and an executor joins its (non-daemon) workers at
 interpreter exit, so one hung store or policy call would hang the process.
@@ -35,9 +38,10 @@ class Job:
         finally:
             self._done.set()
 
-    def result(self, timeout: float) -> Any:
-        """The call's value. Raises ``TimeoutError`` if it has not finished in time."""
-        if not self._done.wait(max(timeout, 0.0)):
+    def result(self, timeout: float | None = None) -> Any:
+        """The call's value (None: wait until it ends). Raises ``TimeoutError`` if it
+        has not finished in time."""
+        if not self._done.wait(None if timeout is None else max(timeout, 0.0)):
             raise TimeoutError
         if self._error is not None:
             raise self._error
