@@ -50,7 +50,7 @@ from typing import Any
 from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
 from thresher.index.backends import ingest
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.synth.attacks.admit import admitted
 from thresher.synth.attacks.catalog import ATTACK_CLASSES, build_attacks, write_attacks
 from thresher.synth.attacks.run import format_table, summarize

@@ -29,7 +29,7 @@ from bench_policies import DATASETS, DEV, parse_local
 
 from thresher.config import Config
 from thresher.harness.episode import run_episode
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
 from thresher.tasks.task import Task

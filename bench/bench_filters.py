@@ -27,7 +27,7 @@ from pathlib import Path
 from bench_policies import DATASETS, DEV
 
 from thresher.config import Config
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.index.filters import DocFilter
 from thresher.train.local.data import ensure_index
 

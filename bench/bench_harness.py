@@ -243,7 +243,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=12, help="turns of the overhead episode")
     args = parser.parse_args()
 
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     config = Config()
     tmp = None

@@ -52,7 +52,7 @@ import json, sys, time
 from thresher.config import Config
 from thresher.corpus import iter_documents
 from thresher.index.backends import ingest
-from thresher.index.embedder import get_embedder
+from thresher.index.embed.embedder import get_embedder
 folder, index = sys.argv[1], sys.argv[2]
 config = Config().override(dict(kv.split("=", 1) for kv in sys.argv[3:]))
 get_embedder(config.retrieval.embedder).embed(["warm up"])
@@ -123,7 +123,7 @@ def truncated_share(folder: Path) -> str:
     from thresher.config import Config
     from thresher.corpus import iter_documents
     from thresher.corpus.chunking import chunk_document
-    from thresher.index.embedder import MiniLMEmbedder
+    from thresher.index.embed.embedder import MiniLMEmbedder
     from thresher.index.records import indexed_text
     from thresher.tokens import get_counter
 

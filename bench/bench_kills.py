@@ -44,6 +44,7 @@ from pathlib import Path
 from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.errors import IndexNotFoundError
+from thresher.index.manifest import COLLECTION
 
 #: chunks of at most this many tokens, so that each run makes many writes
 CHUNK_TOKENS = 48
@@ -54,7 +55,8 @@ SERVER_MAX_DELAY_S = 1.5
 _ZYGOTE = """
 import json, os, sys, traceback
 from thresher.corpus.document import Document
-from thresher.index import ingest as ingest_module, server_ingest
+from thresher.index.embedded import ingest as ingest_module
+from thresher.index.server import ingest as server_ingest
 from thresher.index.backends import ingest
 from bench_kills import CONFIG
 ingest_module._EMBED_BATCH = server_ingest._EMBED_BATCH = 2  # many small writes
@@ -181,7 +183,7 @@ def corpora(seed: int, n_docs: int = 10) -> list[list[Document]]:
 
 def corpus_key(documents: Sequence[Document]) -> dict[str, str]:
     """What an index holding exactly ``documents`` lists: doc id -> content hash."""
-    from thresher.index.ingest_common import document_hash
+    from thresher.index.ingest.common import document_hash
 
     return {d.doc_id: document_hash(d) for d in documents}
 
@@ -192,10 +194,10 @@ def embedded_state(index_dir: Path, embedder: object) -> dict[str, str] | None:
     Raises ``AssertionError`` naming any inconsistency between the manifest,
     chromadb, the BM25 side index and the store.
     """
-    from thresher.index import layout
     from thresher.index.bm25 import Bm25Index
-    from thresher.index.chroma import open_client
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded import layout
+    from thresher.index.embedded.collection import open_client
+    from thresher.index.embedded.store import EmbeddedStore
 
     try:
         generation = layout.current_generation(index_dir)
@@ -211,7 +213,7 @@ def embedded_state(index_dir: Path, embedder: object) -> dict[str, str] | None:
     assert bm25.ids == ids, "BM25 side index out of step with the manifest"
     client = open_client(generation / "chroma")
     try:
-        stored = client.get_collection(layout.COLLECTION).get(include=[])["ids"]
+        stored = client.get_collection(COLLECTION).get(include=[])["ids"]
     finally:
         client.close()
     assert sorted(stored) == sorted(ids), "chromadb out of step with the manifest"
@@ -304,8 +306,8 @@ def server_state(url: str, embedder: object, cache: Path) -> dict[str, str] | No
     When the header says ``ready``, the chunk collection, the manifest collection and
     the reader's BM25 side index must hold the same chunk ids.
     """
-    from thresher.index import server_layout as sl
-    from thresher.index.server import ServerStore
+    from thresher.index.server import layout as sl
+    from thresher.index.server.store import ServerStore
 
     try:
         store = ServerStore(url, config=CONFIG, embedder=embedder, cache_dir=cache)  # type: ignore[arg-type]
@@ -335,7 +337,7 @@ def main() -> int:
     parser.add_argument("--server-kills", type=int, default=10, help="of Chroma server ingests")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    from thresher.index.embedder import get_embedder
+    from thresher.index.embed.embedder import get_embedder
 
     embedder = get_embedder("minilm-int8")
     rng = random.Random(args.seed)

@@ -89,7 +89,7 @@ from realfolder.build import (
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
 from thresher.harness.episode import run_episode
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.baselines import (
     HYBRID_RERANK,
     Bm25SingleShotPolicy,

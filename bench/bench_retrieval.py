@@ -61,7 +61,7 @@ from thresher.corpus import iter_documents
 from thresher.corpus.document import Document
 from thresher.eval.metrics import recall_at_k
 from thresher.index.backends import ingest, open_store
-from thresher.index.embedder import get_embedder
+from thresher.index.embed.embedder import get_embedder
 from thresher.tasks.readers import load_tasks
 
 

@@ -90,7 +90,7 @@ def fresh_open(index: str) -> dict[str, float]:
 def measure(store, label: str, questions: list[str], episodes: list[str], config) -> dict:
     """Hybrid, grep, full-scan grep and episode figures for one open store."""
     import thresher
-    from thresher.index.grep import grep_ids
+    from thresher.index.grep.guard import grep_ids
 
     figures: dict[str, list[float]] = {}
     store.hybrid_search("warm up the query path", k=50)
@@ -137,8 +137,8 @@ def measure(store, label: str, questions: list[str], episodes: list[str], config
 
 
 def embedded_size(name: str, n: int, docs, reuse, dim: int, args, config, minilm) -> dict:
-    from thresher.index import layout
     from thresher.index.backends import open_store
+    from thresher.index.embedded import layout
 
     target = args.cache / f"noisy{n}"
     started = time.perf_counter()
@@ -221,7 +221,7 @@ def main() -> None:
     if not syn.DEV.is_dir():
         raise SystemExit(f"no development data at {syn.DEV}")
     from thresher.config import Config
-    from thresher.index.embedder import get_embedder
+    from thresher.index.embed.embedder import get_embedder
     from thresher.tasks.readers import load_tasks
 
     config = Config()

@@ -27,7 +27,7 @@ from bench_policies import DATASETS, DEV
 
 from thresher.config import Config
 from thresher.harness.episode import run_episode
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local.policy import LocalPolicy
 from thresher.train.local.data import ensure_index, group_tasks
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
 from thresher.index.open import open_store
-from thresher.synth.tasks.pipeline import synthesize_tasks
+from thresher.tasks.generate.pipeline import synthesize_tasks
 
 
 def build_world(size: str, seed: int) -> Path:

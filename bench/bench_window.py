@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from thresher.config import Config
-from thresher.index.embedder import MiniLMEmbedder, get_embedder
+from thresher.index.embed.embedder import MiniLMEmbedder, get_embedder
 
 
 def pooled(emb: MiniLMEmbedder, texts: Sequence[str]) -> np.ndarray:
@@ -118,7 +118,8 @@ def top_docs(scores: np.ndarray, doc_of: Sequence[str], k: int) -> list[str]:
 def dev_recall(index: Path, tasks_file: Path, name: str) -> None:
     import chromadb
 
-    from thresher.index.layout import COLLECTION, current_generation
+    from thresher.index.embedded.layout import current_generation
+    from thresher.index.manifest import COLLECTION
     from thresher.index.records import indexed_text
     from thresher.train.local.data import group_tasks
 

@@ -29,12 +29,12 @@ from bench_policies import HEADER, Row, run, summary
 from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
 from thresher.index.backends import ingest
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.baselines import no_prune_policy
 from thresher.policies.local.policy import LocalPolicy
 from thresher.policies.single_shot import SingleShotPolicy
-from thresher.synth.tasks.pipeline import synthesize_tasks
 from thresher.synth.world import generate_world
+from thresher.tasks.generate.pipeline import synthesize_tasks
 from thresher.tasks.synthetic import write_synth_tasks
 from thresher.train.local.data import group_tasks
 

@@ -123,8 +123,8 @@ def lowercase_index(files: Sequence[Path], cased_index: Path, cache: Path, confi
     ``cased_index`` (the cased twin's index folder) when the embedder lowercases."""
     from thresher.errors import IndexNotFoundError
     from thresher.index.backends import ingest
-    from thresher.index.embedder import get_embedder
-    from thresher.index.layout import current_generation
+    from thresher.index.embed.embedder import get_embedder
+    from thresher.index.embedded.layout import current_generation
     from thresher.tasks.corpus import corpus_key, pooled_index, task_documents
 
     target = cache / corpus_key(files, config)

@@ -27,13 +27,15 @@ import numpy as np
 
 from thresher.config import Config
 from thresher.corpus.document import Chunk, Document
-from thresher.index import grep_index, layout
 from thresher.index.backends import ingest
 from thresher.index.bm25 import Bm25Index
-from thresher.index.chroma import open_client
-from thresher.index.grep_index import GrepIndex
+from thresher.index.embedded import layout
+from thresher.index.embedded.collection import open_client
+from thresher.index.grep import side_index as grep_index
+from thresher.index.grep.side_index import GrepIndex
 from thresher.index.id_table import load_ids, save_ids
-from thresher.index.ingest_common import document_hash
+from thresher.index.ingest.common import document_hash
+from thresher.index.manifest import COLLECTION, FORMAT_VERSION, DocEntry
 from thresher.index.records import chunk_metadata, indexed_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +99,7 @@ class ReuseEmbedder:
 
     def learn(self, index_dir: Path) -> None:
         client = open_client(layout.current_generation(index_dir) / "chroma")
-        collection = client.get_collection(layout.COLLECTION)
+        collection = client.get_collection(COLLECTION)
         offset = 0
         while True:
             got = collection.get(
@@ -205,7 +207,7 @@ def build_synthetic(
     started = time.perf_counter()
     client = open_client(generation / "chroma")
     collection = client.get_or_create_collection(
-        layout.COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
+        COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
     )
     batch = min(5000, client.get_max_batch_size())
     rng = np.random.default_rng(0)
@@ -217,7 +219,7 @@ def build_synthetic(
             cid = f"syn-{i:06d}#0"
             chunks.append(Chunk(cid, f"syn-{i:06d}", 0, src.title, src.text, 0, len(src.text),
                                 f"{i:016x}", "synthetic", "2026-01-01T00:00:00Z"))  # fmt: skip
-            entries[f"syn-{i:06d}"] = layout.DocEntry(f"{i:032x}", [cid], "2026-01-01T00:00:00Z")
+            entries[f"syn-{i:06d}"] = DocEntry(f"{i:032x}", [cid], "2026-01-01T00:00:00Z")
         vectors = rng.standard_normal((len(chunks), dim)).astype(np.float32)
         for row_i, c in enumerate(chunks):
             base = known.get(text_key(indexed_text(c.title, c.text)))
@@ -243,7 +245,7 @@ def build_synthetic(
     mark = time.perf_counter()
     GrepIndex.build(generation / grep_index.FILE, texts)
     phases["grep_s"] = time.perf_counter() - mark
-    manifest = layout.Manifest(layout.FORMAT_VERSION, "bench", "minilm-int8", dim,
+    manifest = layout.Manifest(FORMAT_VERSION, "bench", "minilm-int8", dim,
                                {"max_tokens": 512, "tokenizer": "o200k_base"}, entries)  # fmt: skip
     layout.write_manifest(generation, manifest)
     layout.commit_generation(target, generation)

@@ -1,6 +1,6 @@
 """Lazy re-exports: a package names its public objects without importing their modules.
 
-``thresher``, ``thresher.index``, ``thresher.harness`` and ``thresher.synth.tasks``
+``thresher``, ``thresher.index``, ``thresher.harness`` and ``thresher.tasks.generate``
 re-export names from their modules; :func:`lazy_getattr` builds the module-level
 ``__getattr__`` (PEP 562) that imports a name's module on first use, so importing
 a package stays cheap (``import thresher.index`` does not load chromadb), and

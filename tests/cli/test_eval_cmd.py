@@ -107,7 +107,7 @@ def test_eval_limit_and_sample_index_only_their_tasks_paragraphs(
     assert main([*argv, "--sample", "1", "--seed", "1"]) == 0
     assert json.loads(capsys.readouterr().out)["summary"]["n_tasks"] == 1
     (index,) = cache.iterdir()
-    from thresher.index.layout import current_generation, read_manifest
+    from thresher.index.embedded.layout import current_generation, read_manifest
 
     assert len(read_manifest(current_generation(index)).documents) == 3  # not 5
     assert main([*argv, "--limit", "1", "--sample", "1"]) == 2

@@ -114,7 +114,7 @@ def test_stats_on_a_folder(tmp_path, capsys):
 def test_index_into_a_log_writes_progress_lines_unless_told_not_to(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from thresher.index import ingest_progress
+    from thresher.index.ingest import progress as ingest_progress
 
     monkeypatch.setattr(ingest_progress, "LOG_EVERY_S", 0.0)  # a line at every batch
     corpus = write_corpus(tmp_path / "corpus")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from thresher.cli.main import main
-from thresher.index import layout
+from thresher.index.embedded import layout
 
 
 def _index(*args: str | Path) -> int:

@@ -9,7 +9,7 @@ import pytest
 def embedder():
     """The default MiniLM embedder (skips when its model package is not installed)."""
     from thresher.errors import ModelMissingError
-    from thresher.index.embedder import get_embedder
+    from thresher.index.embed.embedder import get_embedder
 
     try:
         return get_embedder("minilm-int8")

@@ -78,7 +78,7 @@ def test_hostile_ids_are_refused_at_ingestion(attacks, refused) -> None:
 
 @pytest.fixture(scope="module")
 def store(attacked_index, embedder):
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     with EmbeddedStore(attacked_index / "index", Config(), embedder=embedder) as s:
         yield s

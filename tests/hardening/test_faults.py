@@ -83,8 +83,8 @@ def _traced(path: Path, reason: ExitReason) -> list:
 
 
 def _server_episode(tmp_path: Path, embedder, fault: str) -> None:
-    from thresher.index.server import ServerStore
-    from thresher.index.server_ingest import ingest_server
+    from thresher.index.server.ingest import ingest_server
+    from thresher.index.server.store import ServerStore
 
     if chroma_executable() is None:
         pytest.skip("no chroma executable")

@@ -31,7 +31,7 @@ from thresher.errors import ConfigError, InputError, PatternRejectedError, Thres
 from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal
 from thresher.harness.final import parse_final
 from thresher.harness.tools import TOOL_NAMES, check_arguments
-from thresher.index.grep import check_pattern
+from thresher.index.grep.guard import check_pattern
 
 #: examples per target (fixed: CI runs the same ones)
 EXAMPLES = 150
@@ -404,8 +404,8 @@ def small_store(tmp_path_factory):
     from thresher.corpus.document import Document
     from thresher.errors import ModelMissingError
     from thresher.index.backends import ingest
-    from thresher.index.embedded import EmbeddedStore
-    from thresher.index.embedder import get_embedder
+    from thresher.index.embed.embedder import get_embedder
+    from thresher.index.embedded.store import EmbeddedStore
 
     try:
         embedder = get_embedder("minilm-int8")
@@ -521,7 +521,7 @@ def test_trace_reader(tmp_path: Path, lines: list[object], raw: bytes) -> None:
     ).map("".join)
 )
 def test_server_locations(text: str) -> None:
-    from thresher.index.server_layout import parse_location
+    from thresher.index.server.layout import parse_location
 
     with hang_guard():
         try:
@@ -534,7 +534,7 @@ def test_server_locations(text: str) -> None:
 
 
 def test_a_malformed_server_url_is_an_input_error() -> None:
-    from thresher.index.server_layout import parse_location
+    from thresher.index.server.layout import parse_location
 
     with pytest.raises(InputError):
         parse_location("http://[::1")

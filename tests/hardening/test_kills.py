@@ -126,7 +126,7 @@ def test_a_second_writer_waits_for_the_first(tmp_path, runs, embedder) -> None:
 
 def test_readers_during_a_write_see_a_committed_state(tmp_path, zygote, runs, embedder) -> None:
     from thresher.index.backends import ingest
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     index = tmp_path / "index"
     ingest(runs[0], index, bk.CONFIG, embedder=embedder, progress=False)

@@ -118,7 +118,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def store(index_dir: Path):
     """The real embedded store over the test corpus."""
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     s = EmbeddedStore(index_dir, test_config())
     yield s

@@ -11,8 +11,9 @@ import pytest
 import thresher
 from thresher.corpus.document import Document
 from thresher.harness.actions import Proposal, answer, call
-from thresher.index import embedded, handles
+from thresher.index import handles
 from thresher.index.backends import ingest
+from thresher.index.embedded import store as embedded
 from thresher.policies.scripted import ScriptedPolicy
 
 from .conftest import corpus

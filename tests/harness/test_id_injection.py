@@ -61,7 +61,7 @@ def _check_transcript(messages: tuple[dict, ...], blocks: int) -> None:
 
 
 def test_hostile_ids_render_as_data(hostile_index: Path) -> None:
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     forged_chunk = f"{FORGED}#0"
     seen: list[Observation] = []
@@ -106,7 +106,7 @@ def test_hostile_ids_render_as_data(hostile_index: Path) -> None:
 
 def test_an_id_copied_back_escaped_names_the_real_one(hostile_index: Path) -> None:
     from thresher.harness.render import escape_id
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     forged_chunk = f"{FORGED}#0"
     assert escape_id(forged_chunk) != forged_chunk

@@ -69,7 +69,7 @@ def test_grep_says_how_many_matched_when_it_cut_to_the_limit(store, config):
 
 def test_grep_says_when_counting_stopped(index_dir, config):
     """A side index stops counting at ``grep.count_cap``: the header says "at least"."""
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     with EmbeddedStore(index_dir, config.override({"grep.count_cap": 2})) as capped:
         r, _ = run(capped, config, [turn(call("grep_corpus", pattern="market town")), answer()])

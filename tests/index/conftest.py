@@ -252,7 +252,7 @@ def documents() -> list[Document]:
 def minilm():
     """The real MiniLM int8 embedder (skips when its registry packages are missing)."""
     from thresher.errors import ModelMissingError
-    from thresher.index.embedder import get_embedder
+    from thresher.index.embed.embedder import get_embedder
 
     try:
         embedder = get_embedder("minilm-int8")
@@ -286,7 +286,7 @@ def built_index(tmp_path_factory, documents, minilm, small_config) -> Path:
 @pytest.fixture(scope="session")
 def store(built_index, small_config, minilm):
     """An EmbeddedStore open on the shared index."""
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     s = EmbeddedStore(built_index, small_config, embedder=minilm)
     yield s

@@ -24,7 +24,7 @@ def _location(kind, name, tmp_path, request) -> str:
 
 def _open(location, small_config, minilm, tmp_path):
     if location.startswith("http"):
-        from thresher.index.server import ServerStore
+        from thresher.index.server.store import ServerStore
 
         cache = tmp_path / f"cache-{location.rsplit('/', 1)[-1]}"
         return ServerStore(location, config=small_config, embedder=minilm, cache_dir=cache,

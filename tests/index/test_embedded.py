@@ -12,7 +12,7 @@ from thresher.errors import (
     PatternRejectedError,
     UnknownIdError,
 )
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.index.open import open_store
 from thresher.index.store import Store
 

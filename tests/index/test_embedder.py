@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from thresher.errors import BackendUnavailableError, ConfigError, ModelMissingError
-from thresher.index import embedder as embedder_module
-from thresher.index.embedder import (
+from thresher.index.embed import embedder as embedder_module
+from thresher.index.embed.embedder import (
     Embedder,
     MiniLMEmbedder,
     OpenAIEmbedder,

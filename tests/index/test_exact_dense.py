@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from thresher.index.exact_dense import ExactDense
+from thresher.index.embedded.exact_dense import ExactDense
 
 
 def test_nearest_first_with_exclusions_and_id_tiebreak() -> None:

@@ -22,8 +22,8 @@ CHILD = textwrap.dedent(
     """
     import sys, threading
     from thresher.config import Config
-    from thresher.index.embedded import EmbeddedStore
-    from thresher.index.embedder import get_embedder
+    from thresher.index.embedded.store import EmbeddedStore
+    from thresher.index.embed.embedder import get_embedder
 
     class Held:
         \"\"\"The index's embedder, except that a query never comes back.\"\"\"

@@ -11,7 +11,7 @@ from chromadb.config import Settings
 
 from thresher.config import GrepConfig
 from thresher.errors import PatternRejectedError
-from thresher.index.grep import check_pattern, grep_ids, rust_pattern
+from thresher.index.grep.guard import check_pattern, grep_ids, rust_pattern
 
 CONFIG = GrepConfig()
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from thresher.config import GrepConfig
 from thresher.errors import PatternRejectedError
-from thresher.index.grep import grep_ids
-from thresher.index.grep_index import GrepIndex, grep_indexed
-from thresher.index.grep_plan import indexed_form, required_trigrams
+from thresher.index.grep.guard import grep_ids
+from thresher.index.grep.plan import indexed_form, required_trigrams
+from thresher.index.grep.side_index import GrepIndex, grep_indexed
 
 from .test_grep import PARITY_PATTERNS
 

@@ -1,4 +1,4 @@
-"""grep's own parse tree of a pattern (``thresher.index.grep_syntax``).
+"""grep's own parse tree of a pattern (``thresher.index.grep.syntax``).
 
 It has the shape of CPython's parser's tree (``re._parser``, private, so read only
 here, as a reference, and skipped where it is missing), and what grep_plan builds
@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from devdata import REPO_ROOT
 from thresher.config import GrepConfig
 from thresher.errors import PatternRejectedError
-from thresher.index import grep_syntax as gs
-from thresher.index.grep import rust_pattern
-from thresher.index.grep_plan import checking_pattern, indexed_form, required_trigrams
+from thresher.index.grep import syntax as gs
+from thresher.index.grep.guard import rust_pattern
+from thresher.index.grep.plan import checking_pattern, indexed_form, required_trigrams
 
 from .test_grep import PARITY_PATTERNS
 
@@ -296,4 +296,4 @@ def test_no_module_reads_pythons_private_regex_parser() -> None:
         for p in (REPO_ROOT / "src").rglob("*.py")
         if private.search(p.read_text(encoding="utf-8"))
     ]
-    assert users == [], "read patterns with thresher.index.grep_syntax"
+    assert users == [], "read patterns with thresher.index.grep.syntax"

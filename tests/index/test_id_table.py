@@ -7,9 +7,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from thresher.index import layout
 from thresher.index.bm25 import Bm25Index
+from thresher.index.embedded import layout
 from thresher.index.id_table import load_ids, save_ids
+from thresher.index.manifest import DocEntry
 
 
 @settings(max_examples=40, deadline=None)
@@ -43,7 +44,7 @@ def test_an_index_without_the_table_still_loads(tmp_path) -> None:
 
 
 def test_the_summary_reads_only_the_head_of_the_manifest(tmp_path) -> None:
-    entries = {f"d{i}": layout.DocEntry(f"h{i}", [f"d{i}#0", f"d{i}#1"], "t") for i in range(5)}
+    entries = {f"d{i}": DocEntry(f"h{i}", [f"d{i}#0", f"d{i}#1"], "t") for i in range(5)}
     manifest = layout.Manifest(1, "0.1", "minilm-int8", 384, {"max_tokens": 512}, entries,
                                {"bidi": 2}, "c", "u")  # fmt: skip
     layout.write_manifest(tmp_path, manifest)

@@ -21,8 +21,8 @@ from thresher.errors import (
     UnknownIdError,
 )
 from thresher.index.backends import ingest
-from thresher.index.embedded import EmbeddedStore
-from thresher.index.layout import current_generation
+from thresher.index.embedded.layout import current_generation
+from thresher.index.embedded.store import EmbeddedStore
 
 from .helpers import CountingEmbedder
 
@@ -162,8 +162,8 @@ _KILLED_INGEST = textwrap.dedent(
     import json, sys, time
     from thresher.config import Config
     from thresher.corpus.document import Document
-    from thresher.index import ingest as ingest_module
-    from thresher.index.embedder import MiniLMEmbedder
+    from thresher.index.embedded import ingest as ingest_module
+    from thresher.index.embed.embedder import MiniLMEmbedder
 
     index_dir, docs_file, stage = sys.argv[1], sys.argv[2], sys.argv[3]
     documents = [Document(**d) for d in json.load(open(docs_file))]

@@ -10,10 +10,10 @@ import pytest
 
 from thresher.config import Config
 from thresher.corpus.document import Document
-from thresher.index import ingest_progress
 from thresher.index.backends import ingest
-from thresher.index.ingest_progress import IngestProgress
-from thresher.index.ingest_progress import duration as eta_text
+from thresher.index.ingest import progress as ingest_progress
+from thresher.index.ingest.progress import IngestProgress
+from thresher.index.ingest.progress import duration as eta_text
 
 
 class _Clock:

@@ -9,10 +9,10 @@ import pytest
 
 from thresher.config import Config
 from thresher.corpus.document import Document
-from thresher.index import ingest as ingest_module
-from thresher.index import layout
 from thresher.index.backends import ingest
-from thresher.index.ingest import commit_parts
+from thresher.index.embedded import ingest as ingest_module
+from thresher.index.embedded import layout
+from thresher.index.embedded.ingest import commit_parts
 
 
 class _Embedder:

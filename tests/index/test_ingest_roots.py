@@ -1,4 +1,4 @@
-"""File ids labelled by root folder (:mod:`thresher.index.ingest_roots`), on both backends,
+"""File ids labelled by root folder (:mod:`thresher.index.ingest.roots`), on both backends,
 and the migration of an index written before roots were recorded."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from thresher.corpus.document import Document
 from thresher.corpus.loaders import iter_documents
 from thresher.errors import IndexVersionError, InputError
-from thresher.index import layout
 from thresher.index.backends import ingest, open_store
-from thresher.index.ingest_roots import label_documents, new_label
+from thresher.index.embedded import layout
+from thresher.index.ingest.roots import label_documents, new_label
+from thresher.index.manifest import DocEntry
 
 from .chroma_server import running_chroma
 
@@ -181,7 +182,7 @@ def test_different_files_never_share_an_id_and_a_file_keeps_one(batches):
             rel = "/".join([*parts[:-1], parts[-1] if parts[-1].endswith(".md") else "n.md"])
             docs.append(Document(rel, rel, "t", rel, origin=f"{folder}/{rel}", root=folder))
         before = dict(roots)
-        known = {d: layout.DocEntry("h", [], "", {}, path) for path, d in id_of.items()}
+        known = {d: DocEntry("h", [], "", {}, path) for path, d in id_of.items()}
         try:
             labelled = list(label_documents(docs, roots, known))
         except InputError:  # a path of the first root that starts with a label: refused

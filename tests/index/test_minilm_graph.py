@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from thresher.index import minilm_cache
-from thresher.index.embedder import MINILM_SHA256, MiniLMEmbedder, get_embedder
+from thresher.index.embed import minilm_cache
+from thresher.index.embed.embedder import MINILM_SHA256, MiniLMEmbedder, get_embedder
 
 TEXTS = [
     "A man is eating food.",
@@ -103,8 +103,8 @@ def test_the_default_setting_updates_an_index_with_the_variant_it_records(
 ) -> None:
     from thresher.config import RetrievalConfig
     from thresher.index.backends import ingest
-    from thresher.index.embedder import MINILM_NAMES, embedder_for_update
-    from thresher.index.layout import current_generation, read_manifest
+    from thresher.index.embed.embedder import MINILM_NAMES, embedder_for_update
+    from thresher.index.embedded.layout import current_generation, read_manifest
 
     default = RetrievalConfig().embedder
     other = next(n for n in MINILM_NAMES if n != default)

@@ -24,10 +24,10 @@ import pytest
 
 from thresher.config import Config
 from thresher.corpus.document import Document
-from thresher.index import layout
 from thresher.index.backends import ingest
-from thresher.index.embedded import EmbeddedStore
-from thresher.index.read_copy import copies_root, make_read_copy
+from thresher.index.embedded import layout
+from thresher.index.embedded.read_copy import copies_root, make_read_copy
+from thresher.index.embedded.store import EmbeddedStore
 
 from .hash_embedder import HashEmbedder
 from .test_read_only import _files, _read_only_runner
@@ -131,7 +131,7 @@ _READER = textwrap.dedent(f"""
     sys.path.insert(0, {str(_HERE)!r})
     from hash_embedder import HashEmbedder
     from thresher.config import Config
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
     store = EmbeddedStore(sys.argv[1], Config(), embedder=HashEmbedder())
     assert store.hybrid_search("mill built in 1742", k=3)
     print("ready", flush=True)

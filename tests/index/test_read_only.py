@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from thresher.index.backends import ingest
-from thresher.index.embedded import EmbeddedStore
-from thresher.index.read_copy import copies_root
+from thresher.index.embedded.read_copy import copies_root
+from thresher.index.embedded.store import EmbeddedStore
 
 
 def _files(root: Path) -> dict[str, tuple[int, int, str]]:
@@ -121,7 +121,8 @@ def test_every_read_command_works_on_a_read_only_index(tmp_path, documents, mini
 
 _REUSED_SEARCH = """
 import sys, thresher
-from thresher.index import embedded, handles
+from thresher.index import handles
+from thresher.index.embedded import store as embedded
 opened = []
 real = embedded.make_read_copy
 embedded.make_read_copy = lambda d: (opened.append(d), real(d))[1]
@@ -154,7 +155,7 @@ def test_a_damaged_generation_is_one_clear_error(
     index_dir, minilm, small_config, tmp_path, monkeypatch
 ):
     from thresher.errors import IndexNotFoundError
-    from thresher.index.layout import current_generation
+    from thresher.index.embedded.layout import current_generation
 
     monkeypatch.setenv("THRESHER_READ_COPIES", str(tmp_path / "copies"))
     (current_generation(index_dir) / "chroma" / "chroma.sqlite3").write_bytes(b"\x00" * 4096)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from thresher.errors import IndexVersionError, InputError
-from thresher.index import layout
-from thresher.index.server_layout import (
+from thresher.index.embedded import layout
+from thresher.index.server.layout import (
     ServerHeader,
     entry_metadata,
     parse_location,

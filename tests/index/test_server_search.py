@@ -13,8 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from thresher.index.fusion import rrf_score
-from thresher.index.server import fusion_path
-from thresher.index.server_search import (
+from thresher.index.server.search import (
     ABSENT_RANK,
     SPARSE_KEY,
     TIE_SLACK,
@@ -24,6 +23,7 @@ from thresher.index.server_search import (
     read_hybrid,
     sparse_schema,
 )
+from thresher.index.server.store import fusion_path
 
 VECTOR = [0.6, 0.8, 0.0]
 
@@ -150,8 +150,8 @@ def test_the_sparse_schema_asks_for_chroma_bm25_on_the_chunk_text() -> None:
 def test_a_new_collection_is_asked_with_the_sparse_key_then_without(monkeypatch) -> None:
     from chromadb.errors import InvalidArgumentError
 
-    from thresher.index import server_ingest
-    from thresher.index import server_layout as sl
+    from thresher.index.server import ingest as server_ingest
+    from thresher.index.server import layout as sl
 
     calls = []
 

@@ -45,7 +45,7 @@ def chroma_server(tmp_path_factory):
 def server_store(chroma_server, documents, minilm, small_config, tmp_path_factory):
     """The shared corpus ingested into the server (collection ``contract``), opened."""
     from thresher.index.backends import ingest
-    from thresher.index.server import ServerStore
+    from thresher.index.server.store import ServerStore
 
     url = f"{chroma_server}/contract"
     ingest(documents, url, small_config, embedder=minilm, progress=False)
@@ -301,7 +301,7 @@ def test_both_backends_give_the_same_results(store, server_store, query) -> None
 @pytest.mark.server
 def test_ingest_into_a_server_is_incremental(chroma_server, minilm, small_config, tmp_path):
     from thresher.index.backends import ingest
-    from thresher.index.server import ServerStore
+    from thresher.index.server.store import ServerStore
 
     url = f"{chroma_server}/incremental"
     docs = make_documents()[:8]
@@ -344,7 +344,7 @@ def test_a_stopped_run_is_completed_by_the_next(chroma_server, minilm, small_con
     from chromadb.config import Settings
 
     from thresher.index.backends import ingest
-    from thresher.index.server import ServerStore
+    from thresher.index.server.store import ServerStore
 
     name = "resumed"
     url = f"{chroma_server}/{name}"
@@ -386,7 +386,7 @@ def test_a_stopped_run_is_completed_by_the_next(chroma_server, minilm, small_con
 
 @pytest.mark.server
 def test_bm25_side_index_is_cached_and_rebuilt_when_stale(server_store, monkeypatch) -> None:
-    from thresher.index.server import ServerStore
+    from thresher.index.server.store import ServerStore
 
     folders = [p for p in server_store.cache_dir.iterdir() if p.is_dir()]
     assert len(folders) == 1 and (folders[0] / "fingerprint.json").is_file()
@@ -434,9 +434,9 @@ def test_an_ingest_asks_for_a_sparse_key_and_takes_the_refusal(
     sparse key; ``chroma run`` refuses a sparse index, so it is made without one."""
     from chromadb.errors import ChromaError
 
-    from thresher.index import server_ingest
     from thresher.index.backends import ingest
-    from thresher.index.server import ServerStore
+    from thresher.index.server import ingest as server_ingest
+    from thresher.index.server.store import ServerStore
 
     monkeypatch.setattr(server_ingest, "sparse_unavailable", lambda: None)
     refused: list[str] = []
@@ -475,10 +475,10 @@ def test_the_server_side_branch_reads_one_request_of_three_searches(
     import chromadb
     from chromadb.config import Settings
 
-    from thresher.index import server
-    from thresher.index import server_layout as sl
     from thresher.index.backends import ingest
-    from thresher.index.server import ServerStore
+    from thresher.index.server import layout as sl
+    from thresher.index.server import store as server
+    from thresher.index.server.store import ServerStore
 
     name = "searchable"
     url = f"{chroma_server}/{name}"
@@ -526,7 +526,7 @@ def test_the_server_side_branch_reads_one_request_of_three_searches(
 def test_chroma_cloud_credentials_from_the_environment(server_store, monkeypatch) -> None:
     """With ``CHROMA_API_KEY`` set the client authenticates as ``chromadb.CloudClient``
     does (token header, tenant and database of the key); ``chroma run`` ignores the token."""
-    from thresher.index import server_layout as sl
+    from thresher.index.server import layout as sl
 
     monkeypatch.setenv("CHROMA_API_KEY", "ck-test")
     monkeypatch.delenv("CHROMA_TENANT", raising=False)
@@ -544,7 +544,7 @@ def test_chroma_cloud_credentials_from_the_environment(server_store, monkeypatch
 @pytest.mark.server
 def test_a_server_that_is_down_is_named_with_how_to_start_one(minilm) -> None:
     from thresher.index.backends import ingest
-    from thresher.index.server import ServerStore
+    from thresher.index.server.store import ServerStore
 
     url = f"http://127.0.0.1:{free_port()}/chunks"
     for attempt in (
@@ -563,7 +563,7 @@ def test_a_server_that_is_down_is_named_with_how_to_start_one(minilm) -> None:
 def test_missing_collection_and_closed_store(
     chroma_server, server_store, minilm, tmp_path, monkeypatch
 ) -> None:
-    from thresher.index.server import ServerStore
+    from thresher.index.server.store import ServerStore
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the default BM25 cache goes there
 

@@ -32,7 +32,7 @@ def _towns(observation, limit=2):
 
 def real_trace(index: Path) -> tuple:
     """A scripted episode: search, search (brings the <script> chunk), prune, recall, answer."""
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
     from thresher.policies.scripted import ScriptedPolicy
 
     pruned: list[str] = []

@@ -28,7 +28,7 @@ TASK = Task("t1", QUESTION, "Marrowick", [], ["patent", "kestrin"], [["patent"],
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory):
     from thresher.index.backends import ingest
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     path = tmp_path_factory.mktemp("sft-index")
     ingest(DOCS, path, Config(), progress=False)

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from thresher.index.backends import open_store
-    from thresher.index.grep_lines import matching_lines
+    from thresher.index.grep.lines import matching_lines
 
     config = load_config(args)
     where = doc_filter(args)

@@ -83,13 +83,19 @@ def run(args: argparse.Namespace) -> int:
 
     from thresher.batch.stores import StoreRef
     from thresher.corpus.jsonl import jsonl_line
-    from thresher.synth.tasks.pipeline import synthesize_tasks
+    from thresher.tasks.generate.pipeline import synthesize_tasks
     from thresher.tasks.synthetic import to_query_record, write_qrels, write_synth_tasks
 
     config = load_config(args)
     # reading the whole corpus is one grep over every chunk: give it time
     config = config.override({"grep.timeout_s": max(config.grep.timeout_s, 300.0)})
     location = args.index if "://" in args.index else str(Path(args.index).resolve())
+    phraser = None
+    if args.mode == "llm":
+        from thresher.llm.client import ChatClient, EndpointSettings
+        from thresher.tasks.generate.phrase import LLMPhraser
+
+        phraser = LLMPhraser(ChatClient(EndpointSettings.resolve(config.llm)))
     with make_runner(args) as runner:
         report = synthesize_tasks(
             StoreRef(location, config),
@@ -100,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             strict_hops=args.strict_hops,
             k=args.k,
             n_distractors=args.distractors,
-            config=config,
+            phraser=phraser,
             progress=show_progress(args),
             runner=runner,
         )

@@ -31,7 +31,7 @@ class Document:
             it was read under (the folder named, or a named file's folder), and
             ``doc_id`` is its path relative to that folder; ingestion labels it
             with the index's label for that folder
-            (:mod:`thresher.index.ingest_roots`). '' for records and paragraphs,
+            (:mod:`thresher.index.ingest.roots`). '' for records and paragraphs,
             whose ids are their own.
         pages: for a paged document (a PDF), the offset in ``text`` where each
             page starts (page 1 first); chunking gives every chunk the pages it

@@ -4,7 +4,7 @@ Dataset paragraphs are identified by their content (title and whitespace-
 normalized text), so evaluation code can map a question's gold paragraphs to
 document ids with :func:`paragraph_doc_id` alone. Files are identified by their
 path relative to the folder they were read under, which ingestion prefixes with
-that folder's label in the index (:mod:`thresher.index.ingest_roots`).
+that folder's label in the index (:mod:`thresher.index.ingest.roots`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Document ids:
   named (a file named alone: its name, relative to its folder); ``Document.root``
   is that folder's real path. Ingestion turns this into the index's id
   (``label/path`` for every folder but the index's first, see
-  :mod:`thresher.index.ingest_roots`), so two folders' ``README.md`` are two
+  :mod:`thresher.index.ingest.roots`), so two folders' ``README.md`` are two
   documents; the same file reached twice (two spellings of a path, a link) is
   read once;
 - a document record (``{id, text, title?, metadata?}``): its own id, the first of

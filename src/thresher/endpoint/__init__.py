@@ -1,5 +1,5 @@
 """The OpenAI-compatible endpoint, shared by chat (:mod:`thresher.llm`) and embeddings
-(:mod:`thresher.index.embedder`).
+(:mod:`thresher.index.embed.embedder`).
 
 - ``settings``: where the endpoint is and how long to wait (base URL and key from
   the config or the environment, timeouts, retries);

@@ -1,11 +1,27 @@
 """The index: the Store protocol, the backend registry (folder | http(s)://),
 the embedded and Chroma server backends, ingestion, and the parts every backend
-shares (BM25 side index, RRF fusion, grep guard, embedders).
+shares.
+
+Layout, lowest first (a lower part never imports a higher one; checked by
+``tests/architecture/test_layering.py``):
+
+- top-level modules shared by every backend: ``store`` (the protocol and its
+  records), ``records``, ``filters``, ``listing``, ``fusion``, ``bm25`` and
+  ``id_table`` (the BM25 side index), ``manifest`` (what an index records per
+  document);
+- ``embed/`` (embedders, the MiniLM graph) and ``grep/`` (guard, syntax, plan,
+  side index, matched lines);
+- ``ingest/``: what ingestion into either backend shares;
+- ``embedded/``: the local-folder backend (its store, collection, generations,
+  read copies, ingest, delete);
+- ``server/``: the Chroma server backend (reuses ``embedded.collection``);
+- top-level ``backends`` (the registry: ``open_store``, ``ingest``), ``open`` and
+  ``handles`` (open stores kept for reuse).
 
 Names are imported lazily, so ``import thresher.index`` does not load chromadb.
 Stores are opened with :func:`open_store` and built with
 ``thresher.index.backends.ingest`` (also ``thresher.ingest``; not re-exported
-here: the name would clash with the module ``thresher.index.ingest``).
+here: the name would clash with the package ``thresher.index.ingest``).
 """
 
 from __future__ import annotations
@@ -41,7 +57,7 @@ _WHERE = {
     "GrepResult": ".store",
     "IngestReport": ".store",
     "StoreStats": ".store",
-    "EmbeddedStore": ".embedded",
+    "EmbeddedStore": ".embedded.store",
     "open_store": ".backends",
     "Backend": ".backends",
     "backend_for": ".backends",
@@ -50,12 +66,12 @@ _WHERE = {
     "rrf": ".fusion",
     "fuse_retrievers": ".fusion",
     "fuse_scores": ".fusion",
-    "check_pattern": ".grep",
-    "Embedder": ".embedder",
-    "MiniLMEmbedder": ".embedder",
-    "OpenAIEmbedder": ".embedder",
-    "SentenceTransformerEmbedder": ".embedder",
-    "get_embedder": ".embedder",
+    "check_pattern": ".grep.guard",
+    "Embedder": ".embed.embedder",
+    "MiniLMEmbedder": ".embed.embedder",
+    "OpenAIEmbedder": ".embed.embedder",
+    "SentenceTransformerEmbedder": ".embed.embedder",
+    "get_embedder": ".embed.embedder",
 }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.errors import BackendUnavailableError, IndexNotFoundError, InputError
-from thresher.index.embedder import Embedder
+from thresher.index.embed.embedder import Embedder
 from thresher.index.store import IngestReport, Store
 
 __all__ = ["Backend", "register_backend", "backend_for", "open_store", "ingest"]
@@ -42,7 +42,7 @@ class Backend:
         schemes: the URL schemes it serves; empty for the folder backend.
         open: opens the store at a location.
         ingest: makes the index at a location hold the documents given (deleting
-            what is missing from them by :mod:`thresher.index.ingest_common`'s rule).
+            what is missing from them by :mod:`thresher.index.ingest.common`'s rule).
     """
 
     name: str
@@ -52,7 +52,7 @@ class Backend:
 
 
 def _open_embedded(location: str, config: Config, embedder: Embedder | None) -> Store:
-    from thresher.index.embedded import EmbeddedStore
+    from thresher.index.embedded.store import EmbeddedStore
 
     return EmbeddedStore(Path(location), config, embedder)
 
@@ -65,7 +65,7 @@ def _ingest_embedded(
     progress: bool,
     sources: Sequence[str] | None,
 ) -> IngestReport:
-    from thresher.index.ingest import ingest_embedded
+    from thresher.index.embedded.ingest import ingest_embedded
 
     return ingest_embedded(documents, Path(location), config, embedder, progress, sources=sources)
 
@@ -79,7 +79,7 @@ def _server_unavailable(location: str, exc: ImportError) -> BackendUnavailableEr
 
 def _open_server(location: str, config: Config, embedder: Embedder | None) -> Store:
     try:
-        from thresher.index.server import ServerStore
+        from thresher.index.server.store import ServerStore
     except ImportError as exc:
         raise _server_unavailable(location, exc) from exc
     return ServerStore(location, config=config, embedder=embedder)
@@ -94,7 +94,7 @@ def _ingest_server(
     sources: Sequence[str] | None,
 ) -> IngestReport:
     try:
-        from thresher.index.server_ingest import ingest_server
+        from thresher.index.server.ingest import ingest_server
     except ImportError as exc:
         raise _server_unavailable(location, exc) from exc
     return ingest_server(documents, location, config, embedder, progress, sources=sources)
@@ -172,7 +172,7 @@ def check_location(location: str | Path) -> None:
         IndexNotFoundError: no index in that folder.
     """
     if backend_for(location) is _FOLDER:
-        from thresher.index.layout import current_generation
+        from thresher.index.embedded.layout import current_generation
 
         folder = Path(location)
         try:
@@ -220,9 +220,9 @@ def ingest(
     Args:
         documents: the whole corpus (each ``doc_id`` once; an exact repeat is skipped).
         location: an index folder (created if missing; see
-            :func:`thresher.index.ingest.ingest_embedded`) or
+            :func:`thresher.index.embedded.ingest.ingest_embedded`) or
             ``http(s)://host:port[/collection]`` (see
-            :func:`thresher.index.server_ingest.ingest_server`).
+            :func:`thresher.index.server.ingest.ingest_server`).
         config: chunking and embedder settings (defaults: ``Config()``).
         embedder: overrides ``config.retrieval.embedder``.
         progress: show a progress bar while embedding (only on a terminal).

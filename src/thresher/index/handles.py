@@ -57,7 +57,7 @@ def reuse_default() -> bool:
 def _slot(location: str | Path, config: Config) -> tuple[Hashable, str]:
     """(what identifies the store apart from its generation, the generation now live)."""
     from thresher.index.backends import backend_for
-    from thresher.index.layout import MANIFEST, current_generation
+    from thresher.index.embedded.layout import MANIFEST, current_generation
 
     backend = backend_for(location)
     settings = (dataclasses.replace(config.retrieval, where="", path=""), config.grep)

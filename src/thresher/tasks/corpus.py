@@ -197,7 +197,7 @@ def pooled_index(
         InputError: as :func:`task_documents`.
     """
     from thresher.index.backends import ingest
-    from thresher.index.layout import current_generation
+    from thresher.index.embedded.layout import current_generation
 
     config = config or Config()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()

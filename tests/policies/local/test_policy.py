@@ -9,7 +9,7 @@ from thresher.corpus.document import Chunk
 from thresher.harness.episode import run_episode
 from thresher.harness.policy import EpisodicPolicy, InProcessPolicy, Policy, SearchReranker
 from thresher.harness.result import ExitReason
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.index.store import Hit
 from thresher.policies import get_policy
 from thresher.policies.local import LocalOptions, LocalPolicy

@@ -25,7 +25,7 @@ from thresher.config import Config
 from thresher.harness.episode import run_episode
 from thresher.harness.result import ExitReason, Result
 from thresher.harness.trace import FinalEvent, ProposalEvent
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local import LocalOptions, LocalPolicy
 from thresher.policies.local.features import QuestionContext, base_matrix
 

@@ -6,7 +6,7 @@ import pytest
 
 from thresher.config import Config
 from thresher.errors import InputError
-from thresher.index.embedded import EmbeddedStore
+from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import DEFAULT_CONTROLS, LocalPolicy
 from thresher.policies.local.scorer import load_weights

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from thresher.corpus.document import Document
 from thresher.errors import IdRefusedError
-from thresher.index.ingest_roots import check_ids
+from thresher.index.ingest.roots import check_ids
 
 __all__ = ["admitted"]
 

@@ -1,0 +1,441 @@
+"""The ``Store`` protocol over one chromadb collection plus a BM25 side index.
+
+Backend-agnostic over chromadb clients: the embedded store (a
+``PersistentClient`` on a local folder) and a Chroma server store (an
+``HttpClient``) subclass :class:`CollectionStore` and only say where the
+collection, the BM25 index and the corpus order come from (:meth:`_view`).
+
+Dense similarity is ``1 - distance`` of a collection in cosine space.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+import numpy as np
+
+from thresher.config import Config
+from thresher.corpus.document import Chunk
+from thresher.corpus.ids import doc_of
+from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
+from thresher.index.bm25 import Bm25Index
+from thresher.index.embed.embedder import Embedder, QueryEmbeddingCache
+from thresher.index.embedded.exact_dense import LazyExactDense
+from thresher.index.filters import DocFilter
+from thresher.index.fusion import fuse_retrievers
+from thresher.index.grep.guard import grep_ids
+from thresher.index.grep.side_index import GrepIndex, grep_indexed
+from thresher.index.listing import left_out, list_documents
+from thresher.index.records import chunk_from_record
+from thresher.index.store import DocumentInfo, GrepResult, Hit
+from thresher.workers import submit
+
+__all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client", "check_query"]
+
+_GET_BATCH = 5000
+#: a dense search that excludes most of an index names the chunks it may return when
+#: they are at most this many (a narrow filter), instead of asking HNSW for the rest
+_ASK_BY_ID = 50_000
+#: filters whose excluded chunks a store keeps (an episode asks with one; each costs
+#: about 50 bytes per excluded chunk)
+_FILTERS_KEPT = 4
+
+
+def open_client(path: str | Path) -> Any:
+    """A chromadb ``PersistentClient`` on ``path`` (telemetry off)."""
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+
+
+class ChunkCache:
+    """A thread-safe LRU of chunks read from one index state (chunks never change there)."""
+
+    def __init__(self, maxsize: int = 20_000) -> None:
+        self.maxsize = maxsize
+        self._items: OrderedDict[str, Chunk] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def lookup(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        with self._lock:
+            found = {c: self._items[c] for c in ids if c in self._items}
+            for c in found:
+                self._items.move_to_end(c)
+            return found
+
+    def store(self, chunks: Collection[Chunk]) -> None:
+        with self._lock:
+            for chunk in chunks:
+                self._items[chunk.chunk_id] = chunk
+                self._items.move_to_end(chunk.chunk_id)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexView:
+    """One consistent state of an index: the collection, BM25, the corpus order, a cache
+    of the chunks read from it and, when the index has one, the grep side index."""
+
+    collection: Any
+    bm25: Bm25Index
+    order: Mapping[str, int]
+    cache: ChunkCache
+    grep_index: GrepIndex | None = None
+    exact: LazyExactDense | None = None
+
+    @classmethod
+    def of(cls, collection: Any, bm25: Bm25Index, grep_index: GrepIndex | None = None) -> IndexView:
+        exact = LazyExactDense(collection)
+        return cls(collection, bm25, bm25.positions, ChunkCache(), grep_index, exact)
+
+
+def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
+    shown = ", ".join(ids[:10]) + (f" (+{len(ids) - 10} more)" if len(ids) > 10 else "")
+    return UnknownIdError(f"unknown {kind}: {shown}", list(ids))
+
+
+def check_query(query: str, k: int | None = None) -> None:
+    """Raise ``InputError`` for an empty query or a ``k`` that is not a positive number."""
+    if not query or not query.strip():
+        raise InputError("empty query; give at least one word to search for")
+    if k is not None and k <= 0:
+        raise InputError(f"k must be a positive number of results, got {k}")
+
+
+class Excluded(AbstractSet[str]):
+    """The chunk ids one search leaves out: the caller's ``exclude`` (``extra``) and what
+    a filter does not admit (``left``, with its corpus positions ``blocked`` for the BM25
+    side index), the filter's part held once for every call instead of copied."""
+
+    def __init__(
+        self,
+        extra: Collection[str] = (),
+        left: frozenset[str] = frozenset(),
+        blocked: np.ndarray | None = None,
+    ) -> None:
+        self.left = left
+        self.blocked = blocked
+        self.extra = {c for c in extra if c not in left}
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self.extra or chunk_id in self.left
+
+    def __len__(self) -> int:
+        return len(self.extra) + len(self.left)
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain(self.extra, self.left)
+
+    def in_index(self, order: Mapping[str, int]) -> int:
+        """How many of these ids are chunks of the index whose ``order`` is given."""
+        return len(self.left) + sum(1 for c in self.extra if c in order)
+
+
+class CollectionStore:
+    """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
+
+    Subclasses implement :meth:`_view`, :meth:`stats` and :meth:`_release` (what
+    :meth:`close` frees). Safe to call from several threads.
+    """
+
+    def __init__(self, config: Config, embedder: Embedder) -> None:
+        self.config = config
+        self.embedder = embedder
+        self._queries = QueryEmbeddingCache(embedder)
+        self._lock = threading.Lock()
+        self._closed = False
+        #: (index state, filter key) -> the chunk ids a filter leaves out, newest last
+        self._filtered: OrderedDict[tuple[int, str], tuple[IndexView, Excluded]] = OrderedDict()
+
+    def _view(self) -> IndexView:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Close the backend's clients (called once, from :meth:`close`, under the lock)."""
+        raise NotImplementedError
+
+    def _check_open(self, location: object) -> None:
+        """Raise ``BackendUnavailableError`` once the store is closed (``location`` names it)."""
+        if self._closed:
+            raise BackendUnavailableError(f"the store on {location} is closed; open it again")
+
+    def close(self) -> None:
+        """Release the backend's clients. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- searches ---------------------------------------------------------------------------
+
+    def _left_out(self, view: IndexView, where: DocFilter | None) -> Excluded:
+        """The chunk ids of ``view`` that ``where`` does not admit (empty: no filter);
+        kept for the last few filters of each index state, since an episode asks with
+        the same filter on every call."""
+        if where is None:
+            return Excluded()
+        key = (id(view), where.key)
+        with self._lock:
+            held = self._filtered.get(key)
+            if held is not None and held[0] is view:
+                self._filtered.move_to_end(key)
+                return held[1]
+        out = Excluded((), *left_out(view.collection, view.bm25.id_list, where))
+        with self._lock:
+            self._filtered[key] = (view, out)
+            while len(self._filtered) > _FILTERS_KEPT:
+                self._filtered.popitem(last=False)
+        return out
+
+    def _excluded(
+        self, view: IndexView, exclude: Collection[str], where: DocFilter | None
+    ) -> Excluded:
+        """``exclude`` plus every chunk ``where`` leaves out."""
+        held = self._left_out(view, where)
+        return Excluded(exclude, held.left, held.blocked)
+
+    def hybrid_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
+        """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``."""
+        check_query(query, k)
+        view = self._view()
+        excluded = self._excluded(view, exclude, where)
+        depth = max(self.config.retrieval.per_retriever, k)
+        if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
+            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
+            dense = self._dense(view, query, depth, excluded)
+        else:
+            dense_future = submit(lambda: self._dense(view, query, depth, excluded))
+            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
+            dense = dense_future.result()
+        fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
+        chunks = self._chunks(view, [f.key for f in fused])
+        return [
+            Hit(chunk, f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score, f.dense_score)
+            for f, chunk in zip(fused, chunks, strict=True)
+        ]
+
+    def bm25_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
+        """Lexical retrieval alone (BM25 scores, highest first, ties by chunk id)."""
+        check_query(query, k)
+        view = self._view()
+        excluded = self._excluded(view, exclude, where)
+        found = view.bm25.search(query, k, excluded.extra, excluded.blocked)
+        chunks = self._chunks(view, [c for c, _ in found])
+        return [
+            Hit(chunk, s, "bm25", bm25_rank=r, bm25_score=s)
+            for r, ((_, s), chunk) in enumerate(zip(found, chunks, strict=True), start=1)
+        ]
+
+    def dense_search(
+        self,
+        query: str,
+        k: int = 50,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> list[Hit]:
+        """Dense retrieval alone (cosine similarity, highest first, ties by chunk id)."""
+        check_query(query, k)
+        view = self._view()
+        found = self._dense(view, query, k, self._excluded(view, exclude, where))
+        chunks = self._chunks(view, [c for c, _ in found])
+        return [
+            Hit(chunk, s, "dense", dense_rank=r, dense_score=s)
+            for r, ((_, s), chunk) in enumerate(zip(found, chunks, strict=True), start=1)
+        ]
+
+    def _dense(
+        self, view: IndexView, query: str, depth: int, exclude: Excluded
+    ) -> list[tuple[str, float]]:
+        """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut."""
+        total = len(view.bm25)
+        n = min(total, depth + exclude.in_index(view.order))
+        if n <= 0:
+            return []
+        vector = self._queries.embed_query(query)
+        exact = self._exact(view)
+        if exact is not None:
+            return exact.get().search(vector, depth, exclude)  # deterministic, as fast
+        kept = total - (n - depth)
+        if (
+            n - depth > kept and kept <= _ASK_BY_ID
+        ):  # most excluded (a narrow filter): name the rest
+            ids = [c for c in view.bm25.id_list if c not in exclude]
+            if not ids:
+                return []
+            found = view.collection.query(
+                query_embeddings=[vector], ids=ids, n_results=min(depth, len(ids)),
+                include=["distances"],
+            )  # fmt: skip
+        else:
+            found = view.collection.query(
+                query_embeddings=[vector], n_results=n, include=["distances"]
+            )
+        pairs = [
+            (cid, 1.0 - float(dist))
+            for cid, dist in zip(found["ids"][0], found["distances"][0], strict=True)
+            if cid not in exclude
+        ]
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return pairs[:depth]
+
+    def _exact(self, view: IndexView) -> LazyExactDense | None:
+        """The exact scan dense search over ``view`` uses (small indexes), else None."""
+        if len(view.bm25) > self.config.retrieval.exact_dense_max_chunks:
+            return None
+        return view.exact
+
+    def grep(
+        self,
+        pattern: str,
+        limit: int = 5,
+        exclude: Collection[str] = (),
+        *,
+        where: DocFilter | None = None,
+    ) -> GrepResult:
+        """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
+
+        With a grep side index (:mod:`thresher.index.grep.side_index`): candidates by
+        trigram, checked as chromadb's engine would, counting stopped at
+        ``config.grep.count_cap`` (``GrepResult.capped``). Without one, or when
+        the side index cannot answer: chromadb's ``$regex`` (Rust engine, linear
+        time) over every chunk, with an exact total. Raises ``PatternRejectedError``
+        naming a refused construct or a timeout.
+        """
+        view = self._view()
+        exclude = self._excluded(view, exclude, where) if where is not None else exclude
+
+        def matching(rust_pattern: str) -> list[str]:
+            found = view.collection.get(where_document={"$regex": rust_pattern}, include=[])
+            return list(found["ids"])
+
+        def scan() -> tuple[list[str], int]:
+            return grep_ids(matching, pattern, self.config.grep, view.order, limit, exclude)
+
+        capped = False
+        if view.grep_index is None:
+            ids, total = scan()
+        else:
+            ids, total, capped = grep_indexed(
+                view.grep_index, view.bm25.id_list, pattern, self.config.grep, limit, exclude, scan
+            )
+        hits = tuple(Hit(c, 1.0, "grep") for c in self._chunks(view, ids))
+        return GrepResult(hits, total, capped)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks with these ids, in the order asked; ``UnknownIdError`` lists misses."""
+        return self._chunks(self._view(), list(chunk_ids))
+
+    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
+        """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none, or
+        if ``where`` does not admit the document."""
+        view = self._view()
+        found = view.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
+        chunks = [
+            chunk_from_record(cid, text, meta)
+            for cid, text, meta in zip(
+                found["ids"], found["documents"], found["metadatas"], strict=True
+            )
+        ]
+        if not chunks:
+            raise _unknown("document id", [doc_id])
+        if where is not None and chunks[0].chunk_id in self._left_out(view, where).left:
+            raise UnknownIdError(
+                f"document {doc_id!r} is outside the filter ({where.key}); "
+                "search without it to read this document",
+                [doc_id],
+            )
+        return sorted(chunks, key=lambda c: c.position)
+
+    def doc_ids(self) -> list[str]:
+        """Every document id, in corpus order (from the side index: no store read)."""
+        return list(dict.fromkeys(doc_of(c) for c in self._view().bm25.id_list))
+
+    def list_documents(self, where: DocFilter | None = None) -> list[DocumentInfo]:
+        """The documents ``where`` admits, in corpus order (see
+        :func:`thresher.index.listing.list_documents`)."""
+        view = self._view()
+        dropped = self._left_out(view, where).left
+        ids = [c for c in view.bm25.id_list if c not in dropped]
+        return list_documents(view.collection, ids, _GET_BATCH)
+
+    def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
+        """(BM25 score, cosine similarity) of ``query`` against each chunk, in order."""
+        check_query(query)
+        if not chunk_ids:
+            return []
+        view = self._view()
+        lexical = view.bm25.scores_for(query, chunk_ids)  # raises UnknownIdError
+        vectors = self._embeddings(view, list(dict.fromkeys(chunk_ids)))
+        q = self._queries.embed_query(query)
+        return [(b, float(vectors[c] @ q)) for b, c in zip(lexical, chunk_ids, strict=True)]
+
+    def _chunks(self, view: IndexView, ids: list[str]) -> list[Chunk]:
+        """Chunks for ``ids`` (order kept, repeats allowed); ``UnknownIdError`` on misses."""
+        unique = list(dict.fromkeys(ids))
+        by_id = view.cache.lookup(unique)
+        wanted = [c for c in unique if c not in by_id]
+        read: list[Chunk] = []
+        for start in range(0, len(wanted), _GET_BATCH):
+            found = view.collection.get(
+                ids=wanted[start : start + _GET_BATCH], include=["documents", "metadatas"]
+            )
+            for cid, text, meta in zip(
+                found["ids"], found["documents"], found["metadatas"], strict=True
+            ):
+                read.append(chunk_from_record(cid, text, meta))
+        view.cache.store(read)
+        by_id.update((c.chunk_id, c) for c in read)
+        missing = [c for c in unique if c not in by_id]
+        if missing:
+            raise _unknown("chunk ids", missing)
+        return [by_id[c] for c in ids]
+
+    def _embeddings(self, view: IndexView, ids: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        if (
+            view.exact is not None
+            and len(view.bm25) <= self.config.retrieval.exact_dense_max_chunks
+        ):
+            out = view.exact.get().vectors(ids)  # in memory: no store read
+            ids = [c for c in ids if c not in out]
+        for start in range(0, len(ids), _GET_BATCH):
+            found = view.collection.get(ids=ids[start : start + _GET_BATCH], include=["embeddings"])
+            for cid, vector in zip(found["ids"], found["embeddings"], strict=True):
+                out[cid] = np.asarray(vector, dtype=np.float32)
+        missing = [c for c in ids if c not in out]
+        if missing:
+            raise _unknown("chunk ids", missing)
+        return out

@@ -1,0 +1,166 @@
+"""The embedded store: one local index folder, no services.
+
+Opens the generation that ``INDEX_DIR/CURRENT`` names (see
+:mod:`thresher.index.embedded.layout`): a chromadb ``PersistentClient`` folder and the
+BM25 side index. Before each call it checks ``CURRENT`` and, when an ingest
+has committed a new generation since, switches to it, so a long-running
+process always answers from the latest complete index.
+
+It never writes to the index folder: chromadb cannot open a folder read-only,
+so the client runs on a read copy of the generation's chroma folder, shared by
+every reader of that generation (:mod:`thresher.index.embedded.read_copy`), released on
+:meth:`close`. A read-only index folder is read like any other.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import IndexNotFoundError
+from thresher.index.bm25 import Bm25Index
+from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.embedded import layout
+from thresher.index.embedded.collection import CollectionStore, IndexView, open_client
+from thresher.index.embedded.read_copy import ReadCopy, make_read_copy, remove_read_copy
+from thresher.index.grep import side_index as grep_index
+from thresher.index.grep.side_index import GrepIndex
+from thresher.index.manifest import COLLECTION
+from thresher.index.store import IngestReport, StoreStats
+
+__all__ = ["EmbeddedStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Generation:
+    path: Path
+    summary: layout.Summary
+    client: Any
+    view: IndexView
+    copy: ReadCopy  # the read copy the client runs on
+
+
+class EmbeddedStore(CollectionStore):
+    """The ``Store`` protocol over a local index folder built by :func:`ingest`.
+
+    Args:
+        index_dir: the index folder.
+        config: retrieval and grep settings (defaults: ``Config()``).
+        embedder: the query embedder; defaults to the one the index was built
+            with (its name is in the manifest).
+
+    Raises:
+        IndexNotFoundError: no index in ``index_dir``.
+        IndexVersionError: the index was written by a newer thresher.
+        ConfigError: ``embedder`` is not the one the index was built with.
+    """
+
+    backend = "embedded"
+
+    def __init__(
+        self, index_dir: str | Path, config: Config | None = None, embedder: Embedder | None = None
+    ) -> None:
+        self.index_dir = Path(index_dir)
+        path = layout.current_generation(self.index_dir)
+        summary = layout.read_summary(path)
+        emb = embedder or get_embedder(summary.embedder)
+        super().__init__(config or Config(), emb)
+        self._retired: list[_Generation] = []
+        self._pointer_key: tuple[int, int, int] | None = None  # the CURRENT file's last stat
+        self._pointer_name = path.name
+        self._generation = self._open(path, summary)
+
+    def _open(self, path: Path, summary: layout.Summary) -> _Generation:
+        check_built_with(self.embedder, summary.embedder, summary.dimension, str(self.index_dir))
+        bm25 = Bm25Index.load(path / "bm25")
+        grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
+        from chromadb.errors import ChromaError
+
+        copy = make_read_copy(path / "chroma")
+        weakref.finalize(self, remove_read_copy, copy)  # also at exit, if never closed
+        client = None
+        try:
+            client = open_client(copy.path)
+            collection = client.get_collection(COLLECTION)
+        except BaseException as exc:
+            if client is not None:
+                client.close()
+            remove_read_copy(copy)
+            if isinstance(exc, ChromaError):  # a damaged generation: one line, not a traceback
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise IndexNotFoundError(
+                    f"cannot open the index at {self.index_dir} ({path.name}: {first}); "
+                    f"rebuild it with `thresher index PATH --index {self.index_dir}`"
+                ) from exc
+            raise
+        return _Generation(path, summary, client, IndexView.of(collection, bm25, grep_side), copy)
+
+    def _view(self) -> IndexView:
+        return self._current().view
+
+    def _current(self) -> _Generation:
+        """The live generation, reopened if an ingest committed a newer one."""
+        self._check_open(self.index_dir)
+        generation = self._generation
+        pointer = self.index_dir / layout.CURRENT
+        try:
+            # a commit replaces the pointer file: re-read it only when its stat changes
+            st = pointer.stat()
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            if key != self._pointer_key:
+                self._pointer_name = pointer.read_text(encoding="utf-8").strip()
+                self._pointer_key = key
+            name = self._pointer_name
+        except OSError:
+            return generation
+        if name == generation.path.name:
+            return generation
+        with self._lock:
+            if self._generation.path.name != name:
+                path = layout.current_generation(self.index_dir)
+                fresh = self._open(path, layout.read_summary(path))
+                self._retired.append(self._generation)
+                self._generation = fresh
+            return self._generation
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> IngestReport:
+        """Delete whole documents as one committed generation (see
+        :func:`thresher.index.embedded.delete.delete_embedded`); this store switches to it."""
+        from thresher.index.embedded.delete import delete_embedded
+
+        self._check_open(self.index_dir)
+        return delete_embedded(self.index_dir, doc_ids)
+
+    def stats(self) -> StoreStats:
+        """Counts, embedder and format of the live generation."""
+        generation = self._current()
+        m = generation.summary
+        return StoreStats(
+            backend=self.backend,
+            location=str(self.index_dir),
+            documents=m.documents,
+            chunks=m.chunks,
+            embedder=m.embedder,
+            dimension=m.dimension,
+            format_version=m.format_version,
+            extra={
+                "generation": generation.path.name,
+                "thresher_version": m.thresher_version,
+                "chunking": dict(m.chunking),
+                "sanitized": dict(m.sanitized),
+                "created_at": m.created_at,
+                "updated_at": m.updated_at,
+            },
+        )
+
+    def _release(self) -> None:
+        """Close the chromadb clients of the live and the retired generations; release
+        their read copies."""
+        for generation in [*self._retired, self._generation]:
+            generation.client.close()
+            remove_read_copy(generation.copy)
+        self._retired.clear()

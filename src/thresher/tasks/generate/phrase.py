@@ -1,0 +1,207 @@
+"""Phrase: turn a chain of facts into a question, offline (templates) or with an LLM.
+
+Offline (:func:`phrase_offline`): each hop's fact becomes a *clue*, the
+sentence with the bridge entities replaced by letters (``[A]``, ``[B]``, ...)
+and the answer by ``[?]``; a seeded template strings the clues together and
+asks for ``[?]``. The anchor stays in the first clue, so the question names
+where to start; the bridges and the answer never appear in it::
+
+    Clues: (1) Patent GO-2021-138181 names [A] as its lead inventor. (2) [A] is
+    currently employed by [B] as a test engineer. (3) [B] maintains its head
+    office in [?]. Each letter stands for one name throughout. What name is [?]?
+
+LLM mode (:class:`LLMPhraser`): the facts go to a chat model over the
+OpenAI-compatible client of ``thresher.policies.llm`` with a request to write
+one natural question and to quote, verbatim, the sentence each hop rests on;
+a second request asks the model to answer the question from the evidence
+chunks alone, which :mod:`thresher.tasks.generate.verify` compares with the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from thresher.tasks.generate.extend import Chain
+from thresher.tasks.generate.text import mask
+
+__all__ = [
+    "Phrasing",
+    "clues",
+    "phrase_offline",
+    "LLMPhraser",
+    "PhraseError",
+    "parse_json_reply",
+]
+
+LETTERS = "ABCDEFGH"
+_TEMPLATES = (
+    "Clues: {numbered} Each letter stands for one {noun} throughout. What {kind} is [?]?",
+    "Follow the chain. {joined} Which {kind} belongs in place of [?]?",
+    "{joined} Each bracketed letter names one {noun}. What is [?]?",
+    "Start from the first statement and follow it through the others: {numbered} "
+    "What {kind} is [?]?",
+)
+_KINDS = {"year": "year", "number": "number", "code": "code"}
+
+
+@dataclass(frozen=True, slots=True)
+class Phrasing:
+    """A question and the quotes it rests on (one per hop, verbatim from the evidence)."""
+
+    question: str
+    quotes: tuple[str, ...]
+    mode: str
+    answer: str = ""
+
+
+class PhraseError(Exception):
+    """The LLM's reply could not be used (``reason`` is counted as a rejection)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+def _end(text: str) -> str:
+    text = text.strip()
+    return text if text[-1:] in ".!?" else text + "."
+
+
+def clues(chain: Chain) -> list[str]:
+    """The chain's facts with bridges as ``[A]``, ``[B]``, ... and the answer as ``[?]``."""
+    names = {b: f"[{LETTERS[i]}]" for i, b in enumerate(chain.bridges)}
+    out = []
+    for i, hop in enumerate(chain.hops):
+        text = hop.sentence
+        final = i == len(chain.hops) - 1
+        # longest first, so a bridge inside another name is not masked half-way
+        targets = sorted(
+            [*([(chain.answer, "[?]")] if final else []), *names.items()],
+            key=lambda t: -len(t[0]),
+        )
+        for target, placeholder in targets:
+            text = mask(text, target, placeholder)
+        if hop.link and names.get(hop.link, "") not in text:
+            text = f"The document about {names[hop.link]} says: {text}"
+        out.append(_end(text))
+    return out
+
+
+def phrase_offline(chain: Chain, rng: random.Random) -> Phrasing:
+    """A template question over the chain's clues (seeded choice of template).
+
+    The quotes are the hops' facts, verbatim.
+    """
+    parts = clues(chain)
+    question = rng.choice(_TEMPLATES).format(
+        numbered=" ".join(f"({i}) {c}" for i, c in enumerate(parts, 1)),
+        joined=" ".join(parts),
+        kind=_KINDS.get(chain.answer_kind, "name"),
+        noun="entity",
+    )
+    return Phrasing(question, tuple(h.sentence for h in chain.hops), "offline", chain.answer)
+
+
+# -- LLM mode ------------------------------------------------------------------------------
+
+PHRASE_PROMPT = """\
+You write one multi-hop question for a retrieval benchmark from a chain of facts.
+Each fact is a sentence from a different document; the bridge of a fact is the \
+entity that leads to the next fact. Write a single natural question that:
+- names the anchor entity and needs every fact, in order, to be answered;
+- never names a bridge entity or the answer;
+- has exactly the given answer.
+Reply with JSON only: {"question": "...", "quotes": ["...", ...], "answer": "..."} \
+where quotes holds, for each fact in order, the exact sentence (copied verbatim) the \
+question relies on."""
+
+CHECK_PROMPT = """\
+Answer the question using only the passages given. Reply with JSON only: \
+{"answer": "..."} with a short answer (a name, number or date), or \
+{"answer": "UNANSWERABLE"} if the passages do not answer it."""
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_json_reply(text: str) -> dict[str, Any] | None:
+    """The first JSON object in a model reply (bare, fenced or embedded), or None."""
+    for candidate in (*_FENCE.findall(text), text):
+        candidate = candidate.strip()
+        for attempt in (candidate, *(m.group(0) for m in _OBJECT.finditer(candidate))):
+            try:
+                value = json.loads(attempt)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+class LLMPhraser:
+    """Phrase and check questions with a chat model behind an OpenAI-compatible endpoint.
+
+    Args:
+        client: a :class:`thresher.llm.client.ChatClient` (or anything
+            with its ``complete(messages, tools, params)`` method).
+        temperature, max_tokens: sampling settings of both requests.
+    """
+
+    def __init__(self, client: Any, *, temperature: float = 0.7, max_tokens: int = 1024) -> None:
+        self.client = client
+        self.params = {"temperature": temperature, "max_tokens": max_tokens}
+
+    def _ask(self, system: str, user: str) -> dict[str, Any]:
+        response = self.client.complete(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            [],
+            self.params,
+        )
+        try:
+            content = response.body["choices"][0]["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise PhraseError("llm_unparsable", "no message in the completion") from exc
+        if not isinstance(content, str):
+            content = json.dumps(content)
+        value = parse_json_reply(content)
+        if value is None:
+            raise PhraseError("llm_unparsable", content[:120])
+        return value
+
+    def phrase(self, chain: Chain) -> Phrasing:
+        """A natural question for ``chain`` with the model's quotes.
+
+        Raises:
+            PhraseError: ``llm_unparsable`` (no JSON object, no question, quotes not strings).
+            EndpointUnavailableError / EndpointRequestError: from the client.
+        """
+        facts = [
+            {"hop": i + 1, "fact": h.sentence, "bridge": h.out if i < len(chain.hops) - 1 else None}
+            for i, h in enumerate(chain.hops)
+        ]
+        user = json.dumps(
+            {"anchor": chain.anchor, "answer": chain.answer, "facts": facts}, ensure_ascii=False
+        )
+        value = self._ask(PHRASE_PROMPT, user)
+        question, quotes = value.get("question"), value.get("quotes", [])
+        if not isinstance(question, str) or not question.strip():
+            raise PhraseError("llm_unparsable", "no question in the reply")
+        if not isinstance(quotes, list) or not all(isinstance(q, str) for q in quotes):
+            raise PhraseError("llm_unparsable", "quotes must be a list of strings")
+        answer = value.get("answer", chain.answer)
+        return Phrasing(question.strip(), tuple(quotes), "llm", str(answer))
+
+    def answer(self, question: str, passages: Sequence[str]) -> str:
+        """The model's answer to ``question`` from ``passages`` alone ('' if unparsable)."""
+        user = json.dumps({"question": question, "passages": list(passages)}, ensure_ascii=False)
+        try:
+            value = self._ask(CHECK_PROMPT, user)
+        except PhraseError:
+            return ""
+        answer = value.get("answer", "")
+        return answer if isinstance(answer, str) else str(answer)
