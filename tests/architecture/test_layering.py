@@ -3,9 +3,11 @@
 {corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api → cli.
 Every ``thresher.*`` import in ``src/thresher`` (at module level, inside functions
 and under ``TYPE_CHECKING`` alike) is checked against :data:`LAYERS`; packages on
-the same layer may not import each other. Within a package, files import each
-other without a circle (:func:`circles`): an import inside a function counts, so
-a cycle cannot hide behind a late import.
+the same layer may not import each other. Inside a package with parts of its own
+(:data:`INNER`: ``index``, ``tasks``) the parts are ordered the same way, lower
+parts never importing higher ones (:func:`inner_violations`). Within a package,
+files import each other without a circle (:func:`circles`): an import inside a
+function counts, so a cycle cannot hide behind a late import.
 """
 
 from __future__ import annotations
@@ -44,6 +46,41 @@ LAYERS: dict[str, int] = {
 #: modules allowed to reach anything (lazy re-exports of the public names)
 EXEMPT = {"__init__"}
 
+#: Inside a package: layer per part (a subpackage, or a top-level module by its stem),
+#: lowest first; ``"*"`` is the layer of parts not named. A file imports parts of its
+#: own package on its layer or below, never above (the circle check keeps the parts of
+#: one layer from importing each other in a ring). A part with no layer (and no ``"*"``)
+#: is an error: place it.
+INNER: dict[str, dict[str, int]] = {
+    "index": {
+        # shared by every backend: the protocol and its records, filters, fusion,
+        # the BM25 side index, the per-document manifest entries
+        "store": 0,
+        "records": 0,
+        "filters": 0,
+        "listing": 0,
+        "fusion": 0,
+        "bm25": 0,
+        "id_table": 0,
+        "manifest": 0,
+        # text to vectors; grep over chunk texts
+        "embed": 1,
+        "grep": 1,
+        # what ingestion into either backend shares
+        "ingest": 2,
+        # the local-folder backend (its collection store is reused by the server one)
+        "embedded": 3,
+        # the Chroma server backend
+        "server": 4,
+        # the registry: which backend a location names, open stores kept for reuse
+        "backends": 5,
+        "open": 5,
+        "handles": 5,
+    },
+    # the records and readers of tasks below the pipeline that generates them
+    "tasks": {"*": 0, "generate": 1},
+}
+
 
 def _part(module: str) -> str | None:
     parts = module.split(".")
@@ -70,6 +107,9 @@ def _imports(path: Path, root: Path) -> list[tuple[int, str]]:
                 out.extend(
                     (node.lineno, f"thresher.{a.name}") for a in node.names if a.name in LAYERS
                 )
+            # ``from thresher.index import manifest`` names a part of the package
+            elif module.count(".") == 1 and _part(module) in INNER:
+                out.extend((node.lineno, f"{module}.{a.name}") for a in node.names)
     return out
 
 
@@ -92,6 +132,43 @@ def violations(root: Path = SRC) -> list[str]:
                 found.append(f"{rel}:{line}: imports unknown part '{target}'")
             elif LAYERS[target] >= LAYERS[own]:
                 found.append(f"{rel}:{line}: {own} -> {target} ({module}) goes up or sideways")
+    return found
+
+
+def _inner_part(package: Path, module: str) -> str | None:
+    """The part of ``package`` a ``thresher.<package>.<part>...`` module is in (None: the
+    package's ``__init__``, or a name it re-exports)."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[1] != package.name:
+        return None
+    name = parts[2]
+    return name if (package / name).is_dir() or (package / f"{name}.py").is_file() else None
+
+
+def inner_violations(root: Path = SRC) -> list[str]:
+    """Every import of a higher part inside a package of :data:`INNER`, as
+    ``file:line: a -> b``, and every part with no layer."""
+    found: list[str] = []
+    for package_name, order in INNER.items():
+        package = root / package_name
+        for path in sorted(package.rglob("*.py")):
+            rel = path.relative_to(package)
+            own = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+            if own in EXEMPT:
+                continue
+            if own not in order and "*" not in order:
+                found.append(f"{package_name}/{rel}: part '{own}' has no layer; add it to INNER")
+                continue
+            mine = order.get(own, order.get("*", 0))
+            for line, module in _imports(path, root):
+                target = _inner_part(package, module)
+                if target is None or target == own:
+                    continue
+                theirs = order.get(target, order.get("*"))
+                if theirs is not None and theirs > mine:
+                    found.append(
+                        f"{package_name}/{rel}:{line}: {own} -> {target} ({module}) goes up"
+                    )
     return found
 
 
@@ -194,6 +271,49 @@ def test_a_reintroduced_upward_import_is_caught(tmp_path: Path) -> None:
     found = violations(tmp_path / "thresher")
     assert any("policies -> eval" in v for v in found)
     assert any("policies -> train" in v for v in found)
+
+
+def test_no_part_of_a_package_imports_a_higher_one() -> None:
+    assert inner_violations() == []
+
+
+def test_a_reintroduced_upward_import_inside_a_package_is_caught(tmp_path: Path) -> None:
+    """The check itself: grep -> server (a module-level import) and the shared
+    protocol -> the embedded backend (inside a function, through the package's
+    name) fail; server -> embedded (downward) and an unplaced part are reported
+    as such."""
+    index = tmp_path / "thresher" / "index"
+    for sub in ("grep", "server", "embedded", "stray"):
+        (index / sub).mkdir(parents=True)
+    (index / "grep" / "plan.py").write_text(
+        "from thresher.index.server.store import ServerStore\n", encoding="utf-8"
+    )
+    (index / "store.py").write_text(
+        "def f():\n    from thresher.index import embedded\n", encoding="utf-8"
+    )
+    (index / "server" / "store.py").write_text(
+        "from thresher.index.embedded.collection import CollectionStore\n", encoding="utf-8"
+    )
+    (index / "embedded" / "collection.py").write_text("", encoding="utf-8")
+    (index / "stray" / "x.py").write_text("", encoding="utf-8")
+    (tmp_path / "thresher" / "tasks").mkdir()
+    found = inner_violations(tmp_path / "thresher")
+    assert any("index/grep/plan.py:1: grep -> server" in v for v in found)
+    assert any("index/store.py:2: store -> embedded" in v for v in found)
+    assert not any("server -> embedded" in v for v in found)
+    assert any("part 'stray' has no layer" in v for v in found)
+
+
+@pytest.mark.parametrize(
+    "part",
+    sorted(
+        p.stem
+        for p in (SRC / "index").iterdir()
+        if (p.is_dir() and p.name != "__pycache__") or (p.suffix == ".py" and p.stem != "__init__")
+    ),
+)
+def test_every_part_of_the_index_has_a_layer(part: str) -> None:
+    assert part in INNER["index"], f"add '{part}' to INNER['index'] in {__file__}"
 
 
 @pytest.mark.parametrize("part", sorted(p.name for p in SRC.iterdir() if p.is_dir()))
