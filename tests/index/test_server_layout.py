@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thresher.errors import IndexVersionError, InputError
-from thresher.index.embedded import layout
+from thresher.index.manifest import FORMAT_VERSION, DocEntry
 from thresher.index.server.layout import (
     ServerHeader,
     entry_metadata,
@@ -52,13 +52,13 @@ def test_header_round_trips_through_flat_metadata() -> None:
     assert ServerHeader.from_metadata({**meta, "hnsw:space": "cosine"}, "here") == header
     assert ServerHeader.from_metadata({"hnsw:space": "cosine"}, "here") is None
     assert ServerHeader.from_metadata(None, "here") is None
-    newer = {**meta, "thresher:format_version": layout.FORMAT_VERSION + 1}
+    newer = {**meta, "thresher:format_version": FORMAT_VERSION + 1}
     with pytest.raises(IndexVersionError, match="upgrade thresher"):
         ServerHeader.from_metadata(newer, "http://h:1/abc")
 
 
 def test_manifest_records_are_flat() -> None:
-    entry = layout.DocEntry("abc", ["d#0", "d#1"], "2026-01-01T00:00:00Z", {"bidi": 1})
+    entry = DocEntry("abc", ["d#0", "d#1"], "2026-01-01T00:00:00Z", {"bidi": 1})
     meta = entry_metadata(entry, 7)
     assert meta["order"] == 7 and meta["chunk_ids"] == '["d#0", "d#1"]'
     assert all(isinstance(v, str | int) for v in meta.values())

@@ -21,7 +21,7 @@ Layout, lowest first (a lower part never imports a higher one; checked by
 Names are imported lazily, so ``import thresher.index`` does not load chromadb.
 Stores are opened with :func:`open_store` and built with
 ``thresher.index.backends.ingest`` (also ``thresher.ingest``; not re-exported
-here: the name would clash with the package ``thresher.index.ingest``).
+here: the name would clash with the subpackage ``ingest``).
 """
 
 from __future__ import annotations
