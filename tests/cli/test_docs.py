@@ -18,11 +18,27 @@ SRC = REPO / "src" / "thresher"
 OUTSIDE = re.compile(r"\bDESIGN\b|\bSTYLE\.md\b|§")
 
 
-def _layout_block() -> list[str]:
+def _block_lines() -> list[str]:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
-    block = section.split("```", 2)[1]
-    return [line for line in block.splitlines() if line.startswith("  ")]
+    return section.split("```", 2)[1].splitlines()
+
+
+def _layout_block() -> list[str]:
+    """The lines naming a top-level part (indented two spaces)."""
+    return [line for line in _block_lines() if re.match(r"  \S", line)]
+
+
+def _nested() -> dict[str, list[str]]:
+    """Subpackages listed under a part (indented four spaces, ``name/``), per part."""
+    out: dict[str, list[str]] = {}
+    part = ""
+    for line in _block_lines():
+        if re.match(r"  \S", line):
+            part = line.split()[0].rstrip("/")
+        elif (m := re.match(r"    (\w+)/ ", line)) is not None:
+            out.setdefault(part, []).append(m.group(1))
+    return out
 
 
 def _parts() -> set[str]:
@@ -40,6 +56,15 @@ def test_readme_layout_lists_every_part_once_with_a_line() -> None:
     listed = [line.split()[0].rstrip("/").removesuffix(".py") for line in _layout_block()]
     assert sorted(listed) == sorted(_parts())
     assert all(len(line.split()) > 2 for line in _layout_block())  # each has a description
+
+
+def test_readme_layout_lists_the_subpackages_of_index_and_tasks() -> None:
+    """A part whose subpackages the README lists lists each of them once."""
+    nested = _nested()
+    assert {"index", "tasks"} <= set(nested)
+    for part, listed in nested.items():
+        subpackages = {p.name for p in (SRC / part).iterdir() if (p / "__init__.py").is_file()}
+        assert sorted(listed) == sorted(subpackages), part
 
 
 def _layers() -> dict[str, int]:
