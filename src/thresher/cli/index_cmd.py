@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="files or folders: .txt .md .html .jsonl, HotpotQA / MuSiQue / 2Wiki files",
+        help="files or folders: .txt .md .rst .html, text files without extension (README, "
+        "NEWS), source code, .csv .tsv, .pdf, .docx, .json .jsonl records, any of these "
+        "gzipped, HotpotQA / MuSiQue / 2Wiki files (see README: Ingestion)",
     )
     add_index_arg(parser)
     parser.add_argument("--chunk-tokens", type=int, help="max tokens per chunk (default 512)")
