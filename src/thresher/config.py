@@ -133,6 +133,8 @@ class RetrievalConfig:
 class GrepConfig:
     """Bounds on ``grep_corpus``: a hostile pattern cannot hang the process.
 
+    timeout_s: the CPU seconds one search may use (its wall time is held to
+        :data:`thresher.index.grep.guard.WALL_FACTOR` times that).
     count_cap: where an index with a grep side index stops counting matches
         (``GrepResult.capped``); a full count would read every matching chunk.
     """

@@ -124,3 +124,12 @@ def test_index_into_a_log_writes_progress_lines_unless_told_not_to(
     err = capsys.readouterr().err
     assert "\r" not in err
     assert err.splitlines()[-1].startswith("thresher: indexing 8/8 chunks (100%), 8/8 documents")
+
+
+def test_index_help_names_the_formats_and_embedders_it_takes(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["index", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    for kind in (".pdf", ".docx", ".rst", ".csv", "source code", "without extension", ".json"):
+        assert kind in shown, kind
+    assert "minilm-int8-dq" in shown

@@ -206,6 +206,21 @@ def test_docs_list_and_delete(index, tmp_path, capsys):
     assert capsys.readouterr().out.strip() == "no match"
 
 
+def test_docs_delete_of_an_unknown_id_suggests_near_ids_and_deletes_nothing(
+    index, capsys, monkeypatch
+):
+    monkeypatch.chdir(index.parent)
+    capsys.readouterr()
+    assert main(["docs", "delete", "cedar.txt", "--index", str(index)]) == 4
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "nothing was deleted" in err
+    assert "did you mean 'sub/cedar.txt'" in err
+    assert main(["docs", "delete", "docs/sub/elm.txt", "alder.md", "--index", str(index)]) == 4
+    assert "did you mean 'sub/elm.txt'" in capsys.readouterr().err  # a file's path: its id
+    listed = _run_json(capsys, ["docs", "list", "--index", str(index), "--json"])
+    assert len(listed) == 4
+
+
 def test_read_refuses_a_document_outside_the_filter(index, capsys):
     capsys.readouterr()
     assert main(["read", "alder.md", "--index", str(index), "--path", "*.md"]) == 0

@@ -165,3 +165,37 @@ def test_openai_embedder_retries_a_busy_server_as_the_chat_client_does(endpoint)
     vectors = OpenAIEmbedder("tiny", base_url=endpoint, sleep=sleeps.append).embed(["abc"])
     assert vectors.shape == (1, 3)
     assert len(_EmbeddingsHandler.seen) == 3 and len(sleeps) == 2 and sleeps[0] >= 2.0
+
+
+class _Sized:
+    """Counts the texts of each call; declares ``batch_size`` when given one."""
+
+    name = "sized"
+    dimension = 4
+
+    def __init__(self, batch_size: int | None = None) -> None:
+        if batch_size is not None:
+            self.batch_size = batch_size
+        self.calls: list[int] = []
+
+    def embed(self, texts) -> np.ndarray:
+        self.calls.append(len(texts))
+        return np.ones((len(texts), self.dimension), dtype=np.float32) / 2
+
+
+def test_ingest_embeds_in_the_batches_an_embedder_declares(tmp_path) -> None:
+    """``batch_size`` is a declared capability (:class:`BatchedEmbedder`), not a
+    ``getattr`` guess: an embedder that declares none is given the default."""
+    from thresher.config import Config
+    from thresher.corpus.document import Document
+    from thresher.index.backends import ingest
+    from thresher.index.embed.embedder import DEFAULT_BATCH_SIZE, BatchedEmbedder, batch_size_of
+
+    declared, plain = _Sized(3), _Sized()
+    assert isinstance(declared, BatchedEmbedder) and not isinstance(plain, BatchedEmbedder)
+    assert (batch_size_of(declared), batch_size_of(plain)) == (3, DEFAULT_BATCH_SIZE)
+    docs = [Document(f"d{i}", f"t{i}", f"text number {i}", source="t") for i in range(40)]
+    ingest(docs, tmp_path / "a", Config(), embedder=declared, progress=False)
+    ingest(docs, tmp_path / "b", Config(), embedder=plain, progress=False)
+    assert max(declared.calls) == 3 and sum(declared.calls) == 40
+    assert plain.calls == [DEFAULT_BATCH_SIZE, 40 - DEFAULT_BATCH_SIZE]

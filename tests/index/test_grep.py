@@ -175,6 +175,38 @@ def test_a_slow_search_is_cut_off() -> None:
         held.set()
 
 
+def test_a_search_that_waits_on_a_busy_machine_is_not_cut_off() -> None:
+    """The bound is the search's own CPU time: a search held up by a loaded machine (or
+    waiting on I/O) for more than ``timeout_s`` still answers, up to
+    :data:`~thresher.index.grep.guard.WALL_FACTOR` times the bound."""
+    import time
+
+    from thresher.index.grep.guard import WALL_FACTOR
+
+    def waits(_pattern: str) -> list[str]:
+        time.sleep(0.4)  # no CPU: what a descheduled thread looks like
+        return ["a#0"]
+
+    config = GrepConfig(timeout_s=0.2)
+    assert WALL_FACTOR * config.timeout_s >= 1.0
+    assert grep_ids(waits, "x", config, {"a#0": 0}, limit=5) == (["a#0"], 1)
+
+
+def test_a_search_that_burns_its_cpu_is_cut_off() -> None:
+    held = threading.Event()
+
+    def spins(_pattern: str) -> list[str]:
+        while not held.is_set():
+            pass
+        return []
+
+    try:
+        with pytest.raises(PatternRejectedError, match="longer than 0.05 s"):
+            grep_ids(spins, "x", GrepConfig(timeout_s=0.05), {}, limit=5)
+    finally:
+        held.set()
+
+
 def test_engine_errors_become_rejections_and_other_errors_propagate() -> None:
     def refuses(_pattern: str) -> list[str]:
         raise ValueError("Regex syntax error: too big")

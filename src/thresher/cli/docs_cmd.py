@@ -5,7 +5,8 @@ narrowed by ``--path GLOB`` and ``--where JSON`` as a search is; ``--json``
 prints ``[{"doc_id", "title", "source", "chunks", "chunk_ids", "metadata"}]``.
 ``docs delete ID...`` removes whole documents from every part of the index (the
 chunks, the BM25 and grep side indexes, the vectors) as one commit, the way an
-ingest commits: an unknown id deletes nothing.
+ingest commits: an unknown id deletes nothing, and the error names the nearest
+ids (the id of an indexed file named by its path first).
 """
 
 from __future__ import annotations
@@ -47,6 +48,27 @@ def _managing(store: Any) -> Any:
     return store
 
 
+def _delete_or_suggest(store: Any, ids: list[str]) -> Any:
+    """Delete ``ids``; when one is unknown, the ``UnknownIdError`` also names the ids
+    nearest to each unknown one (nothing is deleted)."""
+    from thresher.cli._ids import id_of_path, near_ids
+    from thresher.corpus.ids import doc_of
+    from thresher.errors import UnknownIdError
+
+    try:
+        return store.delete_documents(ids)
+    except UnknownIdError as exc:
+        known = [d.doc_id for d in store.list_documents()]
+        near: list[str] = []
+        for ident in exc.ids:
+            mapped = id_of_path(ident, known)
+            near += [mapped] if mapped is not None else near_ids(doc_of(ident), known)
+        if not near:
+            raise
+        hint = ", ".join(repr(n) for n in dict.fromkeys(near))
+        raise UnknownIdError(f"{exc}; did you mean {hint}?", exc.ids) from exc
+
+
 def run(args: argparse.Namespace) -> int:
     from thresher.index.backends import open_store
 
@@ -56,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         if args.docs_action == "list":
             docs = store.list_documents(where)
         else:
-            report = store.delete_documents(args.ids)
+            report = _delete_or_suggest(store, args.ids)
     finally:
         store.close()
     if args.docs_action == "delete":

@@ -25,6 +25,7 @@ from thresher.cli._common import (
     show_progress,
     warnings_on_stderr,
 )
+from thresher.config import RetrievalConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,11 +33,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="files or folders: .txt .md .html .jsonl, HotpotQA / MuSiQue / 2Wiki files",
+        help="files or folders: .txt .md .rst .html, text files without extension (README, "
+        "NEWS), source code, .csv .tsv, .pdf, .docx, .json .jsonl records, any of these "
+        "gzipped, HotpotQA / MuSiQue / 2Wiki files (see README: Ingestion)",
     )
     add_index_arg(parser)
     parser.add_argument("--chunk-tokens", type=int, help="max tokens per chunk (default 512)")
-    parser.add_argument("--embedder", help="embedder name (default minilm-int8)")
+    parser.add_argument(
+        "--embedder",
+        help="embedder name: minilm-int8, minilm-int8-dq (int8 with dynamic quantization, "
+        f"faster), openai:MODEL or st:MODEL (default {RetrievalConfig().embedder}; an index "
+        "keeps the MiniLM variant it was built with)",
+    )
     parser.add_argument(
         "--no-progress",
         action="store_true",
@@ -87,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
             config,
             progress=show_progress(args),
             sources=None if args.sync else args.paths,
+            files=stats,
         )
     if args.json:
-        print_json({**report.to_dict(), "files": stats.to_dict()})
+        print_json(report.to_dict())
         return 0
     print(
         f"indexed {report.documents_seen} documents into {args.index}: "
@@ -106,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     removed = {k: v for k, v in report.sanitized.items() if v}
     if removed:
         print("sanitized: " + ", ".join(f"{k} {v}" for k, v in sorted(removed.items())))
-    for line in file_account(stats.to_dict()):
+    for line in file_account(report.files):
         print(line)
     return 0
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from thresher.config import Config
 from thresher.corpus.document import Document
+from thresher.corpus.load_stats import LoadStats
 from thresher.errors import BackendUnavailableError, IndexNotFoundError, InputError
 from thresher.index.embed.embedder import Embedder
 from thresher.index.store import IngestReport, Store
@@ -214,6 +215,7 @@ def ingest(
     progress: bool = True,
     *,
     sources: Iterable[str | Path] | None = None,
+    files: LoadStats | None = None,
 ) -> IngestReport:
     """Make the index at ``location`` hold ``documents`` (incremental).
 
@@ -231,9 +233,13 @@ def ingest(
             only when it was read from under one of them. None (the default):
             ``documents`` are the whole corpus, and every other indexed document
             is deleted.
+        files: the stats the loader fills while ``documents`` are read
+            (:func:`thresher.corpus.iter_documents`): the report's ``files`` is
+            their account once every document was read, on either backend.
 
     Returns:
-        What changed, with sanitization counts summed over the documents seen.
+        What changed, with sanitization counts summed over the documents seen
+        (and the file account when ``files`` is given).
 
     Raises:
         InputError: the input holds no document (an index is never emptied by an
@@ -245,4 +251,7 @@ def ingest(
     """
     chosen = backend_for(location)
     paths = None if sources is None else [str(s) for s in sources]
-    return chosen.ingest(documents, str(location), config or Config(), embedder, progress, paths)
+    report = chosen.ingest(documents, str(location), config or Config(), embedder, progress, paths)
+    if files is not None:
+        report.files = files.to_dict()
+    return report

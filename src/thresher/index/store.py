@@ -95,7 +95,11 @@ class IngestReport:
     """What one ingestion run changed.
 
     ``documents_kept``: indexed documents outside the input's scope (read from
-    paths not named this time), left as they were.
+    paths not named this time), left as they were. ``files``: the account of
+    the files the documents were read from (:meth:`thresher.corpus.LoadStats.to_dict`:
+    files read, and skipped counts by reason with the first paths), when the
+    caller passed the load's stats to :func:`thresher.index.backends.ingest`;
+    empty otherwise.
     """
 
     documents_seen: int = 0
@@ -108,6 +112,7 @@ class IngestReport:
     chunks_deleted: int = 0
     sanitized: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    files: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Every count as a plain dict."""

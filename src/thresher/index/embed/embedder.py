@@ -33,6 +33,9 @@ from thresher.index.embed.minilm_cache import Variant
 
 __all__ = [
     "Embedder",
+    "BatchedEmbedder",
+    "DEFAULT_BATCH_SIZE",
+    "batch_size_of",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
@@ -77,6 +80,29 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), dimension)`` float32 array of L2-normalized rows."""
         ...
+
+
+DEFAULT_BATCH_SIZE = 32
+"""Texts per embedding call for an embedder that does not say (:class:`BatchedEmbedder`)."""
+
+
+@runtime_checkable
+class BatchedEmbedder(Protocol):
+    """An embedder that says how many texts it embeds per call (an optional capability).
+
+    Ingestion sorts the texts to embed by length and hands them over in groups of
+    ``batch_size`` (little padding, and progress moves after each group).
+    """
+
+    batch_size: int
+
+
+def batch_size_of(embedder: Embedder) -> int:
+    """The texts per embedding call: ``embedder.batch_size`` when it declares one
+    (:class:`BatchedEmbedder`), else :data:`DEFAULT_BATCH_SIZE`."""
+    if isinstance(embedder, BatchedEmbedder):
+        return max(1, int(embedder.batch_size))
+    return DEFAULT_BATCH_SIZE
 
 
 def check_built_with(

@@ -30,7 +30,11 @@ The guard accepts the subset of syntax on which Python ``re`` and Rust
 
 The runner is backend-agnostic: it takes a function that returns the ids of
 the chunks matching a Rust-syntax pattern, orders them in corpus order,
-skips excluded ids, counts them and cuts to ``limit``, all under a time bound.
+skips excluded ids, counts them and cuts to ``limit``, all under a time bound
+(:func:`bounded`): the search's own CPU time is held to ``GrepConfig.timeout_s``,
+so a busy machine (a loaded CI runner, several ingests at once) does not refuse
+a harmless pattern, and its wall time to :data:`WALL_FACTOR` times that (a
+search waiting on a server, whose CPU time is not this process's).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from __future__ import annotations
 import re
 import string
 import threading
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
@@ -335,10 +340,19 @@ def grep_ids(
     return kept[: max(limit, 0)], len(kept)
 
 
+WALL_FACTOR = 5.0
+"""A bounded search may take this many times its CPU bound in wall time (see :func:`bounded`)."""
+
+
 def bounded(fn: Callable[[], T], timeout_s: float, pattern: str) -> T:
-    """Run ``fn`` (a search for ``pattern``) in a daemon thread; give up after ``timeout_s``
-    seconds (``PatternRejectedError``), or re-raise its error (the regex engine refusing
-    the pattern as ``PatternRejectedError``)."""
+    """Run ``fn`` (a search for ``pattern``) in a daemon thread and give up
+    (``PatternRejectedError``) once it used ``timeout_s`` seconds of CPU, or
+    :data:`WALL_FACTOR` times that in wall time; or re-raise its error (the regex
+    engine refusing the pattern as ``PatternRejectedError``).
+
+    Where a thread's CPU clock cannot be read (not Linux or macOS), ``timeout_s``
+    bounds the wall time.
+    """
     values: list[T] = []
     errors: list[BaseException] = []
 
@@ -350,9 +364,20 @@ def bounded(fn: Callable[[], T], timeout_s: float, pattern: str) -> T:
 
     worker = threading.Thread(target=run, name="thresher-grep", daemon=True)
     worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        raise _reject(pattern, f"the search ran longer than {timeout_s:g} s; make it more specific")
+    cpu = _cpu_clock(worker)
+    wall = timeout_s * (WALL_FACTOR if cpu is not None else 1.0)
+    deadline = time.monotonic() + wall
+    step = max(timeout_s / 4, 0.005)
+    while True:
+        worker.join(max(0.0, min(step, deadline - time.monotonic())))
+        if not worker.is_alive():
+            break
+        if time.monotonic() >= deadline or (cpu is not None and cpu() >= timeout_s):
+            raise _reject(
+                pattern,
+                f"the search ran longer than {timeout_s:g} s of CPU time (or {wall:g} s in "
+                "all); make it more specific",
+            )
     if errors:
         error = errors[0]
         if _engine_refused(error):
@@ -364,6 +389,26 @@ def bounded(fn: Callable[[], T], timeout_s: float, pattern: str) -> T:
             ) from error
         raise error
     return values[0]
+
+
+def _cpu_clock(thread: threading.Thread) -> Callable[[], float] | None:
+    """The CPU seconds ``thread`` has used so far, as a function; None where they
+    cannot be read (then the caller bounds the wall time)."""
+    if thread.ident is None:
+        return None
+    try:
+        cid = time.pthread_getcpuclockid(thread.ident)
+        start = time.clock_gettime(cid)
+    except (AttributeError, OSError, ValueError):  # Windows; the thread already ended
+        return None
+
+    def used() -> float:
+        try:
+            return time.clock_gettime(cid) - start
+        except OSError:  # the thread ended between two looks
+            return 0.0
+
+    return used
 
 
 def _engine_refused(error: BaseException) -> bool:

@@ -38,7 +38,7 @@ from thresher.config import Config
 from thresher.corpus.chunking import chunk_document
 from thresher.corpus.document import Chunk, Document
 from thresher.errors import InputError, UnknownIdError
-from thresher.index.embed.embedder import Embedder
+from thresher.index.embed.embedder import Embedder, batch_size_of
 from thresher.index.ingest.progress import IngestProgress
 from thresher.index.manifest import DocEntry
 from thresher.index.records import chunk_metadata, indexed_text
@@ -367,7 +367,7 @@ def write_chunks(
             keys = [text_key(t) for t in texts]
             missing = [i for i, k in enumerate(keys) if k not in reuse]
             vectors = np.zeros((len(part), embedder.dimension), dtype=np.float32)
-            for group in _length_groups(missing, texts, getattr(embedder, "batch_size", 32)):
+            for group in _length_groups(missing, texts, batch_size_of(embedder)):
                 vectors[group] = embedder.embed([texts[i] for i in group])
                 shown.advance(len(group))
             embedded += len(missing)

@@ -23,13 +23,19 @@ Chroma, Chroma Cloud) and this machine can compute the vectors; ``chroma run``
 refuses one ("Sparse vector indexing is not enabled in local"), and the collection
 is made without: hybrid search is then fused client-side.
 
-A run killed at any point leaves documents whose manifest record is stale; the
-next run sees them as changed and redoes them (reusing any vectors already on
-the server, so nothing is embedded twice), and because the header still says
-``writing`` it also checks every chunk id against the manifest and deletes
-leftovers. Readers (:class:`~thresher.index.server.store.ServerStore`) never switch
-to a state marked ``writing``, but one opened during a run, or holding chunks
-that a run deletes, can see a mix of old and new. One ingest at a time per
+A long run commits as it goes: the changed documents are written in parts of
+about :data:`COMMIT_CHUNKS` new chunks, each part's manifest records right after
+its chunks. A run killed or interrupted at any point (a first ingest too)
+leaves the documents of its committed parts recorded, and the next run starts
+from there: those are unchanged, the others are redone (reusing any vectors
+already on the server, so nothing is embedded twice). Because the header still
+says ``writing`` it also checks every chunk id against the manifest and deletes
+leftovers. The header keeps the index's chunking settings until the run ends,
+so a stopped re-chunking is redone whole by the next run.
+
+Readers (:class:`~thresher.index.server.store.ServerStore`) never switch to a state
+marked ``writing``, but one opened during a run, or holding chunks that a run
+deletes, can see a mix of old and new. One ingest at a time per
 collection: nothing on the server stops a second writer.
 """
 
@@ -42,12 +48,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from thresher import __version__
-from thresher.config import Config
-from thresher.corpus.document import Document
+from thresher.config import Config, RetrievalConfig
+from thresher.corpus.document import Chunk, Document
 from thresher.errors import InputError
-from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.embed.embedder import (
+    Embedder,
+    check_built_with,
+    embedder_for_update,
+    get_embedder,
+)
 from thresher.index.ingest import common
 from thresher.index.ingest import roots as ingest_roots
+from thresher.index.ingest.progress import IngestProgress
 from thresher.index.manifest import FORMAT_VERSION, DocEntry
 from thresher.index.server import layout as sl
 from thresher.index.server.search import SPARSE_KEY, sparse_schema, sparse_unavailable
@@ -57,6 +69,8 @@ __all__ = ["ingest_server"]
 
 _EMBED_BATCH = common.EMBED_BATCH
 _PLACEHOLDER = [0.0]
+COMMIT_CHUNKS = 512
+"""New chunks written between two manifest commits of a long ingest (at least one document)."""
 
 
 def ingest_server(
@@ -132,8 +146,22 @@ def _ingest(
 ) -> IngestReport:
     """One ingest run, in the order the module docstring guarantees."""
     report = IngestReport()
-    emb = embedder or get_embedder(config.retrieval.embedder)
-    collection, header = _existing_index(client, where, emb)
+    collection, header = _existing_index(client, where)
+    emb = embedder or get_embedder(
+        embedder_for_update(
+            config.retrieval.embedder,
+            RetrievalConfig().embedder,
+            header.embedder if header is not None else None,
+        )
+    )
+    if header is not None:
+        check_built_with(
+            emb,
+            header.embedder,
+            header.dimension,
+            where.url,
+            instead="index into another collection",
+        )
     manifest = _manifest(client, where)
     entries = sl.read_entries(manifest) if manifest is not None else {}
     known = {d: e for d, (e, _) in entries.items()}
@@ -163,14 +191,14 @@ def _ingest(
     if todo.resume:  # an earlier run stopped midway: redo documents whose chunks are not all there
         todo.changed += _incomplete(collection, plan, known, todo.changed)
     common.count_changes(report, plan, known, todo.changed, todo.deleted)
-    new_entries = _write_chunks(
-        collection, plan, known, todo.changed, todo.deleted, config, emb, now, batch, progress,
-        report,
-    )  # fmt: skip
+    fresh, new_entries = common.chunk_documents(plan, todo.changed, config, now)
+    _write_parts(collection, manifest, known, todo, fresh, new_entries, emb, batch, progress)
+    report.chunks_added = len(fresh)
+    report.chunks_deleted = len(common.stale_chunk_ids(known, todo.changed + todo.deleted))
     final = _write_manifest(manifest, plan, known, new_entries, todo, batch)
     if todo.resume:
         _delete_leftovers(collection, final, batch)
-    _mark_ready(collection, header, final, now)
+    _mark_ready(collection, header, final, now, chunking)
     return report
 
 
@@ -185,13 +213,12 @@ def _manifest(client: Any, where: sl.ServerLocation) -> Any | None:
 
 
 def _existing_index(
-    client: Any, where: sl.ServerLocation, emb: Embedder
+    client: Any, where: sl.ServerLocation
 ) -> tuple[Any | None, sl.ServerHeader | None]:
-    """The chunk collection and its header, if any; checks they are thresher's and match.
+    """The chunk collection and its header, if any; checks they are thresher's.
 
     Raises:
         InputError: the collection holds records thresher did not write.
-        ConfigError: the index was built with another embedder.
     """
     from chromadb.errors import NotFoundError
 
@@ -204,14 +231,6 @@ def _existing_index(
         raise InputError(
             f"collection {where.collection!r} at {where.url} holds records thresher did not "
             "write; index into another collection (http://HOST:PORT/NAME)"
-        )
-    if header is not None:
-        check_built_with(
-            emb,
-            header.embedder,
-            header.dimension,
-            where.url,
-            instead="index into another collection",
         )
     return collection, header
 
@@ -237,10 +256,14 @@ def _changes(
 def _writing_header(
     header: sl.ServerHeader | None, emb: Embedder, chunking: dict[str, Any], now: str
 ) -> sl.ServerHeader:
-    """The header for this run, marked ``writing`` (a new one for a new index)."""
+    """The header for this run, marked ``writing`` (a new one for a new index).
+
+    An existing index keeps its chunking settings until :func:`_mark_ready`: were a
+    re-chunking stopped midway, the next run sees it as one still to do.
+    """
     if header is None:
         header = sl.ServerHeader(FORMAT_VERSION, emb.name, emb.dimension, chunking, created_at=now)
-    header.state, header.chunking, header.thresher_version = "writing", chunking, __version__
+    header.state, header.thresher_version = "writing", __version__
     return header
 
 
@@ -294,38 +317,75 @@ def _incomplete(
     return [d for d in plan if d not in changed and not set(known[d].chunk_ids) <= present]
 
 
-def _write_chunks(
+def commit_parts(chunk_counts: list[int]) -> list[tuple[int, int]]:
+    """Where a long server ingest commits: ``(start, stop)`` slices of the changed
+    documents, each closing once it holds :data:`COMMIT_CHUNKS` new chunks (no change
+    still makes one part)."""
+    parts: list[tuple[int, int]] = []
+    start, pending = 0, 0
+    for i, count in enumerate(chunk_counts):
+        pending += count
+        if pending >= COMMIT_CHUNKS and i + 1 < len(chunk_counts):
+            parts.append((start, i + 1))
+            start, pending = i + 1, 0
+    parts.append((start, len(chunk_counts)))
+    return parts
+
+
+def _write_parts(
     collection: Any,
-    plan: common.Plan,
+    manifest: Any,
     known: dict[str, DocEntry],
-    changed: list[str],
-    deleted: list[str],
-    config: Config,
+    todo: _Changes,
+    fresh: list[Chunk],
+    new_entries: dict[str, DocEntry],
     emb: Embedder,
-    now: str,
     batch: int,
     progress: bool,
-    report: IngestReport,
-) -> dict[str, DocEntry]:
-    """Upsert the chunks of changed documents (reusing stored vectors), then delete the
-    chunks no document wants any more; returns the changed documents' new entries."""
-    fresh, new_entries = common.chunk_documents(plan, changed, config, now)
-    stale = common.stale_chunk_ids(known, changed + deleted)
-    wanted = {c.chunk_id: None for c in fresh}
-    reusable = common.stored_vectors(collection, list(dict.fromkeys(stale + list(wanted))), batch)
-    common.write_chunks(
-        collection,
-        fresh,
-        emb,
-        reusable,
-        batch,
-        upsert=True,
-        progress=progress,
-        embed_batch=_EMBED_BATCH,
-    )
-    common.delete_ids(collection, [c for c in stale if c not in wanted], batch)
-    report.chunks_added, report.chunks_deleted = len(fresh), len(stale)
-    return new_entries
+) -> None:
+    """Write the changed documents part by part (:func:`commit_parts`): each part's
+    chunks are upserted (reusing stored vectors), its chunks no longer wanted deleted,
+    then its manifest records written; the chunks of deleted documents go last."""
+    order = {d: i for i, d in enumerate(todo.order)}
+    gone = common.stale_chunk_ids(known, todo.deleted)
+    reuse_gone = common.stored_vectors(collection, gone, batch)  # a renamed file keeps its vectors
+    counts = [len(new_entries[d].chunk_ids) for d in todo.changed]
+    first = 0
+    with IngestProgress(len(fresh), len(todo.changed), enabled=progress) as shown:
+        for start, stop in commit_parts(counts):
+            part = todo.changed[start:stop]
+            chunks = fresh[first : first + sum(counts[start:stop])]
+            first += len(chunks)
+            stale = common.stale_chunk_ids(known, part)
+            wanted = {c.chunk_id: None for c in chunks}
+            reusable = reuse_gone | common.stored_vectors(
+                collection, list(dict.fromkeys(stale + list(wanted))), batch
+            )
+            common.write_chunks(
+                collection,
+                chunks,
+                emb,
+                reusable,
+                batch,
+                upsert=True,
+                progress=shown,
+                embed_batch=_EMBED_BATCH,
+            )
+            common.delete_ids(collection, [c for c in stale if c not in wanted], batch)
+            _record(manifest, {d: new_entries[d] for d in part}, order, batch)
+    common.delete_ids(collection, gone, batch)
+
+
+def _record(manifest: Any, entries: dict[str, DocEntry], order: dict[str, int], batch: int) -> None:
+    """Upsert the manifest records of ``entries`` with their place in the corpus order."""
+    ids = list(entries)
+    for start in range(0, len(ids), batch):
+        part = ids[start : start + batch]
+        manifest.upsert(
+            ids=part,
+            embeddings=[_PLACEHOLDER] * len(part),
+            metadatas=[sl.entry_metadata(entries[d], order[d]) for d in part],
+        )
 
 
 def _write_manifest(
@@ -336,18 +396,13 @@ def _write_manifest(
     todo: _Changes,
     batch: int,
 ) -> dict[str, DocEntry]:
-    """Record changed and moved documents (after their chunks), drop deleted ones;
-    returns every document's entry in corpus order."""
+    """Record moved documents (changed ones are recorded with their chunks, by
+    :func:`_write_parts`), drop deleted ones; returns every document's entry in
+    corpus order."""
     final = common.final_entries(plan, known, new_entries, todo.order)
     order = {d: i for i, d in enumerate(todo.order)}
-    rewrite = list(dict.fromkeys(todo.changed + todo.moved))
-    for start in range(0, len(rewrite), batch):
-        part = rewrite[start : start + batch]
-        manifest.upsert(
-            ids=part,
-            embeddings=[_PLACEHOLDER] * len(part),
-            metadatas=[sl.entry_metadata(final[d], order[d]) for d in part],
-        )
+    changed = set(todo.changed)
+    _record(manifest, {d: final[d] for d in todo.moved if d not in changed}, order, batch)
     common.delete_ids(manifest, todo.deleted, batch)
     return final
 
@@ -359,10 +414,17 @@ def _delete_leftovers(collection: Any, final: dict[str, DocEntry], batch: int) -
 
 
 def _mark_ready(
-    collection: Any, header: sl.ServerHeader, final: dict[str, DocEntry], now: str
+    collection: Any,
+    header: sl.ServerHeader,
+    final: dict[str, DocEntry],
+    now: str,
+    chunking: dict[str, Any] | None = None,
 ) -> None:
-    """Write the header last: ``ready``, a new version marker, the counts."""
+    """Write the header last: ``ready``, a new version marker, the counts (and the
+    chunking settings the chunks now follow, when given)."""
     header.state, header.version, header.updated_at = "ready", uuid.uuid4().hex, now
+    if chunking is not None:
+        header.chunking = chunking
     header.documents = len(final)
     header.chunks = sum(len(e.chunk_ids) for e in final.values())
     collection.modify(metadata=header.to_metadata())
