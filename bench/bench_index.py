@@ -56,11 +56,11 @@ from thresher.index.embedder import get_embedder
 folder, index = sys.argv[1], sys.argv[2]
 config = Config().override(dict(kv.split("=", 1) for kv in sys.argv[3:]))
 get_embedder(config.retrieval.embedder).embed(["warm up"])
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 report = ingest(iter_documents([folder]), index, config, progress=False)
 seconds = time.perf_counter() - started
-print(json.dumps({"seconds": seconds, "documents": report.documents_added,
-                  "chunks": report.chunks_added}))
+print(json.dumps({"seconds": seconds, "cpu": time.process_time() - cpu,
+                  "documents": report.documents_added, "chunks": report.chunks_added}))
 """
 
 
@@ -181,15 +181,23 @@ def main() -> None:
                 results[name].append(got)
                 print(f"  round {r + 1} {name}: {got['chunks']:.0f} chunks, "
                       f"{got['documents']:.0f} documents in {got['seconds']:.1f} s "
-                      f"({got['chunks'] / got['seconds']:.2f} chunks/s)", flush=True)  # fmt: skip
-        rate = {}
+                      f"({got['chunks'] / got['seconds']:.2f} chunks/s; {got['cpu']:.1f} s of "
+                      f"CPU; load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
+        rate, docs_rate, cpu_rate = {}, {}, {}
         for name, runs in results.items():
-            seconds = sum(x["seconds"] for x in runs)
+            seconds, cpu = sum(x["seconds"] for x in runs), sum(x["cpu"] for x in runs)
             chunks, docs = sum(x["chunks"] for x in runs), sum(x["documents"] for x in runs)
-            rate[name] = chunks / seconds
+            rate[name], docs_rate[name], cpu_rate[name] = (
+                chunks / seconds,
+                docs / seconds,
+                docs / cpu,
+            )
             print(f"{name:5s} {chunks / seconds:7.2f} chunks/s  {docs / seconds:7.2f} docs/s  "
-                  f"({len(runs)} ingests, {seconds:.1f} s)")  # fmt: skip
-        print(f"speed-up (chunks/s, new / base): {rate['new'] / rate['base']:.2f}x")
+                  f"({len(runs)} ingests, {seconds:.1f} s; {docs / cpu:.2f} docs per CPU "
+                  f"second)")  # fmt: skip
+        print(f"speed-up (new / base): chunks/s {rate['new'] / rate['base']:.2f}x, docs/s "
+              f"{docs_rate['new'] / docs_rate['base']:.2f}x, docs per CPU second "
+              f"{cpu_rate['new'] / cpu_rate['base']:.2f}x")  # fmt: skip
         if args.search:
             search_figures(folder, root / "idx-new-0")
 
