@@ -173,3 +173,27 @@ def test_windows_read_a_long_text_in_parts_and_pool_every_word_piece(minilm) -> 
     assert np.allclose(long_one, head / np.linalg.norm(head), atol=1e-4)
     assert np.allclose(long_two, both / np.linalg.norm(both), atol=1e-4)
     assert long_one @ long_two < 0.999  # the second window moved the vector
+
+
+def test_a_server_index_is_updated_and_opened_with_the_variant_it_records(
+    minilm, tmp_path, documents, small_config
+) -> None:
+    from thresher.config import RetrievalConfig
+    from thresher.index.backends import ingest
+    from thresher.index.embedder import MINILM_NAMES
+    from thresher.index.server import ServerStore
+
+    from .chroma_server import running_chroma
+
+    other = next(n for n in MINILM_NAMES if n != RetrievalConfig().embedder)
+    with running_chroma(tmp_path / "chroma") as url:
+        where = f"{url}/variants"
+        built = small_config.override({"retrieval.embedder": other})
+        ingest(documents[:2], where, built, progress=False)
+        report = ingest(documents[:3], where, small_config, progress=False)  # the default
+        assert report.documents_added == 1
+        store = ServerStore(where, config=small_config, cache_dir=tmp_path / "c", refresh_s=0)
+        try:
+            assert (store.embedder.name, store.stats().embedder) == (other, other)
+        finally:
+            store.close()

@@ -42,13 +42,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from thresher import __version__
-from thresher.config import Config
+from thresher.config import Config, RetrievalConfig
 from thresher.corpus.document import Document
 from thresher.errors import InputError
 from thresher.index import ingest_common as common
 from thresher.index import ingest_roots, layout
 from thresher.index import server_layout as sl
-from thresher.index.embedder import Embedder, check_built_with, get_embedder
+from thresher.index.embedder import (
+    Embedder,
+    check_built_with,
+    embedder_for_update,
+    get_embedder,
+)
 from thresher.index.server_search import SPARSE_KEY, sparse_schema, sparse_unavailable
 from thresher.index.store import IngestReport
 
@@ -131,7 +136,11 @@ def _ingest(
 ) -> IngestReport:
     """One ingest run, in the order the module docstring guarantees."""
     report = IngestReport()
-    emb = embedder or get_embedder(config.retrieval.embedder)
+    emb = embedder or get_embedder(
+        embedder_for_update(
+            config.retrieval.embedder, RetrievalConfig().embedder, _recorded_embedder(client, where)
+        )
+    )
     collection, header = _existing_index(client, where, emb)
     manifest = _manifest(client, where)
     entries = sl.read_entries(manifest) if manifest is not None else {}
@@ -181,6 +190,18 @@ def _manifest(client: Any, where: sl.ServerLocation) -> Any | None:
         return client.get_collection(sl.manifest_name(where.collection), embedding_function=None)
     except NotFoundError:
         return None
+
+
+def _recorded_embedder(client: Any, where: sl.ServerLocation) -> str | None:
+    """The embedder the collection's header records (None: no thresher collection yet)."""
+    from chromadb.errors import NotFoundError
+
+    try:
+        collection = client.get_collection(where.collection, embedding_function=None)
+    except NotFoundError:
+        return None
+    header = sl.ServerHeader.from_metadata(collection.metadata, where.url)
+    return header.embedder if header is not None else None
 
 
 def _existing_index(
