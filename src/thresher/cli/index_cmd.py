@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_index_arg(parser)
     parser.add_argument("--chunk-tokens", type=int, help="max tokens per chunk (default 512)")
-    parser.add_argument("--embedder", help="embedder name (default minilm-int8)")
+    parser.add_argument(
+        "--embedder", help="embedder name (default minilm-int8-dq-w128; docs/embedding.md)"
+    )
     parser.add_argument(
         "--no-progress",
         action="store_true",
