@@ -13,8 +13,10 @@ tree, each in its own process with its own ``PYTHONPATH``, alternating
   HotpotQA dev file (``../shared/data/dev/hotpotqa_rpt_dev.jsonl``) as records.
 
 Each process warms the embedder, then times ``ingest`` (read, chunk, embed, write,
-commit) into a fresh index; the figures are chunks/s and documents/s. It also
-prints how many chunks exceed the embedder's 256-word-piece window.
+commit) into a fresh index; the figures are chunks/s and documents/s (wall time),
+and documents per CPU second of the process (all its threads: steadier than wall
+time on a loaded machine). It also prints how many chunks exceed the window of
+this tree's embedder.
 
 Usage::
 
@@ -24,7 +26,7 @@ Usage::
 
 ``--set`` overrides a config setting for this tree's ingests only (the
 baseline runs its defaults), e.g. ``retrieval.embedder=minilm-int8`` to time
-this tree with the packaged model's vectors.
+this tree with the packaged model's vectors (the default is ``minilm-int8-dq-w128``).
 
 ``--search`` then times each search over a fresh index of the folder (this tree).
 Prints figures; asserts nothing. The machine's load matters: compare within one run.
@@ -56,11 +58,11 @@ from thresher.index.embed.embedder import get_embedder
 folder, index = sys.argv[1], sys.argv[2]
 config = Config().override(dict(kv.split("=", 1) for kv in sys.argv[3:]))
 get_embedder(config.retrieval.embedder).embed(["warm up"])
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 report = ingest(iter_documents([folder]), index, config, progress=False)
 seconds = time.perf_counter() - started
-print(json.dumps({"seconds": seconds, "documents": report.documents_added,
-                  "chunks": report.chunks_added}))
+print(json.dumps({"seconds": seconds, "cpu": time.process_time() - cpu,
+                  "documents": report.documents_added, "chunks": report.chunks_added}))
 """
 
 
@@ -118,18 +120,21 @@ def run_ingest(
     return figures
 
 
-def truncated_share(folder: Path) -> str:
-    """How many chunks of ``folder`` exceed the embedder's window (this tree's chunking)."""
+def truncated_share(folder: Path, settings: list[str]) -> str:
+    """How many chunks of ``folder`` exceed the window of this tree's embedder (with
+    ``settings``; a MiniLM one) and how much of them it reads (this tree's chunking)."""
     from thresher.config import Config
     from thresher.corpus import iter_documents
     from thresher.corpus.chunking import chunk_document
-    from thresher.index.embed.embedder import MiniLMEmbedder
+    from thresher.index.embed.embedder import is_minilm, minilm_from_name
     from thresher.index.records import indexed_text
     from thresher.tokens import get_counter
 
-    config = Config()
+    config = Config().override(dict(kv.split("=", 1) for kv in settings))
+    if not is_minilm(config.retrieval.embedder):
+        return f"{config.retrieval.embedder} is not a MiniLM embedder"
     counter = get_counter(config.chunking.tokenizer)
-    emb = MiniLMEmbedder()
+    emb = minilm_from_name(config.retrieval.embedder)
     emb.embed(["load"])
     texts = [
         indexed_text(c.title, c.text)
@@ -139,11 +144,12 @@ def truncated_share(folder: Path) -> str:
     emb._tokenizer.no_truncation()
     pieces = [len(e.ids) for e in emb._tokenizer.encode_batch(texts)]
     emb._tokenizer.enable_truncation(emb.max_length)
-    over = sum(1 for n in pieces if n > emb.max_length)
-    lost = sum(max(0, n - emb.max_length) for n in pieces) / max(sum(pieces), 1)
+    read = emb.max_length * emb.windows  # about: each window repeats [CLS] and [SEP]
+    over = sum(1 for n in pieces if n > read)
+    lost = sum(max(0, n - read) for n in pieces) / max(sum(pieces), 1)
     return (
-        f"{over} of {len(texts)} chunks ({100 * over / max(len(texts), 1):.0f}%) exceed "
-        f"{emb.max_length} word pieces; {100 * lost:.0f}% of all word pieces are cut "
+        f"{emb.name}: {over} of {len(texts)} chunks ({100 * over / max(len(texts), 1):.0f}%) "
+        f"exceed {read} word pieces; {100 * lost:.0f}% of all word pieces are not read "
         f"(median chunk {statistics.median(pieces):.0f} pieces)"
     )
 
@@ -171,7 +177,7 @@ def main() -> None:
         sides = {"base": checkout(args.base, root / "base"), "new": HERE / "src"}
         print(f"folder: {sum(1 for p in folder.rglob('*') if p.is_file())} files; "
               f"base {args.base}, new = this tree; load {os.getloadavg()[0]:.1f}")  # fmt: skip
-        print("window: " + truncated_share(folder))
+        print("window: " + truncated_share(folder, args.set))
         results: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
         for r in range(args.rounds):
             for name, src in sides.items():
@@ -181,15 +187,23 @@ def main() -> None:
                 results[name].append(got)
                 print(f"  round {r + 1} {name}: {got['chunks']:.0f} chunks, "
                       f"{got['documents']:.0f} documents in {got['seconds']:.1f} s "
-                      f"({got['chunks'] / got['seconds']:.2f} chunks/s)", flush=True)  # fmt: skip
-        rate = {}
+                      f"({got['chunks'] / got['seconds']:.2f} chunks/s; {got['cpu']:.1f} s of "
+                      f"CPU; load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
+        rate, docs_rate, cpu_rate = {}, {}, {}
         for name, runs in results.items():
-            seconds = sum(x["seconds"] for x in runs)
+            seconds, cpu = sum(x["seconds"] for x in runs), sum(x["cpu"] for x in runs)
             chunks, docs = sum(x["chunks"] for x in runs), sum(x["documents"] for x in runs)
-            rate[name] = chunks / seconds
+            rate[name], docs_rate[name], cpu_rate[name] = (
+                chunks / seconds,
+                docs / seconds,
+                docs / cpu,
+            )
             print(f"{name:5s} {chunks / seconds:7.2f} chunks/s  {docs / seconds:7.2f} docs/s  "
-                  f"({len(runs)} ingests, {seconds:.1f} s)")  # fmt: skip
-        print(f"speed-up (chunks/s, new / base): {rate['new'] / rate['base']:.2f}x")
+                  f"({len(runs)} ingests, {seconds:.1f} s; {docs / cpu:.2f} docs per CPU "
+                  f"second)")  # fmt: skip
+        print(f"speed-up (new / base): chunks/s {rate['new'] / rate['base']:.2f}x, docs/s "
+              f"{docs_rate['new'] / docs_rate['base']:.2f}x, docs per CPU second "
+              f"{cpu_rate['new'] / cpu_rate['base']:.2f}x")  # fmt: skip
         if args.search:
             search_figures(folder, root / "idx-new-0")
 

@@ -339,7 +339,7 @@ def main() -> int:
     args = parser.parse_args()
     from thresher.index.embed.embedder import get_embedder
 
-    embedder = get_embedder("minilm-int8")
+    embedder = get_embedder(CONFIG.retrieval.embedder)  # the one the ingest processes use
     rng = random.Random(args.seed)
     runs = corpora(args.seed)
     with tempfile.TemporaryDirectory(prefix="bench-kills-") as tmp:

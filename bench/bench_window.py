@@ -115,7 +115,25 @@ def top_docs(scores: np.ndarray, doc_of: Sequence[str], k: int) -> list[str]:
     return out
 
 
-def dev_recall(index: Path, tasks_file: Path, name: str) -> None:
+def reembedded(
+    base: MiniLMEmbedder,
+    other: MiniLMEmbedder,
+    vectors: np.ndarray,
+    texts: Sequence[str],
+    n: Sequence[int],
+) -> tuple[np.ndarray, float]:
+    """``other``'s vectors of ``texts`` given ``base``'s: with the same graph, only the
+    texts longer than the smaller window are run again. Returns them and the seconds."""
+    same = base.variant == other.variant
+    redo = [i for i, p in enumerate(n) if not same or p > min(base.max_length, other.max_length)]
+    started = time.perf_counter()
+    out = vectors.copy()
+    if redo:
+        out[redo] = other.embed([texts[i] for i in redo])
+    return out, time.perf_counter() - started
+
+
+def dev_recall(index: Path, tasks_file: Path, name: str, compare: Sequence[str] = ()) -> None:
     import chromadb
 
     from thresher.index.embedded.layout import current_generation
@@ -150,14 +168,20 @@ def dev_recall(index: Path, tasks_file: Path, name: str) -> None:
     tasks = group_tasks([tasks_file])
     queries = emb.embed([t.question for t in tasks])
     long_docs = {doc_of[i] for i in long}
-    sets = (
-        ("truncate", vectors, doc_of),
-        ("pooled windows", pooled_vecs, doc_of),
-        ("windows apart", split_vecs, split_doc_of),
-    )
-    for label, vecs, owners in sets:
+    sets = [
+        ("truncate", vectors, doc_of, queries),
+        ("pooled windows", pooled_vecs, doc_of, queries),
+        ("windows apart", split_vecs, split_doc_of, queries),
+    ]
+    for other_name in compare:
+        other = get_embedder(other_name)
+        assert isinstance(other, MiniLMEmbedder)
+        vecs, took = reembedded(emb, other, vectors, texts, n)
+        print(f"{other_name}: re-embedding took {took:.1f} s")
+        sets.append((other_name, vecs, doc_of, other.embed([t.question for t in tasks])))
+    for label, vecs, owners, query_vecs in sets:
         rec, rec_long = [], []
-        for t, q in zip(tasks, queries, strict=True):
+        for t, q in zip(tasks, query_vecs, strict=True):
             top = set(top_docs(vecs @ q, owners, 5))
             gold = set(t.gold_doc_ids)
             r = len(gold & top) / max(len(gold), 1)
@@ -171,7 +195,7 @@ def dev_recall(index: Path, tasks_file: Path, name: str) -> None:
           f"them pooled took {seconds:.1f} s")  # fmt: skip
 
 
-def tail_retrieval(folder_args: argparse.Namespace, name: str) -> None:
+def tail_retrieval(folder_args: argparse.Namespace, name: str, compare: Sequence[str] = ()) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from bench_index import build_folder
 
@@ -206,14 +230,21 @@ def tail_retrieval(folder_args: argparse.Namespace, name: str) -> None:
     started = time.perf_counter()
     mean, each, owner = windowed(emb, texts)
     seconds["pooled windows"] = seconds["windows apart"] = time.perf_counter() - started
-    sets = (
-        ("truncate", truncated, list(range(len(texts)))),
-        ("pooled windows", mean, list(range(len(texts)))),
-        ("windows apart", each, owner),
-    )
-    for label, vecs, of in sets:
+    sets = [
+        ("truncate", truncated, list(range(len(texts))), qv),
+        ("pooled windows", mean, list(range(len(texts))), qv),
+        ("windows apart", each, owner, qv),
+    ]
+    runs = {"truncate": len(texts), "pooled windows": len(each), "windows apart": len(each)}
+    for other_name in compare:
+        other = get_embedder(other_name)
+        started = time.perf_counter()
+        sets.append((other_name, other.embed(texts), list(range(len(texts))), other.embed(queries)))
+        seconds[other_name] = time.perf_counter() - started
+        runs[other_name] = len(other._windows(texts)[0])
+    for label, vecs, of, query_vecs in sets:
         hits = 0
-        for q, t in zip(qv, targets, strict=True):
+        for q, t in zip(query_vecs, targets, strict=True):
             top: list[int] = []
             for i in np.argsort(-(vecs @ q)):
                 if of[i] not in top:
@@ -223,7 +254,7 @@ def tail_retrieval(folder_args: argparse.Namespace, name: str) -> None:
             hits += t in top
         print(f"{label:15s} tail sentence finds its chunk in the dense top 5: {hits}/{len(targets)} "
               f"({100 * hits / max(len(targets), 1):.0f}%); embedding {len(texts)} chunks took "
-              f"{seconds[label]:.1f} s ({len(each)} windows)")  # fmt: skip
+              f"{seconds[label]:.1f} s ({runs[label]} model runs)")  # fmt: skip
     print(f"{len(long)} of {len(texts)} chunks exceed {emb.max_length} pieces")
 
 
@@ -236,11 +267,18 @@ def main() -> None:
     ap.add_argument("--doc-files", type=int, default=20)
     ap.add_argument("--copyrights", type=int, default=8)
     ap.add_argument("--paragraphs", type=int, default=150)
+    ap.add_argument(
+        "--compare",
+        nargs="*",
+        default=[],
+        metavar="NAME",
+        help="other MiniLM embedders measured beside (e.g. minilm-int8-dq-w128 minilm-int8-dq-w128x2)",
+    )
     args = ap.parse_args()
     if args.index and args.tasks:
-        dev_recall(args.index, args.tasks, args.embedder)
+        dev_recall(args.index, args.tasks, args.embedder, args.compare)
     if args.folder:
-        tail_retrieval(args, args.embedder)
+        tail_retrieval(args, args.embedder, args.compare)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,9 @@ class RetrievalConfig:
     rrf_k: the constant of reciprocal rank fusion, score = Σ 1/(rrf_k + rank).
     candidates: how many fused candidates ``hybrid_search`` returns by default.
     per_retriever: how many results each of BM25 and dense contributes before fusion.
-    embedder: ``minilm-int8`` (default, onnxruntime) or a registered embedder name.
+    embedder: ``minilm-int8-dq-w128`` (default: MiniLM on onnxruntime, int8, the first
+        128 word pieces of each chunk; docs/embedding.md) or a registered embedder name.
+        Updating an index built with another MiniLM variant keeps that variant.
     mode: what ``search_corpus`` runs: ``hybrid`` (default), ``bm25`` or ``dense`` alone
         (the single-retriever baselines).
     exact_dense_max_chunks: up to this many chunks, dense search is an exact scan of
@@ -109,7 +111,7 @@ class RetrievalConfig:
     rrf_k: int = 60
     candidates: int = 50
     per_retriever: int = 100
-    embedder: str = "minilm-int8"
+    embedder: str = "minilm-int8-dq-w128"
     mode: RetrievalMode = "hybrid"
     exact_dense_max_chunks: int = 20_000
     where: str = ""

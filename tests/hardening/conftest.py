@@ -7,11 +7,13 @@ import pytest
 
 @pytest.fixture(scope="session")
 def embedder():
-    """The default MiniLM embedder (skips when its model package is not installed)."""
+    """The default MiniLM embedder, the one an ingest process run with the default
+    settings uses (skips when its model package is not installed)."""
+    from thresher.config import RetrievalConfig
     from thresher.errors import ModelMissingError
     from thresher.index.embed.embedder import get_embedder
 
     try:
-        return get_embedder("minilm-int8")
+        return get_embedder(RetrievalConfig().embedder)
     except ModelMissingError as exc:
         pytest.skip(str(exc))

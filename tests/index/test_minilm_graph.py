@@ -118,3 +118,82 @@ def test_the_default_setting_updates_an_index_with_the_variant_it_records(
     report = ingest(documents[:3], tmp_path, small_config, progress=False)  # the default setting
     assert report.documents_added == 1
     assert read_manifest(current_generation(tmp_path)).embedder == other
+
+
+def test_a_minilm_name_says_its_graph_window_and_windows() -> None:
+    from thresher.errors import ConfigError
+    from thresher.index.embed.embedder import is_minilm, minilm_from_name
+
+    shapes = {
+        name: (e.variant, e.max_length, e.windows, e.name)
+        for name in ("minilm-int8", "minilm-int8-dq", "minilm-int8-dq-w128", "minilm-int8-w64x3")
+        for e in [minilm_from_name(name)]
+    }
+    assert shapes == {
+        "minilm-int8": ("fused", 256, 1, "minilm-int8"),
+        "minilm-int8-dq": ("dq", 256, 1, "minilm-int8-dq"),
+        "minilm-int8-dq-w128": ("dq", 128, 1, "minilm-int8-dq-w128"),
+        "minilm-int8-w64x3": ("fused", 64, 3, "minilm-int8-w64x3"),
+    }
+    assert is_minilm("minilm-int8-dq-w128") and not is_minilm("openai:minilm-int8")
+    with pytest.raises(ConfigError, match="spelled 'minilm-int8-dq'"):
+        minilm_from_name("minilm-int8-dq-w256x1")
+    with pytest.raises(ConfigError, match="3 to 256"):
+        minilm_from_name("minilm-int8-w512")
+
+
+def _window_vectors(emb: MiniLMEmbedder, windows: list[list[int]]) -> np.ndarray:
+    """Each window's summed outputs and its word-piece count, run one at a time."""
+    rows = []
+    for ids in windows:
+        x = np.asarray([ids], dtype=np.int64)
+        (hidden,) = emb._session.run(
+            ["last_hidden_state"],
+            {"input_ids": x, "attention_mask": np.ones_like(x), "token_type_ids": 0 * x},
+        )
+        rows.append(np.append(hidden[0].sum(axis=0), len(ids)))
+    return np.asarray(rows)
+
+
+def test_windows_read_a_long_text_in_parts_and_pool_every_word_piece(minilm) -> None:
+    long_text = " ".join(f"word{i} is number {i} of the list." for i in range(60))
+    short = "A man is eating food."
+    one = MiniLMEmbedder(max_length=32)
+    two = MiniLMEmbedder(max_length=32, windows=2)
+    short_one, long_one = one.embed([short, long_text])
+    short_two, long_two = two.embed([long_text, short])[::-1]
+    assert np.allclose(short_one, short_two, atol=1e-5)  # one window either way
+    assert np.allclose(short_one, minilm.embed([short])[0], atol=1e-4)
+    pieces = two._tokenizer.encode(long_text)
+    parts = [pieces.ids, pieces.overflowing[0].ids]
+    assert len(parts[0]) == len(parts[1]) == 32 and parts[1][0] == parts[0][0]  # [CLS] again
+    sums = _window_vectors(two, parts)
+    head = sums[0, :-1] / sums[0, -1]
+    both = sums[:, :-1].sum(axis=0) / sums[:, -1].sum()
+    assert np.allclose(long_one, head / np.linalg.norm(head), atol=1e-4)
+    assert np.allclose(long_two, both / np.linalg.norm(both), atol=1e-4)
+    assert long_one @ long_two < 0.999  # the second window moved the vector
+
+
+def test_a_server_index_is_updated_and_opened_with_the_variant_it_records(
+    minilm, tmp_path, documents, small_config
+) -> None:
+    from thresher.config import RetrievalConfig
+    from thresher.index.backends import ingest
+    from thresher.index.embed.embedder import MINILM_NAMES
+    from thresher.index.server.store import ServerStore
+
+    from .chroma_server import running_chroma
+
+    other = next(n for n in MINILM_NAMES if n != RetrievalConfig().embedder)
+    with running_chroma(tmp_path / "chroma") as url:
+        where = f"{url}/variants"
+        built = small_config.override({"retrieval.embedder": other})
+        ingest(documents[:2], where, built, progress=False)
+        report = ingest(documents[:3], where, small_config, progress=False)  # the default
+        assert report.documents_added == 1
+        store = ServerStore(where, config=small_config, cache_dir=tmp_path / "c", refresh_s=0)
+        try:
+            assert (store.embedder.name, store.stats().embedder) == (other, other)
+        finally:
+            store.close()

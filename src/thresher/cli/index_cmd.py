@@ -41,9 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-tokens", type=int, help="max tokens per chunk (default 512)")
     parser.add_argument(
         "--embedder",
-        help="embedder name: minilm-int8, minilm-int8-dq (int8 with dynamic quantization, "
-        f"faster), openai:MODEL or st:MODEL (default {RetrievalConfig().embedder}; an index "
-        "keeps the MiniLM variant it was built with)",
+        help="embedder name: minilm-int8-dq-w128, minilm-int8-dq, minilm-int8 (names in "
+        f"docs/embedding.md), openai:MODEL or st:MODEL (default {RetrievalConfig().embedder}; "
+        "an index keeps the MiniLM variant it was built with)",
     )
     parser.add_argument(
         "--no-progress",
