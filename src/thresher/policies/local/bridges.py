@@ -43,8 +43,6 @@ _GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
 _JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
 _SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
 _EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
-#: words that open a line or sentence without being part of a name ("Hi Faicu", "Since 2018")
-_OPENERS = frozenset({"hi", "hello", "dear", "thanks", "regards", "best", "since", "introduced"})
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 #: a calendar date ("16 Sep 2024", "July 25, 2011"): a value, rarely the next document's name
 _DATE = re.compile(
@@ -121,7 +119,7 @@ def entity_spans(text: str) -> list[str]:
     dropped when it is a single stopword ("The"), an all-capitals heading of
     several words, a calendar date, or a single word opening the text (a
     sentence's capital, not a name's); a field label before a colon
-    ("Assignee:") and a greeting or opener ("Hi", "Since") are cut off.
+    ("Assignee:") and leading stopwords ("The") are cut off.
     """
     spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
     for m in _SPAN.finditer(text):
@@ -136,7 +134,7 @@ def entity_spans(text: str) -> list[str]:
             parts[-1] = parts[-1][:-2]
         before = text[: m.start()].rstrip(" \t")
         opening = not before or before[-1] in "\n.!?"
-        while parts and (parts[0].lower() in STOPWORDS or parts[0].lower() in _OPENERS):
+        while parts and parts[0].lower() in STOPWORDS:
             parts.pop(0)
             opening = False
         if not parts:
