@@ -42,6 +42,8 @@ _CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
 _GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
 _JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
 _SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
+#: a possessive ending (both spellings have one length)
+_POSSESSIVE = ("'s", "’s")
 _EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 #: a calendar date ("16 Sep 2024", "July 25, 2011"): a value, rarely the next document's name
@@ -130,8 +132,8 @@ def entity_spans(text: str) -> list[str]:
             continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
         while parts and parts[-1].lower() in _EDGE_STOP:
             parts.pop()
-        if parts and parts[-1][-2:] in ("'s", "’s"):  # "Paul Verhoeven's" names Paul Verhoeven
-            parts[-1] = parts[-1][:-2]
+        if parts and parts[-1].endswith(_POSSESSIVE):  # "Paul Verhoeven's": Paul Verhoeven
+            parts[-1] = parts[-1][: -len(_POSSESSIVE[0])]
         before = text[: m.start()].rstrip(" \t")
         opening = not before or before[-1] in "\n.!?"
         while parts and parts[0].lower() in STOPWORDS:
