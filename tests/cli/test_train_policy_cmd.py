@@ -92,4 +92,8 @@ def test_train_policy_tunes_controls_by_reward(tmp_path, capsys):
     tuned = weights.meta["tuned"]
     assert tuned["tasks"] == 3 and len(tuned["grid"]) == 6
     assert weights.controls == tuned["chosen"]["controls"]
+    # then the constants, by a coordinate search on the same tasks, named in the file
+    assert "tiny_hotpot.jsonl (3 tasks" in weights.constants.tuned_on
+    assert weights.meta["tuned_constants"]["source"] == "tiny_hotpot.jsonl"
+    assert weights.meta["tuned_constants"]["trials"]
     assert "reward" in captured.err  # the tuning grid, for a person (not with --json)

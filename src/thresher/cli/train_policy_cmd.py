@@ -17,8 +17,12 @@ With ``--curriculum N`` those tasks are drawn N times by the hop curriculum
 
 ``--tune FILE:DIR`` then tunes the policy's controls (when to stop hopping,
 chunks shown per follow-up search) by the episode reward on those tasks
-(:mod:`thresher.train.local.tune`; first ``--tune-limit`` tasks) and saves
-them with the weights.
+(:mod:`thresher.train.local.tune`; first ``--tune-limit`` tasks), then the
+constants ``--tune-constants`` names (default: the bridge and clue weights of
+:data:`~thresher.train.local.tune_constants.DEFAULT_TUNED`; ``none`` skips
+them) by a coordinate search on the same tasks
+(:mod:`thresher.train.local.tune_constants`), and saves both with the weights;
+the constants' section names the task file they were tuned on.
 
 Progress (questions loaded, training rounds, the tuning bar and grid) goes to
 stderr; ``--json`` silences it and prints only the result on stdout.
@@ -65,6 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tune-limit", type=int, default=200, metavar="N", help="tasks used by --tune"
+    )
+    parser.add_argument(
+        "--tune-constants",
+        default="default",
+        metavar="NAMES",
+        help="constants --tune sets by coordinate search (comma-separated; 'default': the "
+        "bridge and clue weights; 'none': only the controls)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="where to write the weights")
     parser.add_argument("--index-cache", metavar="DIR", help="index folder (default DIR/indexes)")
@@ -132,11 +143,31 @@ def split_pair(value: str) -> tuple[Path, Path]:
     return Path(file), Path(index)
 
 
-def tune(pair: str, limit: int, weights: Any, config: Any, *, quiet: bool = False) -> Any:
-    """``weights`` with controls tuned by reward on the tasks of ``pair`` (FILE:DIR).
+def constant_names(value: str) -> tuple[str, ...]:
+    """``--tune-constants``: ``default``, ``none`` or comma-separated constant names."""
+    from thresher.train.local.tune_constants import DEFAULT_TUNED
 
-    Shows a progress bar (on a terminal) and prints the tuning grid on stderr
-    unless ``quiet``.
+    if value.strip() == "default":
+        return DEFAULT_TUNED
+    if value.strip() in ("", "none"):
+        return ()
+    return tuple(n.strip() for n in value.split(",") if n.strip())
+
+
+def tune(
+    pair: str,
+    limit: int,
+    weights: Any,
+    config: Any,
+    *,
+    quiet: bool = False,
+    constants: tuple[str, ...] = (),
+) -> Any:
+    """``weights`` with controls tuned by reward on the tasks of ``pair`` (FILE:DIR),
+    then the ``constants`` named by a coordinate search on the same tasks.
+
+    Shows a progress bar (on a terminal) and prints the tuning grid and the
+    constants' trials on stderr unless ``quiet``.
     """
     from dataclasses import replace
 
@@ -145,6 +176,7 @@ def tune(pair: str, limit: int, weights: Any, config: Any, *, quiet: bool = Fals
     from thresher.index.backends import open_store
     from thresher.train.local.data import group_tasks
     from thresher.train.local.tune import tune_controls
+    from thresher.train.local.tune_constants import tune_constants
 
     file, index = split_pair(pair)
     tasks = group_tasks([file])[:limit]
@@ -158,12 +190,29 @@ def tune(pair: str, limit: int, weights: Any, config: Any, *, quiet: bool = Fals
                 bar.update(done - bar.n)
 
             report = tune_controls(tasks, store, weights, config=config, progress=step)
+            for line in [] if quiet else report.lines():
+                print(line, file=sys.stderr)
+            meta = {**weights.meta, "tuned": report.to_dict() | {"tasks_file": file.name}}
+            weights = replace(weights, controls=dict(report.chosen.controls), meta=meta)
+            if constants:
+                bar.reset()
+                bar.set_description("tuning constants")
+                found = tune_constants(
+                    tasks,
+                    store,
+                    weights,
+                    names=constants,
+                    source=file.name,
+                    config=config,
+                    progress=step,
+                )
+                for line in [] if quiet else found.lines():
+                    print(line, file=sys.stderr)
+                meta = {**weights.meta, "tuned_constants": found.to_dict()}
+                weights = replace(weights, constants=found.constants, meta=meta)
     finally:
         store.close()
-    for line in [] if quiet else report.lines():
-        print(line, file=sys.stderr)
-    meta = {**weights.meta, "tuned": report.to_dict() | {"tasks_file": file.name}}
-    return replace(weights, controls=dict(report.chosen.controls), meta=meta)
+    return weights
 
 
 def run(args: argparse.Namespace) -> int:
@@ -223,7 +272,14 @@ def run(args: argparse.Namespace) -> int:
         for store in stores:
             store.close()
     if args.tune:  # after closing: the tuning index may be one of the training indexes
-        weights = tune(args.tune, args.tune_limit, weights, config, quiet=say is None)
+        weights = tune(
+            args.tune,
+            args.tune_limit,
+            weights,
+            config,
+            quiet=say is None,
+            constants=constant_names(args.tune_constants),
+        )
     if args.controls:
         weights = with_controls(weights, args.controls)
     path = weights.save(out / "local_policy.json")

@@ -34,4 +34,23 @@ def test_link_words_drop_placeholders_and_boilerplate_and_keep_codes():
         "lead",
         "inventor",
     ]
-    assert link_words("Each bracketed letter names one entity [?]") == ["names"]
+    assert link_words("Each bracketed letter names one entity [?]") == [
+        "bracketed",
+        "letter",
+        "names",
+        "entity",
+    ]
+
+
+def test_instructions_and_lead_ins_are_not_links_whatever_their_wording():
+    # no placeholder: not a link; a lead-in before the first colon without one: dropped
+    question = (
+        "Here is what we know: the painter of [A] was born in [B]. Nobody has said more. "
+        "[B] lies on the river [?]. Tell me the river, please: which is [?]?"
+    )
+    assert [link_words(x) for x in links(question)] == [
+        ["painter", "born"],
+        ["lies", "river"],
+    ]
+    # a field's label stays when nothing but the placeholder follows it
+    assert links("Assignee: [A]. [A] employs [?].")[0] == "Assignee: [A]."

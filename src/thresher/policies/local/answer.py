@@ -19,6 +19,7 @@ from thresher.harness.final import rank_scores
 from thresher.harness.observation import Observation
 from thresher.policies.local.bridges import names_in
 from thresher.policies.local.chain import Sentences, by_link, chain_order
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import links
 from thresher.policies.local.features import Candidate
 from thresher.policies.local.memory import EpisodeMemory
@@ -44,11 +45,19 @@ class AnswerRanker:
         final_k: documents in the final answer.
         chain_order: move each of the best ``keep_docs`` documents' chain links up
             beside it (and, for a clue chain, the best document per clue first).
+        constants: the policy's constants (clue chains, justifications).
     """
 
     def __init__(
-        self, *, keep_docs: int, prune_below: float, final_k: int, chain_order: bool
+        self,
+        *,
+        keep_docs: int,
+        prune_below: float,
+        final_k: int,
+        chain_order: bool,
+        constants: Constants = DEFAULT_CONSTANTS,
     ) -> None:
+        self.constants = constants
         self.keep_docs = keep_docs
         self.prune_below = prune_below
         self.final_k = final_k
@@ -80,7 +89,9 @@ class AnswerRanker:
                 words, parents, sents, titles = self.clue_inputs(
                     memory, order, best, chunks, links_of
                 )
-                order = by_link(clues, order, words, parents, self.keep_docs, sents, titles)
+                order = by_link(
+                    clues, order, words, parents, self.keep_docs, sents, titles, self.constants
+                )
         return order, best, chunks
 
     @staticmethod
@@ -149,9 +160,10 @@ class AnswerRanker:
             cues = [memory.question.question]
             if r.cand.subquery and r.cand.subquery != memory.question.question:
                 cues.append(r.cand.subquery)
-            why = best_sentences(r.cand.chunk.text, cues, limit=2) or _first_sentence(
-                r.cand.chunk.text
-            )
+            c = self.constants
+            why = best_sentences(
+                r.cand.chunk.text, cues, limit=c.justification_sentences
+            ) or _first_sentence(r.cand.chunk.text, c.fallback_chars, c.fallback_min_chars)
             out.append(RankedDocument(doc, why, tuple(chunks[doc]), score))
         return out
 
@@ -168,8 +180,9 @@ def answer_scores(probs: list[float]) -> list[float]:
     return rank_scores(given) if given else []
 
 
-def _first_sentence(text: str, limit: int = 300) -> str:
-    """The chunk's first sentence (at most ``limit`` characters): a justification of last resort."""
+def _first_sentence(text: str, limit: int, min_chars: int) -> str:
+    """The chunk's first sentence (ending at a stop past ``min_chars`` characters; at most
+    ``limit`` characters): a justification of last resort."""
     line = " ".join(text.split())
-    end = next((i + 1 for i, ch in enumerate(line) if ch in ".!?" and i > 20), len(line))
+    end = next((i + 1 for i, ch in enumerate(line) if ch in ".!?" and i > min_chars), len(line))
     return line[: min(end, limit)]

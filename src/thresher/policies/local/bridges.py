@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
     STOPWORDS,
@@ -41,9 +42,9 @@ _CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
 _GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
 _JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
 _SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
+#: a possessive ending (both spellings have one length)
+_POSSESSIVE = ("'s", "’s")
 _EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
-#: words that open a line or sentence without being part of a name ("Hi Faicu", "Since 2018")
-_OPENERS = frozenset({"hi", "hello", "dear", "thanks", "regards", "best", "since", "introduced"})
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 #: a calendar date ("16 Sep 2024", "July 25, 2011"): a value, rarely the next document's name
 _DATE = re.compile(
@@ -95,14 +96,19 @@ class Bridge:
     score: float
 
 
-def question_patterns(question: str, limit: int = 2) -> list[str]:
+def question_patterns(
+    question: str,
+    limit: int = DEFAULT_CONSTANTS.grep_patterns,
+    min_chars: int = DEFAULT_CONSTANTS.grep_min_chars,
+) -> list[str]:
     """Grep patterns for the question's rare tokens: quoted names, then codes with digits.
 
-    Returns regex-escaped patterns, longest first, at most ``limit``.
+    Returns regex-escaped patterns of at least ``min_chars`` characters, longest
+    first, at most ``limit``.
     """
     found = [m.group(1).strip() for m in _QUOTED.finditer(question)]
     found += [m.group(0) for m in _CODE.finditer(question) if not m.group(0).isdigit()]
-    unique = list(dict.fromkeys(f for f in found if len(f) >= 4))
+    unique = list(dict.fromkeys(f for f in found if len(f) >= min_chars))
     unique.sort(key=lambda s: -len(s))
     return [re.escape(s) for s in unique[:limit]]
 
@@ -115,7 +121,7 @@ def entity_spans(text: str) -> list[str]:
     dropped when it is a single stopword ("The"), an all-capitals heading of
     several words, a calendar date, or a single word opening the text (a
     sentence's capital, not a name's); a field label before a colon
-    ("Assignee:") and a greeting or opener ("Hi", "Since") are cut off.
+    ("Assignee:") and leading stopwords ("The") are cut off.
     """
     spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
     for m in _SPAN.finditer(text):
@@ -126,11 +132,11 @@ def entity_spans(text: str) -> list[str]:
             continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
         while parts and parts[-1].lower() in _EDGE_STOP:
             parts.pop()
-        if parts and parts[-1][-2:] in ("'s", "’s"):  # "Paul Verhoeven's" names Paul Verhoeven
-            parts[-1] = parts[-1][:-2]
+        if parts and parts[-1].endswith(_POSSESSIVE):  # "Paul Verhoeven's": Paul Verhoeven
+            parts[-1] = parts[-1][: -len(_POSSESSIVE[0])]
         before = text[: m.start()].rstrip(" \t")
         opening = not before or before[-1] in "\n.!?"
-        while parts and (parts[0].lower() in STOPWORDS or parts[0].lower() in _OPENERS):
+        while parts and parts[0].lower() in STOPWORDS:
             parts.pop(0)
             opening = False
         if not parts:
@@ -163,7 +169,10 @@ def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list
 
 
 def residual_words(
-    question: str, covered: Iterable[str], limit: int = 6, seen: frozenset[str] = frozenset()
+    question: str,
+    covered: Iterable[str],
+    limit: int = DEFAULT_CONSTANTS.residual_words,
+    seen: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Question content words not in ``covered`` texts (nor in ``seen``, content words
     already known covered), in question order, at most ``limit``."""
@@ -221,14 +230,6 @@ def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ..
     )
 
 
-#: how far (in words) a relation word may stand before a name it introduces ("directed
-#: by Tim Burton", "born in the city of Hiroshima"), and after one ("Tim Burton directed";
-#: not two: "a 1953 Italian drama film" does not make "Italian" the film)
-CUE_BEFORE, CUE_AFTER = 4, 1
-#: the bonus of a name a relation word of the question introduces
-CUE_BONUS = 1.2
-
-
 def _tokens(sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The words of a lowercased sentence and the :func:`stem` of each, in order."""
     tokens = tuple(words(sent_lower))
@@ -236,12 +237,17 @@ def _tokens(sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def cued_spans(
-    sent_lower: str, spans: Sequence[str], relation: frozenset[str]
+    sent_lower: str,
+    spans: Sequence[str],
+    relation: frozenset[str],
+    before: int = DEFAULT_CONSTANTS.cue_before,
+    after: int = DEFAULT_CONSTANTS.cue_after,
 ) -> dict[str, frozenset[str]]:
     """The ``spans`` of a sentence (lowercased) that a relation word stands beside, each
     with the stems that cue it: a word whose :func:`stem` is in ``relation`` (the stems
-    of what the question still asks) at most :data:`CUE_BEFORE` words before the span
-    or :data:`CUE_AFTER` after it.
+    of what the question still asks) at most ``before`` words before the span or
+    ``after`` after it ("directed by Tim Burton", "born in the city of Hiroshima";
+    "Tim Burton directed"; the constants ``cue_before`` and ``cue_after``).
 
     "Big Eyes is a 2014 film directed by Tim Burton, written by Scott Alexander and
     starring Amy Adams", asked for Big Eyes' director: Tim Burton, not Amy Adams.
@@ -260,7 +266,7 @@ def cued_spans(
             if tokens[start : start + n] != part:
                 continue
             end = start + n - 1
-            near = [i for i in at if 0 < start - i <= CUE_BEFORE or 0 < i - end <= CUE_AFTER]
+            near = [i for i in at if 0 < start - i <= before or 0 < i - end <= after]
             if near:
                 out[span.lower()] = frozenset(stems[i] for i in near)
                 break
@@ -274,7 +280,8 @@ def bridge_queries(
     *,
     exclude_docs: Iterable[str] = (),
     asked: Iterable[str] = (),
-    limit: int = 3,
+    limit: int = int(DEFAULT_CONTROLS["bridges_per_hop"]),
+    constants: Constants = DEFAULT_CONSTANTS,
 ) -> list[Bridge]:
     """Follow-up queries from ``anchors``, best first.
 
@@ -286,11 +293,15 @@ def bridge_queries(
         exclude_docs: documents already retained (their titles are not bridges).
         asked: queries or phrases already searched (not repeated).
         limit: the most bridges returned.
+        constants: the policy's constants: how a phrase's score adds up (a sentence's
+            question and resolved words, the phrase that led to the anchor, a relation
+            cue, a known title's head, repetitions, its length; :mod:`.constants`).
 
     Returns:
         Bridges whose phrase is not already in the question; each query is the
         phrase plus the question's words that neither the anchor nor the phrase covers.
     """
+    c = constants
     q_lower = question.lower()
     q_words = _words(question)
     chain = links(question)
@@ -323,13 +334,13 @@ def bridge_queries(
         relation = frozenset(stem(w) for w in q_words - _words(anchor.title))
         for sent_lower, sent_words, spans in _sentence_facts(anchor.text):
             solved = len(sent_words & solved_words)
-            overlap = 0.1 * len(sent_words & q_words) + 0.4 * solved
+            overlap = c.question_word_gain * len(sent_words & q_words) + c.solved_word_gain * solved
             beside = bool(anchor.via) and contains_phrase(sent_lower, anchor.via)
             if beside:
                 # beside the phrase that led here: the next link (shared among the names
                 # the sentence lists: one of five names in a header line says little)
                 others = sum(1 for x in spans if x.lower() != anchor.via.lower())
-                overlap += 0.5 / max(others, 1)
+                overlap += c.beside_via_gain / max(others, 1)
             states = anchor.clue is not None and 2 * solved >= len(solved_words) > 0
             if focus and (beside or states):
                 # "patent B relies on patent A", found through A, or "the X Expo is held
@@ -340,20 +351,20 @@ def bridge_queries(
                     for x in spans
                     if x.lower() != anchor.via.lower() and _words(x) <= _words(anchor.title)
                 )
-            cued = cued_spans(sent_lower, spans, relation)
+            cued = cued_spans(sent_lower, spans, relation, c.cue_before, c.cue_after)
             for key, by in cued.items():
                 cues[key] = cues.get(key, frozenset()) | by
             for span in spans:
                 key = span.lower()
-                gain = overlap + (CUE_BONUS if key in cued else 0.0)
+                gain = overlap + (c.cue_bonus if key in cued else 0.0)
                 if key in candidates:
                     candidates[key] = (candidates[key][0], candidates[key][1] + gain)
                     continue
                 # a span that opens a known document's title ("Vratain Microsystems" of
                 # "Vratain Microsystems Annual Report 2019") names that document; one the
                 # chunk repeats is what it is about
-                named = 0.3 if key in heads else 0.0
-                repeats = 0.05 * min(text_lower.count(key) - 1, 4)
+                named = c.title_head_gain if key in heads else 0.0
+                repeats = c.repeat_gain * min(text_lower.count(key) - 1, c.repeat_cap)
                 candidates[key] = (span, named + repeats + gain)
         for key, (phrase, bonus) in candidates.items():
             named_words = _words(phrase)
@@ -368,10 +379,11 @@ def bridge_queries(
             if named_words <= q_words or (key not in own and named_words <= _words(anchor.title)):
                 continue
             kind = "title" if key in linked else "entity"
-            score = anchor.weight * (1.0 + bonus + 0.05 * min(len(named_words), 4))
+            length = c.name_word_gain * min(len(named_words), c.name_word_cap)
+            score = anchor.weight * (1.0 + bonus + length)
             if key not in best or best[key].score < score:
                 asks = " ".join(link_words(focus)) if focus else question
-                rest = residual_words(asks, [phrase], seen=held_words)
+                rest = residual_words(asks, [phrase], c.residual_words, held_words)
                 # the relation that introduced the name is resolved by it ("directed by
                 # Tim Burton" answers "director"): the follow-up asks the rest
                 used = cues.get(key, frozenset())

@@ -16,14 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from thresher.policies.local.bridges import Bridge
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import PLACEHOLDER, link_words, placeholders
 from thresher.policies.local.features import Candidate
 from thresher.policies.local.text import contains_phrase, content_words, words
 
 __all__ = ["Chain", "CluePick", "chain_order", "by_link", "clue_docs", "how_stated"]
-
-#: the most links followed back from one chunk
-MAX_DEPTH = 4
 
 
 class Chain:
@@ -35,6 +33,9 @@ class Chain:
         pools: query (stripped) -> chunk id -> candidate, every search's scored list:
             a document first found otherwise and listed again near the top of a
             follow-up that holds its phrase is linked through that follow-up too.
+        constants: the policy's constants: ``chain_depth`` (the most links followed
+            back from one chunk) and ``refound_rank`` (how near the top of a
+            follow-up a document is linked again).
     """
 
     def __init__(
@@ -42,10 +43,13 @@ class Chain:
         via: Mapping[str, Bridge],
         cands: Mapping[str, Candidate],
         pools: Mapping[str, Mapping[str, Candidate]] | None = None,
+        constants: Constants = DEFAULT_CONSTANTS,
     ) -> None:
         self.via = via
         self.cands = cands
         self.pools = pools or {}
+        self.depth = constants.chain_depth
+        self.refound_rank = constants.refound_rank
 
     def bridge_of(self, cand: Candidate) -> Bridge | None:
         """The bridge of the follow-up that found ``cand`` (None for the question's search)."""
@@ -60,7 +64,7 @@ class Chain:
         """Texts of the chunks whose bridges led to a follow-up ``query``, nearest first."""
         out: list[str] = []
         bridge = self.via.get(query.strip())
-        while bridge is not None and len(out) < MAX_DEPTH:
+        while bridge is not None and len(out) < self.depth:
             source = self.cands.get(bridge.source)
             if source is None:
                 break
@@ -77,7 +81,7 @@ class Chain:
         if not self.continues(first):
             first = self._refound(doc) or first
         out: list[str] = []
-        while len(out) < MAX_DEPTH and self.continues(first):
+        while len(out) < self.depth and self.continues(first):
             bridge = self.bridge_of(first)
             source = self.cands.get(bridge.source) if bridge is not None else None
             if source is None or source.chunk.doc_id in out or source.chunk.doc_id == doc:
@@ -86,13 +90,18 @@ class Chain:
             first = source
         return out
 
-    def _refound(self, doc: str, top: int = 3) -> Candidate | None:
-        """A follow-up's candidate of ``doc`` among its ``top`` that holds its bridge."""
+    def _refound(self, doc: str) -> Candidate | None:
+        """A follow-up's candidate of ``doc`` within its ``refound_rank`` best that holds
+        its bridge."""
         for query in sorted(self.pools):
             if query not in self.via:
                 continue
             for cand in self.pools[query].values():
-                if cand.chunk.doc_id == doc and cand.rank <= top and self.continues(cand):
+                if (
+                    cand.chunk.doc_id == doc
+                    and cand.rank <= self.refound_rank
+                    and self.continues(cand)
+                ):
                     return cand
         return None
 
@@ -113,13 +122,6 @@ def chain_order(order: Sequence[str], keep: int, links: Callable[[str], list[str
     return out + [d for d in order if d not in out]
 
 
-#: how much holding a clue's words counts against the chain bonuses (:func:`clue_docs`).
-#: At 1, a patent citing the stated code with 3 of the clue's 5 words (0.6 + 1.5) beat
-#: the e-mail stating the whole clue (1.0 + a weaker link); at 2 a document stating the
-#: whole clue wins unless another continues the chain clearly better. World 4-hop
-#: recall@5, seeds 1/2/3/5: 81.7/78.0/74.5/75.8 at 1, 85.8/84.5/77.0/79.2 at 2.
-WORDS_WEIGHT = 2.0
-
 #: a document's sentences: (content words, names and codes the question lacks) each
 Sentences = Sequence[tuple[frozenset[str], frozenset[str]]]
 
@@ -132,10 +134,12 @@ def by_link(
     keep: int,
     sentences: Mapping[str, Sentences] | None = None,
     titles: Mapping[str, str] | None = None,
+    constants: Constants = DEFAULT_CONSTANTS,
 ) -> list[str]:
     """``order`` with, first, the best document for each clue of a clue chain
     (:func:`clue_docs`, same arguments); the rest follow in their order."""
-    out = [p.doc for p in clue_docs(clues, order, words, parent, keep, sentences, titles)]
+    picks = clue_docs(clues, order, words, parent, keep, sentences, titles, constants)
+    out = [p.doc for p in picks]
     return out + [d for d in order if d not in out]
 
 
@@ -161,27 +165,35 @@ def clue_docs(
     keep: int,
     sentences: Mapping[str, Sentences] | None = None,
     titles: Mapping[str, str] | None = None,
+    constants: Constants = DEFAULT_CONSTANTS,
 ) -> list[CluePick]:
     """The best document for each clue of a clue chain that one answers, in clue
     order (a clue none answers is skipped).
 
     A question stated as linked clues needs one document per clue. For each clue
-    in order, among the best ``keep * 3`` documents of those in ``words`` (and any
-    further one found through the previous clue's document or sharing a name with
-    it), the one with a sentence holding most of the clue's words (share ×
-    :data:`WORDS_WEIGHT`; the whole document's ``words`` when ``sentences`` lack
-    it) takes the next place. A document continues the chain and counts more,
-    by its strongest evidence of the link: when it holds the name the previous
-    clue's document gives in its sentence stating that clue (+1.5: the clue's
-    unknown, less the names the chain came through to it; the names of each
-    sentence on a tie; ``sentences`` of each document), else when its nearest
-    chain link (``parent``) is the previous clue's document (+1), else when it
-    holds any name that document holds but those the chain came through (+0.5);
-    +0.5 more when the stated name is in its title (``titles``, lowercased) and
-    the clue opens with the placeholder it stands for: the document is about the
-    clue's subject.
-    At least half the clue's words are needed; ties go to the better ranked.
+    in order, among the best ``keep`` × ``clue_pool_factor`` documents of those in
+    ``words`` (and any further one found through the previous clue's document or
+    sharing a name with it), the one with a sentence holding most of the clue's
+    words (share × ``clue_words_weight``; the whole document's ``words`` when
+    ``sentences`` lack it) takes the next place. A document continues the chain and
+    counts more, by its strongest evidence of the link: when it holds the name the
+    previous clue's document gives in its sentence stating that clue
+    (+``link_stated``: the clue's unknown, less the names the chain came through to
+    it; the names of each sentence on a tie; ``sentences`` of each document), else
+    when its nearest chain link (``parent``) is the previous clue's document
+    (+``link_parent``), else when it holds any name that document holds but those
+    the chain came through (+``link_shared``); +``link_about`` more when the stated
+    name is in its title (``titles``, lowercased) and the clue opens with the
+    placeholder it stands for: the document is about the clue's subject.
+    A pick needs share plus bonus of at least ``clue_min_score``; ties go to the
+    better ranked. The numbers are the ``constants``' (:mod:`.constants`).
+
+    On ``clue_words_weight``: at 1, a patent citing the stated code with 3 of the
+    clue's 5 words (0.6 + 1.5) beat the e-mail stating the whole clue (1.0 + a
+    weaker link); at 2 a document stating the whole clue wins unless another
+    continues the chain clearly better.
     """
+    c = constants
     sents = sentences or {}
     heads = titles or {}
     names = {d: frozenset().union(*(n for _, n in ss)) for d, ss in sents.items()}
@@ -220,22 +232,35 @@ def clue_docs(
             (
                 _share(want, words[d], sents.get(d, ()), stated),
                 _bonus(
-                    d, prev, parent, names, stated, shared, heads.get(d, "") if about_prev else ""
+                    d,
+                    prev,
+                    parent,
+                    names,
+                    stated,
+                    shared,
+                    heads.get(d, "") if about_prev else "",
+                    c,
                 ),
                 -i,
                 d,
             )
             for i, d in enumerate(pool)
             if d not in out
-            and (i < keep * 3 or prev in parent.get(d, []) or shared & names.get(d, frozenset()))
+            and (
+                i < keep * c.clue_pool_factor
+                or prev in parent.get(d, [])
+                or shared & names.get(d, frozenset())
+            )
         ]
         if not scored:
             break
-        share, extra, _, doc = max(scored, key=lambda s: (WORDS_WEIGHT * s[0] + s[1], s[2]))
-        if share + extra >= 0.5:
+        weight = c.clue_words_weight
+        share, extra, _, doc = max(scored, key=lambda s: (weight * s[0] + s[1], s[2]))
+        if share + extra >= c.clue_min_score:
             out.append(doc)
             answered.append(n)
-            linked.append(_states(want, sents.get(doc, ()), stated, prev, parent.get(doc, [])))
+            held = sents.get(doc, ())
+            linked.append(_states(want, held, stated, prev, parent.get(doc, []), c))
             asked = want
             passed = passed | stated
             came.append(passed)
@@ -286,19 +311,25 @@ def how_stated(
 
 
 def _states(
-    want: set[str], sentences: Sentences, stated: frozenset[str], prev: str | None, links: list[str]
+    want: set[str],
+    sentences: Sentences,
+    stated: frozenset[str],
+    prev: str | None,
+    links: list[str],
+    constants: Constants,
 ) -> bool:
     """Whether a document clearly states a clue, so the chain goes on from it: one
-    sentence holds the name the previous pick states and, with it, more than half
-    the clue's words (the name alone, "X" in a patent listing X as inventor, does
+    sentence holds the name the previous pick states and, with it, more than
+    ``clue_state_share`` (half) of the clue's words (the name alone, "X" in a patent listing X as inventor, does
     not state "X is managed by [C]"; nor does a patent whose one sentence names the
     stated patent and another its lead inventor state "the lead inventor named on
     patent [B] is [C]"). With no stated name: half the clue's words, in the first
     pick or one found through the previous pick."""
+    least = constants.clue_state_share
     if not stated:
-        return (prev is None or prev in links) and _share(want, frozenset(), sentences) >= 0.5
+        return (prev is None or prev in links) and _share(want, frozenset(), sentences) >= least
     held = [(w, n) for w, n in sentences if stated & n]
-    return bool(held) and _share(want, frozenset(), held, stated) > 0.5
+    return bool(held) and _share(want, frozenset(), held, stated) > least
 
 
 def _bonus(
@@ -309,15 +340,17 @@ def _bonus(
     stated: frozenset[str],
     shared: frozenset[str],
     title: str,
+    constants: Constants,
 ) -> float:
     """How strongly ``doc`` continues the chain from ``prev`` (see :func:`clue_docs`)."""
+    c = constants
     held = names.get(doc, frozenset())
     # the strongest evidence of the link counts, once: a document holding the name
     # the previous one states was usually also found by searching it
     link = max(
-        1.5 if stated & held else 0.0,
-        1.0 if prev in parent.get(doc, []) else 0.0,
-        0.5 if shared & held else 0.0,
+        c.link_stated if stated & held else 0.0,
+        c.link_parent if prev in parent.get(doc, []) else 0.0,
+        c.link_shared if shared & held else 0.0,
     )
-    about = 0.5 if any(contains_phrase(title, n) for n in stated) else 0.0
+    about = c.link_about if any(contains_phrase(title, n) for n in stated) else 0.0
     return link + about

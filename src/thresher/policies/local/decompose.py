@@ -3,8 +3,12 @@
 The form read is the *clue chain*: statements linked by placeholders ("(1)
 Patent X names [A] as its lead inventor. (2) [A] works at [B]. ... What is
 [?]?"), the form of BrowseComp-style puzzles and of ``thresher synth tasks``.
-Each statement is one link; the ask ("What is [?]?") and the instructions
-("Each letter stands for one entity") are not links. Nested questions ("the
+Each statement holding a placeholder is one link; the ask ("What is [?]?":
+a sentence opening with a question word or ending with a question mark) and sentences without a placeholder
+("Each letter stands for one entity") are not, nor is a lead-in before the
+question's first colon ("Clues: ...", "Start from the first statement: ...")
+when it holds no placeholder. No phrasing of any question generator is
+assumed beyond the placeholders themselves. Nested questions ("the
 company that employs the lead inventor of patent Z") need no parse: a follow-up
 query drops the question words its chain's documents already hold, which
 leaves the outer relations (:func:`~thresher.policies.local.bridges.residual_words`).
@@ -29,33 +33,6 @@ PLACEHOLDER = re.compile(r"\[(?:[A-Z]|\?)\]")
 _NUMBERED = re.compile(r"\(\d{1,2}\)\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ASK = re.compile(r"^(?:what|which|who|whom|where|when|how|name)\b", re.IGNORECASE)
-_INSTRUCTION = re.compile(
-    r"\b(?:each (?:bracketed )?letter|stands? for|belongs in place|follow (?:the|it)|"
-    r"start from|clues?\b|throughout)",
-    re.IGNORECASE,
-)
-#: words of puzzle instructions that never name anything in a corpus
-_BOILERPLATE = frozenset(
-    [
-        "clue",
-        "clues",
-        "chain",
-        "follow",
-        "statement",
-        "statements",
-        "letter",
-        "letters",
-        "bracketed",
-        "entity",
-        "entities",
-        "place",
-        "belongs",
-        "throughout",
-        "start",
-        "first",
-        "others",
-    ]
-)
 
 
 def is_clue_chain(question: str) -> bool:
@@ -75,12 +52,12 @@ def placeholders(link: str) -> list[str]:
 
 
 def link_words(link: str) -> list[str]:
-    """A link's content words in order (placeholders and puzzle boilerplate dropped)."""
+    """A link's content words in order (placeholders dropped)."""
     text = PLACEHOLDER.sub(" ", link)
     out: list[str] = []
     for w in re.findall(r"[^\W_]+(?:-[^\W_]+)*", text):
         lw = w.lower()
-        if lw in STOPWORDS or lw in _BOILERPLATE or len(lw) < 2 or lw in (o.lower() for o in out):
+        if lw in STOPWORDS or len(lw) < 2 or lw in (o.lower() for o in out):
             continue
         out.append(w)
     return out
@@ -103,18 +80,25 @@ def next_link(chain: list[str], covered: Iterable[str]) -> str:
 
 
 def _clue_links(question: str) -> list[str]:
-    text = _NUMBERED.sub("", question)
+    text = _without_lead_in(_NUMBERED.sub("", question))
     out = []
     for sent in _SENTENCE_END.split(text):
         sent = sent.strip()
-        if not sent or _ASK.match(sent) or _INSTRUCTION.search(sent) and not _has_link(sent):
+        if not sent or _ASK.match(sent) or sent.endswith("?"):
             continue
         if PLACEHOLDER.search(sent) and link_words(sent):
             out.append(sent)
     return out
 
 
-def _has_link(sentence: str) -> bool:
-    """An instruction sentence that still states a link ("Start from X: X was born in [A]")."""
-    rest = _INSTRUCTION.sub(" ", sentence)
-    return bool(PLACEHOLDER.search(rest)) and len(link_words(rest)) >= 2
+def _without_lead_in(text: str) -> str:
+    """``text`` less what precedes its first sentence's colon, when that lead-in holds no
+    placeholder and the rest of the sentence states a link ("Here are the facts:
+    [A] was born in ..."); a link that is a field ("Assignee: [A]") keeps its label."""
+    first = _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+    head, colon, rest = first.partition(":")
+    if not colon or PLACEHOLDER.search(head) or not PLACEHOLDER.search(rest):
+        return text
+    if not link_words(rest):
+        return text
+    return text.strip()[len(head) + 1 :].lstrip()

@@ -15,6 +15,7 @@ import numpy as np
 
 from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.chain import Chain
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.features import AnchorView, Candidate, QuestionContext
 from thresher.policies.local.memo import TextMemo
 
@@ -40,6 +41,8 @@ class EpisodeMemory:
         hop: follow-up turns proposed so far.
         phase: ``search``, then ``prune``, then ``final``.
         text: the episode's memo of chunk text.
+        constants: the policy's constants (read, never changed: how far a chain is
+            followed back).
     """
 
     question: QuestionContext
@@ -56,7 +59,8 @@ class EpisodeMemory:
     hop: int = 0
     phase: str = "search"
     text: TextMemo = field(default_factory=TextMemo)
+    constants: Constants = DEFAULT_CONSTANTS
 
     def chain(self) -> Chain:
         """The follow-ups so far and the chunks they came from."""
-        return Chain(self.via, self.cands, self.pools)
+        return Chain(self.via, self.cands, self.pools, self.constants)

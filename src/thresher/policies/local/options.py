@@ -2,7 +2,8 @@
 
 ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
 at None take the weights' tuned ``controls``, else
-:data:`~thresher.policies.local.policy.DEFAULT_CONTROLS`.
+:data:`~thresher.policies.local.constants.DEFAULT_CONTROLS`. The other settings'
+defaults are :data:`~thresher.policies.local.constants.OPTION_DEFAULTS`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from thresher.policies.local.constants import OPTION_DEFAULTS as _D
 from thresher.policies.local.scorer import LocalWeights
 
 __all__ = ["LocalOptions"]
@@ -50,17 +52,17 @@ class LocalOptions:
 
     weights: str | Path | LocalWeights | None = None
     max_hops: int | None = None
-    first_k: int = 8
+    first_k: int = _D.first_k
     hop_k: int | None = None
     bridges_per_hop: int | None = None
-    keep_docs: int = 5
-    prune_below: float = 0.5
+    keep_docs: int = _D.keep_docs
+    prune_below: float = _D.prune_below
     prune: bool = True
     stop_at: float | None = None
     grep: bool = True
     first_clue: bool = True
-    final_k: int = 10
-    question_scores: int = 20
+    final_k: int = _D.final_k
+    question_scores: int = _D.question_scores
     rerank_depth: int | None = None
-    frontier_k: int = 2
+    frontier_k: int = _D.frontier_k
     chain_order: bool = True

@@ -16,6 +16,7 @@ from thresher.harness.observation import Observation
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.bridges import Anchor, Bridge, bridge_queries, question_patterns
 from thresher.policies.local.chain import clue_docs, how_stated
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.features import AnchorView
 from thresher.policies.local.memory import EpisodeMemory
@@ -42,6 +43,8 @@ class Planner:
         frontier_k: chunks of the chain's leading edge read first for bridges.
         answer: the answer ranker (a clue chain's progress is read from its order).
         stop: the stop model.
+        constants: the policy's constants (anchors per hop, bridges per chain edge,
+            and those of :func:`~.bridges.bridge_queries` and :func:`~.chain.clue_docs`).
     """
 
     def __init__(
@@ -56,7 +59,9 @@ class Planner:
         frontier_k: int,
         answer: AnswerRanker,
         stop: StopModel,
+        constants: Constants = DEFAULT_CONSTANTS,
     ) -> None:
+        self.constants = constants
         self.max_hops = max_hops
         self.first_k = first_k
         self.hop_k = hop_k
@@ -83,7 +88,9 @@ class Planner:
                 memory.asked.add(first.lower())
                 calls.append(ToolCall("search_corpus", {"query": first}, "c0"))
         if self.grep:
-            for i, pattern in enumerate(question_patterns(q)):
+            c = self.constants
+            patterns = question_patterns(q, c.grep_patterns, c.grep_min_chars)
+            for i, pattern in enumerate(patterns):
                 calls.append(ToolCall("grep_corpus", {"pattern": pattern}, f"g{i}"))
         return Proposal(tool_calls=tuple(calls), hop=0)
 
@@ -94,7 +101,7 @@ class Planner:
         if memory.hop >= self.max_hops or obs.usage.soft:
             return None
         active = {a.chunk_id for a in obs.active}
-        top = [r for r in ranked if r.chunk_id in active][:3]
+        top = [r for r in ranked if r.chunk_id in active][: self.constants.hop_anchors]
         known = dict(memory.titles)
         frontier = self.frontier(memory, ranked, active, {r.cand.chunk.doc_id for r in top})
         edges: list[Edge] = [(r, None, frozenset()) for r in frontier]
@@ -103,7 +110,8 @@ class Planner:
             edges.insert(0, clue_edge)
         bridges: list[Bridge] = []  # the best of each chain edge first, whatever its weight
         for edge, clue, passed in edges:
-            for b in self.bridges(memory, ranked, [edge], known, 2, clue, passed):
+            per_edge = self.constants.edge_bridges
+            for b in self.bridges(memory, ranked, [edge], known, per_edge, clue, passed):
                 if all(b.phrase.lower() != x.phrase.lower() for x in bridges):
                     bridges.append(b)
                     break
@@ -173,6 +181,7 @@ class Planner:
             exclude_docs={r.cand.chunk.doc_id for r in ranked},
             asked=memory.asked,
             limit=limit,
+            constants=self.constants,
         )
 
     def clue_edge(
@@ -194,7 +203,9 @@ class Planner:
         order, best, chunks = answer.order(memory, ranked, active, clue_first=False)
         links_of = answer.links_of(memory, ranked)
         words, parents, sents, titles = answer.clue_inputs(memory, order, best, chunks, links_of)
-        picked = clue_docs(clues, order, words, parents, answer.keep_docs, sents, titles)
+        picked = clue_docs(
+            clues, order, words, parents, answer.keep_docs, sents, titles, self.constants
+        )
         # the chain reaches as far as its picks continue one another: a later clue's
         # words alone ("launch") do not say its document is the one the chain leads to
         reach = next((i for i, p in enumerate(picked) if not p.linked), len(picked))

@@ -52,6 +52,7 @@ from typing import Any
 from thresher.config import Config
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.answer import AnswerRanker
+from thresher.policies.local.constants import DEFAULT_CONTROLS
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.planner import Planner
 from thresher.policies.local.scorer import LocalWeights, load_weights
@@ -66,15 +67,6 @@ __all__ = [
     "rerank_pool",
     "RETRIEVER_HEAD",
 ]
-
-#: settings a weights file's ``controls`` may tune (see :mod:`.tune`), and their defaults
-DEFAULT_CONTROLS: dict[str, float | int] = {
-    "max_hops": 2,
-    "hop_k": 3,
-    "bridges_per_hop": 3,
-    "stop_at": 0.9,
-    "rerank_depth": 30,
-}
 
 
 class LocalPolicy:
@@ -134,13 +126,15 @@ class LocalPolicy:
 
     def start(self, question: str) -> LocalSession:
         """A session for one episode of ``question``, built from the current settings."""
+        constants = self.weights.constants
         answer = AnswerRanker(
             keep_docs=self.keep_docs,
             prune_below=self.prune_below,
             final_k=self.final_k,
             chain_order=self.chain_order,
+            constants=constants,
         )
-        stop = StopModel(self.weights.stop, self.stop_at, self.recorder)
+        stop = StopModel(self.weights.stop, self.stop_at, self.recorder, constants)
         planner = Planner(
             max_hops=self.max_hops,
             first_k=self.first_k,
@@ -151,6 +145,7 @@ class LocalPolicy:
             frontier_k=self.frontier_k,
             answer=answer,
             stop=stop,
+            constants=constants,
         )
         scorer = CandidateScorer(
             self.weights,
@@ -167,4 +162,5 @@ class LocalPolicy:
             planner=planner,
             answer=answer,
             prune=self.prune,
+            constants=constants,
         )

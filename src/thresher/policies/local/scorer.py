@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from thresher.errors import ConfigError
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants, constants_from_section
 
 __all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "load_weights", "sigmoid"]
 
@@ -146,6 +147,8 @@ class LocalWeights:
             :mod:`thresher.train.local.tune`); the policy's defaults otherwise.
         order: a LambdaRank model ordering the retained chunks for the final answer
             (base and link features); absent: ``ranker``'s probabilities order them.
+        constants: the policy's constants (the file's ``constants`` section,
+            :mod:`~thresher.policies.local.constants`; today's values when absent).
     """
 
     base: Model
@@ -155,6 +158,7 @@ class LocalWeights:
     final: Model | None = None
     controls: dict[str, Any] = field(default_factory=dict)
     order: Model | None = None
+    constants: Constants = DEFAULT_CONSTANTS
 
     @property
     def ranker(self) -> Model:
@@ -174,6 +178,7 @@ class LocalWeights:
             "meta": self.meta,
             **({"controls": self.controls} if self.controls else {}),
             **({"order": self.order.to_dict()} if self.order is not None else {}),
+            "constants": self.constants.to_section(),
         }
         out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         return out
@@ -230,6 +235,7 @@ def _read_weights(p: Path) -> LocalWeights:
             Model.from_dict(final) if final else None,
             dict(data.get("controls") or {}),
             Model.from_dict(order) if order else None,
+            constants_from_section(data.get("constants"), str(p)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"local policy weights {p} are malformed: {exc!r}") from exc

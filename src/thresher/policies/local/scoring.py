@@ -10,6 +10,7 @@ is the :class:`~.memory.EpisodeMemory` it is handed.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -19,6 +20,7 @@ from thresher.harness.observation import Observation
 from thresher.harness.policy import QuestionScorer, RerankRequest
 from thresher.harness.state import LineageRecord
 from thresher.index.store import Hit
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.features import (
     AnchorView,
     Candidate,
@@ -39,9 +41,10 @@ __all__ = [
 ]
 
 #: a follow-up's hit within either retriever's best this many is scored whatever its
-#: fused rank (``rerank_depth`` cuts the fused list below it)
-RETRIEVER_HEAD = 3
-_FAR = 1 << 30
+#: fused rank (``rerank_depth`` cuts the fused list below it); the weights' constants
+#: may set another (``retriever_head``)
+RETRIEVER_HEAD = DEFAULT_CONSTANTS.retriever_head
+_FAR = sys.maxsize
 
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
 #: ``stop``, and ``shown`` (the candidates a search shows, best first; empty X)
@@ -81,6 +84,8 @@ class CandidateScorer:
         rerank_depth: how many of a follow-up's fused hits are ranked (0: all; see
             :func:`rerank_pool`).
         recorder: called with features as they are computed (training data).
+
+    Its constants (how many anchors, the retrievers' head) are the weights'.
     """
 
     def __init__(
@@ -93,6 +98,7 @@ class CandidateScorer:
         recorder: Recorder | None = None,
     ) -> None:
         self.weights = weights
+        self.constants: Constants = weights.constants
         self.hop_k = hop_k
         self.question_scores = question_scores
         self.rerank_depth = rerank_depth
@@ -104,14 +110,14 @@ class CandidateScorer:
         if not hits:
             return hits
         if query.strip() != memory.question.question.strip() and self.rerank_depth > 0:
-            hits = rerank_pool(hits, self.rerank_depth)
+            hits = rerank_pool(hits, self.rerank_depth, self.constants.retriever_head)
         show = memory.show.get(query.strip(), self.hop_k)
         anchors = list(memory.anchors)
         cands = self.candidates(memory, query, hits, request.score_against_question)
         bx = base_matrix(cands, memory.question)
         base = self.weights.base.predict(bx)
         if not anchors:
-            anchors = anchor_views(cands, base, 3)
+            anchors = anchor_views(cands, base, self.constants.first_anchors)
         links = link_matrix(cands, memory.question, anchors, memory.text.pairs)
         full = self.weights.full.predict(np.hstack([bx, links]))
         if self.recorder is not None:
@@ -198,7 +204,7 @@ class CandidateScorer:
                 chunk,
                 hop=obs.hop or 0,
                 subquery=memory.question.question,
-                rank=5,
+                rank=self.constants.unlisted_rank,
                 words=words,
                 title_words=title_words,
                 lower=memory.text.lower(chunk),
@@ -218,7 +224,7 @@ class CandidateScorer:
             return []
         bx = self.base_rows(memory, cands)
         base = self.weights.base.predict(bx)
-        anchors = anchor_views(cands, base, 4)
+        anchors = anchor_views(cands, base, self.constants.cache_anchors)
         fx = np.hstack([bx, link_matrix(cands, memory.question, anchors, memory.text.pairs)])
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
@@ -251,7 +257,9 @@ class CandidateScorer:
         if self.recorder is None or not ranked:
             return
         cands = [r.cand for r in ranked]
-        anchors = anchor_views(cands, np.asarray([r.base for r in ranked]), 4)
+        anchors = anchor_views(
+            cands, np.asarray([r.base for r in ranked]), self.constants.cache_anchors
+        )
         self.recorder(
             "final",
             memory.question.question,

@@ -27,6 +27,7 @@ from thresher.harness.observation import Observation
 from thresher.harness.policy import RerankRequest
 from thresher.index.store import Hit
 from thresher.policies.local.answer import AnswerRanker
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.features import QuestionContext
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.planner import Planner
@@ -48,6 +49,7 @@ class LocalSession:
         planner: the planner of follow-ups (and its stop model).
         answer: the answer ranker.
         prune: prune before answering (False: the no-prune baseline).
+        constants: the policy's constants (the episode's memory reads them).
     """
 
     #: no model call and no I/O: the harness calls ``propose`` on the episode's thread
@@ -63,10 +65,11 @@ class LocalSession:
         planner: Planner,
         answer: AnswerRanker,
         prune: bool,
+        constants: Constants = DEFAULT_CONSTANTS,
     ) -> None:
         self.name = name
         self.system_prompt = system_prompt
-        self.memory = EpisodeMemory(QuestionContext.of(question))
+        self.memory = EpisodeMemory(QuestionContext.of(question), constants=constants)
         self.scorer = scorer
         self.planner = planner
         self.answer = answer

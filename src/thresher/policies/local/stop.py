@@ -15,13 +15,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.features import Candidate
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scorer import Model
 from thresher.policies.local.scoring import Ranked, Recorder
 from thresher.policies.local.text import contains_phrase
 
-__all__ = ["STOP_FEATURES", "StopModel", "stop_features", "sufficiency"]
+__all__ = ["STOP_FEATURES", "STOP_TOP", "StopModel", "stop_features", "sufficiency"]
+
+#: the top documents the state features sum over, the cap of their bridge count, and
+#: (plus one) the leading edge's rank when it is missing: part of the features'
+#: definition (the stop model was fit on it), not a setting
+STOP_TOP = 5
+#: the leading edge's document rank when there is none or it is below the top
+_NO_RANK = STOP_TOP + 1
 
 STOP_FEATURES: tuple[str, ...] = (
     "p1",  # best document utility
@@ -42,7 +50,7 @@ def stop_features(
     linked12: bool,
     hop: int,
     bridges: int,
-    front: tuple[float, int] = (0.0, 6),
+    front: tuple[float, int] = (0.0, _NO_RANK),
 ) -> np.ndarray:
     """One row of :data:`STOP_FEATURES` from the ranked document utilities (best first).
 
@@ -57,27 +65,30 @@ def stop_features(
             p[1],
             p[2],
             p[1] - p[2],
-            float(sum(sorted(doc_probs, reverse=True)[:5])),
+            float(sum(sorted(doc_probs, reverse=True)[:STOP_TOP])),
             1.0 if linked12 else 0.0,
             float(hop),
-            float(min(bridges, 5)),
+            float(min(bridges, STOP_TOP)),
             float(front[0]),
-            float(min(front[1], 6)),
+            float(min(front[1], _NO_RANK)),
         ],
         dtype=np.float64,
     )
 
 
-def sufficiency(features: np.ndarray, model: Model | None) -> float:
+def sufficiency(
+    features: np.ndarray, model: Model | None, constants: Constants = DEFAULT_CONSTANTS
+) -> float:
     """P(enough evidence) for one row of :data:`STOP_FEATURES`.
 
-    With no model: 1.0 when the two best documents are both above 0.5 and
-    linked, else 0.0 (a conservative rule).
+    With no model: 1.0 when the two best documents are both above the constant
+    ``rule_stop_p`` and linked, else 0.0 (a conservative rule).
     """
     if model is not None:
         return float(model.predict(features.reshape(1, -1))[0])
-    p1, p2, linked = features[0], features[1], features[5]
-    return 1.0 if p1 > 0.5 and p2 > 0.5 and linked > 0 else 0.0
+    p1, p2, linked = features[0], features[1], features[STOP_FEATURES.index("linked12")]
+    floor = constants.rule_stop_p
+    return 1.0 if p1 > floor and p2 > floor and linked > 0 else 0.0
 
 
 class StopModel:
@@ -87,12 +98,20 @@ class StopModel:
         model: the learned sufficiency model (None: the conservative rule).
         stop_at: sufficiency at or above which the session stops (1.0 or more: never early).
         recorder: called with each state's features (kind ``stop``; training data).
+        constants: the policy's constants (the rule's floor without a model).
     """
 
-    def __init__(self, model: Model | None, stop_at: float, recorder: Recorder | None = None):
+    def __init__(
+        self,
+        model: Model | None,
+        stop_at: float,
+        recorder: Recorder | None = None,
+        constants: Constants = DEFAULT_CONSTANTS,
+    ):
         self.model = model
         self.stop_at = stop_at
         self.recorder = recorder
+        self.constants = constants
 
     @property
     def active(self) -> bool:
@@ -120,7 +139,9 @@ class StopModel:
 
     def sufficient(self, features: np.ndarray) -> bool:
         """Whether the evidence in hand is enough (never, when ``stop_at`` >= 1)."""
-        return self.stop_at < 1.0 and sufficiency(features, self.model) >= self.stop_at
+        return (
+            self.stop_at < 1.0 and sufficiency(features, self.model, self.constants) >= self.stop_at
+        )
 
 
 def _doc_probs(ranked: Sequence[Ranked]) -> list[tuple[str, float]]:
@@ -150,10 +171,10 @@ def _front(
 ) -> tuple[float, int]:
     """Utility and document rank of the best chunk the last hop found through its bridge."""
     if memory.hop == 0:
-        return 0.0, 6
+        return 0.0, _NO_RANK
     chain = memory.chain()
     for r in ranked:
         if r.cand.hop == memory.hop and chain.continues(r.cand):
             rank = next(i for i, (d, _) in enumerate(docs, 1) if d == r.cand.chunk.doc_id)
             return r.prob, rank
-    return 0.0, 6
+    return 0.0, _NO_RANK

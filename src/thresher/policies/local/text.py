@@ -101,24 +101,14 @@ def contains_phrase(haystack_lower: str, phrase: str) -> bool:
 
 #: suffixes :func:`stem` tries in this order (the first that leaves at least 4 letters goes)
 _SUFFIXES = ("ation", "ition", "ing", "age", "ed", "er", "or", "ion", "es", "s", "e")
-#: relation words whose forms share no prefix ("birthplace" is asked, "born" is written)
-_LEMMAS = {
-    **dict.fromkeys(("born", "birth", "birthplace", "birthday"), "born"),
-    **dict.fromkeys(("died", "death", "deathplace", "dies"), "died"),
-    **dict.fromkeys(("spouse", "wife", "husband", "married", "marriage", "wed"), "spouse"),
-}
 
 
 def stem(word: str) -> str:
     """A crude key shared by a lowercase word's inflections: "directed" and "director"
-    give "direct", "located" and "location" give "locat", "birthplace" and "born" give
-    "born". Hand-written because it must join an agent noun to its verb: the
+    give "direct", "located" and "location" give "locat". Hand-written because it must join an agent noun to its verb: the
     Snowball stemmer the BM25 index uses keeps "director" apart from "directed".
     It only has to match a question's relation word to the text's form of it;
     "country" and "county" stay apart."""
-    lemma = _LEMMAS.get(word)
-    if lemma is not None:
-        return lemma
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
