@@ -7,7 +7,7 @@ the weights loader, :mod:`thresher.policies.local.constants` and
 of the few listed below with the reason it is not a setting. Word lists must not
 mirror the phrasing of our own world generator (``synth/world``: e-mail
 greetings and closings, sentence openers) or of the clue questions
-``synth/tasks/phrase.py`` writes; nor may the policy carry a hand-written map of
+``tasks/generate/phrase.py`` writes; nor may the policy carry a hand-written map of
 words to words (the born/died/spouse table fitted to 2Wiki's question templates).
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import thresher.policies.local as local_pkg
-import thresher.synth.tasks.phrase as phrase_mod
 import thresher.synth.world as world_pkg
+import thresher.tasks.generate.phrase as phrase_mod
 
 LOCAL = Path(local_pkg.__file__).resolve().parent
 WORLD = Path(world_pkg.__file__).resolve().parent
@@ -141,7 +141,7 @@ def generator_openers() -> set[str]:
 
 
 def phrase_template_words() -> set[str]:
-    """Every word of the clue-question templates ``synth/tasks/phrase.py`` writes."""
+    """Every word of the clue-question templates ``tasks/generate/phrase.py`` writes."""
     tree = ast.parse(PHRASE.read_text(encoding="utf-8"))
     out: set[str] = set()
     for node in ast.walk(tree):
