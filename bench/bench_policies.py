@@ -391,11 +391,14 @@ def lowercase_section(
             cased_local = run(
                 cased,
                 stores[name],
-                lambda t: LocalPolicy(None, config=config, **local_options),
+                lambda t: LocalPolicy(LocalOptions(**local_options), config=config),
                 config,
             )
             lower_local = run(
-                lower, store, lambda t: LocalPolicy(None, config=config, **local_options), config
+                lower,
+                store,
+                lambda t: LocalPolicy(LocalOptions(**local_options), config=config),
+                config,
             )
             tag = "shipped"
         else:
@@ -403,7 +406,7 @@ def lowercase_section(
                 lower,
                 store,
                 lambda t, w=which, tw=twin: LocalPolicy(
-                    w[tw[t.task_id]], config=config, **local_options
+                    LocalOptions(weights=w[tw[t.task_id]], **local_options), config=config
                 ),
                 config,
             )
@@ -643,7 +646,9 @@ def main(argv: list[str] | None = None) -> int:
             rows = run(
                 ts,
                 store,
-                lambda t, w=lodo_w: LocalPolicy(w, config=config, **local_options),
+                lambda t, w=lodo_w: LocalPolicy(
+                    LocalOptions(weights=w, **local_options), config=config
+                ),
                 config,
             )
             lodo_local[name] = rows
