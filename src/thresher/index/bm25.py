@@ -36,6 +36,9 @@ _TINY = float(np.nextafter(np.float32(0), np.float32(1)))  # the smallest positi
 _SAMPLE_STEP = 16
 _RECENT = 8  # score vectors kept (4 MB each at 1M chunks)
 _WORD = re.compile(r"\w+")
+#: word -> stem pairs an analyzer keeps: a corpus repeats its words (Zipf), so most
+#: words of an ingest are stemmed once, and their terms share one string each
+_STEMS_KEPT = 500_000
 
 
 class Analyzer:
@@ -47,6 +50,7 @@ class Analyzer:
         self.stemmer = stemmer
         self._stopwords = frozenset(STOPWORDS_EN)
         self._local = threading.local()  # PyStemmer objects are not thread-safe
+        self._stems: dict[str, str] = {}
         if stemmer is not None:
             self._stem_words(["check"])  # fail early if the stemmer is missing
 
@@ -69,7 +73,15 @@ class Analyzer:
         words = [w for w in _WORD.findall(text.lower()) if w not in self._stopwords]
         if self.stemmer is None or not words:
             return words
-        return self._stem_words(words)
+        cache = self._stems
+        stems = {w: cache.get(w) for w in set(words)}
+        missing = [w for w, s in stems.items() if s is None]
+        if missing:
+            if len(cache) > _STEMS_KEPT:
+                cache.clear()
+            for word, stem in zip(missing, self._stem_words(missing), strict=True):
+                stems[word] = cache[word] = stem
+        return [stems[w] for w in words]  # type: ignore[misc]
 
     def to_dict(self) -> dict[str, object]:
         return {
