@@ -48,6 +48,7 @@ import uuid
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from thresher.errors import InputError
 
@@ -81,6 +82,14 @@ class ReadCopy:
     path: Path
     shared: bool
     _lock_fd: int | None = field(default=None, repr=False)
+
+    @property
+    def vectors(self) -> Path | None:
+        """The folder holding the generation's saved vectors
+        (:func:`~thresher.index.exact_dense.save_vectors`), None when it has none."""
+        from thresher.index.exact_dense import VECTORS
+
+        return self.path.parent if (self.path.parent / VECTORS).is_file() else None
 
     def release(self) -> None:
         """Stop using the copy (twice is fine)."""
@@ -209,6 +218,9 @@ def _copy_failed(chroma_dir: Path, root: Path, exc: OSError) -> InputError:
 
 #: the ``sync_threshold`` a copy is settled with (chromadb's smallest: its ``batch_size``)
 _SETTLE_THRESHOLD = 100
+#: a shared copy of a generation of at most this many chunks gets its vectors saved
+#: (1.5 KB a chunk; exact dense search runs up to ``retrieval.exact_dense_max_chunks``)
+_SAVED_VECTORS_MAX = 50_000
 
 
 def _settle(chroma: Path) -> None:
@@ -238,8 +250,21 @@ def _settle(chroma: Path) -> None:
             if first is not None and len(first):
                 collection.query(query_embeddings=[first[0]], n_results=1, include=[])
             collection.modify(configuration={"hnsw": {"sync_threshold": threshold}})
+        _save_vectors(client, chroma.parent)
     finally:
         client.close()
+
+
+def _save_vectors(client: Any, folder: Path) -> None:
+    """Save the index collection's vectors into ``folder`` when it is small enough."""
+    from thresher.index.exact_dense import save_vectors
+    from thresher.index.layout import COLLECTION
+
+    names = [c.name for c in client.list_collections()]
+    if COLLECTION in names:
+        collection = client.get_collection(COLLECTION)
+        if collection.count() <= _SAVED_VECTORS_MAX:
+            save_vectors(collection, folder)
 
 
 def _make_shared(chroma_dir: Path, target: Path) -> None:
@@ -251,7 +276,7 @@ def _make_shared(chroma_dir: Path, target: Path) -> None:
         try:
             _settle(making / "chroma")
         except Exception:  # noqa: BLE001 - chromadb's own errors: publish a plain copy
-            shutil.rmtree(making / "chroma", ignore_errors=True)
+            shutil.rmtree(making, ignore_errors=True)
             _copy_tree(chroma_dir, making / "chroma")
         (making / _USERS).touch()
         (making / _SOURCE).write_text(os.path.realpath(chroma_dir) + "\n", encoding="utf-8")
