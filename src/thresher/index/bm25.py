@@ -41,14 +41,87 @@ _WORD = re.compile(r"\w+")
 _STEMS_KEPT = 500_000
 
 
+def _stopwords_en() -> frozenset[str]:
+    """``bm25s``'s English stopwords, read from its ``stopwords`` module alone: importing
+    the ``bm25s`` package imports ``scipy.sparse`` (~0.15 CPU s a process), which a
+    reader of a saved index does not need."""
+    global _STOPWORDS
+    if _STOPWORDS is None:
+        import importlib.util
+
+        package = importlib.util.find_spec("bm25s")
+        where = list(package.submodule_search_locations or ()) if package else []
+        spec = importlib.util.spec_from_file_location(
+            "thresher.index._bm25s_stopwords", Path(where[0]) / "stopwords.py"
+        ) if where else None  # fmt: skip
+        if spec is None or spec.loader is None:
+            from bm25s.stopwords import STOPWORDS_EN
+        else:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            STOPWORDS_EN = module.STOPWORDS_EN
+        _STOPWORDS = frozenset(STOPWORDS_EN)
+    return _STOPWORDS
+
+
+_STOPWORDS: frozenset[str] | None = None
+
+
+class _SavedScores:
+    """A saved ``bm25s`` index (method ``lucene``: no non-occurrence scores) read without
+    importing ``bm25s``: its vocabulary and its memory-mapped score matrix (CSC, one
+    column per term). :meth:`get_scores_from_ids` sums as ``bm25s`` 0.3 does, so the
+    scores are the same floats."""
+
+    def __init__(self, folder: Path) -> None:
+        params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        self.vocab_dict: dict[str, int] = json.loads(
+            (folder / "vocab.index.json").read_text(encoding="utf-8")
+        )
+        self._dtype = np.dtype(params.get("dtype", "float32"))
+        self._int_dtype = np.dtype(params.get("int_dtype", "int32"))
+        self._num_docs = int(params["num_docs"])
+        arrays = {}
+        for name in ("data", "indices", "indptr"):
+            loaded = np.load(folder / f"{name}.csc.index.npy", mmap_mode="r", allow_pickle=False)
+            arrays[name] = np.asarray(loaded)  # a plain view: no memmap object per slice
+        self._data, self._indices, self._indptr = (
+            arrays["data"],
+            arrays["indices"],
+            arrays["indptr"],
+        )
+
+    @staticmethod
+    def readable(folder: Path) -> bool:
+        """Whether :class:`_SavedScores` reads this saved index (else ``bm25s`` does)."""
+        try:
+            params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return (
+            params.get("method") == "lucene"
+            and params.get("backend", "numpy") == "numpy"
+            and "num_docs" in params
+            and not (folder / "nonoccurrence_array.index.npy").exists()
+        )
+
+    def get_scores_from_ids(self, term_ids: Sequence[int]) -> np.ndarray:
+        ids = np.asarray(term_ids, dtype=self._int_dtype)
+        if int(ids.max(initial=0)) >= len(self._indptr) - 1:
+            raise ValueError("a query term id past the index's vocabulary")
+        starts, ends = self._indptr[ids], self._indptr[ids + 1]
+        scores = np.zeros(self._num_docs, dtype=self._dtype)
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            np.add.at(scores, self._indices[start:end], self._data[start:end])
+        return scores
+
+
 class Analyzer:
     """Text to index terms: lowercase, ``\\w+`` words, no stopwords, optional stemming."""
 
     def __init__(self, stemmer: str | None = "english") -> None:
-        from bm25s.stopwords import STOPWORDS_EN
-
         self.stemmer = stemmer
-        self._stopwords = frozenset(STOPWORDS_EN)
+        self._stopwords = _stopwords_en()
         self._local = threading.local()  # PyStemmer objects are not thread-safe
         self._stems: dict[str, str] = {}
         if stemmer is not None:
@@ -282,8 +355,6 @@ class Bm25Index:
             IndexVersionError: the folder was written in a newer format.
             ModelMissingError: the index stems words and PyStemmer is missing.
         """
-        import bm25s
-
         src = Path(directory)
         meta = json.loads((src / "bm25.json").read_text(encoding="utf-8"))
         if meta.get("format", 0) > _FORMAT:
@@ -298,8 +369,12 @@ class Bm25Index:
             ids, positions = table, table.positions()
         else:  # written before the id table existed
             ids, positions = json.loads((src / "ids.json").read_text(encoding="utf-8")), None
-        model = None
-        if len(ids):
+        model: object | None = None
+        if len(ids) and _SavedScores.readable(src / "bm25s"):
+            model = _SavedScores(src / "bm25s")
+        elif len(ids):
+            import bm25s
+
             model = bm25s.BM25.load(str(src / "bm25s"), mmap=True, show_progress=False, verbosity=0)
             # plain ndarray views of the same mapped pages: numpy's memmap subclass costs
             # an object per slice, a third of a query's scoring time on a small index
