@@ -256,13 +256,13 @@ def _settle(chroma: Path) -> None:
 
 
 def _save_vectors(client: Any, folder: Path) -> None:
-    """Save the index collection's vectors into ``folder`` when it is small enough."""
+    """Save the vectors of the generation's collection (an index folder's chroma holds
+    one) into ``folder`` when it is small enough."""
     from thresher.index.exact_dense import save_vectors
-    from thresher.index.layout import COLLECTION
 
-    names = [c.name for c in client.list_collections()]
-    if COLLECTION in names:
-        collection = client.get_collection(COLLECTION)
+    collections = client.list_collections()
+    if len(collections) == 1:
+        collection = client.get_collection(collections[0].name)
         if collection.count() <= _SAVED_VECTORS_MAX:
             save_vectors(collection, folder)
 
