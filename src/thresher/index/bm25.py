@@ -375,10 +375,13 @@ class Bm25Index:
         elif len(ids):
             import bm25s
 
-            model = bm25s.BM25.load(str(src / "bm25s"), mmap=True, show_progress=False, verbosity=0)
+            loaded = bm25s.BM25.load(
+                str(src / "bm25s"), mmap=True, show_progress=False, verbosity=0
+            )
             # plain ndarray views of the same mapped pages: numpy's memmap subclass costs
             # an object per slice, a third of a query's scoring time on a small index
             for key in ("data", "indices", "indptr"):
-                if isinstance(model.scores.get(key), np.memmap):
-                    model.scores[key] = np.asarray(model.scores[key])
+                if isinstance(loaded.scores.get(key), np.memmap):
+                    loaded.scores[key] = np.asarray(loaded.scores[key])
+            model = loaded
         return cls(ids, model, analyzer, positions)
