@@ -20,6 +20,10 @@ embedded, so "ingest" is the index's own rate. They are cached under ``--cache``
   over the same patterns (what grep did before the side index);
 - episode p50/p95 of the ``local`` policy (``thresher.search``) over dev questions.
 
+With ``--build-only``: only the missing indexes are built (no dev index is embedded
+first: the known vectors are read from the dev indexes on disk), printing the rate of
+each batch; a build stopped part way resumes from the chunks its collection holds.
+
 With ``--server``: the 100k corpus ingested into ``chroma run`` on 127.0.0.1 (vectors
 given), then the same figures, and the server/embedded ratios.
 
