@@ -230,7 +230,12 @@ def _synthetic_vectors(
 
 
 def build_synthetic(
-    target: Path, docs: list[Document], n: int, known: dict[str, np.ndarray], dim: int
+    target: Path,
+    docs: list[Document],
+    n: int,
+    known: dict[str, np.ndarray],
+    dim: int,
+    batch: int = 5000,
 ) -> dict[str, float]:
     """An index folder of ``n`` one-chunk documents: real texts, noisy real vectors.
 
@@ -258,7 +263,7 @@ def build_synthetic(
     collection = client.get_or_create_collection(
         layout.COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
     )
-    batch = min(5000, client.get_max_batch_size())
+    batch = min(batch, client.get_max_batch_size())
     done = collection.count()  # each add is one batch, all or nothing
     if done:
         print(f"  resuming {target}: {done:,} of {n:,} chunks there", flush=True)
