@@ -20,13 +20,17 @@ embedded, so "ingest" is the index's own rate. They are cached under ``--cache``
   over the same patterns (what grep did before the side index);
 - episode p50/p95 of the ``local`` policy (``thresher.search``) over dev questions.
 
+With ``--build-only``: only the missing indexes are built (no dev index is embedded
+first: the known vectors are read from the dev indexes on disk), printing the rate of
+each batch; a build stopped part way resumes from the chunks its collection holds.
+
 With ``--server``: the 100k corpus ingested into ``chroma run`` on 127.0.0.1 (vectors
 given), then the same figures, and the server/embedded ratios.
 
 Usage::
 
     .venv/bin/python bench/bench_scale.py [--sizes 10k,100k,1M] [--cache DIR]
-        [--queries 100] [--episodes 20] [--server] [--open-only]
+        [--queries 100] [--episodes 20] [--server] [--open-only] [--build-only]
 
 Prints a table; asserts nothing. Run it alone: the machine's load matters.
 """
@@ -209,6 +213,11 @@ def main() -> None:
     parser.add_argument(
         "--open-only", action="store_true", help="only the open figures, of indexes built before"
     )
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="only build the synthetic indexes that are missing (resumable), no figures",
+    )
     parser.add_argument("--probe-open", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe_open:
@@ -220,6 +229,9 @@ def main() -> None:
         return
     if not syn.DEV.is_dir():
         raise SystemExit(f"no development data at {syn.DEV}")
+    if args.build_only:
+        build_only(sizes, args.cache)
+        return
     from thresher.config import Config
     from thresher.index.embed.embedder import get_embedder
     from thresher.tasks.readers import load_tasks
@@ -244,6 +256,20 @@ def main() -> None:
             server_size(name, n, docs, reuse, args, config, minilm, results[name])
     _table(results)
     print(json.dumps({"rows": syn.ROWS, "results": results}), file=sys.stderr)
+
+
+def build_only(sizes: list[tuple[str, int]], cache: Path) -> None:
+    """Build the missing synthetic indexes (a stopped build resumes) and print their rates."""
+    from thresher.index.embed.embedder import get_embedder
+
+    minilm = get_embedder("minilm-int8")
+    cache.mkdir(parents=True, exist_ok=True)
+    docs, reuse = syn.built_corpus(minilm, cache)
+    for name, n in sizes:
+        phases = syn.build_synthetic(cache / f"noisy{n}", docs, n, reuse.known, minilm.dimension)
+        parts = ", ".join(f"{k[:-2]} {v:.0f} s" for k, v in phases.items() if k.endswith("_s"))
+        seconds = phases.get("seconds") or float("nan")
+        syn.row(f"{name} ingest (vectors given)", f"{n / seconds:,.0f} chunks/s", parts)
 
 
 def open_only(sizes: list[tuple[str, int]], cache: Path) -> None:

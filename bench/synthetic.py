@@ -182,6 +182,27 @@ def dev_corpus(config: Config, minilm, cache: Path) -> tuple[list[Document], Reu
     return list(first.values()), reuse
 
 
+def built_corpus(minilm, cache: Path) -> tuple[list[Document], ReuseEmbedder]:
+    """:func:`dev_corpus` without building anything: the vectors are read from the dev
+    indexes already on disk (``cache`` or the shared ones), whatever documents they hold;
+    a paragraph none of them has gets a random vector. For building scale indexes
+    without first embedding the dev corpus."""
+    from thresher.corpus import iter_documents
+
+    reuse = ReuseEmbedder(minilm)
+    for name in ("hotpotqa", "musique"):
+        for folder in (cache / name, *sorted((SHARED_INDEXES / name).glob("*"))):
+            try:
+                reuse.learn(folder)
+                break
+            except Exception:  # noqa: BLE001 - not an index: try the next place
+                continue
+    first: dict[str, Document] = {}
+    for doc in iter_documents([DEV / f for f in HOTPOT + MUSIQUE]):
+        first.setdefault(doc.doc_id, doc)
+    return list(first.values()), reuse
+
+
 def synthetic_docs(docs: list[Document], n: int) -> Iterator[Document]:
     """``n`` one-chunk documents: ``docs`` repeated under ids ``syn-NNNNNN``."""
     for i in range(n):
@@ -189,8 +210,34 @@ def synthetic_docs(docs: list[Document], n: int) -> Iterator[Document]:
         yield Document(f"syn-{i:06d}", src.title, src.text, source="synthetic")
 
 
+def _synthetic_chunk(docs: list[Document], i: int) -> Chunk:
+    src = docs[i % len(docs)]
+    return Chunk(f"syn-{i:06d}#0", f"syn-{i:06d}", 0, src.title, src.text, 0, len(src.text),
+                 f"{i:016x}", "synthetic", "2026-01-01T00:00:00Z")  # fmt: skip
+
+
+def _synthetic_vectors(
+    chunks: list[Chunk], start: int, known: dict[str, np.ndarray], dim: int
+) -> np.ndarray:
+    """The vectors of the chunks from ``start`` on: seeded by ``start``, so a resumed
+    build gives the same vectors as an uninterrupted one."""
+    rng = np.random.default_rng([0, start])
+    vectors = rng.standard_normal((len(chunks), dim)).astype(np.float32)
+    for row_i, c in enumerate(chunks):
+        base = known.get(text_key(indexed_text(c.title, c.text)))
+        if base is not None:
+            vectors[row_i] = base + 0.02 * vectors[row_i]
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
 def build_synthetic(
-    target: Path, docs: list[Document], n: int, known: dict[str, np.ndarray], dim: int
+    target: Path,
+    docs: list[Document],
+    n: int,
+    known: dict[str, np.ndarray],
+    dim: int,
+    batch: int = 5000,
 ) -> dict[str, float]:
     """An index folder of ``n`` one-chunk documents: real texts, noisy real vectors.
 
@@ -198,59 +245,69 @@ def build_synthetic(
     random one stands in when it is missing). Returns (and writes to
     ``target/build.json``) the seconds each part took; a folder that already holds
     ``n`` chunks is kept (its side indexes added if it predates them).
+
+    The chromadb part is resumable: ``target/building.json`` names the generation
+    being filled, and a build stopped part way (killed, out of time) goes on from
+    the chunks its collection holds. Progress (chunks, rate, CPU) is printed per batch.
     """
     if holds_count(target, n):
         return ensure_side_indexes(target)
     target.mkdir(parents=True, exist_ok=True)
-    layout.remove_stale_generations(target, keep=None)
-    generation = layout.new_generation(target)
-    started = time.perf_counter()
+    marker = target / "building.json"
+    state: dict = json.loads(marker.read_text()) if marker.is_file() else {}
+    generation = target / str(state.get("generation", ""))
+    if state.get("n") != n or not state.get("generation") or not generation.is_dir():
+        layout.remove_stale_generations(target, keep=None)
+        generation = layout.new_generation(target)
+        state = {"n": n, "generation": generation.name, "dense_s": 0.0}
+        marker.write_text(json.dumps(state), encoding="utf-8")
     client = open_client(generation / "chroma")
     collection = client.get_or_create_collection(
         COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
     )
-    batch = min(5000, client.get_max_batch_size())
-    rng = np.random.default_rng(0)
-    ids, titles, texts, entries = [], [], [], {}
-    for start in range(0, n, batch):
-        chunks = []
-        for i in range(start, min(n, start + batch)):
-            src = docs[i % len(docs)]
-            cid = f"syn-{i:06d}#0"
-            chunks.append(Chunk(cid, f"syn-{i:06d}", 0, src.title, src.text, 0, len(src.text),
-                                f"{i:016x}", "synthetic", "2026-01-01T00:00:00Z"))  # fmt: skip
-            entries[f"syn-{i:06d}"] = DocEntry(f"{i:032x}", [cid], "2026-01-01T00:00:00Z")
-        vectors = rng.standard_normal((len(chunks), dim)).astype(np.float32)
-        for row_i, c in enumerate(chunks):
-            base = known.get(text_key(indexed_text(c.title, c.text)))
-            if base is not None:
-                vectors[row_i] = base + 0.02 * vectors[row_i]
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    batch = min(batch, client.get_max_batch_size())
+    done = collection.count()  # each add is one batch, all or nothing
+    if done:
+        print(f"  resuming {target}: {done:,} of {n:,} chunks there", flush=True)
+    for start in range(done, n, batch):
+        mark, cpu = time.perf_counter(), time.process_time()
+        chunks = [_synthetic_chunk(docs, i) for i in range(start, min(n, start + batch))]
         collection.add(
             ids=[c.chunk_id for c in chunks],
             documents=[c.text for c in chunks],
             metadatas=[chunk_metadata(c) for c in chunks],
-            embeddings=vectors,
+            embeddings=_synthetic_vectors(chunks, start, known, dim),
         )
-        ids += [c.chunk_id for c in chunks]
-        titles += [c.title for c in chunks]
-        texts += [c.text for c in chunks]
+        took = time.perf_counter() - mark
+        state["dense_s"] += took
+        marker.write_text(json.dumps(state), encoding="utf-8")
+        print(f"  {start + len(chunks):>9,} / {n:,} chunks  {len(chunks) / took:6.0f} chunks/s "
+              f"(CPU {time.process_time() - cpu:.1f} s for {len(chunks)})", flush=True)  # fmt: skip
     client.close()
-    phases = {"chunks": n, "dense_s": time.perf_counter() - started}
+    phases = {"chunks": n, "dense_s": state["dense_s"]}
     mark = time.perf_counter()
-    Bm25Index.build(ids, [indexed_text(t, x) for t, x in zip(titles, texts, strict=True)]).save(
-        generation / "bm25"
-    )
+    chunks = (_synthetic_chunk(docs, i) for i in range(n))
+    ids = [f"syn-{i:06d}#0" for i in range(n)]
+    Bm25Index.build(ids, (indexed_text(c.title, c.text) for c in chunks)).save(generation / "bm25")
     phases["bm25_s"] = time.perf_counter() - mark
+    print(f"  BM25 side index: {phases['bm25_s']:.0f} s", flush=True)
     mark = time.perf_counter()
-    GrepIndex.build(generation / grep_index.FILE, texts)
+    GrepIndex.build(generation / grep_index.FILE, (docs[i % len(docs)].text for i in range(n)))
     phases["grep_s"] = time.perf_counter() - mark
+    print(f"  grep side index: {phases['grep_s']:.0f} s", flush=True)
+    entries = {
+        f"syn-{i:06d}": DocEntry(f"{i:032x}", [f"syn-{i:06d}#0"], "2026-01-01T00:00:00Z")
+        for i in range(n)
+    }
     manifest = layout.Manifest(FORMAT_VERSION, "bench", "minilm-int8", dim,
                                {"max_tokens": 512, "tokenizer": "o200k_base"}, entries)  # fmt: skip
     layout.write_manifest(generation, manifest)
-    layout.commit_generation(target, generation)
-    phases["seconds"] = time.perf_counter() - started
+    mark = time.perf_counter()
+    layout.commit_generation(target, generation)  # and the generation's shared read copy
+    phases["commit_s"] = time.perf_counter() - mark
+    phases["seconds"] = phases["dense_s"] + phases["bm25_s"] + phases["grep_s"] + phases["commit_s"]
     (target / "build.json").write_text(json.dumps(phases, indent=1), encoding="utf-8")
+    marker.unlink(missing_ok=True)
     return phases
 
 

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import subprocess
+import sys
+
+import numpy as np
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thresher.corpus.document import Chunk
 from thresher.corpus.ids import content_hash
 from thresher.harness.actions import FinalAnswer, RankedDocument
-from thresher.harness.final import parse_final, rank_scores, resolve_final
+from thresher.harness.final import (
+    isotonic_non_increasing,
+    parse_final,
+    rank_scores,
+    resolve_final,
+)
 from thresher.harness.state import ActiveContext, RetrievalCache
 
 
@@ -128,3 +137,22 @@ def test_rank_scores_are_monotone_property(probs):
     out = rank_scores(probs)
     assert len(out) == len(probs)
     assert all(a >= b for a, b in zip(out, out[1:], strict=False))
+
+
+@settings(deadline=None)  # the first example imports scipy
+@given(st.lists(st.floats(-1e3, 1e3), max_size=40))
+def test_isotonic_fit_is_scipys_property(values):
+    from scipy.optimize import isotonic_regression
+
+    want = isotonic_regression(values, increasing=False).x if values else []
+    assert np.allclose(isotonic_non_increasing(values), want, rtol=1e-9, atol=1e-6)
+
+
+def test_ranking_an_answer_does_not_import_scipy():
+    """Scoring an answer is on every CLI search's path: no scipy import there."""
+    code = (
+        "import sys; from thresher.harness.final import rank_scores; "
+        "rank_scores([0.2, 0.9, 0.4]); print('scipy' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -87,3 +87,44 @@ def test_search_keeps_the_order_of_a_full_sort_when_many_chunks_tie() -> None:
         )
         for k in (1, 7, 50, 5000):
             assert index.search(query, k) == [(ids[i], float(scores[i])) for i in full[:k]]
+
+
+def test_a_saved_index_is_read_without_bm25s_and_scores_alike(tmp_path) -> None:
+    """Loading a saved index reads its arrays itself (no ``bm25s``, no ``scipy`` import
+    in a reader) and gives the very floats ``bm25s`` gives."""
+    import random
+    import subprocess
+    import sys
+
+    import bm25s
+    import numpy as np
+
+    rng = random.Random(3)
+    words = [
+        "river",
+        "harbor",
+        "glass",
+        "salt",
+        "market",
+        "town",
+        "founder",
+        "railway",
+        "bridge",
+        "museum",
+        "violin",
+    ]
+    texts = [" ".join(rng.choices(words, k=rng.randint(1, 30))) for _ in range(400)]
+    Bm25Index.build([f"c{i}" for i in range(400)], texts).save(tmp_path)
+    ours = Bm25Index.load(tmp_path)
+    theirs = bm25s.BM25.load(str(tmp_path / "bm25s"), mmap=True, show_progress=False)
+    for query in ["river glass", "museum violin founder", "salt", "bridge town town harbor"]:
+        terms = sorted({ours._model.vocab_dict[t] for t in ours.analyzer.terms(query)})
+        want = theirs.get_scores_from_ids(terms)
+        assert np.array_equal(ours.scores(query), want)
+    code = (
+        "import sys; from thresher.index.bm25 import Bm25Index; "
+        f"i = Bm25Index.load({str(tmp_path)!r}); i.search('river glass', 5); "
+        "print(sorted(m for m in ('bm25s', 'scipy') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -32,3 +32,26 @@ def test_matches_a_brute_force_ranking() -> None:
 def test_rejects_mismatched_ids() -> None:
     with pytest.raises(ValueError, match="2 ids"):
         ExactDense(["a", "b"], np.zeros((3, 4), dtype=np.float32))
+
+
+def test_saved_vectors_load_as_the_collection_reads(tmp_path) -> None:
+    from thresher.index.embedded.exact_dense import save_vectors
+
+    class Pages:  # chromadb's get(), paged
+        def __init__(self, ids, matrix):
+            self.ids, self.matrix = ids, matrix
+
+        def get(self, include, limit, offset):
+            return {"ids": self.ids[offset : offset + limit],
+                    "embeddings": self.matrix[offset : offset + limit]}  # fmt: skip
+
+    rng = np.random.default_rng(1)
+    ids = [f"x{i:05d}" for i in range(12_000)]
+    collection = Pages(ids, rng.normal(size=(12_000, 8)).astype(np.float32))
+    save_vectors(collection, tmp_path)
+    q = rng.normal(size=8)
+    loaded = ExactDense.load(tmp_path)
+    assert loaded.search(q, 30) == ExactDense.from_collection(collection).search(q, 30)
+    (tmp_path / "vectors.npy").write_bytes(b"damaged")
+    with pytest.raises(ValueError):
+        ExactDense.load(tmp_path)

@@ -199,3 +199,25 @@ def test_an_index_built_again_in_the_same_folder_drops_the_old_copy(index_dir, c
     assert len(_shared(copies)) == 1 and _shared(copies) != old  # swept by the commit
     with EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as store:
         assert store.get(["d01200#0"])[0].doc_id == "d01200"
+
+
+def test_exact_dense_search_reads_the_vectors_saved_with_the_shared_copy(
+    index_dir, copies, monkeypatch
+):
+    from thresher.index.embedded.exact_dense import ExactDense
+
+    made = copies / _shared(copies)[0]
+    assert (made / "vectors.npy").is_file() and (made / "vector_ids.json").is_file()
+    reading = ExactDense.from_collection
+
+    def refuse(collection):
+        raise AssertionError("paged the vectors out of chromadb")
+
+    monkeypatch.setattr(ExactDense, "from_collection", refuse)
+    with EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as store:
+        saved = [(h.chunk.chunk_id, h.score) for h in store.dense_search("Town 12 mill", k=8)]
+    monkeypatch.setattr(ExactDense, "from_collection", reading)
+    (made / "vectors.npy").unlink()  # none saved: read from the collection, same answer
+    with EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as store:
+        paged = [(h.chunk.chunk_id, h.score) for h in store.dense_search("Town 12 mill", k=8)]
+    assert saved == paged and len(saved) == 8

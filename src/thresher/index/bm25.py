@@ -36,17 +36,94 @@ _TINY = float(np.nextafter(np.float32(0), np.float32(1)))  # the smallest positi
 _SAMPLE_STEP = 16
 _RECENT = 8  # score vectors kept (4 MB each at 1M chunks)
 _WORD = re.compile(r"\w+")
+#: word -> stem pairs an analyzer keeps: a corpus repeats its words (Zipf), so most
+#: words of an ingest are stemmed once, and their terms share one string each
+_STEMS_KEPT = 500_000
+
+
+def _stopwords_en() -> frozenset[str]:
+    """``bm25s``'s English stopwords, read from its ``stopwords`` module alone: importing
+    the ``bm25s`` package imports ``scipy.sparse`` (~0.15 CPU s a process), which a
+    reader of a saved index does not need."""
+    global _STOPWORDS
+    if _STOPWORDS is None:
+        import importlib.util
+
+        package = importlib.util.find_spec("bm25s")
+        where = list(package.submodule_search_locations or ()) if package else []
+        spec = importlib.util.spec_from_file_location(
+            "thresher.index._bm25s_stopwords", Path(where[0]) / "stopwords.py"
+        ) if where else None  # fmt: skip
+        if spec is None or spec.loader is None:
+            from bm25s.stopwords import STOPWORDS_EN
+        else:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            STOPWORDS_EN = module.STOPWORDS_EN
+        _STOPWORDS = frozenset(STOPWORDS_EN)
+    return _STOPWORDS
+
+
+_STOPWORDS: frozenset[str] | None = None
+
+
+class _SavedScores:
+    """A saved ``bm25s`` index (method ``lucene``: no non-occurrence scores) read without
+    importing ``bm25s``: its vocabulary and its memory-mapped score matrix (CSC, one
+    column per term). :meth:`get_scores_from_ids` sums as ``bm25s`` 0.3 does, so the
+    scores are the same floats."""
+
+    def __init__(self, folder: Path) -> None:
+        params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        self.vocab_dict: dict[str, int] = json.loads(
+            (folder / "vocab.index.json").read_text(encoding="utf-8")
+        )
+        self._dtype = np.dtype(params.get("dtype", "float32"))
+        self._int_dtype = np.dtype(params.get("int_dtype", "int32"))
+        self._num_docs = int(params["num_docs"])
+        arrays = {}
+        for name in ("data", "indices", "indptr"):
+            loaded = np.load(folder / f"{name}.csc.index.npy", mmap_mode="r", allow_pickle=False)
+            arrays[name] = np.asarray(loaded)  # a plain view: no memmap object per slice
+        self._data, self._indices, self._indptr = (
+            arrays["data"],
+            arrays["indices"],
+            arrays["indptr"],
+        )
+
+    @staticmethod
+    def readable(folder: Path) -> bool:
+        """Whether :class:`_SavedScores` reads this saved index (else ``bm25s`` does)."""
+        try:
+            params = json.loads((folder / "params.index.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return (
+            params.get("method") == "lucene"
+            and params.get("backend", "numpy") == "numpy"
+            and "num_docs" in params
+            and not (folder / "nonoccurrence_array.index.npy").exists()
+        )
+
+    def get_scores_from_ids(self, term_ids: Sequence[int]) -> np.ndarray:
+        ids = np.asarray(term_ids, dtype=self._int_dtype)
+        if int(ids.max(initial=0)) >= len(self._indptr) - 1:
+            raise ValueError("a query term id past the index's vocabulary")
+        starts, ends = self._indptr[ids], self._indptr[ids + 1]
+        scores = np.zeros(self._num_docs, dtype=self._dtype)
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            np.add.at(scores, self._indices[start:end], self._data[start:end])
+        return scores
 
 
 class Analyzer:
     """Text to index terms: lowercase, ``\\w+`` words, no stopwords, optional stemming."""
 
     def __init__(self, stemmer: str | None = "english") -> None:
-        from bm25s.stopwords import STOPWORDS_EN
-
         self.stemmer = stemmer
-        self._stopwords = frozenset(STOPWORDS_EN)
+        self._stopwords = _stopwords_en()
         self._local = threading.local()  # PyStemmer objects are not thread-safe
+        self._stems: dict[str, str] = {}
         if stemmer is not None:
             self._stem_words(["check"])  # fail early if the stemmer is missing
 
@@ -69,7 +146,15 @@ class Analyzer:
         words = [w for w in _WORD.findall(text.lower()) if w not in self._stopwords]
         if self.stemmer is None or not words:
             return words
-        return self._stem_words(words)
+        cache = self._stems
+        stems = {w: cache.get(w) for w in set(words)}
+        missing = [w for w, s in stems.items() if s is None]
+        if missing:
+            if len(cache) > _STEMS_KEPT:
+                cache.clear()
+            for word, stem in zip(missing, self._stem_words(missing), strict=True):
+                stems[word] = cache[word] = stem
+        return [stems[w] for w in words]  # type: ignore[misc]
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -270,8 +355,6 @@ class Bm25Index:
             IndexVersionError: the folder was written in a newer format.
             ModelMissingError: the index stems words and PyStemmer is missing.
         """
-        import bm25s
-
         src = Path(directory)
         meta = json.loads((src / "bm25.json").read_text(encoding="utf-8"))
         if meta.get("format", 0) > _FORMAT:
@@ -286,12 +369,19 @@ class Bm25Index:
             ids, positions = table, table.positions()
         else:  # written before the id table existed
             ids, positions = json.loads((src / "ids.json").read_text(encoding="utf-8")), None
-        model = None
-        if len(ids):
-            model = bm25s.BM25.load(str(src / "bm25s"), mmap=True, show_progress=False, verbosity=0)
+        model: object | None = None
+        if len(ids) and _SavedScores.readable(src / "bm25s"):
+            model = _SavedScores(src / "bm25s")
+        elif len(ids):
+            import bm25s
+
+            loaded = bm25s.BM25.load(
+                str(src / "bm25s"), mmap=True, show_progress=False, verbosity=0
+            )
             # plain ndarray views of the same mapped pages: numpy's memmap subclass costs
             # an object per slice, a third of a query's scoring time on a small index
             for key in ("data", "indices", "indptr"):
-                if isinstance(model.scores.get(key), np.memmap):
-                    model.scores[key] = np.asarray(model.scores[key])
+                if isinstance(loaded.scores.get(key), np.memmap):
+                    loaded.scores[key] = np.asarray(loaded.scores[key])
+            model = loaded
         return cls(ids, model, analyzer, positions)

@@ -93,8 +93,16 @@ class IndexView:
     exact: LazyExactDense | None = None
 
     @classmethod
-    def of(cls, collection: Any, bm25: Bm25Index, grep_index: GrepIndex | None = None) -> IndexView:
-        exact = LazyExactDense(collection)
+    def of(
+        cls,
+        collection: Any,
+        bm25: Bm25Index,
+        grep_index: GrepIndex | None = None,
+        vectors: Path | None = None,
+    ) -> IndexView:
+        """The view of ``collection``; ``vectors``: a folder holding its saved vectors
+        (:func:`~thresher.index.embedded.exact_dense.save_vectors`), for exact dense search."""
+        exact = LazyExactDense(collection, vectors)
         return cls(collection, bm25, bm25.positions, ChunkCache(), grep_index, exact)
 
 

@@ -97,7 +97,8 @@ class EmbeddedStore(CollectionStore):
                     f"rebuild it with `thresher index PATH --index {self.index_dir}`"
                 ) from exc
             raise
-        return _Generation(path, summary, client, IndexView.of(collection, bm25, grep_side), copy)
+        view = IndexView.of(collection, bm25, grep_side, copy.vectors)
+        return _Generation(path, summary, client, view, copy)
 
     def _view(self) -> IndexView:
         return self._current().view
