@@ -197,6 +197,7 @@ def parse_completion(
     count_tokens: Callable[[str], int] | None = None,
     id_salt: str = "",
     in_view: Sequence[str] = (),
+    tool_choice: str = "auto",
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
 
@@ -213,6 +214,9 @@ def parse_completion(
             :func:`~thresher.policies.llm.textcalls.text_tool_calls`).
         in_view: ids of the documents in view, named by a ``placeholder_id`` refusal
             (as the transcript shows them).
+        tool_choice: the ``tool_choice`` the request was sent with; any other than
+            ``auto`` is recorded (``usage.tool_choice_required`` on a proposal, a
+            ``tool_choice`` member of a refused reply's raw JSON).
 
     Returns:
         A :class:`Proposal` (tool calls, or a final answer) or a
@@ -220,9 +224,10 @@ def parse_completion(
     """
     message, finish = _first_choice(body)
     usage = completion_usage(body)
+    raw = _raw(message, finish, tool_choice)
     text, thinking = split_thinking(message_text(message.get("content")))
     raw_calls = message.get("tool_calls")
-    parsed = None if raw_calls else text_tool_calls(text, tool_names(), id_salt)
+    parsed = None if raw_calls else text_tool_calls(text, id_salt)
     cut_off = 0
     if parsed is not None and finish == "length":
         # a small model that repeats its call until the token limit: the complete
@@ -231,21 +236,23 @@ def parse_completion(
     else:
         problem = _length_problem(text, finish, max_content_tokens, count_tokens)
         if problem is not None:
-            return _refuse([problem], _raw(message, finish), usage, SentReply(text=text))
+            return _refuse([problem], raw, usage, SentReply(text=text))
     if parsed is not None:
         raw_calls, text = _distinct(parsed.calls), parsed.rest
     calls, problems, sent = _read_calls(raw_calls, searched)
     if problems:
-        return _refuse(problems, _raw(message, finish), usage, sent)
+        return _refuse(problems, raw, usage, sent)
     final = _final(text) if parsed is None else None
     problem = _action_problem(text, calls, final, in_view)
     if problem is not None:
         both = SentReply(calls=tuple(_sent_call(c, problem[1]) for c in calls))
         sent = both if calls else SentReply(text=text)
-        return _refuse([problem], _raw(message, finish), usage, sent)
+        return _refuse([problem], raw, usage, sent)
     marks = _marks(usage, thinking, message, len(calls) if parsed is not None else 0)
     if cut_off:
         marks = {**(marks or {}), "reply_cut_off": 1}
+    if tool_choice == "required":
+        marks = {**(marks or {}), "tool_choice_required": 1}
     if calls:
         return Proposal(tool_calls=tuple(calls), text=text, usage=marks)
     return Proposal(final=final, text=text, usage=marks)
@@ -456,9 +463,12 @@ def _is_placeholder(doc_id: str) -> bool:
     return key in PLACEHOLDER_IDS or not key.strip(".…_- ")
 
 
-def _raw(message: dict[str, Any], finish_reason: Any) -> str:
-    """The reply as kept in the trace: its message and finish reason as JSON, capped."""
-    text = json.dumps({"message": message, "finish_reason": finish_reason}, ensure_ascii=False)
+def _raw(message: dict[str, Any], finish_reason: Any, tool_choice: str = "auto") -> str:
+    """The reply as kept in the trace: its message and finish reason as JSON, capped,
+    after the request's ``tool_choice`` when it was not ``auto``."""
+    head = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
+    whole = {**head, "message": message, "finish_reason": finish_reason}
+    text = json.dumps(whole, ensure_ascii=False)
     return text if len(text) <= _RAW_CHARS else text[: _RAW_CHARS - 1] + "…"
 
 
