@@ -315,3 +315,22 @@ def test_the_first_tool_choice_can_be_auto(tmp_path, store, config):
     auto = config.override({"llm.first_tool_choice": "auto"})
     run = episode(tmp_path, store, auto, [served(0), SEARCH, FINAL])
     assert [r["tool_choice"] for r in run.requests] == ["auto", "auto", "auto"]
+
+
+# -- a repeated search: the refusal says what to do instead --------------------------------
+def test_a_repeated_search_is_answered_with_what_to_do_instead(tmp_path, store, config):
+    # 42 searches 'lead inventor Boutrou RD-400 study'; 43 and 44 send it again (the model
+    # repeated it three times in a row, refused each time)
+    query = "lead inventor Boutrou RD-400 study"
+    assert all(query in content(i) for i in (42, 43, 44))
+    run = episode(tmp_path, store, config, [served(42), served(43), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    (refusal,) = run.refusals()
+    assert refusal.code == "repeated_search"
+    shown = sorted({e["doc_id"] for r in run.events(ToolResult) for e in r.new_chunks})
+    answer = run.tool_messages(2)[-1]["content"]  # the refused call, answered
+    assert answer.startswith(f"Refused: you already searched for '{query}'")
+    # concrete next steps: the documents in view to read, the searches made so far
+    assert "read_document" in answer and any(f'"doc_id": "{d}"' in answer for d in shown)
+    assert f"your searches so far: '{query.casefold()}'" in answer
+    assert "grep_corpus" in answer

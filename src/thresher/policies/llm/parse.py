@@ -102,9 +102,10 @@ def completion_usage(body: dict[str, Any]) -> dict[str, int] | None:
     return out or None
 
 
-def searched_queries(messages: Sequence[dict[str, Any]]) -> set[str]:
-    """Normalized queries of every ``search_corpus`` call the transcript shows."""
-    found: set[str] = set()
+def searched_queries(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """Normalized queries of every ``search_corpus`` call the transcript shows, each once,
+    in the order they were issued."""
+    found: dict[str, None] = {}
     for message in messages:
         if message.get("role") != "assistant":
             continue
@@ -117,8 +118,8 @@ def searched_queries(messages: Sequence[dict[str, Any]]) -> set[str]:
             except ValueError:
                 continue
             if isinstance(args, dict) and isinstance(args.get("query"), str):
-                found.add(normalize_query(args["query"]))
-    return found
+                found[normalize_query(args["query"])] = None
+    return list(found)
 
 
 def refused_replies(messages: Sequence[dict[str, Any]]) -> int:
@@ -160,6 +161,9 @@ _NO_ACTION = (
 )
 #: document ids named in a placeholder refusal, at most
 MAX_NAMED_IDS = 8
+#: documents a repeated search's refusal suggests reading, and earlier queries it lists
+MAX_READ_SUGGESTIONS = 3
+MAX_NAMED_QUERIES = 5
 
 
 def _placeholder_problem(named: str, in_view: Sequence[str]) -> Problem:
@@ -212,8 +216,9 @@ def parse_completion(
         count_tokens: counts tokens of text (default: characters / 4, rounded up).
         id_salt: makes the ids of calls read from text unique per turn (see
             :func:`~thresher.policies.llm.textcalls.text_tool_calls`).
-        in_view: ids of the documents in view, named by a ``placeholder_id`` refusal
-            (as the transcript shows them).
+        in_view: ids of the documents in view, in the order they entered (as the
+            transcript shows them), named by a ``placeholder_id`` or ``repeated_search``
+            refusal.
         tool_choice: the ``tool_choice`` the request was sent with; any other than
             ``auto`` is recorded (``usage.tool_choice_required`` on a proposal, a
             ``tool_choice`` member of a refused reply's raw JSON).
@@ -239,7 +244,7 @@ def parse_completion(
             return _refuse([problem], raw, usage, SentReply(text=text))
     if parsed is not None:
         raw_calls, text = _distinct(parsed.calls), parsed.rest
-    calls, problems, sent = _read_calls(raw_calls, searched)
+    calls, problems, sent = _read_calls(raw_calls, _Searches(tuple(searched), in_view))
     if problems:
         return _refuse(problems, raw, usage, sent)
     final = _final(text) if parsed is None else None
@@ -326,8 +331,17 @@ def _length_problem(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Searches:
+    """What a repeated search's refusal draws on: the queries searched before this reply
+    (normalized, in order) and the ids of the documents in view."""
+
+    before: tuple[str, ...]
+    in_view: Sequence[str]
+
+
 def _read_calls(
-    raw_calls: Any, searched: Collection[str]
+    raw_calls: Any, searches: _Searches
 ) -> tuple[list[ToolCall], list[Problem], SentReply]:
     """Every tool call of a reply, the problems of those that cannot be run, and the
     calls as sent, each with its own problem (for the refusal, see :mod:`.refused`)."""
@@ -335,12 +349,12 @@ def _read_calls(
         return [], [], SentReply()
     if not isinstance(raw_calls, list):
         return [], [_NOT_A_LIST], SentReply(text=json.dumps(raw_calls, default=str)[:300])
-    seen = set(searched)
+    seen = set(searches.before)
     calls: list[ToolCall] = []
     problems: list[Problem] = []
     sent: list[SentCall] = []
     for i, item in enumerate(raw_calls):
-        read = _read_call(i, item, seen)
+        read = _read_call(i, item, seen, searches)
         if isinstance(read, ToolCall):
             calls.append(read)
             sent.append(_sent_call(read, ""))
@@ -364,7 +378,9 @@ def _sent_raw(call: Any, refused: str) -> SentCall:
     return SentCall(name if isinstance(name, str) else "", args, refused)
 
 
-def _read_call(index: int, call: Any, searched: set[str]) -> ToolCall | Problem:
+def _read_call(
+    index: int, call: Any, searched: set[str], searches: _Searches
+) -> ToolCall | Problem:
     """One tool call, or why it cannot be run; adds a new search query to ``searched``."""
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(fn, dict):
@@ -379,7 +395,7 @@ def _read_call(index: int, call: Any, searched: set[str]) -> ToolCall | Problem:
     if problem is not None:
         return (problem.code, problem.message)
     if name == "search_corpus":
-        repeat = _repeat_problem(arguments["query"], searched)
+        repeat = _repeat_problem(arguments["query"], searched, searches)
         if repeat is not None:
             return repeat
     call_id = call.get("id") if isinstance(call, dict) else None
@@ -425,17 +441,33 @@ def _decode_arguments(name: str, raw_args: Any) -> _Decoded | Problem:
         )
 
 
-def _repeat_problem(query: str, searched: set[str]) -> Problem | None:
-    """``repeated_search`` when ``query`` was already searched; else records it."""
+def _repeat_problem(query: str, searched: set[str], searches: _Searches) -> Problem | None:
+    """``repeated_search`` when ``query`` was already searched; else records it.
+
+    The refusal says what to do instead, with what the model can copy: a small model
+    told only "rephrase it" sent the same query again, turn after turn (wire exchanges
+    43-45). It names the documents in view to read (most recent first), the searches
+    made so far, and grep for exact terms.
+    """
     key = normalize_query(query)
     if key not in searched:
         searched.add(key)
         return None
+    before = list(searches.before[-MAX_NAMED_QUERIES:])
+    so_far = "; ".join(f"'{q[:80]}'" for q in before)
+    recent = list(dict.fromkeys(reversed(searches.in_view)))[:MAX_READ_SUGGESTIONS]
+    if recent:
+        reads = ", ".join(f'{{"doc_id": "{d}"}}' for d in recent)
+        read = f"read_document on a document in view ({reads}), "
+    else:
+        read = ""
     return (
         "repeated_search",
-        f"you already searched for '{query[:120]}'; results exclude what you have seen, "
-        "so a repeat only returns weaker matches: rephrase it, use grep_corpus for exact "
-        "terms, or read_document",
+        f"you already searched for '{query[:120]}'; results exclude what you were "
+        "shown, so the same query again returns only weaker matches: do not send it "
+        f"again. Instead: {read}grep_corpus for an exact name or number from the chunks "
+        "you were shown, or search_corpus for another fact the question depends on, in "
+        "new words" + (f" (your searches so far: {so_far})" if so_far else ""),
     )
 
 
