@@ -16,15 +16,16 @@ problems are listed in the message):
 | ``unknown_tool`` | a name outside the five tools |
 | ``invalid_json_arguments`` | arguments that are not JSON |
 | ``arguments_not_object`` / ``missing_argument`` / ``wrong_argument_type`` / ``empty_argument`` | arguments that do not fit the tool's schema |
-| ``repeated_search`` | a search query already issued this episode (or twice in the reply) |
+| ``repeated_search`` | a search query already issued this episode (or twice in the reply); the refusal names what to do instead (documents in view to read, the searches so far) |
 | ``answer_and_tool_calls`` | tool calls and a final answer in the same reply |
 | ``empty_reply`` | no content and no tool calls |
 | ``no_action`` | text that is neither a tool call nor a final answer |
 | ``empty_final_answer`` | a final answer naming no document |
 | ``placeholder_id`` | a final answer naming an example's stand-in (``...``, ``doc id``) |
 
-Tool calls written as text (Hermes ``<tool_call>`` tags, fenced or bare JSON
-naming a known tool; see :mod:`~thresher.policies.llm.textcalls`) are read
+Tool calls written as text (Hermes ``<tool_call>`` tags, fenced or bare
+``{"name", "arguments"}`` JSON; see :mod:`~thresher.policies.llm.textcalls`;
+a name that is no tool is refused ``unknown_tool``) are read
 when the reply has no native ones, and marked in the usage the trace records
 (``tool_calls_parsed_from_text``). ``<think>`` text and ``reasoning_content``
 are kept out of parsing and of the length check.

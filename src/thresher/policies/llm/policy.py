@@ -3,7 +3,9 @@
 Each turn the policy sends the harness's rendered transcript
 (``observation.messages``) in a role structure every mainstream chat template
 accepts (:func:`~thresher.policies.llm.messages.chat_messages`: no user
-message after a user message or a tool result) with the five tool schemas, and turns the reply
+message after a user message or a tool result) with the five tool schemas
+(``tool_choice`` ``required`` until a chunk has been shown, see
+:meth:`LLMPolicy.tool_choice`), and turns the reply
 into a :class:`~thresher.harness.actions.Proposal`, or into a
 :class:`~thresher.harness.actions.MalformedReply` that the harness refuses
 and explains to the model at the next turn. The policy keeps no episode
