@@ -295,6 +295,7 @@ def test_a_call_naming_no_tool_is_refused_as_unknown_tool(tmp_path, store, confi
     assistant = [m for m in run.requests[1]["messages"] if m["role"] == "assistant"]
     assert assistant[-1]["tool_calls"][0]["function"]["name"] == "Quosan"
     assert run.tool_messages(1)[-1]["content"].startswith("Refused: there is no tool 'Quosan'")
+    assert all(_mistral_accepts(body["messages"]) for body in run.requests)
 
 
 def test_a_tool_call_is_required_until_a_chunk_has_been_shown(tmp_path, store, config):
