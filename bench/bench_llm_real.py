@@ -13,7 +13,12 @@ Not part of CI. What it does, once per run:
 4. starts ``llama-server -c CTX -np 1 -t THREADS --jinja`` on 127.0.0.1 (``--template
    mistral-nemo``: with the Mistral-Nemo chat template of the sdist instead, whose
    alternation and 9-character call-id checks answer HTTP 400 to a transcript they
-   refuse);
+   refuse; that run checks that every request is accepted. It cannot show tool calls:
+   the model is Qwen, whose vocabulary has no ``[INST]``/``[TOOL_CALLS]`` control
+   tokens, and the template ends the prompt with ``[/INST]`` (no generation prompt),
+   so the model continues the text, echoing the prompt to the token limit; llama.cpp's
+   grammar for ``tool_choice: "required"`` lets any text come before ``[TOOL_CALLS]``,
+   so it does not stop that);
 5. runs N tasks through ``--policy llm`` and single-shot and prints per episode: exit
    reason, turns, tool calls run / refused by reason, prompt tokens counted by us vs
    the server's ``usage.prompt_tokens`` (same requests), wall time, gold found
