@@ -290,6 +290,8 @@ def test_a_call_naming_no_tool_is_refused_as_unknown_tool(tmp_path, store, confi
     first, second = run.refusals()
     assert first.code == second.code == "unknown_tool"
     assert "'Quosan'" in first.message and "search_corpus" in first.message
+    # nothing shown yet: the advice is to search, not to finish
+    assert "call search_corpus first" in first.message and "to finish" not in first.message
     assert "'Boutrou'" in second.message
     # the model is shown its call under the name it wrote, answered by the refusal
     assistant = [m for m in run.requests[1]["messages"] if m["role"] == "assistant"]

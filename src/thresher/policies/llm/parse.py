@@ -386,7 +386,7 @@ def _read_call(
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(fn, dict):
         fn = {}
-    name = _tool_name(index, fn)
+    name = _tool_name(index, fn, bool(searches.in_view))
     if isinstance(name, tuple):
         return name
     decoded = _decode_arguments(name, fn.get("arguments"))
@@ -403,17 +403,22 @@ def _read_call(
     return ToolCall(name, arguments, call_id if isinstance(call_id, str) else "")
 
 
-def _tool_name(index: int, fn: dict[str, Any]) -> str | Problem:
-    """The called tool's name, or ``malformed_tool_call`` / ``unknown_tool``."""
+def _tool_name(index: int, fn: dict[str, Any], shown: bool = True) -> str | Problem:
+    """The called tool's name, or ``malformed_tool_call`` / ``unknown_tool`` (whose
+    advice on finishing depends on whether any document is in view: ``shown``)."""
     name = fn.get("name")
     if not isinstance(name, str) or not name.strip():
         return ("malformed_tool_call", f"tool call {index + 1} has no function name")
     name = name.strip()
     if name not in tool_names():
+        then = (
+            "to finish, reply with the final answer as text and no tool call"
+            if shown
+            else "no document has been shown to you yet: call search_corpus first"
+        )
         return (
             "unknown_tool",
-            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} "
-            "(to finish, reply with the final answer as text and no tool call)",
+            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} ({then})",
         )
     return name
 
