@@ -414,7 +414,7 @@ def _tool_name(index: int, fn: dict[str, Any], shown: bool = True) -> str | Prob
         then = (
             "to finish, reply with the final answer as text and no tool call"
             if shown
-            else "no document has been shown to you yet: call search_corpus first"
+            else "no document is in view yet: call search_corpus first"
         )
         return (
             "unknown_tool",
