@@ -13,7 +13,12 @@ Not part of CI. What it does, once per run:
 4. starts ``llama-server -c CTX -np 1 -t THREADS --jinja`` on 127.0.0.1 (``--template
    mistral-nemo``: with the Mistral-Nemo chat template of the sdist instead, whose
    alternation and 9-character call-id checks answer HTTP 400 to a transcript they
-   refuse);
+   refuse; that run checks that every request is accepted. It cannot show tool calls:
+   the model is Qwen, whose vocabulary has no ``[INST]``/``[TOOL_CALLS]`` control
+   tokens, and the template ends the prompt with ``[/INST]`` (no generation prompt),
+   so the model continues the text, echoing the prompt to the token limit; llama.cpp's
+   grammar for ``tool_choice: "required"`` lets any text come before ``[TOOL_CALLS]``,
+   so it does not stop that);
 5. runs N tasks through ``--policy llm`` and single-shot and prints per episode: exit
    reason, turns, tool calls run / refused by reason, prompt tokens counted by us vs
    the server's ``usage.prompt_tokens`` (same requests), wall time, gold found
@@ -245,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-turns", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=300.0, help="llm.timeout_s")
     parser.add_argument("--max-tokens", type=int, default=256, help="llm.max_tokens")
+    parser.add_argument("--first-tool-choice", choices=("required", "auto"), default="required",
+                        help="llm.first_tool_choice (tool_choice until a chunk is shown)")  # fmt: skip
     parser.add_argument("--traces", help="write each episode's trace (JSONL) into this folder")
     parser.add_argument("--work", default=str(CACHE / "work"), help="world and index folder")
     args = parser.parse_args(argv)
@@ -253,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     from thresher.config import Config
     from thresher.harness.episode import run_episode
     from thresher.policies import get_policy
+    from thresher.policies.llm import LLMPolicy
 
     binary, model = find_server(args.server), find_model()
     template = None
@@ -263,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     config = Config().override({
         "budget.total": args.budget, "episode.max_turns": args.max_turns,
         "episode.wall_time_s": 1800.0, "llm.timeout_s": args.timeout, "llm.max_tokens": args.max_tokens,
-        "llm.temperature": 0.0,
+        "llm.temperature": 0.0, "llm.first_tool_choice": args.first_tool_choice,
     })  # fmt: skip
     rows: dict[str, list[dict[str, Any]]] = {"llm": [], "single-shot": []}
     with LlamaServer(binary, model, args.ctx, args.threads, template) as server:
@@ -288,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"r@5={row['r5']:.2f}" + (f"  [{row['message'][:120]}]"
                                                 if row["exit"] != "answered" else ""),
                       flush=True)  # fmt: skip
+    llm_policy = policies["llm"]
+    stats = llm_policy.stats() if isinstance(llm_policy, LLMPolicy) else {}
+    refused_4xx = sum(1 for r in rows["llm"] if "request: HTTP 4" in (r["message"] or ""))
+    print(f"== requests: {stats.get('requests', 0)} sent, {stats.get('retries', 0)} retried "
+          f"(timeouts, 5xx), {refused_4xx} answered with HTTP 4xx")  # fmt: skip
     for name, got in rows.items():
         if not got:
             continue

@@ -32,6 +32,7 @@ __all__ = [
     "RetrievalMode",
     "Tokenizer",
     "ReasoningEffort",
+    "ToolChoice",
     "ChunkingConfig",
     "RetrievalConfig",
     "GrepConfig",
@@ -57,6 +58,8 @@ RetrievalMode = Literal["hybrid", "bm25", "dense"]
 Tokenizer = Literal["o200k_base", "cl100k_base"]
 #: gpt-oss reasoning effort; "" sends none
 ReasoningEffort = Literal["", "low", "medium", "high"]
+#: the ``tool_choice`` sent to a chat endpoint (OpenAI's values that need no tool name)
+ToolChoice = Literal["auto", "required"]
 
 
 def _check_choices(section: object) -> None:
@@ -236,6 +239,11 @@ class LLMConfig:
         timeouts and dropped connections, with exponential backoff and jitter.
     max_malformed: refused replies per episode before it ends with ``policy_error``.
     reasoning_effort: ``low``/``medium``/``high`` for gpt-oss models; empty: not sent.
+    first_tool_choice: the ``tool_choice`` sent while no chunk has been shown (a final
+        answer can only name shown documents, so the model must call a tool):
+        ``required`` (servers that honour it constrain the reply to tool calls: llama.cpp
+        ``--jinja``, vLLM, OpenAI) or ``auto`` (for a server that rejects ``required``).
+        Later turns send ``auto``.
     """
 
     base_url: str = ""
@@ -248,6 +256,7 @@ class LLMConfig:
     backoff_s: float = 1.0
     max_malformed: int = 6
     reasoning_effort: ReasoningEffort = ""
+    first_tool_choice: ToolChoice = "required"
 
     def __post_init__(self) -> None:
         _check_choices(self)

@@ -156,5 +156,5 @@ def test_transcript_readers():
         {"role": "tool", "content": "[Refused: not counted, a tool message]"},
         {"role": "user", "content": "[Refused: again]"},
     ]  # fmt: skip
-    assert searched_queries(messages) == {"a b"}
+    assert searched_queries(messages) == ["a b"]
     assert refused_replies(messages) == 2

@@ -279,3 +279,61 @@ def test_the_same_text_call_at_two_turns_gets_two_ids(tmp_path, store, config):
     run = episode(tmp_path, store, config, [served(0), served(0), SEARCH, FINAL])
     greps = [e.call_id for e in run.events(ToolResult) if e.tool == "grep_corpus"]
     assert len(greps) == 2 and greps[0] != greps[1]
+
+
+# -- a JSON call naming no tool, and the turns where the model must call one ----------------
+def test_a_call_naming_no_tool_is_refused_as_unknown_tool(tmp_path, store, config):
+    # 75: '{"name": "Quosan", "arguments": {...}}'; 84: the same shape in a ```json fence
+    assert content(75).startswith('{\n"name": "Quosan"')
+    run = episode(tmp_path, store, config, [served(75), served(84), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    first, second = run.refusals()
+    assert first.code == second.code == "unknown_tool"
+    assert "'Quosan'" in first.message and "search_corpus" in first.message
+    # nothing shown yet: the advice is to search, not to finish
+    assert "call search_corpus first" in first.message and "to finish" not in first.message
+    assert "'Boutrou'" in second.message
+    # the model is shown its call under the name it wrote, answered by the refusal
+    assistant = [m for m in run.requests[1]["messages"] if m["role"] == "assistant"]
+    assert assistant[-1]["tool_calls"][0]["function"]["name"] == "Quosan"
+    assert run.tool_messages(1)[-1]["content"].startswith("Refused: there is no tool 'Quosan'")
+    assert all(_mistral_accepts(body["messages"]) for body in run.requests)
+
+
+def test_a_tool_call_is_required_until_a_chunk_has_been_shown(tmp_path, store, config):
+    # 84 (a call naming no tool) is refused, so nothing has been shown at the second
+    # request either; once the search has shown chunks the model may answer
+    run = episode(tmp_path, store, config, [served(84), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    assert [r["tool_choice"] for r in run.requests] == ["required", "required", "auto"]
+    # recorded in the trace: on the proposal that was asked for with "required"
+    valid = [p.proposal for p in run.events(ProposalEvent) if p.valid]
+    assert valid[0]["usage"]["tool_choice_required"] == 1
+    assert "tool_choice_required" not in (valid[1].get("usage") or {})
+    refused = next(p for p in run.events(ProposalEvent) if not p.valid)
+    assert json.loads(refused.raw)["tool_choice"] == "required"
+
+
+def test_the_first_tool_choice_can_be_auto(tmp_path, store, config):
+    auto = config.override({"llm.first_tool_choice": "auto"})
+    run = episode(tmp_path, store, auto, [served(0), SEARCH, FINAL])
+    assert [r["tool_choice"] for r in run.requests] == ["auto", "auto", "auto"]
+
+
+# -- a repeated search: the refusal says what to do instead --------------------------------
+def test_a_repeated_search_is_answered_with_what_to_do_instead(tmp_path, store, config):
+    # 42 searches 'lead inventor Boutrou RD-400 study'; 43 and 44 send it again (the model
+    # repeated it three times in a row, refused each time)
+    query = "lead inventor Boutrou RD-400 study"
+    assert all(query in content(i) for i in (42, 43, 44))
+    run = episode(tmp_path, store, config, [served(42), served(43), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    (refusal,) = run.refusals()
+    assert refusal.code == "repeated_search"
+    shown = sorted({e["doc_id"] for r in run.events(ToolResult) for e in r.new_chunks})
+    answer = run.tool_messages(2)[-1]["content"]  # the refused call, answered
+    assert answer.startswith(f"Refused: you already searched for '{query}'")
+    # concrete next steps: the documents in view to read, the searches made so far
+    assert "read_document" in answer and any(f'"doc_id": "{d}"' in answer for d in shown)
+    assert f"your searches so far: '{query.casefold()}'" in answer
+    assert "grep_corpus" in answer

@@ -44,7 +44,7 @@ def test_a_refused_call_is_answered_by_a_tool_result_for_its_id(tmp_path, store,
     assert [c["function"]["name"] for c in calls] == ["search_corpus", "grep_corpus"]
     assert [first["tool_call_id"], second["tool_call_id"]] == [c["id"] for c in calls]
     assert first["content"].startswith("Refused: you already searched for 'Halvard Glassworks")
-    assert "rephrase it, use grep_corpus" in first["content"]
+    assert "do not send it again. Instead: read_document" in first["content"]
     assert second["content"].startswith(NOT_RUN)
     assert second["content"].rstrip().endswith("]")  # the usage line rides on the last answer
     assert "[Refused:" not in str(sent) and "not accepted" not in str(sent)

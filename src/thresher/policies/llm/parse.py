@@ -16,15 +16,16 @@ problems are listed in the message):
 | ``unknown_tool`` | a name outside the five tools |
 | ``invalid_json_arguments`` | arguments that are not JSON |
 | ``arguments_not_object`` / ``missing_argument`` / ``wrong_argument_type`` / ``empty_argument`` | arguments that do not fit the tool's schema |
-| ``repeated_search`` | a search query already issued this episode (or twice in the reply) |
+| ``repeated_search`` | a search query already issued this episode (or twice in the reply); the refusal names what to do instead (documents in view to read, the searches so far) |
 | ``answer_and_tool_calls`` | tool calls and a final answer in the same reply |
 | ``empty_reply`` | no content and no tool calls |
 | ``no_action`` | text that is neither a tool call nor a final answer |
 | ``empty_final_answer`` | a final answer naming no document |
 | ``placeholder_id`` | a final answer naming an example's stand-in (``...``, ``doc id``) |
 
-Tool calls written as text (Hermes ``<tool_call>`` tags, fenced or bare JSON
-naming a known tool; see :mod:`~thresher.policies.llm.textcalls`) are read
+Tool calls written as text (Hermes ``<tool_call>`` tags, fenced or bare
+``{"name", "arguments"}`` JSON; see :mod:`~thresher.policies.llm.textcalls`;
+a name that is no tool is refused ``unknown_tool``) are read
 when the reply has no native ones, and marked in the usage the trace records
 (``tool_calls_parsed_from_text``). ``<think>`` text and ``reasoning_content``
 are kept out of parsing and of the length check.
@@ -102,9 +103,10 @@ def completion_usage(body: dict[str, Any]) -> dict[str, int] | None:
     return out or None
 
 
-def searched_queries(messages: Sequence[dict[str, Any]]) -> set[str]:
-    """Normalized queries of every ``search_corpus`` call the transcript shows."""
-    found: set[str] = set()
+def searched_queries(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """Normalized queries of every ``search_corpus`` call the transcript shows, each once,
+    in the order they were issued."""
+    found: dict[str, None] = {}
     for message in messages:
         if message.get("role") != "assistant":
             continue
@@ -117,8 +119,8 @@ def searched_queries(messages: Sequence[dict[str, Any]]) -> set[str]:
             except ValueError:
                 continue
             if isinstance(args, dict) and isinstance(args.get("query"), str):
-                found.add(normalize_query(args["query"]))
-    return found
+                found[normalize_query(args["query"])] = None
+    return list(found)
 
 
 def refused_replies(messages: Sequence[dict[str, Any]]) -> int:
@@ -160,6 +162,9 @@ _NO_ACTION = (
 )
 #: document ids named in a placeholder refusal, at most
 MAX_NAMED_IDS = 8
+#: documents a repeated search's refusal suggests reading, and earlier queries it lists
+MAX_READ_SUGGESTIONS = 3
+MAX_NAMED_QUERIES = 5
 
 
 def _placeholder_problem(named: str, in_view: Sequence[str]) -> Problem:
@@ -197,6 +202,7 @@ def parse_completion(
     count_tokens: Callable[[str], int] | None = None,
     id_salt: str = "",
     in_view: Sequence[str] = (),
+    tool_choice: str = "auto",
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
 
@@ -211,8 +217,12 @@ def parse_completion(
         count_tokens: counts tokens of text (default: characters / 4, rounded up).
         id_salt: makes the ids of calls read from text unique per turn (see
             :func:`~thresher.policies.llm.textcalls.text_tool_calls`).
-        in_view: ids of the documents in view, named by a ``placeholder_id`` refusal
-            (as the transcript shows them).
+        in_view: ids of the documents in view, in the order they entered (as the
+            transcript shows them), named by a ``placeholder_id`` or ``repeated_search``
+            refusal.
+        tool_choice: the ``tool_choice`` the request was sent with; any other than
+            ``auto`` is recorded (``usage.tool_choice_required`` on a proposal, a
+            ``tool_choice`` member of a refused reply's raw JSON).
 
     Returns:
         A :class:`Proposal` (tool calls, or a final answer) or a
@@ -220,9 +230,10 @@ def parse_completion(
     """
     message, finish = _first_choice(body)
     usage = completion_usage(body)
+    raw = _raw(message, finish, tool_choice)
     text, thinking = split_thinking(message_text(message.get("content")))
     raw_calls = message.get("tool_calls")
-    parsed = None if raw_calls else text_tool_calls(text, tool_names(), id_salt)
+    parsed = None if raw_calls else text_tool_calls(text, id_salt)
     cut_off = 0
     if parsed is not None and finish == "length":
         # a small model that repeats its call until the token limit: the complete
@@ -231,21 +242,23 @@ def parse_completion(
     else:
         problem = _length_problem(text, finish, max_content_tokens, count_tokens)
         if problem is not None:
-            return _refuse([problem], _raw(message, finish), usage, SentReply(text=text))
+            return _refuse([problem], raw, usage, SentReply(text=text))
     if parsed is not None:
         raw_calls, text = _distinct(parsed.calls), parsed.rest
-    calls, problems, sent = _read_calls(raw_calls, searched)
+    calls, problems, sent = _read_calls(raw_calls, _Searches(tuple(searched), in_view))
     if problems:
-        return _refuse(problems, _raw(message, finish), usage, sent)
+        return _refuse(problems, raw, usage, sent)
     final = _final(text) if parsed is None else None
     problem = _action_problem(text, calls, final, in_view)
     if problem is not None:
         both = SentReply(calls=tuple(_sent_call(c, problem[1]) for c in calls))
         sent = both if calls else SentReply(text=text)
-        return _refuse([problem], _raw(message, finish), usage, sent)
+        return _refuse([problem], raw, usage, sent)
     marks = _marks(usage, thinking, message, len(calls) if parsed is not None else 0)
     if cut_off:
         marks = {**(marks or {}), "reply_cut_off": 1}
+    if tool_choice == "required":
+        marks = {**(marks or {}), "tool_choice_required": 1}
     if calls:
         return Proposal(tool_calls=tuple(calls), text=text, usage=marks)
     return Proposal(final=final, text=text, usage=marks)
@@ -319,8 +332,17 @@ def _length_problem(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Searches:
+    """What a repeated search's refusal draws on: the queries searched before this reply
+    (normalized, in order) and the ids of the documents in view."""
+
+    before: tuple[str, ...]
+    in_view: Sequence[str]
+
+
 def _read_calls(
-    raw_calls: Any, searched: Collection[str]
+    raw_calls: Any, searches: _Searches
 ) -> tuple[list[ToolCall], list[Problem], SentReply]:
     """Every tool call of a reply, the problems of those that cannot be run, and the
     calls as sent, each with its own problem (for the refusal, see :mod:`.refused`)."""
@@ -328,12 +350,12 @@ def _read_calls(
         return [], [], SentReply()
     if not isinstance(raw_calls, list):
         return [], [_NOT_A_LIST], SentReply(text=json.dumps(raw_calls, default=str)[:300])
-    seen = set(searched)
+    seen = set(searches.before)
     calls: list[ToolCall] = []
     problems: list[Problem] = []
     sent: list[SentCall] = []
     for i, item in enumerate(raw_calls):
-        read = _read_call(i, item, seen)
+        read = _read_call(i, item, seen, searches)
         if isinstance(read, ToolCall):
             calls.append(read)
             sent.append(_sent_call(read, ""))
@@ -357,12 +379,14 @@ def _sent_raw(call: Any, refused: str) -> SentCall:
     return SentCall(name if isinstance(name, str) else "", args, refused)
 
 
-def _read_call(index: int, call: Any, searched: set[str]) -> ToolCall | Problem:
+def _read_call(
+    index: int, call: Any, searched: set[str], searches: _Searches
+) -> ToolCall | Problem:
     """One tool call, or why it cannot be run; adds a new search query to ``searched``."""
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(fn, dict):
         fn = {}
-    name = _tool_name(index, fn)
+    name = _tool_name(index, fn, bool(searches.in_view))
     if isinstance(name, tuple):
         return name
     decoded = _decode_arguments(name, fn.get("arguments"))
@@ -372,24 +396,29 @@ def _read_call(index: int, call: Any, searched: set[str]) -> ToolCall | Problem:
     if problem is not None:
         return (problem.code, problem.message)
     if name == "search_corpus":
-        repeat = _repeat_problem(arguments["query"], searched)
+        repeat = _repeat_problem(arguments["query"], searched, searches)
         if repeat is not None:
             return repeat
     call_id = call.get("id") if isinstance(call, dict) else None
     return ToolCall(name, arguments, call_id if isinstance(call_id, str) else "")
 
 
-def _tool_name(index: int, fn: dict[str, Any]) -> str | Problem:
-    """The called tool's name, or ``malformed_tool_call`` / ``unknown_tool``."""
+def _tool_name(index: int, fn: dict[str, Any], shown: bool = True) -> str | Problem:
+    """The called tool's name, or ``malformed_tool_call`` / ``unknown_tool`` (whose
+    advice on finishing depends on whether any document is in view: ``shown``)."""
     name = fn.get("name")
     if not isinstance(name, str) or not name.strip():
         return ("malformed_tool_call", f"tool call {index + 1} has no function name")
     name = name.strip()
     if name not in tool_names():
+        then = (
+            "to finish, reply with the final answer as text and no tool call"
+            if shown
+            else "no document is in view yet: call search_corpus first"
+        )
         return (
             "unknown_tool",
-            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} "
-            "(to finish, reply with the final answer as text and no tool call)",
+            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} ({then})",
         )
     return name
 
@@ -418,17 +447,33 @@ def _decode_arguments(name: str, raw_args: Any) -> _Decoded | Problem:
         )
 
 
-def _repeat_problem(query: str, searched: set[str]) -> Problem | None:
-    """``repeated_search`` when ``query`` was already searched; else records it."""
+def _repeat_problem(query: str, searched: set[str], searches: _Searches) -> Problem | None:
+    """``repeated_search`` when ``query`` was already searched; else records it.
+
+    The refusal says what to do instead, with what the model can copy: a small model
+    told only "rephrase it" sent the same query again, turn after turn (wire exchanges
+    43-45). It names the documents in view to read (most recent first), the searches
+    made so far, and grep for exact terms.
+    """
     key = normalize_query(query)
     if key not in searched:
         searched.add(key)
         return None
+    before = list(searches.before[-MAX_NAMED_QUERIES:])
+    so_far = "; ".join(f"'{q[:80]}'" for q in before)
+    recent = list(dict.fromkeys(reversed(searches.in_view)))[:MAX_READ_SUGGESTIONS]
+    if recent:
+        reads = ", ".join(f'{{"doc_id": "{d}"}}' for d in recent)
+        read = f"read_document on a document in view ({reads}), "
+    else:
+        read = ""
     return (
         "repeated_search",
-        f"you already searched for '{query[:120]}'; results exclude what you have seen, "
-        "so a repeat only returns weaker matches: rephrase it, use grep_corpus for exact "
-        "terms, or read_document",
+        f"you already searched for '{query[:120]}'; results exclude what you were "
+        "shown, so the same query again returns only weaker matches: do not send it "
+        f"again. Instead: {read}grep_corpus for an exact name or number from the chunks "
+        "you were shown, or search_corpus for another fact the question depends on, in "
+        "new words" + (f" (your searches so far: {so_far})" if so_far else ""),
     )
 
 
@@ -456,9 +501,12 @@ def _is_placeholder(doc_id: str) -> bool:
     return key in PLACEHOLDER_IDS or not key.strip(".…_- ")
 
 
-def _raw(message: dict[str, Any], finish_reason: Any) -> str:
-    """The reply as kept in the trace: its message and finish reason as JSON, capped."""
-    text = json.dumps({"message": message, "finish_reason": finish_reason}, ensure_ascii=False)
+def _raw(message: dict[str, Any], finish_reason: Any, tool_choice: str = "auto") -> str:
+    """The reply as kept in the trace: its message and finish reason as JSON, capped,
+    after the request's ``tool_choice`` when it was not ``auto``."""
+    head = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
+    whole = {**head, "message": message, "finish_reason": finish_reason}
+    text = json.dumps(whole, ensure_ascii=False)
     return text if len(text) <= _RAW_CHARS else text[: _RAW_CHARS - 1] + "…"
 
 

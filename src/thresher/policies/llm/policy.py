@@ -3,7 +3,9 @@
 Each turn the policy sends the harness's rendered transcript
 (``observation.messages``) in a role structure every mainstream chat template
 accepts (:func:`~thresher.policies.llm.messages.chat_messages`: no user
-message after a user message or a tool result) with the five tool schemas, and turns the reply
+message after a user message or a tool result) with the five tool schemas
+(``tool_choice`` ``required`` until a chunk has been shown, see
+:meth:`LLMPolicy.tool_choice`), and turns the reply
 into a :class:`~thresher.harness.actions.Proposal`, or into a
 :class:`~thresher.harness.actions.MalformedReply` that the harness refuses
 and explains to the model at the next turn. The policy keeps no episode
@@ -105,13 +107,23 @@ class LLMPolicy:
         counted by the harness)."""
         return tool_schemas(self.config)
 
-    def request_params(self) -> dict[str, Any]:
-        """The request fields sent besides model, messages and tools."""
+    def tool_choice(self, observation: Observation | None = None) -> str:
+        """The ``tool_choice`` of the request for ``observation``: ``llm.first_tool_choice``
+        while no chunk has been shown (a final answer can only name shown documents, so
+        the model has to call a tool: a server that honours ``required`` constrains the
+        reply to tool calls), else ``auto``."""
+        if observation is not None and not observation.cache:
+            return self.config.llm.first_tool_choice
+        return "auto"
+
+    def request_params(self, observation: Observation | None = None) -> dict[str, Any]:
+        """The request fields sent besides model, messages and tools (for ``observation``'s
+        turn: see :meth:`tool_choice`)."""
         llm = self.config.llm
         params: dict[str, Any] = {
             "temperature": llm.temperature,
             "max_tokens": llm.max_tokens,
-            "tool_choice": "auto",
+            "tool_choice": self.tool_choice(observation),
             "parallel_tool_calls": True,
         }
         if llm.reasoning_effort:
@@ -184,6 +196,7 @@ class LLMPolicy:
                 "parser (docs/serving.md) or raise llm.max_malformed"
             )
         self.check_context()
+        params = self.request_params(observation)
         call = self.client.fork()
         with self._lock:
             self._inflight[id(observation)] = call
@@ -191,7 +204,7 @@ class LLMPolicy:
             response = call.complete(
                 chat_messages(messages),
                 self.tool_schemas(),
-                self.request_params(),
+                params,
                 timeout_s=observation.wall_time_left_s,
             )
         finally:
@@ -205,6 +218,7 @@ class LLMPolicy:
             count_tokens=self._count,
             id_salt=f"{len(messages)}:",
             in_view=[escape_id(a.chunk.doc_id) for a in observation.active],
+            tool_choice=params["tool_choice"],
         )
         usage = dict(reply.usage or {})
         if response.retries:

@@ -10,10 +10,12 @@ the message text. Three forms are read, in this order:
 * bare JSON: an object (or a list of objects) starting a line, or following
   Mistral's ``[TOOL_CALLS]`` marker (the form Mistral's templates ask for).
 
-An object is taken as a call only when its ``name`` is one of the five tools
-and it has an ``arguments`` (or ``parameters``) member; anything else is left
-alone, so prose that merely mentions JSON is not turned into an action.
-Everything here is pure.
+An object is taken as a call when it has the shape of one: a string ``name``
+and an ``arguments`` (or ``parameters``) member; anything else is left alone,
+so prose that merely mentions JSON is not turned into an action. A call whose
+name is not a tool is still a call (the model meant to act, and the parser
+refuses it ``unknown_tool``, naming the tools), where reading it as prose would
+refuse it as "neither a tool call nor a final answer". Everything here is pure.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,14 +72,15 @@ def _decode(text: str, at: int) -> tuple[Any, int] | None:
         return None
 
 
-def _as_call(value: Any, names: Collection[str]) -> dict[str, Any] | None:
-    """One ``{"name", "arguments"}`` object as an OpenAI tool call (None if it is not one)."""
+def _as_call(value: Any) -> dict[str, Any] | None:
+    """One ``{"name", "arguments"}`` object as an OpenAI tool call (None if it is not one);
+    the name is not checked here (an unknown one is refused by the parser)."""
     if not isinstance(value, dict):
         return None
     inner = value.get("function")
     fn: dict[str, Any] = inner if isinstance(inner, dict) else value
     name = fn.get("name")
-    if not isinstance(name, str) or name.strip() not in names:
+    if not isinstance(name, str) or not name.strip():
         return None
     args = fn.get("arguments", fn.get("parameters"))
     if args is None:
@@ -87,12 +89,12 @@ def _as_call(value: Any, names: Collection[str]) -> dict[str, Any] | None:
     return {"type": "function", "function": {"name": name.strip(), "arguments": encoded}}
 
 
-def _calls_of(value: Any, names: Collection[str]) -> list[dict[str, Any]]:
+def _calls_of(value: Any) -> list[dict[str, Any]]:
     items = value if isinstance(value, list) else [value]
-    return [c for c in (_as_call(v, names) for v in items) if c is not None]
+    return [c for c in (_as_call(v) for v in items) if c is not None]
 
 
-def _scan(text: str, names: Collection[str]) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
+def _scan(text: str) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
     """Every call in JSON values that start a line of ``text``, and their spans."""
     calls: list[dict[str, Any]] = []
     spans: list[tuple[int, int]] = []
@@ -107,7 +109,7 @@ def _scan(text: str, names: Collection[str]) -> tuple[list[dict[str, Any]], list
             pos = m.end()
             continue
         value, end = decoded
-        found = _calls_of(value, names)
+        found = _calls_of(value)
         if found:
             calls += found
             spans.append((m.start(), end))  # a [TOOL_CALLS] marker goes with its calls
@@ -123,33 +125,32 @@ def _cut(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out).strip()
 
 
-def text_tool_calls(text: str, names: Collection[str], salt: str = "") -> TextCalls | None:
+def text_tool_calls(text: str, salt: str = "") -> TextCalls | None:
     """The tool calls written in ``text`` (see the module docstring), or None when none.
 
     Args:
         text: the reply's content (thinking already removed).
-        names: the tool names a call may have.
         salt: mixed into the call ids (the policy passes the transcript's length, so the
             same text written at two turns gets two ids).
 
     Returns:
         The calls (ids ``text_<digest of the text>_<n>``, unique across replies that
         differ), the form they were written in, and the rest of the text; None when
-        no object names a known tool.
+        object has the shape of a call.
     """
-    if not text or not any(n in text for n in names):
+    if not text or "name" not in text:
         return None
     for form, pattern in (("hermes", _HERMES), ("fenced", _FENCE)):
         calls: list[dict[str, Any]] = []
         spans: list[tuple[int, int]] = []
         for m in pattern.finditer(text):
-            inner, inner_spans = _scan(m.group(1), names)
+            inner, _ = _scan(m.group(1))
             if inner:
                 calls += inner
                 spans.append(m.span())
         if calls:
             return TextCalls(_numbered(calls, salt + text), form, _cut(text, spans))
-    calls, spans = _scan(text, names)
+    calls, spans = _scan(text)
     if calls:
         return TextCalls(_numbered(calls, salt + text), "bare", _cut(text, spans))
     return None
