@@ -68,6 +68,24 @@ def test_off_a_terminal_a_plain_line_every_few_seconds() -> None:
     assert eta_text(7325) == "2h 02m" and eta_text(42.4) == "42s"  # formatting only
 
 
+def test_a_log_that_showed_progress_ends_with_the_final_counts() -> None:
+    stream, clock = io.StringIO(), _Clock()
+    with IngestProgress(20, 3, stream=stream, every=10.0, clock=clock) as shown:
+        clock.now += 10
+        shown.advance(20)  # every chunk embedded, no document written yet
+        shown.advance(0, 3)  # the write that ends the three documents
+    last = stream.getvalue().splitlines()[-1]
+    assert "20/20 chunks (100%), 3/3 documents" in last
+
+
+def test_a_run_shorter_than_the_interval_logs_nothing_at_its_end() -> None:
+    stream, clock = io.StringIO(), _Clock()
+    with IngestProgress(20, 3, stream=stream, every=10.0, clock=clock) as shown:
+        clock.now += 1
+        shown.advance(20, 3)
+    assert stream.getvalue() == ""
+
+
 def test_disabled_progress_shows_nothing() -> None:
     stream, clock = _Terminal(), _Clock()
     with IngestProgress(10, 1, enabled=False, stream=stream, every=0.0, clock=clock) as shown:

@@ -3,7 +3,8 @@
 On a terminal (stderr is a tty) a tqdm bar counts chunks and documents and
 moves after every embedding batch (tens of chunks), not once per write.
 When stderr is not a terminal (a log file, ``nohup``, CI) a plain line is
-written every ``every`` seconds, never with a carriage return::
+written every ``every`` seconds, never with a carriage return, and a last one
+with the final counts when the run ends::
 
     thresher: indexing 1,234/3,023 chunks (41%), 412/1,000 documents, 5.2 chunks/s, 5m 44s left
 
@@ -63,6 +64,7 @@ class IngestProgress:
         self._clock = clock
         self._every = LOG_EVERY_S if every is None else every
         self._started = self._last = clock()
+        self._shown_line: str | None = None
         terminal = enabled and self._stream.isatty()
         self._log = enabled and not terminal and chunks > 0
         self._bar: Any = None
@@ -82,7 +84,11 @@ class IngestProgress:
         now = self._clock()
         if self._log and now - self._last >= self._every:
             self._last = now
-            print(self.line(now - self._started), file=self._stream, flush=True)
+            self._write_line(now)
+
+    def _write_line(self, now: float) -> None:
+        self._shown_line = self.line(now - self._started)
+        print(self._shown_line, file=self._stream, flush=True)
 
     def line(self, elapsed: float) -> str:
         """The log line after ``elapsed`` seconds: counts, rate and time left."""
@@ -96,10 +102,16 @@ class IngestProgress:
         )
 
     def close(self) -> None:
-        """Close the bar (a log line needs no closing)."""
+        """Close the bar; off a terminal, end a log that showed progress with the final
+        counts (documents are counted as their chunks are written, so the last
+        periodic line may lag them)."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        elif self._log and self._shown_line is not None:
+            if self.line(self._clock() - self._started) != self._shown_line:
+                self._write_line(self._clock())
+            self._log = False
 
     def __enter__(self) -> IngestProgress:
         return self
