@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from thresher.config import Config
@@ -14,33 +13,7 @@ from thresher.index.embedded import ingest as ingest_module
 from thresher.index.embedded import layout
 from thresher.index.embedded.ingest import commit_parts
 
-
-class _Embedder:
-    """Deterministic vectors; raises KeyboardInterrupt at call ``stop_at`` (a Ctrl-C)."""
-
-    name = "fake"
-    dimension = 8
-    batch_size = 2
-
-    def __init__(self, stop_at: int = 0) -> None:
-        self.calls, self.stop_at, self.texts = 0, stop_at, 0
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
-        if self.calls == self.stop_at:
-            raise KeyboardInterrupt
-        self.texts += len(texts)
-        rows = np.ones((len(texts), self.dimension), dtype=np.float32)
-        rows[:, 0] = [len(t) for t in texts]
-        out: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-        return out
-
-
-def _docs(n: int) -> list[Document]:
-    return [
-        Document(f"d{i:02d}", f"doc {i}", f"Paragraph {i} on topic {i}.", source="t")
-        for i in range(n)
-    ]
+from .helpers import InterruptingEmbedder, numbered_docs
 
 
 def test_commit_parts_grow_with_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,12 +29,12 @@ def test_an_interrupted_first_ingest_resumes_from_its_last_commit(
 ) -> None:
     monkeypatch.setattr(ingest_module, "COMMIT_CHUNKS", 4)
     index = tmp_path / "index"
-    docs = _docs(20)
+    docs = numbered_docs(20)
     with pytest.raises(KeyboardInterrupt):  # 2 texts per call: stopped in the 5th part
-        ingest(docs, index, Config(), embedder=_Embedder(stop_at=9), progress=False)
+        ingest(docs, index, Config(), embedder=InterruptingEmbedder(stop_at=9), progress=False)
     kept = layout.read_manifest(layout.current_generation(index)).documents
     assert list(kept) == [d.doc_id for d in docs[:16]]  # four parts of 4 committed
-    again = _Embedder()
+    again = InterruptingEmbedder()
     report = ingest(docs, index, Config(), embedder=again, progress=False)
     assert again.texts == 4  # only what the last commit lacked
     assert (report.documents_added, report.documents_unchanged) == (4, 16)
@@ -74,12 +47,12 @@ def test_a_change_of_chunking_is_committed_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     index = tmp_path / "index"
-    docs = _docs(12)
-    ingest(docs, index, Config(), embedder=_Embedder(), progress=False)
+    docs = numbered_docs(12)
+    ingest(docs, index, Config(), embedder=InterruptingEmbedder(), progress=False)
     monkeypatch.setattr(ingest_module, "COMMIT_CHUNKS", 4)
     smaller = Config().override({"chunking.max_tokens": 128})
     edited = [Document(d.doc_id, d.title, d.text + " Edited.", source="t") for d in docs]
     with pytest.raises(KeyboardInterrupt):  # parts would have committed after 2 calls
-        ingest(edited, index, smaller, embedder=_Embedder(stop_at=5), progress=False)
+        ingest(edited, index, smaller, embedder=InterruptingEmbedder(stop_at=5), progress=False)
     manifest = layout.read_manifest(layout.current_generation(index))
     assert manifest.chunking["max_tokens"] == Config().chunking.max_tokens  # all or nothing

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from thresher.config import Config, RetrievalConfig
@@ -17,6 +16,7 @@ from thresher.index.server import ingest as server_ingest
 from thresher.index.server import layout as sl
 
 from .chroma_server import running_chroma
+from .helpers import InterruptingEmbedder, numbered_docs
 
 pytestmark = pytest.mark.server
 
@@ -25,34 +25,6 @@ pytestmark = pytest.mark.server
 def chroma_url(tmp_path_factory: pytest.TempPathFactory):
     with running_chroma(tmp_path_factory.mktemp("chroma-ingest")) as url:
         yield url
-
-
-class _Embedder:
-    """Deterministic vectors; raises KeyboardInterrupt at call ``stop_at`` (a Ctrl-C)."""
-
-    name = "fake"
-    dimension = 8
-    batch_size = 2
-
-    def __init__(self, stop_at: int = 0) -> None:
-        self.calls, self.stop_at, self.texts = 0, stop_at, 0
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
-        if self.calls == self.stop_at:
-            raise KeyboardInterrupt
-        self.texts += len(texts)
-        rows = np.ones((len(texts), self.dimension), dtype=np.float32)
-        rows[:, 0] = [len(t) for t in texts]
-        out: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-        return out
-
-
-def _docs(n: int) -> list[Document]:
-    return [
-        Document(f"d{i:02d}", f"doc {i}", f"Paragraph {i} on topic {i}.", source="t")
-        for i in range(n)
-    ]
 
 
 def _header(url: str) -> sl.ServerHeader:
@@ -72,17 +44,17 @@ def test_an_interrupted_first_ingest_resumes_from_its_last_commit(
 ) -> None:
     monkeypatch.setattr(server_ingest, "COMMIT_CHUNKS", 4)
     url = f"{chroma_url}/resume-first"
-    docs = _docs(20)
+    docs = numbered_docs(20)
     with pytest.raises(KeyboardInterrupt):  # 2 texts per call: stopped in the 5th part
-        ingest(docs, url, Config(), embedder=_Embedder(stop_at=9), progress=False)
+        ingest(docs, url, Config(), embedder=InterruptingEmbedder(stop_at=9), progress=False)
     assert _header(url).state == "writing"
-    again = _Embedder()
+    again = InterruptingEmbedder()
     report = ingest(docs, url, Config(), embedder=again, progress=False)
     assert again.texts == 4  # only what the last commit lacked
     assert (report.documents_added, report.documents_unchanged) == (4, 16)
     header = _header(url)
     assert (header.state, header.documents, header.chunks) == ("ready", 20, 20)
-    quiet = _Embedder()
+    quiet = InterruptingEmbedder()
     report = ingest(docs, url, Config(), embedder=quiet, progress=False)
     assert (quiet.texts, report.documents_unchanged) == (0, 20)
 
@@ -97,13 +69,13 @@ def test_a_change_of_chunking_interrupted_is_redone_whole(
         Document(f"d{i}", f"doc {i}", " ".join(f"Word{j} of document {i}." for j in range(40)), "t")
         for i in range(6)
     ]
-    ingest(docs, url, Config(), embedder=_Embedder(), progress=False)
+    ingest(docs, url, Config(), embedder=InterruptingEmbedder(), progress=False)
     monkeypatch.setattr(server_ingest, "COMMIT_CHUNKS", 4)
     smaller = Config().override({"chunking.max_tokens": 32})
     with pytest.raises(KeyboardInterrupt):
-        ingest(docs, url, smaller, embedder=_Embedder(stop_at=6), progress=False)
+        ingest(docs, url, smaller, embedder=InterruptingEmbedder(stop_at=6), progress=False)
     assert _header(url).chunking["max_tokens"] == Config().chunking.max_tokens
-    report = ingest(docs, url, smaller, embedder=_Embedder(), progress=False)
+    report = ingest(docs, url, smaller, embedder=InterruptingEmbedder(), progress=False)
     assert report.documents_updated == 6
     header = _header(url)
     assert (header.state, header.chunking["max_tokens"]) == ("ready", 32)
@@ -136,7 +108,7 @@ def test_the_report_accounts_for_every_file(chroma_url: str, tmp_path: Path) -> 
             iter_documents([folder], stats),
             location,
             Config(),
-            embedder=_Embedder(),
+            embedder=InterruptingEmbedder(),
             progress=False,
             sources=[folder],
             files=stats,
