@@ -6,7 +6,8 @@ folder) and with this tree, each in its own processes with its own ``PYTHONPATH`
 ``--cache`` when absent, as ``bench_serve.py`` does):
 
 - CLI ``thresher search Q --index DIR --quiet`` wall time, warm page cache
-  (``--cli-runs`` after one untimed run) and cold: before each cold run the pages
+  (``--cli-runs`` after one untimed run, the two sides interleaved, with the machine's
+  load average after them) and cold: before each cold run the pages
   of the index, of its read copies and of the Python packages a search loads
   (thresher, chromadb, onnxruntime, bm25s, scipy, lightgbm, the embedder's model
   files) are dropped from the page cache with ``posix_fadvise(DONTNEED)`` (no root
@@ -18,7 +19,8 @@ folder) and with this tree, each in its own processes with its own ``PYTHONPATH`
   ``search(index=PATH)`` next-call p50 / open-Store p50 (issue 27: within 1.5x);
 - where a cold command's time goes: the CPU seconds (every thread) of each phase of
   a first search in a fresh process (imports, token counter, open, first embed, first
-  dense search, first chunk read, first and second episode);
+  dense search, first chunk read, first and second episode), and whether it imported
+  chromadb;
 - ``thresher mcp --index DIR`` (stdio): time until it answers ``initialize``, then
   its first ``search`` tool call;
 - open time by index size: a fresh process imports the libraries, then times
@@ -122,35 +124,27 @@ def child_phases(index: str, question: str) -> dict:
         mark = now
 
     import thresher
-
-    phase("import thresher")
-    import chromadb  # noqa: F401
-    import chromadb.api.rust  # noqa: F401
-
-    phase("import chromadb")
-    import bm25s  # noqa: F401
-    import onnxruntime  # noqa: F401
-
-    phase("import bm25s, onnxruntime")
     from thresher.config import Config
     from thresher.index.backends import open_store
     from thresher.tokens import get_counter
 
+    phase("import thresher (and numpy)")
     get_counter()
     phase("token counter (o200k)")
     store = open_store(index, Config())
-    phase("open the index")
+    phase("open the index (chromadb's import and client, where it opens)")
     store.embedder.embed([question])
-    phase("query embedder: first embed (ONNX session, tokenizer)")
+    phase("query embedder: first embed (onnxruntime, ONNX session, tokenizer)")
     store.dense_search(question, k=50)
-    phase("chromadb: first dense search (HNSW load, log tail)")
+    phase("first dense search (exact scan of saved vectors, or HNSW)")
     store.bm25_search(question, k=50)
-    phase("BM25 search and chromadb's first read of chunks")
+    phase("BM25 search and the first read of chunks")
     thresher.search(question, index=store)
-    phase("first episode (policy weights, the rest)")
+    phase("first episode (policy weights, lightgbm, the rest)")
     thresher.search(question + " ", index=store)
     phase("second episode")
     store.close()
+    out["chromadb imported (1 yes, 0 no)"] = float("chromadb" in sys.modules)
     return out
 
 
@@ -342,12 +336,15 @@ def main() -> None:
             if args.open_only:
                 break
             cli_search(src, copies[side], index, questions[0])
-        for side, src in sides.items():
-            if args.open_only:
-                break
-            warm = [cli_search(src, copies[side], index, q)
-                    for q in questions[1 : 1 + args.cli_runs]]  # fmt: skip
-            put("CLI search, warm (p50 s)", side, _cli(warm))
+        warm: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+        for q in [] if args.open_only else questions[1 : 1 + args.cli_runs]:
+            for side, src in sides.items():  # interleaved: both sides meet the same load
+                warm[side].append(cli_search(src, copies[side], index, q))
+        for side in [] if args.open_only else sides:
+            put("CLI search, warm (p50 s)", side, _cli(warm[side]))
+        for side in [] if args.open_only else sides:
+            load = f"{os.getloadavg()[0]:.2f}"
+            put("machine load (1-minute average, after the warm runs)", side, load)
         for side, src in sides.items():
             if args.skip_cold or args.open_only:
                 break
