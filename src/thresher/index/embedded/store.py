@@ -57,12 +57,15 @@ class _Chroma:
             IndexNotFoundError: chromadb cannot read the generation (damaged).
             BackendUnavailableError: the store was closed.
         """
+        closed = BackendUnavailableError(f"the store on {self.index_dir} is closed; open it again")
         if self.released:
-            raise BackendUnavailableError(f"the store on {self.index_dir} is closed; open it again")
+            raise closed
         from chromadb.errors import ChromaError
 
         try:
             self.client = open_client(self.copy.path)
+            if self.released:  # closed by another thread while this one opened it
+                raise closed
             return self.client.get_collection(COLLECTION)
         except ChromaError as exc:  # a damaged generation: one line, not a traceback
             self.close()
