@@ -33,6 +33,7 @@ Usage::
 
     .venv/bin/python bench/bench_latency.py [--base 66813fa] [--questions 20]
         [--cli-runs 3] [--cache /tmp/thresher-dev-index] [--skip-cold] [--open-only]
+        [--cli-only]
 
 Children run as users run them, with bytecode caches (``PYTHONDONTWRITEBYTECODE``
 is dropped from their environment). Prints a table; asserts nothing. The machine's
@@ -294,6 +295,7 @@ def main() -> None:
     parser.add_argument("--scale-cache", type=Path, default=SCALE_CACHE)
     parser.add_argument("--skip-cold", action="store_true", help="no cold CLI runs")
     parser.add_argument("--open-only", action="store_true", help="only the open times by size")
+    parser.add_argument("--cli-only", action="store_true", help="only the CLI search rows")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -331,6 +333,7 @@ def main() -> None:
         root = Path(tmp)
         sides = {"base": checkout(args.base, root / "base"), "new": HERE / "src"}
         copies = {side: root / f"copies-{side}" for side in sides}
+        rest = {} if args.cli_only else sides  # the sides of the rows after the CLI's
         # each figure is taken for both sides in a row, so both see the same load
         for side, src in sides.items():  # untimed: page cache, the read copy
             if args.open_only:
@@ -353,7 +356,7 @@ def main() -> None:
                 evict(_cold_paths(src, index, copies[side]))
                 cold.append(cli_search(src, copies[side], index, q))
             put("CLI search, cold page cache (p50 s)", side, _cli(cold))
-        for side, src in sides.items():
+        for side, src in rest.items():
             if args.open_only:
                 break
             for name, cpu in run_child(
@@ -361,7 +364,7 @@ def main() -> None:
             ).items():
                 put(f"cold command, CPU s: {name}", side, f"{cpu:.2f}")
         asked = json.dumps(questions[: 2 * args.questions + 1])
-        for side, src in sides.items():
+        for side, src in rest.items():
             if args.open_only:
                 break
             api = run_child(src, copies[side], "api", str(index), asked)
@@ -379,14 +382,14 @@ def main() -> None:
             cpu_ratio = p50(api["cpu_next_s"]) / p50(api["cpu_store_next_s"])
             put("ratio PATH / open Store, next-call p50 (goal <= 1.5)", side,
                 f"{ratio:.2f}x  (CPU {cpu_ratio:.2f}x)")  # fmt: skip
-        for side, src in sides.items():
+        for side, src in rest.items():
             if args.open_only:
                 break
             mcp = mcp_figures(src, copies[side], index, questions[-1])
             put("thresher mcp: start until initialize answered (s)", side,
                 f"{mcp['mcp_ready_s']:.2f}")  # fmt: skip
             put("thresher mcp: first search (s)", side, f"{mcp['mcp_first_search_s']:.2f}")
-        for name, where in sizes:
+        for name, where in [] if args.cli_only else sizes:
             for side, src in sides.items():
                 run_child(src, copies[side], "open", str(where))  # untimed: makes the read copy
             runs: dict[str, list[dict]] = {side: [] for side in sides}
