@@ -6,7 +6,8 @@ folder) and with this tree, each in its own processes with its own ``PYTHONPATH`
 ``--cache`` when absent, as ``bench_serve.py`` does):
 
 - CLI ``thresher search Q --index DIR --quiet`` wall time, warm page cache
-  (``--cli-runs`` after one untimed run) and cold: before each cold run the pages
+  (``--cli-runs`` after one untimed run, the two sides interleaved, with the machine's
+  load average after them) and cold: before each cold run the pages
   of the index, of its read copies and of the Python packages a search loads
   (thresher, chromadb, onnxruntime, bm25s, scipy, lightgbm, the embedder's model
   files) are dropped from the page cache with ``posix_fadvise(DONTNEED)`` (no root
@@ -18,7 +19,8 @@ folder) and with this tree, each in its own processes with its own ``PYTHONPATH`
   ``search(index=PATH)`` next-call p50 / open-Store p50 (issue 27: within 1.5x);
 - where a cold command's time goes: the CPU seconds (every thread) of each phase of
   a first search in a fresh process (imports, token counter, open, first embed, first
-  dense search, first chunk read, first and second episode);
+  dense search, first chunk read, first and second episode), and whether it imported
+  chromadb;
 - ``thresher mcp --index DIR`` (stdio): time until it answers ``initialize``, then
   its first ``search`` tool call;
 - open time by index size: a fresh process imports the libraries, then times
@@ -31,6 +33,7 @@ Usage::
 
     .venv/bin/python bench/bench_latency.py [--base 66813fa] [--questions 20]
         [--cli-runs 3] [--cache /tmp/thresher-dev-index] [--skip-cold] [--open-only]
+        [--cli-only]
 
 Children run as users run them, with bytecode caches (``PYTHONDONTWRITEBYTECODE``
 is dropped from their environment). Prints a table; asserts nothing. The machine's
@@ -122,35 +125,27 @@ def child_phases(index: str, question: str) -> dict:
         mark = now
 
     import thresher
-
-    phase("import thresher")
-    import chromadb  # noqa: F401
-    import chromadb.api.rust  # noqa: F401
-
-    phase("import chromadb")
-    import bm25s  # noqa: F401
-    import onnxruntime  # noqa: F401
-
-    phase("import bm25s, onnxruntime")
     from thresher.config import Config
     from thresher.index.backends import open_store
     from thresher.tokens import get_counter
 
+    phase("import thresher (and numpy)")
     get_counter()
     phase("token counter (o200k)")
     store = open_store(index, Config())
-    phase("open the index")
+    phase("open the index (chromadb's import and client, where it opens)")
     store.embedder.embed([question])
-    phase("query embedder: first embed (ONNX session, tokenizer)")
+    phase("query embedder: first embed (onnxruntime, ONNX session, tokenizer)")
     store.dense_search(question, k=50)
-    phase("chromadb: first dense search (HNSW load, log tail)")
+    phase("first dense search (exact scan of saved vectors, or HNSW)")
     store.bm25_search(question, k=50)
-    phase("BM25 search and chromadb's first read of chunks")
+    phase("BM25 search and the first read of chunks")
     thresher.search(question, index=store)
-    phase("first episode (policy weights, the rest)")
+    phase("first episode (policy weights, lightgbm, the rest)")
     thresher.search(question + " ", index=store)
     phase("second episode")
     store.close()
+    out["chromadb imported (1 yes, 0 no)"] = float("chromadb" in sys.modules)
     return out
 
 
@@ -300,6 +295,7 @@ def main() -> None:
     parser.add_argument("--scale-cache", type=Path, default=SCALE_CACHE)
     parser.add_argument("--skip-cold", action="store_true", help="no cold CLI runs")
     parser.add_argument("--open-only", action="store_true", help="only the open times by size")
+    parser.add_argument("--cli-only", action="store_true", help="only the CLI search rows")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -337,17 +333,21 @@ def main() -> None:
         root = Path(tmp)
         sides = {"base": checkout(args.base, root / "base"), "new": HERE / "src"}
         copies = {side: root / f"copies-{side}" for side in sides}
+        rest = {} if args.cli_only else sides  # the sides of the rows after the CLI's
         # each figure is taken for both sides in a row, so both see the same load
         for side, src in sides.items():  # untimed: page cache, the read copy
             if args.open_only:
                 break
             cli_search(src, copies[side], index, questions[0])
-        for side, src in sides.items():
-            if args.open_only:
-                break
-            warm = [cli_search(src, copies[side], index, q)
-                    for q in questions[1 : 1 + args.cli_runs]]  # fmt: skip
-            put("CLI search, warm (p50 s)", side, _cli(warm))
+        warm: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+        for q in [] if args.open_only else questions[1 : 1 + args.cli_runs]:
+            for side, src in sides.items():  # interleaved: both sides meet the same load
+                warm[side].append(cli_search(src, copies[side], index, q))
+        for side in [] if args.open_only else sides:
+            put("CLI search, warm (p50 s)", side, _cli(warm[side]))
+        for side in [] if args.open_only else sides:
+            load = f"{os.getloadavg()[0]:.2f}"
+            put("machine load (1-minute average, after the warm runs)", side, load)
         for side, src in sides.items():
             if args.skip_cold or args.open_only:
                 break
@@ -356,7 +356,7 @@ def main() -> None:
                 evict(_cold_paths(src, index, copies[side]))
                 cold.append(cli_search(src, copies[side], index, q))
             put("CLI search, cold page cache (p50 s)", side, _cli(cold))
-        for side, src in sides.items():
+        for side, src in rest.items():
             if args.open_only:
                 break
             for name, cpu in run_child(
@@ -364,7 +364,7 @@ def main() -> None:
             ).items():
                 put(f"cold command, CPU s: {name}", side, f"{cpu:.2f}")
         asked = json.dumps(questions[: 2 * args.questions + 1])
-        for side, src in sides.items():
+        for side, src in rest.items():
             if args.open_only:
                 break
             api = run_child(src, copies[side], "api", str(index), asked)
@@ -382,14 +382,14 @@ def main() -> None:
             cpu_ratio = p50(api["cpu_next_s"]) / p50(api["cpu_store_next_s"])
             put("ratio PATH / open Store, next-call p50 (goal <= 1.5)", side,
                 f"{ratio:.2f}x  (CPU {cpu_ratio:.2f}x)")  # fmt: skip
-        for side, src in sides.items():
+        for side, src in rest.items():
             if args.open_only:
                 break
             mcp = mcp_figures(src, copies[side], index, questions[-1])
             put("thresher mcp: start until initialize answered (s)", side,
                 f"{mcp['mcp_ready_s']:.2f}")  # fmt: skip
             put("thresher mcp: first search (s)", side, f"{mcp['mcp_first_search_s']:.2f}")
-        for name, where in sizes:
+        for name, where in [] if args.cli_only else sizes:
             for side, src in sides.items():
                 run_child(src, copies[side], "open", str(where))  # untimed: makes the read copy
             runs: dict[str, list[dict]] = {side: [] for side in sides}

@@ -33,3 +33,31 @@ def test_a_tool_message_is_cut_between_its_lines() -> None:
         "[3 chunks pruned]\n/path\n",
     ]
     assert isinstance(get_counter(), SegmentedCounter)
+
+
+def test_threads_asking_for_one_vocabulary_share_one_load(monkeypatch) -> None:
+    """A thread asking while another loads the counter waits for that load (the CLI loads
+    it ahead on a warm-up thread) instead of loading it a second time."""
+    import threading
+    import time
+
+    from thresher import tokens
+
+    loads: list[str] = []
+    real = tokens.BpeTokenCounter.__init__
+
+    def slow(self, encoding: str = "o200k_base") -> None:
+        loads.append(encoding)
+        time.sleep(0.2)
+        real(self, encoding)
+
+    monkeypatch.setattr(tokens.BpeTokenCounter, "__init__", slow)
+    tokens._counter.cache_clear()
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(get_counter())) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    tokens._counter.cache_clear()  # drop the counter built under the patch
+    assert loads == ["o200k_base"] and len({id(c) for c in got}) == 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -192,9 +193,18 @@ def _pieces(text: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=4)
+_counters_lock = threading.Lock()
+
+
 def get_counter(encoding: str = "o200k_base") -> BpeTokenCounter:
-    """A shared counter per vocabulary (loading one takes ~0.1 s)."""
+    """A shared counter per vocabulary (loading one takes ~0.1 s; a thread asking while
+    another loads it waits for that one instead of loading it again)."""
+    with _counters_lock:
+        return _counter(encoding)
+
+
+@lru_cache(maxsize=4)
+def _counter(encoding: str) -> BpeTokenCounter:
     return BpeTokenCounter(encoding)
 
 

@@ -88,3 +88,37 @@ def test_no_other_module_chooses_a_backend_by_url() -> None:
         if choosing.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_preload_loads_the_query_embedder_an_index_folder_names(
+    built_index, monkeypatch, tmp_path
+) -> None:
+    """``preload`` (what ``thresher search`` runs on its warm-up thread) loads the model of
+    the embedder the index was built with; a server or a missing index is left alone."""
+    from thresher.index.embed import embedder as embedders
+
+    class Recording:
+        name = "recording"
+        dimension = 4
+        preloaded = 0
+
+        def embed(self, texts):
+            raise AssertionError("preload embeds nothing")
+
+        def preload(self) -> None:
+            self.preloaded += 1
+
+    made: list[str] = []
+    recording = Recording()
+
+    def get_embedder(name: str) -> Recording:
+        made.append(name)
+        return recording
+
+    assert isinstance(embedders.get_embedder("minilm-int8"), embedders.PreloadingEmbedder)
+    monkeypatch.setattr(embedders, "get_embedder", get_embedder)
+    backends.preload(built_index)
+    assert made == ["minilm-int8"] and recording.preloaded == 1
+    backends.preload("http://127.0.0.1:9/chunks")
+    backends.preload(tmp_path / "no-index")
+    assert made == ["minilm-int8"]

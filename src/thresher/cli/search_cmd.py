@@ -11,7 +11,9 @@ error, 2 on invalid input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import threading
 
 from thresher.cli._common import (
     add_config_args,
@@ -23,6 +25,7 @@ from thresher.cli._common import (
     shorten,
     terminal_line,
 )
+from thresher.config import Config
 
 __all__ = ["add_arguments", "run"]
 
@@ -53,6 +56,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_args(parser)
 
 
+def _start_warm_up(index: str, config: Config) -> threading.Thread:
+    """Load the token counter and the index's query embedder on another thread while this
+    one imports the harness, opens the index and builds the policy: the episode loads
+    both anyway (a load in progress is waited for, never done twice), and the ONNX
+    session's load runs outside Python's lock, beside this thread's work."""
+    from thresher.errors import ThresherError
+    from thresher.index.backends import preload
+    from thresher.tokens import get_counter
+
+    def warm() -> None:
+        preload(index)  # first: the longest, and mostly outside Python's lock
+        with contextlib.suppress(ThresherError):
+            get_counter(config.chunking.tokenizer)
+
+    thread = threading.Thread(target=warm, name="thresher-warm-up")
+    thread.start()
+    return thread
+
+
 def run(args: argparse.Namespace) -> int:
     from thresher.api import searching, with_filter, with_k
     from thresher.cli.trace_cmd import format_event
@@ -63,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError('the question is empty; ask one: thresher search "..." --index DIR')
     config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
     config = with_filter(config, args.where, args.path)
+    warming = _start_warm_up(args.index, config)
     watching = live_view(args)
     with searching(
         args.question,
@@ -94,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
             print(terminal_line(partial.rstrip()))
     if args.trace and watching:
         print(f"trace written to {args.trace}", file=sys.stderr)
+    warming.join()
     if result.exit_reason is ExitReason.INVALID_INPUT:
         print(terminal_line(f"thresher search: error: {result.message}"), file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ from thresher.errors import BackendUnavailableError, IndexNotFoundError, InputEr
 from thresher.index.embed.embedder import Embedder
 from thresher.index.store import IngestReport, Store
 
-__all__ = ["Backend", "register_backend", "backend_for", "open_store", "ingest"]
+__all__ = ["Backend", "register_backend", "backend_for", "open_store", "preload", "ingest"]
 
 #: open(location, config, embedder) -> an open store
 Opener = Callable[[str, Config, Embedder | None], Store]
@@ -205,6 +205,31 @@ def open_store(
         ConfigError: ``embedder`` is not the one the index was built with.
     """
     return backend_for(location).open(str(location), config or Config(), embedder)
+
+
+def preload(location: str | Path) -> None:
+    """Load, on the calling thread, what the first search of the index at ``location``
+    will load anyway: the query embedder of an index folder (for MiniLM, its ONNX
+    session and tokenizer, :class:`~thresher.index.embed.embedder.PreloadingEmbedder`).
+
+    A command about to search runs it on another thread while it opens the index, so
+    the two overlap. A server's embedder is left to its open (asking costs a request).
+    Nothing is raised: whatever fails here, the open and the search report.
+    """
+    import contextlib
+
+    from thresher.errors import ThresherError
+
+    with contextlib.suppress(ThresherError, OSError, ValueError):
+        if backend_for(location) is not _FOLDER:
+            return
+        from thresher.index.embed.embedder import PreloadingEmbedder, get_embedder
+        from thresher.index.embedded import layout
+
+        summary = layout.read_summary(layout.current_generation(Path(location)))
+        embedder = get_embedder(summary.embedder)
+        if isinstance(embedder, PreloadingEmbedder):
+            embedder.preload()
 
 
 def ingest(

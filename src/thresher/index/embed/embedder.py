@@ -39,6 +39,7 @@ from thresher.index.embed.minilm_cache import Variant
 __all__ = [
     "Embedder",
     "BatchedEmbedder",
+    "PreloadingEmbedder",
     "DEFAULT_BATCH_SIZE",
     "batch_size_of",
     "MiniLMEmbedder",
@@ -88,6 +89,17 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), dimension)`` float32 array of L2-normalized rows."""
+        ...
+
+
+@runtime_checkable
+class PreloadingEmbedder(Protocol):
+    """An embedder that can load its model ahead of its first :meth:`Embedder.embed`
+    (an optional capability): a caller that knows a query is coming (the CLI about to
+    search) loads it on another thread while it does the rest of its start."""
+
+    def preload(self) -> None:
+        """Load what the first ``embed`` would (idempotent, thread-safe)."""
         ...
 
 
@@ -311,10 +323,17 @@ class MiniLMEmbedder:
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self._session = onnxruntime.InferenceSession(
+            session = onnxruntime.InferenceSession(
                 str(self._model_file(model)), options, providers=["CPUExecutionProvider"]
             )
-            self._tokenizer = tokenizer
+            self._tokenizer = tokenizer  # before the session: embed() tests the session alone
+            self._session = session
+
+    def preload(self) -> None:
+        """Load the ONNX session and the tokenizer now (see :class:`PreloadingEmbedder`).
+        Raises ``ModelMissingError``."""
+        if self._session is None:
+            self._load()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``; see :class:`Embedder`. Raises ``ModelMissingError``."""

@@ -28,6 +28,8 @@ from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, QueryEmbeddingCache
 from thresher.index.embedded.exact_dense import LazyExactDense
+from thresher.index.embedded.lazy_collection import LazyCollection
+from thresher.index.embedded.saved_records import SavedRecords
 from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep.guard import grep_ids
@@ -82,15 +84,22 @@ class ChunkCache:
 
 @dataclass(frozen=True, slots=True)
 class IndexView:
-    """One consistent state of an index: the collection, BM25, the corpus order, a cache
-    of the chunks read from it and, when the index has one, the grep side index."""
+    """One consistent state of an index: the collection (opened when first needed), BM25,
+    the corpus order, a cache of the chunks read from it and, when the index has them,
+    the grep side index and the saved chunk records."""
 
-    collection: Any
+    source: LazyCollection
     bm25: Bm25Index
     order: Mapping[str, int]
     cache: ChunkCache
     grep_index: GrepIndex | None = None
     exact: LazyExactDense | None = None
+    records: SavedRecords | None = None
+
+    @property
+    def collection(self) -> Any:
+        """The chromadb collection (opened now if it was not yet)."""
+        return self.source.get()
 
     @classmethod
     def of(
@@ -99,11 +108,19 @@ class IndexView:
         bm25: Bm25Index,
         grep_index: GrepIndex | None = None,
         vectors: Path | None = None,
+        records: SavedRecords | None = None,
     ) -> IndexView:
-        """The view of ``collection``; ``vectors``: a folder holding its saved vectors
-        (:func:`~thresher.index.embedded.exact_dense.save_vectors`), for exact dense search."""
-        exact = LazyExactDense(collection, vectors)
-        return cls(collection, bm25, bm25.positions, ChunkCache(), grep_index, exact)
+        """The view of ``collection`` (a :class:`LazyCollection`, or one already open);
+        ``vectors``: a folder holding its saved vectors
+        (:func:`~thresher.index.embedded.exact_dense.save_vectors`), for exact dense
+        search; ``records``: its saved chunk records, read instead of the collection."""
+        source = (
+            collection
+            if isinstance(collection, LazyCollection)
+            else LazyCollection.ready(collection)
+        )
+        exact = LazyExactDense(source.get, vectors)
+        return cls(source, bm25, bm25.positions, ChunkCache(), grep_index, exact, records)
 
 
 def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
@@ -370,13 +387,18 @@ class CollectionStore:
         """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none, or
         if ``where`` does not admit the document."""
         view = self._view()
-        found = view.collection.get(where={"doc_id": doc_id}, include=["documents", "metadatas"])
-        chunks = [
-            chunk_from_record(cid, text, meta)
-            for cid, text, meta in zip(
-                found["ids"], found["documents"], found["metadatas"], strict=True
+        if view.records is not None:
+            chunks = view.records.document(doc_id)
+        else:
+            found = view.collection.get(
+                where={"doc_id": doc_id}, include=["documents", "metadatas"]
             )
-        ]
+            chunks = [
+                chunk_from_record(cid, text, meta)
+                for cid, text, meta in zip(
+                    found["ids"], found["documents"], found["metadatas"], strict=True
+                )
+            ]
         if not chunks:
             raise _unknown("document id", [doc_id])
         if where is not None and chunks[0].chunk_id in self._left_out(view, where).left:
@@ -416,6 +438,9 @@ class CollectionStore:
         by_id = view.cache.lookup(unique)
         wanted = [c for c in unique if c not in by_id]
         read: list[Chunk] = []
+        if view.records is not None and wanted:  # the saved records: no chromadb
+            read.extend(view.records.chunks(wanted).values())
+            wanted = []
         for start in range(0, len(wanted), _GET_BATCH):
             found = view.collection.get(
                 ids=wanted[start : start + _GET_BATCH], include=["documents", "metadatas"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -118,9 +118,9 @@ class ExactDense:
 class LazyExactDense:
     """An :class:`ExactDense` read on first use (thread-safe): from ``saved`` (a folder
     :func:`save_vectors` wrote for this collection) when given and readable, else
-    from ``collection``."""
+    from the collection ``collection()`` returns (opened only then)."""
 
-    def __init__(self, collection: Any, saved: Path | None = None) -> None:
+    def __init__(self, collection: Callable[[], Any], saved: Path | None = None) -> None:
         self._collection = collection
         self._saved = saved
         self._lock = threading.Lock()
@@ -132,5 +132,5 @@ class LazyExactDense:
                 with contextlib.suppress(OSError, ValueError, EOFError):  # damaged: read chromadb
                     self._loaded = ExactDense.load(self._saved)
             if self._loaded is None:
-                self._loaded = ExactDense.from_collection(self._collection)
+                self._loaded = ExactDense.from_collection(self._collection())
             return self._loaded

@@ -22,7 +22,9 @@ So chromadb runs on a copy, and one copy serves every reader of a generation:
   chunks (its default) every vector is saved beside it (``vectors.npy``,
   :attr:`ReadCopy.vectors`): exact dense search reads them in milliseconds instead
   of every reader paging them out of chromadb (0.3 CPU s for 6k chunks, most of a
-  CLI search's first query). Each reader holds a shared ``flock`` on its ``users.lock`` while open; the kernel drops it
+  CLI search's first query); so is every chunk record (``records.sqlite3``,
+  :attr:`ReadCopy.records`, :mod:`~thresher.index.embedded.saved_records`), so a
+  reader that only searches and reads never starts chromadb. Each reader holds a shared ``flock`` on its ``users.lock`` while open; the kernel drops it
   when a reader dies, so a killed reader leaves nothing behind.
 - **private copy**: ``thresher-read-PID-…``, for a generation whose HNSW
   segment was never persisted (a small index, cheap to copy: chromadb rewrites
@@ -72,6 +74,9 @@ _SHARED = "thresher-gen-"  # thresher-gen-KEY: the shared copy of one generation
 _USERS = "users.lock"
 _SOURCE = "source"
 _HNSW_DONE = "index_metadata.pickle"  # chromadb writes it when it persists a segment
+#: what a shared copy holds beside chroma/ (2: chunk records too); part of its name, so
+#: a copy made by an older thresher is superseded and made again once
+_COPY_FORMAT = "2"
 
 
 @dataclass(slots=True)
@@ -93,6 +98,14 @@ class ReadCopy:
         from thresher.index.embedded.exact_dense import VECTORS
 
         return self.path.parent if (self.path.parent / VECTORS).is_file() else None
+
+    @property
+    def records(self) -> Path | None:
+        """The folder holding the generation's saved chunk records
+        (:func:`~thresher.index.embedded.saved_records.save_records`), None when it has none."""
+        from thresher.index.embedded.saved_records import RECORDS
+
+        return self.path.parent if (self.path.parent / RECORDS).is_file() else None
 
     def release(self) -> None:
         """Stop using the copy (twice is fine)."""
@@ -203,7 +216,7 @@ def _key(chroma_dir: Path) -> str:
     st = (chroma_dir / "chroma.sqlite3").stat()
     real = os.path.realpath(chroma_dir)
     return hashlib.sha256(
-        f"{real}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}".encode()
+        f"{real}\0{st.st_ino}\0{st.st_mtime_ns}\0{st.st_size}\0{_COPY_FORMAT}".encode()
     ).hexdigest()[:24]
 
 
@@ -256,17 +269,19 @@ def _settle(chroma: Path) -> None:
 
 
 def _save_vectors(client: Any, folder: Path) -> None:
-    """Save the vectors of the generation's collection (an index folder's chroma holds
-    one) into ``folder`` when it is small enough."""
+    """Save the vectors and the chunk records of the generation's collection (an index
+    folder's chroma holds one) into ``folder`` when it is small enough."""
     from thresher.config import RetrievalConfig
     from thresher.index.embedded.exact_dense import save_vectors
+    from thresher.index.embedded.saved_records import save_records
 
     collections = client.list_collections()
     if len(collections) == 1:
         collection = client.get_collection(collections[0].name)
-        # as many as exact dense search reads by default (1.5 KB a chunk)
+        # as many as exact dense search reads by default (1.5 KB a chunk, plus its text)
         if collection.count() <= RetrievalConfig().exact_dense_max_chunks:
             save_vectors(collection, folder)
+            save_records(collection, folder)
 
 
 def _make_shared(chroma_dir: Path, target: Path) -> None:

@@ -9,7 +9,10 @@ process always answers from the latest complete index.
 It never writes to the index folder: chromadb cannot open a folder read-only,
 so the client runs on a read copy of the generation's chroma folder, shared by
 every reader of that generation (:mod:`thresher.index.embedded.read_copy`), released on
-:meth:`close`. A read-only index folder is read like any other.
+:meth:`close`. A read-only index folder is read like any other. When that copy
+holds the saved vectors and chunk records of a small index, searches and reads
+never touch chromadb, which is imported and started only when something needs it
+(a filter, a listing, a grep the side index cannot answer).
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
-from thresher.errors import IndexNotFoundError
+from thresher.errors import BackendUnavailableError, IndexNotFoundError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.embedded import layout
 from thresher.index.embedded.collection import CollectionStore, IndexView, open_client
+from thresher.index.embedded.lazy_collection import LazyCollection
 from thresher.index.embedded.read_copy import ReadCopy, make_read_copy, remove_read_copy
+from thresher.index.embedded.saved_records import SavedRecords
 from thresher.index.grep import side_index as grep_index
 from thresher.index.grep.side_index import GrepIndex
 from thresher.index.manifest import COLLECTION
@@ -35,11 +40,61 @@ from thresher.index.store import IngestReport, StoreStats
 __all__ = ["EmbeddedStore"]
 
 
+class _Chroma:
+    """The chromadb client of one generation, started on first use (see :meth:`open`)."""
+
+    def __init__(self, index_dir: Path, generation: Path, copy: ReadCopy) -> None:
+        self.index_dir = index_dir
+        self.generation = generation
+        self.copy = copy
+        self.client: Any = None
+        self.released = False
+
+    def open(self) -> Any:
+        """Start the client on the read copy and return the chunk collection.
+
+        Raises:
+            IndexNotFoundError: chromadb cannot read the generation (damaged).
+            BackendUnavailableError: the store was closed.
+        """
+        closed = BackendUnavailableError(f"the store on {self.index_dir} is closed; open it again")
+        if self.released:
+            raise closed
+        from chromadb.errors import ChromaError
+
+        try:
+            self.client = open_client(self.copy.path)
+            if self.released:  # closed by another thread while this one opened it
+                raise closed
+            return self.client.get_collection(COLLECTION)
+        except ChromaError as exc:  # a damaged generation: one line, not a traceback
+            self.close()
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise IndexNotFoundError(
+                f"cannot open the index at {self.index_dir} ({self.generation.name}: {first}); "
+                f"rebuild it with `thresher index PATH --index {self.index_dir}`"
+            ) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the client if it was started."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    def release(self) -> None:
+        """Close the client for good (the store is closing)."""
+        self.released = True
+        self.close()
+
+
 @dataclass(frozen=True, slots=True)
 class _Generation:
     path: Path
     summary: layout.Summary
-    client: Any
+    chroma: _Chroma  # its client, started when something needs chromadb
     view: IndexView
     copy: ReadCopy  # the read copy the client runs on
 
@@ -75,30 +130,25 @@ class EmbeddedStore(CollectionStore):
         self._generation = self._open(path, summary)
 
     def _open(self, path: Path, summary: layout.Summary) -> _Generation:
+        """Open ``path``: its side indexes now; chromadb now only when the shared read copy
+        lacks the saved vectors and records a search reads instead (see
+        :mod:`thresher.index.embedded.saved_records`), else on first need."""
         check_built_with(self.embedder, summary.embedder, summary.dimension, str(self.index_dir))
         bm25 = Bm25Index.load(path / "bm25")
         grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
-        from chromadb.errors import ChromaError
-
         copy = make_read_copy(path / "chroma")
         weakref.finalize(self, remove_read_copy, copy)  # also at exit, if never closed
-        client = None
+        chroma = _Chroma(self.index_dir, path, copy)
+        source = LazyCollection(chroma.open)
         try:
-            client = open_client(copy.path)
-            collection = client.get_collection(COLLECTION)
-        except BaseException as exc:
-            if client is not None:
-                client.close()
+            records = SavedRecords.open(copy.records, len(bm25))
+            if records is None or copy.vectors is None:
+                source.get()  # reads go to chromadb: open it now (a damaged one fails here)
+        except BaseException:
             remove_read_copy(copy)
-            if isinstance(exc, ChromaError):  # a damaged generation: one line, not a traceback
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise IndexNotFoundError(
-                    f"cannot open the index at {self.index_dir} ({path.name}: {first}); "
-                    f"rebuild it with `thresher index PATH --index {self.index_dir}`"
-                ) from exc
             raise
-        view = IndexView.of(collection, bm25, grep_side, copy.vectors)
-        return _Generation(path, summary, client, view, copy)
+        view = IndexView.of(source, bm25, grep_side, copy.vectors, records)
+        return _Generation(path, summary, chroma, view, copy)
 
     def _view(self) -> IndexView:
         return self._current().view
@@ -162,6 +212,6 @@ class EmbeddedStore(CollectionStore):
         """Close the chromadb clients of the live and the retired generations; release
         their read copies."""
         for generation in [*self._retired, self._generation]:
-            generation.client.close()
+            generation.chroma.release()
             remove_read_copy(generation.copy)
         self._retired.clear()
