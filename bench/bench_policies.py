@@ -85,6 +85,7 @@ from realfolder.build import (
     tools_missing,
     usable_questions,
 )
+from realfolder.large import QUESTIONS_LARGE, build_large_folder
 
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
@@ -282,31 +283,66 @@ def hop_scores(docs: Sequence[str], q: Question, k: int = 5) -> tuple[float, flo
     return sum(found) / len(found), float(all(found))
 
 
-def real_folder(cache: Path, config: Config, only: Callable[[str], bool]) -> None:
-    """Single-shot hybrid and local (shipped weights) on the real folder's questions."""
+def real_folder(
+    cache: Path,
+    config: Config,
+    only: Callable[[str], bool],
+    size: str = "small",
+    reuse: bool = False,
+) -> None:
+    """Single-shot hybrid and local (shipped weights) on the real folder's questions.
+
+    ``size``: ``small`` (the 77 account and login documents) or ``large`` (those
+    among every manual page of sections 1, 5, 7, 8 and every README and copyright
+    file of this machine: :mod:`realfolder.large`), which also asks the questions
+    of ``questions-large.jsonl``. ``reuse``: keep a folder built by an earlier run
+    (the large one takes minutes to render) and update its index incrementally.
+    """
     from thresher.corpus import iter_documents
     from thresher.index.backends import ingest
 
-    print("\nreal folder (this machine's account and login documentation)")
+    print(f"\nreal folder, {size} (this machine's documentation)")
     lacking = tools_missing()
     if lacking:
         print(f"  skipped: this machine lacks {', '.join(lacking)} (needed to render manual pages)")
         return
-    root = cache / "realfolder"
+    root = cache / ("realfolder" if size == "small" else f"realfolder-{size}")
     folder, index = root / "docs", root / "index"
-    written, missing = build_folder(folder)
+    sets = {"questions.jsonl": load_questions()}
+    t0 = time.perf_counter()
+    if reuse and folder.is_dir():
+        written = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+        print(f"  reusing {folder} ({len(written)} documents)")
+    elif size == "small":
+        written, missing = build_folder(folder)
+        print(f"  {len(written)} documents ({len(missing)} absent here)")
+    else:
+        built = build_large_folder(folder)
+        written = built.written
+        sections = ", ".join(f"{k} {v}" for k, v in sorted(built.by_section.items()))
+        print(
+            f"  {len(written)} documents in {time.perf_counter() - t0:.0f}s: {built.man_pages}"
+            f" manual pages ({sections}), {built.doc_files} README/copyright files;"
+            f" skipped {built.links} page links, {built.failed} unreadable;"
+            f" {len(built.missing)} of the small folder's absent here"
+        )
+    if size != "small":
+        sets[QUESTIONS_LARGE.name] = load_questions(QUESTIONS_LARGE)
     if not written:
         print("  skipped: none of the folder's documents exists on this machine")
         return
-    questions, dropped = usable_questions(load_questions(), folder)
-    print(
-        f"  {len(written)} documents ({len(missing)} absent here), {len(questions)} questions"
-        + (
-            f" ({len(dropped)} skipped: a gold line absent here: {', '.join(dropped)})"
-            if dropped
-            else ""
+    questions: list[Question] = []
+    for name, asked in sets.items():
+        kept, dropped = usable_questions(asked, folder)
+        questions += kept
+        print(
+            f"  {name}: {len(kept)} questions"
+            + (
+                f" ({len(dropped)} skipped: a gold line absent here: {', '.join(dropped)})"
+                if dropped
+                else ""
+            )
         )
-    )
     if not questions:
         return
     t0 = time.perf_counter()
@@ -316,7 +352,15 @@ def real_folder(cache: Path, config: Config, only: Callable[[str], bool]) -> Non
         ("hybrid single-shot", SingleShotPolicy),
         ("local (shipped)", lambda: LocalPolicy(None, config=config)),
     ]
-    print(f"  {'policy':<26} {'R@5/doc':>8} {'AllG@5':>7} {'h2':>6} {'h3':>6} {'ms p50':>7}")
+    subsets = {"all": [True] * len(questions)}
+    if len(sets) > 1:
+        first = {q.qid for q in sets["questions.jsonl"]}
+        subsets["original"] = [q.qid in first for q in questions]
+        subsets["new"] = [q.qid not in first for q in questions]
+    print(
+        f"  {'policy':<26} {'set':<9} {'n':>3} {'R@5/doc':>8} {'AllG@5':>7} {'h2':>6} {'h3':>6}"
+        f" {'ms p50':>7}"
+    )
     per_policy: dict[str, list[tuple[float, float]]] = {}
     with EmbeddedStore(index, config) as store:
         for label, make in policies:
@@ -324,23 +368,26 @@ def real_folder(cache: Path, config: Config, only: Callable[[str], bool]) -> Non
                 continue
             scores: list[tuple[float, float]] = []
             ms: list[float] = []
-            hops: list[int] = []
             for q in questions:
                 result = run_episode(q.question, store, make(), config)  # type: ignore[arg-type]
                 scores.append(hop_scores([d.doc_id for d in result.documents], q))
                 ms.append(result.wall_s * 1000)
-                hops.append(len(q.hops))
             per_policy[label] = scores
-            by_hop = []
-            for h in (2, 3):
-                part = [s[0] for s, n in zip(scores, hops, strict=True) if n == h]
-                by_hop.append(f"{100 * statistics.fmean(part):6.1f}" if part else f"{'-':>6}")
-            print(
-                f"  {label:<26} {100 * statistics.fmean(s[0] for s in scores):8.1f}"
-                f" {100 * statistics.fmean(s[1] for s in scores):7.1f} {' '.join(by_hop)}"
-                f" {_pct(ms, 0.5):7.0f}",
-                flush=True,
-            )
+            for subset, mask in subsets.items():
+                part = [
+                    (s, len(q.hops)) for s, q, m in zip(scores, questions, mask, strict=True) if m
+                ]
+                by_hop = []
+                for h in (2, 3):
+                    got = [s[0] for s, n in part if n == h]
+                    by_hop.append(f"{100 * statistics.fmean(got):6.1f}" if got else f"{'-':>6}")
+                print(
+                    f"  {label:<26} {subset:<9} {len(part):>3}"
+                    f" {100 * statistics.fmean(s[0] for s, _ in part):8.1f}"
+                    f" {100 * statistics.fmean(s[1] for s, _ in part):7.1f} {' '.join(by_hop)}"
+                    f" {_pct(ms, 0.5):7.0f}",
+                    flush=True,
+                )
     if len(per_policy) == 2:
         single, local = per_policy.values()
         won = [q.qid for q, a, b in zip(questions, single, local, strict=True) if b[1] > a[1]]
@@ -508,6 +555,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lodo", action="store_true", help="leave-one-dataset-out local rows")
     ap.add_argument("--lowercase", action="store_true", help="lowercased pools: single-shot, local")
     ap.add_argument("--realfolder", action="store_true", help="the real folder's questions")
+    ap.add_argument(
+        "--realfolder-size",
+        choices=["small", "large"],
+        default="small",
+        help="small: 77 account/login documents; large: among every man page and README",
+    )
+    ap.add_argument(
+        "--realfolder-reuse",
+        action="store_true",
+        help="keep the real folder an earlier run built (its index is updated incrementally)",
+    )
     ap.add_argument(
         "--no-dev",
         action="store_true",
@@ -686,7 +744,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in stores.values():
         s.close()
     if args.realfolder:
-        real_folder(Path(args.cache), config, wanted)
+        real_folder(Path(args.cache), config, wanted, args.realfolder_size, args.realfolder_reuse)
     if args.lodo and lodo_local:
         print("\nleave-one-dataset-out, local recall@5: held-out folds / LODO / drop")
         for name, rows in lodo_local.items():

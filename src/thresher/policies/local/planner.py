@@ -21,6 +21,14 @@ from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.features import AnchorView
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scoring import Ranked
+from thresher.policies.local.sources import (
+    CapitalSpans,
+    DocumentNames,
+    IdentifierSpans,
+    NameSource,
+    SpanSource,
+    SpanUnion,
+)
 from thresher.policies.local.stop import StopModel
 from thresher.policies.local.text import sentence_words
 
@@ -28,6 +36,9 @@ __all__ = ["Planner"]
 
 #: a chain edge bridges are read from: (its chunk, the clue it answers, the names passed)
 Edge = tuple[Ranked, int | None, frozenset[str]]
+
+#: where bridge phrases are found by default: capitalized names and identifiers
+DEFAULT_SPANS = SpanUnion((CapitalSpans(), IdentifierSpans()))
 
 
 class Planner:
@@ -45,6 +56,9 @@ class Planner:
         stop: the stop model.
         constants: the policy's constants (anchors per hop, bridges per chain edge,
             and those of :func:`~.bridges.bridge_queries` and :func:`~.chain.clue_docs`).
+        spans: where a sentence's candidate bridge phrases come from (:mod:`.sources`).
+        names: what the documents seen are called (their titles, file names): a text
+            naming one links to it.
     """
 
     def __init__(
@@ -60,8 +74,12 @@ class Planner:
         answer: AnswerRanker,
         stop: StopModel,
         constants: Constants = DEFAULT_CONSTANTS,
+        spans: SpanSource = DEFAULT_SPANS,
+        names: NameSource | None = None,
     ) -> None:
         self.constants = constants
+        self.spans = spans
+        self.names = names if names is not None else DocumentNames()
         self.max_hops = max_hops
         self.first_k = first_k
         self.hop_k = hop_k
@@ -102,7 +120,7 @@ class Planner:
             return None
         active = {a.chunk_id for a in obs.active}
         top = [r for r in ranked if r.chunk_id in active][: self.constants.hop_anchors]
-        known = dict(memory.titles)
+        known = self.names.names(memory.titles)
         frontier = self.frontier(memory, ranked, active, {r.cand.chunk.doc_id for r in top})
         edges: list[Edge] = [(r, None, frozenset()) for r in frontier]
         clue_edge = self.clue_edge(memory, ranked, active)
@@ -182,6 +200,7 @@ class Planner:
             asked=memory.asked,
             limit=limit,
             constants=self.constants,
+            spans_of=self.spans.spans,
         )
 
     def clue_edge(
