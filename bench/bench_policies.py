@@ -85,7 +85,7 @@ from realfolder.build import (
     tools_missing,
     usable_questions,
 )
-from realfolder.large import QUESTIONS_LARGE, build_large_folder
+from realfolder.large import GENERATED, QUESTIONS_LARGE, build_large_folder
 
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
@@ -317,13 +317,14 @@ def real_folder(
         written, missing = build_folder(folder)
         print(f"  {len(written)} documents ({len(missing)} absent here)")
     else:
-        built = build_large_folder(folder)
+        built = build_large_folder(folder, GENERATED if size == "large" else ())
         written = built.written
         sections = ", ".join(f"{k} {v}" for k, v in sorted(built.by_section.items()))
         print(
             f"  {len(written)} documents in {time.perf_counter() - t0:.0f}s: {built.man_pages}"
             f" manual pages ({sections}), {built.doc_files} README/copyright files;"
-            f" skipped {built.links} page links, {built.failed} unreadable;"
+            f" skipped {built.links} page links, {built.failed} unreadable,"
+            f" {built.generated} generated ({', '.join(GENERATED)});"
             f" {len(built.missing)} of the small folder's absent here"
         )
     if size != "small":
@@ -557,9 +558,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--realfolder", action="store_true", help="the real folder's questions")
     ap.add_argument(
         "--realfolder-size",
-        choices=["small", "large"],
+        choices=["small", "large", "all"],
         default="small",
-        help="small: 77 account/login documents; large: among every man page and README",
+        help="small: 77 account/login documents; large: among every man page (sections"
+        " 1, 5, 7, 8; no gcloud reference) and README/copyright file; all: with gcloud's",
     )
     ap.add_argument(
         "--realfolder-reuse",

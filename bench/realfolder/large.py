@@ -17,6 +17,13 @@ among every other document of the same kinds this machine holds:
   folder that is a link to another package's is skipped), decompressed,
   written to ``doc/PACKAGE/...``.
 
+Size ``large`` leaves out one family of generated pages (:data:`GENERATED`):
+the Google Cloud SDK ships one reference page per ``gcloud`` subcommand
+(16,631 pages, 64 MB of text on the machine this was written on, 87% of the
+pages and more than half the text), which would make the folder a
+``gcloud`` reference with some documentation beside it, and takes the shared
+two-core bench machine hours to embed; size ``all`` keeps them.
+
 The questions and their gold stay those of ``questions.jsonl``, whose paths
 are the small folder's (``usable_questions`` checks each proving line as
 before); ``questions-large.jsonl`` adds questions written by reading
@@ -27,22 +34,32 @@ cores; the counts are printed).
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from realfolder.build import DOC_ROOT, build_folder, tools_missing
 
-__all__ = ["MAN_ROOT", "SECTIONS", "LargeFolder", "build_large_folder", "QUESTIONS_LARGE"]
+__all__ = [
+    "MAN_ROOT",
+    "SECTIONS",
+    "GENERATED",
+    "LargeFolder",
+    "build_large_folder",
+    "QUESTIONS_LARGE",
+]
 
 MAN_ROOT = Path("/usr/share/man")
 #: the manual sections the folder takes (user commands, file formats, overviews, admin)
 SECTIONS = ("1", "5", "7", "8")
 QUESTIONS_LARGE = Path(__file__).with_name("questions-large.jsonl")
+#: page name globs of generated reference families size ``large`` leaves out
+GENERATED = ("gcloud*",)
 
 #: a page's file name: NAME.SECTION[SUFFIX][.gz] ("ls.1.gz", "openssl-req.1ssl.gz")
 _PAGE = re.compile(r"^(?P<name>.+)\.(?P<section>[0-9][a-z0-9]*)(?:\.gz)?$")
@@ -62,6 +79,7 @@ class LargeFolder:
     doc_files: int = 0  #: README and copyright files written (the small folder's among them)
     links: int = 0  #: pages that are another page under another name (skipped)
     failed: int = 0  #: pages groff could not render, or files that are not text (skipped)
+    generated: int = 0  #: pages of the generated families left out
     by_section: dict[str, int] = field(default_factory=dict)
 
 
@@ -140,8 +158,11 @@ def _text_bytes(path: Path) -> bytes | None:
     return raw
 
 
-def build_large_folder(dest: Path) -> LargeFolder:
+def build_large_folder(dest: Path, skip: Sequence[str] = GENERATED) -> LargeFolder:
     """Write the large folder under ``dest`` (replacing it); see the module docstring.
+
+    ``skip``: globs of page names left out (default the generated families of
+    :data:`GENERATED`; none for size ``all``).
 
     The small folder's documents are written first, by
     :func:`~realfolder.build.build_folder`, so their text and paths are exactly
@@ -157,6 +178,9 @@ def build_large_folder(dest: Path) -> LargeFolder:
         todo: list[tuple[str, bytes]] = []
         for path, rel in _man_sources():
             if rel in taken:
+                continue
+            if any(fnmatch.fnmatch(path.name, glob) for glob in skip):
+                out.generated += 1
                 continue
             raw = _read_source(path)
             if raw is None:

@@ -21,14 +21,22 @@ every candidate is (the sentence's question words, relation cues, ...).
 
 from thresher.policies.local.sources.base import NameSource, SpanSource
 from thresher.policies.local.sources.names import DocumentNames, document_names
-from thresher.policies.local.sources.spans import CapitalSpans, IdentifierSpans, SpanUnion
+from thresher.policies.local.sources.spans import (
+    CapitalSpans,
+    IdentifierSpans,
+    NamedSpans,
+    SpanUnion,
+    identifier_spans,
+)
 
 __all__ = [
     "SpanSource",
     "NameSource",
     "CapitalSpans",
     "IdentifierSpans",
+    "NamedSpans",
     "SpanUnion",
+    "identifier_spans",
     "DocumentNames",
     "document_names",
 ]

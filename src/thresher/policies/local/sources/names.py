@@ -18,10 +18,11 @@ word boundaries (:func:`~thresher.policies.local.bridges.linked_titles`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 from thresher.corpus.filetypes import DOC_NAMES
+from thresher.policies.local.constants import DEFAULT_CONSTANTS
 
 __all__ = ["DocumentNames", "document_names"]
 
@@ -44,7 +45,8 @@ def document_names(doc_id: str) -> list[str]:
     name = ".".join(pieces)
     if name.split(".", 1)[0].lower() in DOC_NAMES:
         # every package has one: the folder names what it is about
-        name = parts[-2] if len(parts) > 1 else ""
+        folders = parts[:-1]
+        name = folders[-1] if folders else ""
     if not name or not _LETTERS.search(name) or (len(parts) == 1 and "." not in base):
         return []  # a bare id without a path or an extension is no file name
     return [name]
@@ -52,11 +54,30 @@ def document_names(doc_id: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class DocumentNames:
-    """Titles and file names of the documents seen (a :class:`~.base.NameSource`)."""
+    """Titles and file names of the documents seen (a :class:`~.base.NameSource`).
 
-    def names(self, titles: Mapping[str, str]) -> dict[str, str]:
+    A file named by one plain word may be named after a common word (``group``,
+    ``issue``, ``login``): matched in any case, such a word would link every text
+    that uses it. So a one-word file name is kept only when at most
+    ``common_share`` of the documents seen hold it (their ``words``: an estimate
+    of its document frequency in the corpus from the episode's sample; the
+    constant ``name_common_share``); a name with a joint (``deluser.conf``,
+    ``base-passwd``) or several words is kept.
+    """
+
+    common_share: float = DEFAULT_CONSTANTS.name_common_share
+
+    def names(
+        self, titles: Mapping[str, str], words: Mapping[str, Set[str]] | None = None
+    ) -> dict[str, str]:
         out = dict(titles)
+        seen = words or {}
         for doc in dict.fromkeys(titles.values()):
             for name in document_names(doc):
+                key = name.lower()
+                if seen and key.isalnum():
+                    held = sum(1 for w in seen.values() if key in w)
+                    if held > self.common_share * len(seen):
+                        continue
                 out.setdefault(name, doc)
         return out

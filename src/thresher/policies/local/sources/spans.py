@@ -10,7 +10,8 @@ whatever their case: a token whose letters and digits are joined by ``_``,
 ``.`` or ``/`` (a path, a dotted or snake_case name), not a number, a version,
 an abbreviation ("e.g.") or an address (an e-mail, a URL). A call's or
 reference's parentheses are cut off (``deluser.conf(5)`` is ``deluser.conf``).
-:class:`SpanUnion` reads several sources in turn.
+:class:`NamedSpans` finds the names of known documents (:mod:`.names`), in any
+case. :class:`SpanUnion` reads several sources in turn.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from dataclasses import dataclass
 
 from thresher.policies.local.bridges import entity_spans
 from thresher.policies.local.sources.base import SpanSource
+from thresher.policies.local.text import contains_phrase
 
-__all__ = ["CapitalSpans", "IdentifierSpans", "SpanUnion", "identifier_spans"]
+__all__ = ["CapitalSpans", "IdentifierSpans", "NamedSpans", "SpanUnion", "identifier_spans"]
 
 #: letters and digits joined by ``_ . / -``, optionally opening with ``/`` or ``~/``
 _SHAPE = re.compile(r"(?:~?/)?[^\W_]+(?:[-_./][^\W_]+)*/?")
@@ -66,6 +68,18 @@ class IdentifierSpans:
 
     def spans(self, sentence: str) -> list[str]:
         return identifier_spans(sentence)
+
+
+@dataclass(frozen=True, slots=True)
+class NamedSpans:
+    """The given ``names`` (of known documents) a sentence holds, in any case, on word
+    boundaries; each as given."""
+
+    names: tuple[str, ...]
+
+    def spans(self, sentence: str) -> list[str]:
+        lower = sentence.lower()
+        return [n for n in self.names if n.lower() in lower and contains_phrase(lower, n)]
 
 
 @dataclass(frozen=True, slots=True)
