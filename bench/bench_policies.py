@@ -56,12 +56,17 @@ for the real folder, or with ``--only`` naming the policies it needs):
   weights: the folder is never trained on); recall@5 per gold document and
   all-gold@5 (a hop counts when any document stating its fact is in the top 5).
   Skipped, with the reason, when the machine lacks ``man``/``groff`` or the
-  documents.
+  documents. ``--realfolder-size large`` puts the same documents among every
+  manual page of sections 1, 5, 7 and 8 and every README and copyright file of
+  the machine (:mod:`realfolder.large`; the generated ``gcloud`` reference
+  pages left out, ``all`` keeps them) and adds the questions of
+  ``realfolder/questions-large.jsonl``, reporting the original, new and all
+  questions apart; ``--realfolder-reuse`` keeps a folder an earlier run built.
 
 Usage::
 
     .venv/bin/python bench/bench_policies.py [--dataset all|both|hotpotqa|musique|2wiki|none] [--limit 50]
-        [--lodo] [--lowercase] [--realfolder]
+        [--lodo] [--lowercase] [--realfolder [--realfolder-size small|large|all]]
 
 Indexes are built into ``--cache`` (default /tmp/thresher-dev-index) when absent.
 Prints figures; asserts nothing.

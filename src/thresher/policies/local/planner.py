@@ -205,12 +205,17 @@ class Planner:
             for r in chunks
         ]
         done = {r.cand.chunk.doc_id for r in ranked}
-        # the names of documents not yet in view that these anchors state are candidate
-        # phrases too, so a relation word beside one counts ("administrators should
-        # usually use deluser(8) instead"); one pass over the anchors' text first
+        # the names other than titles (file names) of documents not yet in view that
+        # these anchors state are candidate phrases too, so a relation word beside one
+        # counts ("administrators should usually use deluser(8) instead"); one pass
+        # over the anchors' text first
         held = " ".join(a.text for a in anchors).lower()
         named = NamedSpans(
-            tuple(n for n, d in known.items() if d not in done and n.lower() in held)
+            tuple(
+                n
+                for n, d in known.items()
+                if d not in done and n not in memory.titles and n.lower() in held
+            )
         )
         return bridge_queries(
             memory.question.question,
