@@ -17,6 +17,7 @@ from thresher.policies.local.sources import (
     CapitalSpans,
     DocumentNames,
     IdentifierSpans,
+    NamedSpans,
     NameSource,
     SpanSource,
     SpanUnion,
@@ -64,6 +65,25 @@ def test_document_names_keep_titles_and_add_file_names() -> None:
     assert isinstance(source, NameSource)
     titles = {"DELUSER(8) System Manager's Manual DELUSER(8)": "man/deluser.8.txt"}
     assert source.names(titles) == {**titles, "deluser": "man/deluser.8.txt"}
+
+
+def test_a_one_word_file_name_common_among_the_documents_seen_is_no_name() -> None:
+    titles = {"LOGIN(1)": "man/login.1.txt", "DELUSER(8)": "man/deluser.8.txt"}
+    words = {
+        "man/login.1.txt": {"login", "user"},
+        "man/deluser.8.txt": {"deluser", "login"},
+        "man/su.1.txt": {"login", "shell"},
+        "man/chsh.1.txt": {"shell"},
+    }
+    names = DocumentNames(common_share=0.5).names(titles, words)
+    assert "deluser" in names and "login" not in names  # 3 of 4 documents say "login"
+    assert "login" in DocumentNames(common_share=0.8).names(titles, words)
+
+
+def test_named_spans_find_known_names_in_any_case() -> None:
+    named = NamedSpans(("deluser", "login.defs", "shells"))
+    assert named.spans("Use DELUSER(8) instead; see /etc/login.defs.") == ["deluser", "login.defs"]
+    assert named.spans("the pam_shells module") == ["shells"]  # "_" is a word boundary
 
 
 def test_a_lowercase_tool_name_becomes_a_bridge() -> None:
