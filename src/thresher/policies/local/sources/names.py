@@ -18,6 +18,7 @@ word boundaries (:func:`~thresher.policies.local.bridges.linked_titles`).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
@@ -71,13 +72,17 @@ class DocumentNames:
         self, titles: Mapping[str, str], words: Mapping[str, Set[str]] | None = None
     ) -> dict[str, str]:
         out = dict(titles)
+        found = [
+            (name, doc) for doc in dict.fromkeys(titles.values()) for name in document_names(doc)
+        ]
         seen = words or {}
-        for doc in dict.fromkeys(titles.values()):
-            for name in document_names(doc):
-                key = name.lower()
-                if seen and key.isalnum():
-                    held = sum(1 for w in seen.values() if key in w)
-                    if held > self.common_share * len(seen):
-                        continue
-                out.setdefault(name, doc)
+        plain = {name.lower() for name, _ in found if name.isalnum()}
+        held: Counter[str] = Counter()
+        if seen and plain:
+            for w in seen.values():  # one set intersection per document seen
+                held.update(plain & w)
+        for name, doc in found:
+            if held[name.lower()] > self.common_share * len(seen):
+                continue  # a common word, not a name
+            out.setdefault(name, doc)
         return out
