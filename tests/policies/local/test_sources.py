@@ -75,9 +75,9 @@ def test_a_one_word_file_name_common_among_the_documents_seen_is_no_name() -> No
         "man/su.1.txt": {"login", "shell"},
         "man/chsh.1.txt": {"shell"},
     }
-    names = DocumentNames(common_share=0.5).names(titles, words)
+    names = DocumentNames(common_share=0.5).names(titles, lambda: words)
     assert "deluser" in names and "login" not in names  # 3 of 4 documents say "login"
-    assert "login" in DocumentNames(common_share=0.8).names(titles, words)
+    assert "login" in DocumentNames(common_share=0.8).names(titles, lambda: words)
 
 
 def test_named_spans_find_known_names_in_any_case() -> None:

@@ -132,7 +132,7 @@ class Planner:
             return None
         active = {a.chunk_id for a in obs.active}
         top = [r for r in ranked if r.chunk_id in active][: self.constants.hop_anchors]
-        known = self.names.names(memory.titles, self.seen_words(memory))
+        known = self.names.names(memory.titles, lambda: self.seen_words(memory))
         frontier = self.frontier(memory, ranked, active, {r.cand.chunk.doc_id for r in top})
         edges: list[Edge] = [(r, None, frozenset()) for r in frontier]
         clue_edge = self.clue_edge(memory, ranked, active)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Protocol, runtime_checkable
 
 __all__ = ["SpanSource", "NameSource"]
@@ -22,10 +22,10 @@ class NameSource(Protocol):
     """Names the documents an episode has seen by what other texts call them."""
 
     def names(
-        self, titles: Mapping[str, str], words: Mapping[str, Set[str]] | None = None
+        self, titles: Mapping[str, str], words: Callable[[], Mapping[str, Set[str]]] | None = None
     ) -> dict[str, str]:
         """``name -> doc id`` for the documents of ``titles`` (``title -> doc id``, every
         document seen so far): their titles and any other name they go by. ``words``:
-        the content words of each document seen (doc id -> words), the sample a
-        source may measure how common a word is in."""
+        gives the content words of each document seen (doc id -> words), the sample a
+        source may measure how common a word is in (called only when needed)."""
         ...

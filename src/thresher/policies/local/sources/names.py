@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
 
 from thresher.corpus.filetypes import DOC_NAMES
@@ -69,16 +69,16 @@ class DocumentNames:
     common_share: float = DEFAULT_CONSTANTS.name_common_share
 
     def names(
-        self, titles: Mapping[str, str], words: Mapping[str, Set[str]] | None = None
+        self, titles: Mapping[str, str], words: Callable[[], Mapping[str, Set[str]]] | None = None
     ) -> dict[str, str]:
         out = dict(titles)
         found = [
             (name, doc) for doc in dict.fromkeys(titles.values()) for name in document_names(doc)
         ]
-        seen = words or {}
         plain = {name.lower() for name, _ in found if name.isalnum()}
+        seen = words() if words is not None and plain else {}
         held: Counter[str] = Counter()
-        if seen and plain:
+        if seen:
             for w in seen.values():  # one set intersection per document seen
                 held.update(plain & w)
         for name, doc in found:
