@@ -56,12 +56,17 @@ for the real folder, or with ``--only`` naming the policies it needs):
   weights: the folder is never trained on); recall@5 per gold document and
   all-gold@5 (a hop counts when any document stating its fact is in the top 5).
   Skipped, with the reason, when the machine lacks ``man``/``groff`` or the
-  documents.
+  documents. ``--realfolder-size large`` puts the same documents among every
+  manual page of sections 1, 5, 7 and 8 and every README and copyright file of
+  the machine (:mod:`realfolder.large`; the generated ``gcloud`` reference
+  pages left out, ``all`` keeps them) and adds the questions of
+  ``realfolder/questions-large.jsonl``, reporting the original, new and all
+  questions apart; ``--realfolder-reuse`` keeps a folder an earlier run built.
 
 Usage::
 
     .venv/bin/python bench/bench_policies.py [--dataset all|both|hotpotqa|musique|2wiki|none] [--limit 50]
-        [--lodo] [--lowercase] [--realfolder]
+        [--lodo] [--lowercase] [--realfolder [--realfolder-size small|large|all]]
 
 Indexes are built into ``--cache`` (default /tmp/thresher-dev-index) when absent.
 Prints figures; asserts nothing.
@@ -85,6 +90,7 @@ from realfolder.build import (
     tools_missing,
     usable_questions,
 )
+from realfolder.large import GENERATED, QUESTIONS_LARGE, build_large_folder
 
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
@@ -275,38 +281,106 @@ def mean_recall(rows: Sequence[Row]) -> float:
     return 100 * statistics.fmean(r.recall for r in rows) if rows else float("nan")
 
 
-def hop_scores(docs: Sequence[str], q: Question, k: int = 5) -> tuple[float, float]:
-    """(share of ``q``'s hops with a proving document in the top ``k``, 1.0 if all are)."""
+def hop_scores(
+    docs: Sequence[str],
+    q: Question,
+    k: int = 5,
+    copies: Callable[[str], set[str]] | None = None,
+) -> tuple[float, float]:
+    """(share of ``q``'s hops with a proving document in the top ``k``, 1.0 if all are).
+
+    ``copies``: a gold document's byte-identical copies in the folder (counted as it)."""
     top = set(docs[:k])
-    found = [any(doc in top for doc, _ in hop) for hop in q.hops]
+    found = [
+        any(doc in top or (copies is not None and copies(doc) & top) for doc, _ in hop)
+        for hop in q.hops
+    ]
     return sum(found) / len(found), float(all(found))
 
 
-def real_folder(cache: Path, config: Config, only: Callable[[str], bool]) -> None:
-    """Single-shot hybrid and local (shipped weights) on the real folder's questions."""
+def identical_copies(folder: Path, questions: Sequence[Question]) -> dict[str, set[str]]:
+    """Each gold document of ``questions`` -> the other files of ``folder`` with its bytes
+    (several packages ship the same copyright file: ``doc/libpam0g/copyright`` is
+    ``doc/libpam-modules/copyright``)."""
+    import hashlib
+
+    def digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    gold = {doc for q in questions for hop in q.hops for doc, _ in hop}
+    sizes = {(folder / doc).stat().st_size: digest(folder / doc) for doc in gold}
+    wanted = {digest(folder / doc): doc for doc in gold}
+    out: dict[str, set[str]] = {doc: set() for doc in gold}
+    for path in folder.rglob("*"):
+        if path.is_file() and path.stat().st_size in sizes:
+            rel = path.relative_to(folder).as_posix()
+            twin = wanted.get(digest(path))
+            if twin is not None and rel != twin:
+                out[twin].add(rel)
+    return out
+
+
+def real_folder(
+    cache: Path,
+    config: Config,
+    only: Callable[[str], bool],
+    size: str = "small",
+    reuse: bool = False,
+) -> None:
+    """Single-shot hybrid and local (shipped weights) on the real folder's questions.
+
+    ``size``: ``small`` (the 77 account and login documents) or ``large`` (those
+    among every manual page of sections 1, 5, 7, 8 and every README and copyright
+    file of this machine: :mod:`realfolder.large`), which also asks the questions
+    of ``questions-large.jsonl``. ``reuse``: keep a folder built by an earlier run
+    (the large one takes minutes to render) and update its index incrementally.
+    """
     from thresher.corpus import iter_documents
     from thresher.index.backends import ingest
 
-    print("\nreal folder (this machine's account and login documentation)")
+    print(f"\nreal folder, {size} (this machine's documentation)")
     lacking = tools_missing()
     if lacking:
         print(f"  skipped: this machine lacks {', '.join(lacking)} (needed to render manual pages)")
         return
-    root = cache / "realfolder"
+    root = cache / ("realfolder" if size == "small" else f"realfolder-{size}")
     folder, index = root / "docs", root / "index"
-    written, missing = build_folder(folder)
+    sets = {"questions.jsonl": load_questions()}
+    t0 = time.perf_counter()
+    if reuse and folder.is_dir():
+        written = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
+        print(f"  reusing {folder} ({len(written)} documents)")
+    elif size == "small":
+        written, missing = build_folder(folder)
+        print(f"  {len(written)} documents ({len(missing)} absent here)")
+    else:
+        built = build_large_folder(folder, GENERATED if size == "large" else ())
+        written = built.written
+        sections = ", ".join(f"{k} {v}" for k, v in sorted(built.by_section.items()))
+        print(
+            f"  {len(written)} documents in {time.perf_counter() - t0:.0f}s: {built.man_pages}"
+            f" manual pages ({sections}), {built.doc_files} README/copyright files;"
+            f" skipped {built.links} page links, {built.failed} unreadable,"
+            f" {built.generated} generated ({', '.join(GENERATED)});"
+            f" {len(built.missing)} of the small folder's absent here"
+        )
+    if size != "small":
+        sets[QUESTIONS_LARGE.name] = load_questions(QUESTIONS_LARGE)
     if not written:
         print("  skipped: none of the folder's documents exists on this machine")
         return
-    questions, dropped = usable_questions(load_questions(), folder)
-    print(
-        f"  {len(written)} documents ({len(missing)} absent here), {len(questions)} questions"
-        + (
-            f" ({len(dropped)} skipped: a gold line absent here: {', '.join(dropped)})"
-            if dropped
-            else ""
+    questions: list[Question] = []
+    for name, asked in sets.items():
+        kept, dropped = usable_questions(asked, folder)
+        questions += kept
+        print(
+            f"  {name}: {len(kept)} questions"
+            + (
+                f" ({len(dropped)} skipped: a gold line absent here: {', '.join(dropped)})"
+                if dropped
+                else ""
+            )
         )
-    )
     if not questions:
         return
     t0 = time.perf_counter()
@@ -316,30 +390,62 @@ def real_folder(cache: Path, config: Config, only: Callable[[str], bool]) -> Non
         ("hybrid single-shot", SingleShotPolicy),
         ("local (shipped)", lambda: LocalPolicy(None, config=config)),
     ]
-    print(f"  {'policy':<26} {'R@5/doc':>8} {'AllG@5':>7} {'h2':>6} {'h3':>6} {'ms p50':>7}")
+    subsets = {"all": [True] * len(questions)}
+    if len(sets) > 1:
+        first = {q.qid for q in sets["questions.jsonl"]}
+        subsets["original"] = [q.qid in first for q in questions]
+        subsets["new"] = [q.qid not in first for q in questions]
+    print(
+        f"  {'policy':<26} {'set':<9} {'n':>3} {'R@5/doc':>8} {'AllG@5':>7} {'h2':>6} {'h3':>6}"
+        f" {'ms p50':>7}"
+    )
     per_policy: dict[str, list[tuple[float, float]]] = {}
+    twins = identical_copies(folder, questions)
+    copied: dict[str, tuple[float, float]] = {}
     with EmbeddedStore(index, config) as store:
         for label, make in policies:
             if not only(label.split()[0]):
                 continue
             scores: list[tuple[float, float]] = []
             ms: list[float] = []
-            hops: list[int] = []
+            answers: list[list[str]] = []
             for q in questions:
                 result = run_episode(q.question, store, make(), config)  # type: ignore[arg-type]
-                scores.append(hop_scores([d.doc_id for d in result.documents], q))
+                answers.append([d.doc_id for d in result.documents])
+                scores.append(hop_scores(answers[-1], q))
                 ms.append(result.wall_s * 1000)
-                hops.append(len(q.hops))
             per_policy[label] = scores
-            by_hop = []
-            for h in (2, 3):
-                part = [s[0] for s, n in zip(scores, hops, strict=True) if n == h]
-                by_hop.append(f"{100 * statistics.fmean(part):6.1f}" if part else f"{'-':>6}")
+            if any(twins.values()):
+                both = [
+                    hop_scores(a, q, copies=lambda d: twins.get(d, set()))
+                    for a, q in zip(answers, questions, strict=True)
+                ]
+                copied[label] = (
+                    100 * statistics.fmean(s[0] for s in both),
+                    100 * statistics.fmean(s[1] for s in both),
+                )
+            for subset, mask in subsets.items():
+                part = [
+                    (s, len(q.hops)) for s, q, m in zip(scores, questions, mask, strict=True) if m
+                ]
+                by_hop = []
+                for h in (2, 3):
+                    got = [s[0] for s, n in part if n == h]
+                    by_hop.append(f"{100 * statistics.fmean(got):6.1f}" if got else f"{'-':>6}")
+                print(
+                    f"  {label:<26} {subset:<9} {len(part):>3}"
+                    f" {100 * statistics.fmean(s[0] for s, _ in part):8.1f}"
+                    f" {100 * statistics.fmean(s[1] for s, _ in part):7.1f} {' '.join(by_hop)}"
+                    f" {_pct(ms, 0.5):7.0f}",
+                    flush=True,
+                )
+    if copied:
+        shared = {d: sorted(c) for d, c in twins.items() if c}
+        print(f"  gold documents with byte-identical copies in the folder: {shared}")
+        for label, (recall, all_gold) in copied.items():
             print(
-                f"  {label:<26} {100 * statistics.fmean(s[0] for s in scores):8.1f}"
-                f" {100 * statistics.fmean(s[1] for s in scores):7.1f} {' '.join(by_hop)}"
-                f" {_pct(ms, 0.5):7.0f}",
-                flush=True,
+                f"  {label:<26} all, a copy counted as its gold: R@5/doc {recall:.1f},"
+                f" AllG@5 {all_gold:.1f}"
             )
     if len(per_policy) == 2:
         single, local = per_policy.values()
@@ -508,6 +614,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lodo", action="store_true", help="leave-one-dataset-out local rows")
     ap.add_argument("--lowercase", action="store_true", help="lowercased pools: single-shot, local")
     ap.add_argument("--realfolder", action="store_true", help="the real folder's questions")
+    ap.add_argument(
+        "--realfolder-size",
+        choices=["small", "large", "all"],
+        default="small",
+        help="small: 77 account/login documents; large: among every man page (sections"
+        " 1, 5, 7, 8; no gcloud reference) and README/copyright file; all: with gcloud's",
+    )
+    ap.add_argument(
+        "--realfolder-reuse",
+        action="store_true",
+        help="keep the real folder an earlier run built (its index is updated incrementally)",
+    )
     ap.add_argument(
         "--no-dev",
         action="store_true",
@@ -686,7 +804,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in stores.values():
         s.close()
     if args.realfolder:
-        real_folder(Path(args.cache), config, wanted)
+        real_folder(Path(args.cache), config, wanted, args.realfolder_size, args.realfolder_reuse)
     if args.lodo and lodo_local:
         print("\nleave-one-dataset-out, local recall@5: held-out folds / LODO / drop")
         for name, rows in lodo_local.items():

@@ -86,3 +86,66 @@ def test_lowercased_copies_keep_keys_and_layout(tmp_path: Path) -> None:
     assert [p.name for p in out] == ["a.json", "b.jsonl"]
     assert json.loads(out[0].read_text()) == [{"Title": "tim burton", "n": 3, "s": ["big eyes"]}]
     assert json.loads(out[1].read_text().splitlines()[0]) == {"question": "who directed big eyes?"}
+
+
+# -- the large folder (bench/realfolder/large.py) -------------------------------------
+
+sys.path.insert(0, str(BENCH))  # large.py imports realfolder.build as the bench does
+large = _load("bench_realfolder_large", BENCH / "realfolder" / "large.py")
+
+
+def test_large_questions_are_new_multi_hop_questions() -> None:
+    questions = build.load_questions(large.QUESTIONS_LARGE)
+    assert len(questions) >= 10
+    ids = {q.qid for q in questions}
+    assert len(ids) == len(questions) and not ids & {q.qid for q in build.load_questions()}
+    for q in questions:
+        assert len(q.hops) >= 2, q.qid
+        assert len(set(q.gold)) == len(q.gold), q.qid
+        for hop in q.hops:
+            for doc, line in hop:
+                assert doc.startswith(("man/", "doc/")), q.qid
+                assert 0 < len(line) <= 100, q.qid
+
+
+def _source_text(doc: str) -> str | None:
+    """A large-folder document rendered from this machine's file, or None when absent."""
+    if doc.startswith("man/"):
+        name, section = doc[len("man/") : -len(".txt")].rsplit(".", 1)
+        for path in sorted((large.MAN_ROOT / f"man{section[0]}").glob(f"{name}.{section}*")):
+            raw = large._read_source(path)
+            return large._render(raw) if raw is not None else None
+        return None
+    path = build.DOC_ROOT / doc[len("doc/") :]
+    for candidate in (path, path.with_name(path.name + ".gz")):
+        if candidate.is_file():
+            raw = large._text_bytes(candidate)
+            return raw.decode("utf-8", errors="replace") if raw is not None else None
+    return None
+
+
+def test_large_gold_lines_are_in_this_machines_documents() -> None:
+    if build.tools_missing():
+        pytest.skip(f"no {', '.join(build.tools_missing())} on this machine")
+    questions = build.load_questions(large.QUESTIONS_LARGE)
+    texts = {doc: _source_text(doc) for q in questions for hop in q.hops for doc, _ in hop}
+    if any(t is None for t in texts.values()):
+        pytest.skip("this machine lacks some of the large questions' documents")
+    for q in questions:
+        for hop in q.hops:
+            assert any(
+                build.normalize(line)
+                in {build.normalize(x) for x in (texts[doc] or "").splitlines()}
+                for doc, line in hop
+            ), q.qid
+
+
+def test_a_page_naming_another_is_a_link_and_skipped(tmp_path: Path) -> None:
+    page = tmp_path / "foo.1"
+    page.write_text('.\\" a comment\n.so man1/bar.1\n')
+    assert large._read_source(page) is None
+    (tmp_path / "baz.1").symlink_to(page)
+    assert large._read_source(tmp_path / "baz.1") is None
+    real = tmp_path / "bar.1"
+    real.write_text(".TH BAR 1\n.SH NAME\nbar \\- does things\n")
+    assert large._read_source(real) is not None

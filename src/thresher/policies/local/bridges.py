@@ -11,7 +11,7 @@ rare tokens (quoted names, codes with digits) become grep patterns.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
@@ -221,12 +221,13 @@ def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
     return frozenset(content_words(" ".join([title, text, *path])))
 
 
-def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
-    """Per sentence of ``text``: (lowercased, content words, entity spans)."""
+def _sentence_facts(
+    text: str, spans: Callable[[str], list[str]] = entity_spans
+) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
+    """Per sentence of ``text``: (lowercased, content words, candidate spans)."""
     sents, sent_words = sentence_words(text)
     return tuple(
-        (sent.lower(), w, tuple(entity_spans(sent)))
-        for sent, w in zip(sents, sent_words, strict=True)
+        (sent.lower(), w, tuple(spans(sent))) for sent, w in zip(sents, sent_words, strict=True)
     )
 
 
@@ -282,6 +283,7 @@ def bridge_queries(
     asked: Iterable[str] = (),
     limit: int = int(DEFAULT_CONTROLS["bridges_per_hop"]),
     constants: Constants = DEFAULT_CONSTANTS,
+    spans_of: Callable[[str], list[str]] = entity_spans,
 ) -> list[Bridge]:
     """Follow-up queries from ``anchors``, best first.
 
@@ -296,6 +298,8 @@ def bridge_queries(
         constants: the policy's constants: how a phrase's score adds up (a sentence's
             question and resolved words, the phrase that led to the anchor, a relation
             cue, a known title's head, repetitions, its length; :mod:`.constants`).
+        spans_of: a sentence's candidate phrases (default :func:`entity_spans`; the
+            planner passes its span sources': :mod:`.sources`).
 
     Returns:
         Bridges whose phrase is not already in the question; each query is the
@@ -332,7 +336,7 @@ def bridge_queries(
         own: set[str] = set()  # the anchor's own name where a sentence links it onward
         # what the question still asks of this anchor: its words the anchor's name lacks
         relation = frozenset(stem(w) for w in q_words - _words(anchor.title))
-        for sent_lower, sent_words, spans in _sentence_facts(anchor.text):
+        for sent_lower, sent_words, spans in _sentence_facts(anchor.text, spans_of):
             solved = len(sent_words & solved_words)
             overlap = c.question_word_gain * len(sent_words & q_words) + c.solved_word_gain * solved
             beside = bool(anchor.via) and contains_phrase(sent_lower, anchor.via)

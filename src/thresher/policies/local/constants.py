@@ -77,6 +77,11 @@ class Constants:
     residual_words: int = _c(6, "question words a follow-up adds to its bridge phrase, at most")
     grep_patterns: int = _c(2, "grep patterns made from the question's quoted names and codes")
     grep_min_chars: int = _c(4, "shortest quoted name or code grepped")
+    name_common_share: float = _c(
+        0.5,
+        "a one-word file name is a document's name only if at most this share of the "
+        "documents an episode has seen hold the word",
+    )
     # -- planner: where each hop reads its bridges (planner.Planner) --------------------
     hop_anchors: int = _c(3, "best retained chunks each hop reads bridges from")
     edge_bridges: int = _c(2, "bridges read from each chain edge (the best new one is taken)")

@@ -11,6 +11,8 @@ and, for a clue chain, from the chunk stating the furthest clue reached
 
 from __future__ import annotations
 
+import re
+
 from thresher.harness.actions import Proposal, ToolCall
 from thresher.harness.observation import Observation
 from thresher.policies.local.answer import AnswerRanker
@@ -21,6 +23,16 @@ from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.features import AnchorView
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scoring import Ranked
+from thresher.policies.local.sources import (
+    CapitalSpans,
+    DocumentNames,
+    IdentifierSpans,
+    NamedSpans,
+    NameSource,
+    SpanSource,
+    SpanUnion,
+    identifier_spans,
+)
 from thresher.policies.local.stop import StopModel
 from thresher.policies.local.text import sentence_words
 
@@ -28,6 +40,9 @@ __all__ = ["Planner"]
 
 #: a chain edge bridges are read from: (its chunk, the clue it answers, the names passed)
 Edge = tuple[Ranked, int | None, frozenset[str]]
+
+#: where bridge phrases are found by default: capitalized names and identifiers
+DEFAULT_SPANS = SpanUnion((CapitalSpans(), IdentifierSpans()))
 
 
 class Planner:
@@ -45,6 +60,9 @@ class Planner:
         stop: the stop model.
         constants: the policy's constants (anchors per hop, bridges per chain edge,
             and those of :func:`~.bridges.bridge_queries` and :func:`~.chain.clue_docs`).
+        spans: where a sentence's candidate bridge phrases come from (:mod:`.sources`).
+        names: what the documents seen are called (their titles, file names): a text
+            naming one links to it.
     """
 
     def __init__(
@@ -60,8 +78,12 @@ class Planner:
         answer: AnswerRanker,
         stop: StopModel,
         constants: Constants = DEFAULT_CONSTANTS,
+        spans: SpanSource = DEFAULT_SPANS,
+        names: NameSource | None = None,
     ) -> None:
         self.constants = constants
+        self.spans = spans
+        self.names = names if names is not None else DocumentNames(constants.name_common_share)
         self.max_hops = max_hops
         self.first_k = first_k
         self.hop_k = hop_k
@@ -90,6 +112,14 @@ class Planner:
         if self.grep:
             c = self.constants
             patterns = question_patterns(q, c.grep_patterns, c.grep_min_chars)
+            # a path or a dotted or snake_case name the question states, whatever its
+            # case, is as rare a token as a code ("/etc/pam.d/other")
+            for name in identifier_spans(q):
+                pattern = re.escape(name)
+                if len(patterns) >= c.grep_patterns:
+                    break
+                if len(name) >= c.grep_min_chars and pattern not in patterns:
+                    patterns.append(pattern)
             for i, pattern in enumerate(patterns):
                 calls.append(ToolCall("grep_corpus", {"pattern": pattern}, f"g{i}"))
         return Proposal(tool_calls=tuple(calls), hop=0)
@@ -102,7 +132,7 @@ class Planner:
             return None
         active = {a.chunk_id for a in obs.active}
         top = [r for r in ranked if r.chunk_id in active][: self.constants.hop_anchors]
-        known = dict(memory.titles)
+        known = self.names.names(memory.titles, lambda: self.seen_words(memory))
         frontier = self.frontier(memory, ranked, active, {r.cand.chunk.doc_id for r in top})
         edges: list[Edge] = [(r, None, frozenset()) for r in frontier]
         clue_edge = self.clue_edge(memory, ranked, active)
@@ -174,15 +204,38 @@ class Planner:
             )
             for r in chunks
         ]
+        done = {r.cand.chunk.doc_id for r in ranked}
+        # the names other than titles (file names) of documents not yet in view that
+        # these anchors state are candidate phrases too, so a relation word beside one
+        # counts ("administrators should usually use deluser(8) instead"); one pass
+        # over the anchors' text first
+        held = " ".join(a.text for a in anchors).lower()
+        named = NamedSpans(
+            tuple(
+                n
+                for n, d in known.items()
+                if d not in done and n not in memory.titles and n.lower() in held
+            )
+        )
         return bridge_queries(
             memory.question.question,
             anchors,
             known,
-            exclude_docs={r.cand.chunk.doc_id for r in ranked},
+            exclude_docs=done,
             asked=memory.asked,
             limit=limit,
             constants=self.constants,
+            spans_of=SpanUnion((self.spans, named)).spans if named.names else self.spans.spans,
         )
+
+    @staticmethod
+    def seen_words(memory: EpisodeMemory) -> dict[str, set[str]]:
+        """The content words of every document seen (its chunks' candidates' words)."""
+        out: dict[str, set[str]] = {}
+        for pool in memory.pools.values():
+            for cand in pool.values():
+                out.setdefault(cand.chunk.doc_id, set()).update(cand.words)
+        return out
 
     def clue_edge(
         self, memory: EpisodeMemory, ranked: list[Ranked], active: set[str]
