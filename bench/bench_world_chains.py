@@ -71,7 +71,6 @@ def main(argv: list[str] | None = None) -> int:
                 "offline",
                 hop_weights={2: 1.0, 3: 1.0, 4: 1.0},
                 strict_hops=True,
-                config=synth_config,
             )
         write_synth_tasks(tasks_file, made.tasks)
     tasks = group_tasks([tasks_file])
