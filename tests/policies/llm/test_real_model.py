@@ -303,6 +303,7 @@ def test_a_call_naming_no_tool_is_refused_as_unknown_tool(tmp_path, store, confi
 def test_a_tool_call_is_required_until_a_chunk_has_been_shown(tmp_path, store, config):
     # 84 (a call naming no tool) is refused, so nothing has been shown at the second
     # request either; once the search has shown chunks the model may answer
+    config = config.override({"llm.first_response_format": "none"})
     run = episode(tmp_path, store, config, [served(84), SEARCH, FINAL])
     assert run.result.exit_reason is ExitReason.ANSWERED
     assert [r["tool_choice"] for r in run.requests] == ["required", "required", "auto"]
@@ -315,9 +316,44 @@ def test_a_tool_call_is_required_until_a_chunk_has_been_shown(tmp_path, store, c
 
 
 def test_the_first_tool_choice_can_be_auto(tmp_path, store, config):
-    auto = config.override({"llm.first_tool_choice": "auto"})
+    auto = config.override({"llm.first_tool_choice": "auto", "llm.first_response_format": "none"})
     run = episode(tmp_path, store, auto, [served(0), SEARCH, FINAL])
     assert [r["tool_choice"] for r in run.requests] == ["auto", "auto", "auto"]
+    assert not any("response_format" in r for r in run.requests)
+
+
+#: what Qwen2.5-Coder-0.5B wrote on llama.cpp (--jinja) for this file's question, asked
+#: with the schema of call_response_format (the same model wrote prose, or call-shaped
+#: JSON naming no tool, with tool_choice "required" alone: exchanges 75 and 84)
+CONSTRAINED = (
+    '{\n  "name": "search_corpus",\n  "arguments": {\n    "query": "Halvard Glassworks"\n  }\n}'
+)
+
+
+def test_until_a_chunk_is_shown_the_reply_is_constrained_to_one_tool_call(tmp_path, store, config):
+    jsonschema = pytest.importorskip("jsonschema")
+    # 84 (JSON naming no tool) is refused: nothing is shown at the second request either
+    run = episode(tmp_path, store, config, [served(84), reply(content=CONSTRAINED), FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    assert run.result.tool_calls == {"search_corpus": 1}
+    first, second, third = run.requests
+    assert first["response_format"] == second["response_format"]
+    assert "response_format" not in third  # a chunk was shown: the model may answer
+    # the schema leaves only calls, so tool_choice need not ask for one
+    assert [r["tool_choice"] for r in run.requests] == ["auto", "auto", "auto"]
+    schema = first["response_format"]["json_schema"]["schema"]
+    jsonschema.validate(json.loads(CONSTRAINED), schema)  # what the model wrote fits
+    with pytest.raises(jsonschema.ValidationError):  # what it wrote unconstrained did not
+        jsonschema.validate(json.loads(content(84).strip().strip("`").removeprefix("json")), schema)
+    names = [c["properties"]["name"]["const"] for c in schema["oneOf"]]
+    assert names == ["search_corpus", "grep_corpus", "read_document"]
+    # recorded in the trace: on the proposal asked for with the schema, and on the refused reply
+    valid = [p.proposal for p in run.events(ProposalEvent) if p.valid]
+    assert valid[0]["usage"]["response_format_json_schema"] == 1
+    assert valid[0]["usage"]["tool_calls_parsed_from_text"] == 1
+    assert "response_format_json_schema" not in (valid[1].get("usage") or {})
+    refused = next(p for p in run.events(ProposalEvent) if not p.valid)
+    assert json.loads(refused.raw)["response_format"] == "json_schema"
 
 
 # -- a repeated search: the refusal says what to do instead --------------------------------
