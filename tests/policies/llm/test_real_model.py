@@ -373,3 +373,39 @@ def test_a_repeated_search_is_answered_with_what_to_do_instead(tmp_path, store, 
     assert "read_document" in answer and any(f'"doc_id": "{d}"' in answer for d in shown)
     assert f"your searches so far: '{query.casefold()}'" in answer
     assert "grep_corpus" in answer
+
+
+# -- an unknown tool: the call form, and an identical refused reply shown once --------------
+def test_an_unknown_tool_refusal_writes_the_call_the_arguments_fit(tmp_path, store, config):
+    # 106 names 'Quisroun Reli' with search_corpus's argument; 84 names 'Boutrou' with
+    # arguments of no tool
+    assert '"Quisroun Reli"' in content(106)
+    run = episode(tmp_path, store, config, [served(106), served(84), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    fits, other = run.refusals()
+    assert fits.code == other.code == "unknown_tool"
+    assert (
+        'Your arguments are those of search_corpus: send {"name": "search_corpus", '
+        '"arguments": {"query": "[A] was founded in 1965 by [?]"}}'
+    ) in fits.message
+    assert '{"name": "search_corpus", "arguments": {"query": "<the words to search for>"}}' in (
+        other.message
+    )
+
+
+def test_an_identical_refused_reply_is_sent_back_once(tmp_path, store, config):
+    run = episode(tmp_path, store, config, [served(84), served(84), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    assert [r.code for r in run.refusals()] == ["unknown_tool"] * 2
+    third = run.requests[2]["messages"]
+    named = [
+        c["function"]["name"]
+        for m in third
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or ()
+    ]
+    assert named == ["Boutrou"]  # the reply is shown once, not at every turn it was sent
+    last = third[-1]
+    assert last["role"] == "tool" and last["content"].count("Refused") == 1
+    assert last["content"].count("Your previous reply repeated one already refused: ") == 1
+    assert _mistral_accepts(third)

@@ -424,9 +424,25 @@ def _tool_name(index: int, fn: dict[str, Any], shown: bool = True) -> str | Prob
         )
         return (
             "unknown_tool",
-            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} ({then})",
+            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE}. "
+            f"{_call_form(fn.get('arguments'))} ({then})",
         )
     return name
+
+
+def _call_form(raw_args: Any) -> str:
+    """How to write the call: the model's own arguments under the tool they fit, when
+    they fit exactly one tool's arguments (``{"query": ...}`` is search_corpus's), else
+    the form with search_corpus's argument named."""
+    decoded = _decode_arguments("", raw_args)
+    args = decoded.value if isinstance(decoded, _Decoded) else None
+    if isinstance(args, dict) and args:
+        fits = [n for n in tool_names() if check_tool_arguments(n, args) == (args, None)]
+        if len(fits) == 1:
+            call = json.dumps({"name": fits[0], "arguments": args}, ensure_ascii=False)
+            return f"Your arguments are those of {fits[0]}: send {call[:300]}"
+    example = '{"name": "search_corpus", "arguments": {"query": "<the words to search for>"}}'
+    return f"A call names one of them with its arguments, e.g. {example}"
 
 
 @dataclass(frozen=True, slots=True)
