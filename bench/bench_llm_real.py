@@ -13,12 +13,14 @@ Not part of CI. What it does, once per run:
 4. starts ``llama-server -c CTX -np 1 -t THREADS --jinja`` on 127.0.0.1 (``--template
    mistral-nemo``: with the Mistral-Nemo chat template of the sdist instead, whose
    alternation and 9-character call-id checks answer HTTP 400 to a transcript they
-   refuse; that run checks that every request is accepted. It cannot show tool calls:
-   the model is Qwen, whose vocabulary has no ``[INST]``/``[TOOL_CALLS]`` control
-   tokens, and the template ends the prompt with ``[/INST]`` (no generation prompt),
-   so the model continues the text, echoing the prompt to the token limit; llama.cpp's
-   grammar for ``tool_choice: "required"`` lets any text come before ``[TOOL_CALLS]``,
-   so it does not stop that);
+   refuse; that run checks that every request is accepted and that each episode runs a
+   tool call: the first replies are constrained to one by ``llm.first_response_format``
+   (a grammar, whatever the template). Past them it cannot show more: the model is Qwen,
+   whose vocabulary has no ``[INST]``/``[TOOL_CALLS]`` control tokens, and the template
+   ends the prompt with ``[/INST]`` (no generation prompt), so the model continues the
+   text, echoing the prompt to the token limit; and the template moves the system
+   prompt into the last user message, so no request reuses the server's prompt cache
+   and each is read whole: slow on a loaded CPU, so run it with few tasks and turns);
 5. runs N tasks through ``--policy llm`` and single-shot and prints per episode: exit
    reason, turns, tool calls run / refused by reason, prompt tokens counted by us vs
    the server's ``usage.prompt_tokens`` (same requests), wall time, gold found
@@ -289,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     with LlamaServer(binary, model, args.ctx, args.threads, template) as server:
         print(f"llama-server {binary} on {server.base_url} (template: {args.template or 'model'}; "
               f"first replies: response_format {args.first_response_format}, tool_choice "
-              f"{args.first_tool_choice})", flush=True)  # fmt: skip
+              f"{'auto' if args.first_response_format == 'json_schema' else args.first_tool_choice})",
+              flush=True)  # fmt: skip
         policies = {
             "llm": get_policy("llm", config.override({"llm.base_url": server.base_url})),
             "single-shot": get_policy("single-shot"),
