@@ -250,7 +250,7 @@ class LLMConfig:
     first_response_format: how replies are constrained while no chunk has been shown:
         ``json_schema`` (default) sends ``response_format`` with a JSON Schema whose
         ``oneOf`` are calls of the tools that need nothing shown (search_corpus,
-        grep_corpus, read_document), so a server that honours it (llama.cpp, vLLM,
+        grep_corpus), so a server that honours it (llama.cpp, vLLM,
         Ollama) can only write a tool call, as a JSON object in the reply's text, and
         ``tool_choice`` is then ``auto`` (the schema already admits only calls; llama.cpp's
         grammar for ``required`` lets any text come before the call); ``none`` sends no
