@@ -13,12 +13,14 @@ Not part of CI. What it does, once per run:
 4. starts ``llama-server -c CTX -np 1 -t THREADS --jinja`` on 127.0.0.1 (``--template
    mistral-nemo``: with the Mistral-Nemo chat template of the sdist instead, whose
    alternation and 9-character call-id checks answer HTTP 400 to a transcript they
-   refuse; that run checks that every request is accepted. It cannot show tool calls:
-   the model is Qwen, whose vocabulary has no ``[INST]``/``[TOOL_CALLS]`` control
-   tokens, and the template ends the prompt with ``[/INST]`` (no generation prompt),
-   so the model continues the text, echoing the prompt to the token limit; llama.cpp's
-   grammar for ``tool_choice: "required"`` lets any text come before ``[TOOL_CALLS]``,
-   so it does not stop that);
+   refuse; that run checks that every request is accepted and that each episode runs a
+   tool call: the first replies are constrained to one by ``llm.first_response_format``
+   (a grammar, whatever the template). Past them it cannot show more: the model is Qwen,
+   whose vocabulary has no ``[INST]``/``[TOOL_CALLS]`` control tokens, and the template
+   ends the prompt with ``[/INST]`` (no generation prompt), so the model continues the
+   text, echoing the prompt to the token limit; and the template moves the system
+   prompt into the last user message, so no request reuses the server's prompt cache
+   and each is read whole: slow on a loaded CPU, so run it with few tasks and turns);
 5. runs N tasks through ``--policy llm`` and single-shot and prints per episode: exit
    reason, turns, tool calls run / refused by reason, prompt tokens counted by us vs
    the server's ``usage.prompt_tokens`` (same requests), wall time, gold found
@@ -195,7 +197,7 @@ def prepare_world(root: Path) -> tuple[Any, list[Any]]:
 def episode_row(result: Any, gold: list[str]) -> dict[str, Any]:
     """What the bench prints of one episode (from its trace)."""
     from thresher.eval.metrics import recall_at_k
-    from thresher.harness.trace import QueryState, Refusal, ToolResult, UsageReport
+    from thresher.harness.trace import ProposalEvent, QueryState, Refusal, ToolResult, UsageReport
 
     trace = result.trace
     ran = sum(1 for e in trace if isinstance(e, ToolResult) and e.status != "refused")
@@ -204,9 +206,17 @@ def episode_row(result: Any, gold: list[str]) -> dict[str, Any]:
     ) + Counter(e.code for e in trace if isinstance(e, ToolResult) and e.status == "refused")
     usage = [e for e in trace if isinstance(e, UsageReport) and e.prompt_tokens is not None]
     used = {e.turn: e.used for e in trace if isinstance(e, QueryState)}  # counted + correction
+    proposals = [e for e in trace if isinstance(e, ProposalEvent)]
+    constrained = sum(
+        1
+        for e in proposals
+        if (e.valid and "response_format_json_schema" in ((e.proposal or {}).get("usage") or {}))
+        or (not e.valid and '"response_format": "json_schema"' in (e.raw or ""))
+    )
     return {
         "exit": result.exit_reason.value,
         "turns": result.turns,
+        "constrained": constrained,
         "ran": ran,
         "refused": dict(refused),
         "counted": sum(e.counted for e in usage),
@@ -252,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=256, help="llm.max_tokens")
     parser.add_argument("--first-tool-choice", choices=("required", "auto"), default="required",
                         help="llm.first_tool_choice (tool_choice until a chunk is shown)")  # fmt: skip
+    parser.add_argument("--first-response-format", choices=("json_schema", "none"),
+                        default="json_schema", help="llm.first_response_format (the reply "
+                        "constrained to one tool call until a chunk is shown)")  # fmt: skip
     parser.add_argument("--traces", help="write each episode's trace (JSONL) into this folder")
     parser.add_argument("--work", default=str(CACHE / "work"), help="world and index folder")
     args = parser.parse_args(argv)
@@ -272,10 +285,14 @@ def main(argv: list[str] | None = None) -> int:
         "budget.total": args.budget, "episode.max_turns": args.max_turns,
         "episode.wall_time_s": 1800.0, "llm.timeout_s": args.timeout, "llm.max_tokens": args.max_tokens,
         "llm.temperature": 0.0, "llm.first_tool_choice": args.first_tool_choice,
+        "llm.first_response_format": args.first_response_format,
     })  # fmt: skip
     rows: dict[str, list[dict[str, Any]]] = {"llm": [], "single-shot": []}
     with LlamaServer(binary, model, args.ctx, args.threads, template) as server:
-        print(f"llama-server {binary} on {server.base_url} (template: {args.template or 'model'})")
+        print(f"llama-server {binary} on {server.base_url} (template: {args.template or 'model'}; "
+              f"first replies: response_format {args.first_response_format}, tool_choice "
+              f"{'auto' if args.first_response_format == 'json_schema' else args.first_tool_choice})",
+              flush=True)  # fmt: skip
         policies = {
             "llm": get_policy("llm", config.override({"llm.base_url": server.base_url})),
             "single-shot": get_policy("single-shot"),
@@ -289,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows[name].append(row)
                 drift = (row["ours"] - row["server"]) / row["server"] if row["server"] else 0.0
                 print(f"{task.task_id} {name:11s} exit={row['exit']:20s} turns={row['turns']} "
-                      f"ran={row['ran']} refused={row['refused']} tokens ours/server="
+                      f"(schema {row['constrained']}) ran={row['ran']} refused={row['refused']} tokens ours/server="
                       f"{row['ours']}/{row['server']} ({drift:+.1%}; uncorrected "
                       f"{row['counted']}; first request {row['first'][0]}/{row['first'][1]}; "
                       f"worst request {row['worst']:.1%}) wall={row['wall']:.1f}s "

@@ -33,6 +33,7 @@ __all__ = [
     "Tokenizer",
     "ReasoningEffort",
     "ToolChoice",
+    "FirstResponseFormat",
     "ChunkingConfig",
     "RetrievalConfig",
     "GrepConfig",
@@ -60,6 +61,8 @@ Tokenizer = Literal["o200k_base", "cl100k_base"]
 ReasoningEffort = Literal["", "low", "medium", "high"]
 #: the ``tool_choice`` sent to a chat endpoint (OpenAI's values that need no tool name)
 ToolChoice = Literal["auto", "required"]
+#: how the first replies are constrained: a JSON Schema of the tool calls, or not at all
+FirstResponseFormat = Literal["json_schema", "none"]
 
 
 def _check_choices(section: object) -> None:
@@ -244,6 +247,14 @@ class LLMConfig:
         ``required`` (servers that honour it constrain the reply to tool calls: llama.cpp
         ``--jinja``, vLLM, OpenAI) or ``auto`` (for a server that rejects ``required``).
         Later turns send ``auto``.
+    first_response_format: how replies are constrained while no chunk has been shown:
+        ``json_schema`` (default) sends ``response_format`` with a JSON Schema whose
+        ``oneOf`` are calls of the tools that need nothing shown (search_corpus,
+        grep_corpus), so a server that honours it (llama.cpp, vLLM,
+        Ollama) can only write a tool call, as a JSON object in the reply's text, and
+        ``tool_choice`` is then ``auto`` (the schema already admits only calls; llama.cpp's
+        grammar for ``required`` lets any text come before the call); ``none`` sends no
+        ``response_format`` (then ``first_tool_choice`` applies).
     """
 
     base_url: str = ""
@@ -257,6 +268,7 @@ class LLMConfig:
     max_malformed: int = 6
     reasoning_effort: ReasoningEffort = ""
     first_tool_choice: ToolChoice = "required"
+    first_response_format: FirstResponseFormat = "json_schema"
 
     def __post_init__(self) -> None:
         _check_choices(self)

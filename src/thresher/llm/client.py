@@ -66,7 +66,8 @@ LLM_ADVICE = Advice(
     unavailable="start the server (see docs/serving.md), check llm.base_url, "
     "or raise llm.max_retries",
     refused="check llm.model, llm.api_key_env and the server log (a server that does "
-    'not take tool_choice "required": set llm.first_tool_choice=auto)',
+    "not take a json_schema response_format: set llm.first_response_format=none; one "
+    'that does not take tool_choice "required": set llm.first_tool_choice=auto)',
     not_api="check that llm.base_url (or THRESHER_LLM_BASE_URL) is the /v1 root of an "
     "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 for vLLM (see docs/serving.md)",
     timeout_setting="llm.timeout_s={timeout_s:g}, capped by the episode's wall time left",

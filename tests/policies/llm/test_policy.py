@@ -148,8 +148,13 @@ def test_sends_exactly_the_rendered_transcript_and_reconciles_usage(tmp_path, st
     ]
     assert first["model"] == "replay" and first["parallel_tool_calls"] is True
     assert first["max_tokens"] == config.llm.max_tokens
-    # nothing shown yet: a tool call is required; once chunks are shown, the model chooses
-    assert [r["tool_choice"] for r in run.requests] == ["required", "auto"]
+    # nothing shown yet: the reply's schema admits only a tool call (so tool_choice need
+    # not require one); once chunks are shown, the model chooses
+    assert [r["tool_choice"] for r in run.requests] == ["auto", "auto"]
+    assert [r.get("response_format", {}).get("type") for r in run.requests] == [
+        "json_schema",
+        None,
+    ]
     assert "reasoning_effort" not in first
     # both calls of turn 0 answered in turn 1's transcript, linked by the model's call ids
     assert [m["tool_call_id"] for m in run.tool_messages(1)] == [
@@ -333,7 +338,10 @@ def test_transient_failure_is_retried_then_succeeds(kind, tmp_path, store, confi
     # the same request went out twice; the retry is counted in the proposal's usage (traced)
     assert len(run.requests) == 3 and run.requests[0] == run.requests[1]
     first = [p for p in run.events(ProposalEvent) if p.turn == 0][0]
-    assert first.valid and first.proposal["usage"] == {"retries": 1, "tool_choice_required": 1}
+    assert first.valid and first.proposal["usage"] == {
+        "retries": 1,
+        "response_format_json_schema": 1,
+    }
     assert run.policy.stats() == {"requests": 3, "retries": 1}
     assert len(run.sleeps) == 1
     if "Retry-After" in kind:

@@ -303,6 +303,7 @@ def test_a_call_naming_no_tool_is_refused_as_unknown_tool(tmp_path, store, confi
 def test_a_tool_call_is_required_until_a_chunk_has_been_shown(tmp_path, store, config):
     # 84 (a call naming no tool) is refused, so nothing has been shown at the second
     # request either; once the search has shown chunks the model may answer
+    config = config.override({"llm.first_response_format": "none"})
     run = episode(tmp_path, store, config, [served(84), SEARCH, FINAL])
     assert run.result.exit_reason is ExitReason.ANSWERED
     assert [r["tool_choice"] for r in run.requests] == ["required", "required", "auto"]
@@ -315,9 +316,49 @@ def test_a_tool_call_is_required_until_a_chunk_has_been_shown(tmp_path, store, c
 
 
 def test_the_first_tool_choice_can_be_auto(tmp_path, store, config):
-    auto = config.override({"llm.first_tool_choice": "auto"})
+    auto = config.override({"llm.first_tool_choice": "auto", "llm.first_response_format": "none"})
     run = episode(tmp_path, store, auto, [served(0), SEARCH, FINAL])
     assert [r["tool_choice"] for r in run.requests] == ["auto", "auto", "auto"]
+    assert not any("response_format" in r for r in run.requests)
+
+
+#: what Qwen2.5-Coder-0.5B wrote on llama.cpp (--jinja) for this file's question, asked
+#: with the schema of call_response_format (the same model wrote prose, or call-shaped
+#: JSON naming no tool, with tool_choice "required" alone: exchanges 75 and 84)
+CONSTRAINED = (
+    '{\n  "name": "search_corpus",\n  "arguments": {\n    "query": "Halvard Glassworks"\n  }\n}'
+)
+
+
+def test_until_a_chunk_is_shown_the_reply_is_constrained_to_one_tool_call(tmp_path, store, config):
+    jsonschema = pytest.importorskip("jsonschema")
+    # 84 (JSON naming no tool) is refused: nothing is shown at the second request either
+    run = episode(tmp_path, store, config, [served(84), reply(content=CONSTRAINED), FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    assert run.result.tool_calls == {"search_corpus": 1}
+    first, second, third = run.requests
+    assert first["response_format"] == second["response_format"]
+    assert "response_format" not in third  # a chunk was shown: the model may answer
+    # the schema leaves only calls, so tool_choice need not ask for one
+    assert [r["tool_choice"] for r in run.requests] == ["auto", "auto", "auto"]
+    schema = first["response_format"]["json_schema"]["schema"]
+    jsonschema.validate(json.loads(CONSTRAINED), schema)  # what the model wrote fits
+    with pytest.raises(jsonschema.ValidationError):  # what it wrote unconstrained did not
+        jsonschema.validate(json.loads(content(84).strip().strip("`").removeprefix("json")), schema)
+    names = [c["properties"]["name"]["const"] for c in schema["oneOf"]]
+    assert names == ["search_corpus", "grep_corpus"]  # read_document needs a shown id
+    # every string is bounded, so a grammar closes it: under the schema alone the model
+    # wrote read_document with a doc_id of digits to the token limit, three turns running
+    looping = {"name": "search_corpus", "arguments": {"query": "1234567890" * 30}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(looping, schema)
+    # recorded in the trace: on the proposal asked for with the schema, and on the refused reply
+    valid = [p.proposal for p in run.events(ProposalEvent) if p.valid]
+    assert valid[0]["usage"]["response_format_json_schema"] == 1
+    assert valid[0]["usage"]["tool_calls_parsed_from_text"] == 1
+    assert "response_format_json_schema" not in (valid[1].get("usage") or {})
+    refused = next(p for p in run.events(ProposalEvent) if not p.valid)
+    assert json.loads(refused.raw)["response_format"] == "json_schema"
 
 
 # -- a repeated search: the refusal says what to do instead --------------------------------
@@ -337,3 +378,39 @@ def test_a_repeated_search_is_answered_with_what_to_do_instead(tmp_path, store, 
     assert "read_document" in answer and any(f'"doc_id": "{d}"' in answer for d in shown)
     assert f"your searches so far: '{query.casefold()}'" in answer
     assert "grep_corpus" in answer
+
+
+# -- an unknown tool: the call form, and an identical refused reply shown once --------------
+def test_an_unknown_tool_refusal_writes_the_call_the_arguments_fit(tmp_path, store, config):
+    # 106 names 'Quisroun Reli' with search_corpus's argument; 84 names 'Boutrou' with
+    # arguments of no tool
+    assert '"Quisroun Reli"' in content(106)
+    run = episode(tmp_path, store, config, [served(106), served(84), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    fits, other = run.refusals()
+    assert fits.code == other.code == "unknown_tool"
+    assert (
+        'Your arguments are those of search_corpus: send {"name": "search_corpus", '
+        '"arguments": {"query": "[A] was founded in 1965 by [?]"}}'
+    ) in fits.message
+    assert '{"name": "search_corpus", "arguments": {"query": "<the words to search for>"}}' in (
+        other.message
+    )
+
+
+def test_an_identical_refused_reply_is_sent_back_once(tmp_path, store, config):
+    run = episode(tmp_path, store, config, [served(84), served(84), SEARCH, FINAL])
+    assert run.result.exit_reason is ExitReason.ANSWERED
+    assert [r.code for r in run.refusals()] == ["unknown_tool"] * 2
+    third = run.requests[2]["messages"]
+    named = [
+        c["function"]["name"]
+        for m in third
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or ()
+    ]
+    assert named == ["Boutrou"]  # the reply is shown once, not at every turn it was sent
+    last = third[-1]
+    assert last["role"] == "tool" and last["content"].count("Refused") == 1
+    assert last["content"].count("Your previous reply repeated one already refused: ") == 1
+    assert _mistral_accepts(third)

@@ -41,11 +41,19 @@ from typing import Any
 
 from thresher.policies.llm.refused import SentReply, detach
 
-__all__ = ["chat_messages", "short_call_id", "REFUSED_PREFIX", "NOTICE_SEPARATOR"]
+__all__ = [
+    "chat_messages",
+    "short_call_id",
+    "REFUSED_PREFIX",
+    "NOTICE_SEPARATOR",
+    "REPEATED_REFUSED",
+]
 
 #: how the harness writes a refusal line, and how it is sent
 REFUSED_PREFIX = "[Refused: "
 _REFUSED_SENT = "Your previous reply was not accepted: "
+#: how the refusal of a reply identical to one already sent back is written
+REPEATED_REFUSED = "Your previous reply repeated one already refused: "
 #: between a tool result (or the question) and the notices appended to it
 NOTICE_SEPARATOR = "\n\n"
 
@@ -131,6 +139,12 @@ def _replay_refused(at: int, reason: str, sent: SentReply, notices: str) -> list
     return out
 
 
+def _what_was_sent(sent: SentReply) -> tuple[object, ...]:
+    """A refused reply as compared for repeats: its calls (names, arguments) or its text,
+    not the reasons (which name what changed since, such as the documents in view)."""
+    return (tuple((c.name, c.arguments) for c in sent.calls), sent.text)
+
+
 def _joined(text: str, notices: str) -> str:
     return text + NOTICE_SEPARATOR + notices if notices else text
 
@@ -145,6 +159,7 @@ def chat_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         New message dicts (the input is not changed); see the module docstring.
     """
     out: list[dict[str, Any]] = []
+    replayed: set[tuple[object, ...]] = set()
     for message in messages:
         role = message.get("role")
         if role != "user":
@@ -152,10 +167,15 @@ def chat_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         content = str(message.get("content") or "")
         back = _sent_back(content)
-        if back is not None:
+        if back is not None and _what_was_sent(back[1]) not in replayed:
+            replayed.add(_what_was_sent(back[1]))
             out.extend(_replay_refused(len(out), *back))
             continue
-        text = _notice_text(content)
+        if back is not None:
+            reason, _, notices = back
+            text = _joined(REPEATED_REFUSED + reason, notices)
+        else:
+            text = _notice_text(content)
         last = out[-1] if out else None
         if last is not None and last.get("role") in ("user", "tool"):
             joined = str(last.get("content") or "") + NOTICE_SEPARATOR + text

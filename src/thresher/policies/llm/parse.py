@@ -203,6 +203,7 @@ def parse_completion(
     id_salt: str = "",
     in_view: Sequence[str] = (),
     tool_choice: str = "auto",
+    response_format: str = "",
 ) -> Proposal | MalformedReply:
     """Turn a chat completion into what the policy hands the harness.
 
@@ -223,6 +224,9 @@ def parse_completion(
         tool_choice: the ``tool_choice`` the request was sent with; any other than
             ``auto`` is recorded (``usage.tool_choice_required`` on a proposal, a
             ``tool_choice`` member of a refused reply's raw JSON).
+        response_format: the type of the request's ``response_format`` ("" for none);
+            recorded the same way (``usage.response_format_json_schema``, a
+            ``response_format`` member of the raw JSON).
 
     Returns:
         A :class:`Proposal` (tool calls, or a final answer) or a
@@ -230,7 +234,7 @@ def parse_completion(
     """
     message, finish = _first_choice(body)
     usage = completion_usage(body)
-    raw = _raw(message, finish, tool_choice)
+    raw = _raw(message, finish, tool_choice, response_format)
     text, thinking = split_thinking(message_text(message.get("content")))
     raw_calls = message.get("tool_calls")
     parsed = None if raw_calls else text_tool_calls(text, id_salt)
@@ -259,6 +263,8 @@ def parse_completion(
         marks = {**(marks or {}), "reply_cut_off": 1}
     if tool_choice == "required":
         marks = {**(marks or {}), "tool_choice_required": 1}
+    if response_format:
+        marks = {**(marks or {}), f"response_format_{response_format}": 1}
     if calls:
         return Proposal(tool_calls=tuple(calls), text=text, usage=marks)
     return Proposal(final=final, text=text, usage=marks)
@@ -418,9 +424,25 @@ def _tool_name(index: int, fn: dict[str, Any], shown: bool = True) -> str | Prob
         )
         return (
             "unknown_tool",
-            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE} ({then})",
+            f"there is no tool '{name[:80]}'; the tools are {_TOOLS_LINE}. "
+            f"{_call_form(fn.get('arguments'))} ({then})",
         )
     return name
+
+
+def _call_form(raw_args: Any) -> str:
+    """How to write the call: the model's own arguments under the tool they fit, when
+    they fit exactly one tool's arguments (``{"query": ...}`` is search_corpus's), else
+    the form with search_corpus's argument named."""
+    decoded = _decode_arguments("", raw_args)
+    args = decoded.value if isinstance(decoded, _Decoded) else None
+    if isinstance(args, dict) and args:
+        fits = [n for n in tool_names() if check_tool_arguments(n, args) == (args, None)]
+        if len(fits) == 1:
+            call = json.dumps({"name": fits[0], "arguments": args}, ensure_ascii=False)
+            return f"Your arguments are those of {fits[0]}: send {call[:300]}"
+    example = '{"name": "search_corpus", "arguments": {"query": "<the words to search for>"}}'
+    return f"A call names one of them with its arguments, e.g. {example}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,10 +523,18 @@ def _is_placeholder(doc_id: str) -> bool:
     return key in PLACEHOLDER_IDS or not key.strip(".…_- ")
 
 
-def _raw(message: dict[str, Any], finish_reason: Any, tool_choice: str = "auto") -> str:
+def _raw(
+    message: dict[str, Any],
+    finish_reason: Any,
+    tool_choice: str = "auto",
+    response_format: str = "",
+) -> str:
     """The reply as kept in the trace: its message and finish reason as JSON, capped,
-    after the request's ``tool_choice`` when it was not ``auto``."""
-    head = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
+    after the request's ``tool_choice`` when it was not ``auto`` and its
+    ``response_format`` type when one was sent."""
+    head: dict[str, str] = {} if tool_choice == "auto" else {"tool_choice": tool_choice}
+    if response_format:
+        head["response_format"] = response_format
     whole = {**head, "message": message, "finish_reason": finish_reason}
     text = json.dumps(whole, ensure_ascii=False)
     return text if len(text) <= _RAW_CHARS else text[: _RAW_CHARS - 1] + "…"

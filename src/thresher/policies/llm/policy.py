@@ -4,8 +4,9 @@ Each turn the policy sends the harness's rendered transcript
 (``observation.messages``) in a role structure every mainstream chat template
 accepts (:func:`~thresher.policies.llm.messages.chat_messages`: no user
 message after a user message or a tool result) with the five tool schemas
-(``tool_choice`` ``required`` until a chunk has been shown, see
-:meth:`LLMPolicy.tool_choice`), and turns the reply
+(until a chunk has been shown, each reply is constrained to one tool call by a
+``response_format`` JSON Schema, or ``tool_choice`` ``required``: see
+:meth:`LLMPolicy.response_format`), and turns the reply
 into a :class:`~thresher.harness.actions.Proposal`, or into a
 :class:`~thresher.harness.actions.MalformedReply` that the harness refuses
 and explains to the model at the next turn. The policy keeps no episode
@@ -32,7 +33,7 @@ from thresher.llm.client import ChatClient, EndpointSettings
 from thresher.policies.llm.messages import chat_messages
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
-from thresher.policies.llm.schemas import tool_schemas
+from thresher.policies.llm.schemas import call_response_format, tool_schemas
 from thresher.tokens import CHATML_TOOLS_COST, PromptCost, get_counter
 
 __all__ = [
@@ -107,18 +108,33 @@ class LLMPolicy:
         counted by the harness)."""
         return tool_schemas(self.config)
 
+    def _nothing_shown(self, observation: Observation | None) -> bool:
+        return observation is not None and not observation.cache
+
+    def response_format(self, observation: Observation | None = None) -> dict[str, Any] | None:
+        """The ``response_format`` of the request for ``observation``: while no chunk has
+        been shown and ``llm.first_response_format`` is ``json_schema``, a JSON Schema
+        admitting one call of a retrieval tool
+        (:func:`~thresher.policies.llm.schemas.call_response_format`; a final answer can
+        only name shown documents, so the model has to call a tool), else None (not sent)."""
+        if self._nothing_shown(observation) and (
+            self.config.llm.first_response_format == "json_schema"
+        ):
+            return call_response_format(self.config)
+        return None
+
     def tool_choice(self, observation: Observation | None = None) -> str:
-        """The ``tool_choice`` of the request for ``observation``: ``llm.first_tool_choice``
-        while no chunk has been shown (a final answer can only name shown documents, so
-        the model has to call a tool: a server that honours ``required`` constrains the
-        reply to tool calls), else ``auto``."""
-        if observation is not None and not observation.cache:
+        """The ``tool_choice`` of the request for ``observation``: while no chunk has been
+        shown, ``llm.first_tool_choice`` (a server that honours ``required`` constrains the
+        reply to tool calls), or ``auto`` when :meth:`response_format` constrains it
+        instead; once a chunk has been shown, ``auto``."""
+        if self._nothing_shown(observation) and self.response_format(observation) is None:
             return self.config.llm.first_tool_choice
         return "auto"
 
     def request_params(self, observation: Observation | None = None) -> dict[str, Any]:
         """The request fields sent besides model, messages and tools (for ``observation``'s
-        turn: see :meth:`tool_choice`)."""
+        turn: see :meth:`tool_choice` and :meth:`response_format`)."""
         llm = self.config.llm
         params: dict[str, Any] = {
             "temperature": llm.temperature,
@@ -126,6 +142,9 @@ class LLMPolicy:
             "tool_choice": self.tool_choice(observation),
             "parallel_tool_calls": True,
         }
+        response_format = self.response_format(observation)
+        if response_format is not None:
+            params["response_format"] = response_format
         if llm.reasoning_effort:
             params["reasoning_effort"] = llm.reasoning_effort
         return params
@@ -219,6 +238,7 @@ class LLMPolicy:
             id_salt=f"{len(messages)}:",
             in_view=[escape_id(a.chunk.doc_id) for a in observation.active],
             tool_choice=params["tool_choice"],
+            response_format=str(params.get("response_format", {}).get("type", "")),
         )
         usage = dict(reply.usage or {})
         if response.retries:
