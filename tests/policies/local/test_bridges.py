@@ -238,8 +238,11 @@ def test_a_document_found_through_a_name_passes_its_own_name_on():
 
 
 def test_stem_joins_a_relation_word_to_the_texts_form_of_it():
-    assert stem("director") == stem("directed") == "direct"
+    assert stem("director") == stem("directors") == stem("directed") == "direct"
+    assert stem("player") == stem("players") == stem("played")
     assert stem("located") == stem("location")
+    assert stem("village") == stem("villages")
+    assert stem("station") != stem("stated") == stem("states")
     assert stem("country") != stem("county")
 
 

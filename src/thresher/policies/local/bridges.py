@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
+from thresher.corpus.analyzer import NAME_CONNECTORS
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
     STOPWORDS,
@@ -40,11 +41,10 @@ _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,80})[\"“”]")
 _CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{2,}\b")
 _CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
 _GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
-_JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
+_JOIN = rf"(?:{_GAP}(?:{'|'.join(sorted(NAME_CONNECTORS))})){{0,2}}"
 _SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
 #: a possessive ending (both spellings have one length)
 _POSSESSIVE = ("'s", "’s")
-_EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 #: a calendar date ("16 Sep 2024", "July 25, 2011"): a value, rarely the next document's name
 _DATE = re.compile(
@@ -130,7 +130,7 @@ def entity_spans(text: str) -> list[str]:
             parts = parts[:-1]
         if len(parts) > 1 and all(p.isupper() or p.isdigit() for p in parts):
             continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
-        while parts and parts[-1].lower() in _EDGE_STOP:
+        while parts and parts[-1].lower() in NAME_CONNECTORS:
             parts.pop()
         if parts and parts[-1].endswith(_POSSESSIVE):  # "Paul Verhoeven's": Paul Verhoeven
             parts[-1] = parts[-1][: -len(_POSSESSIVE[0])]
