@@ -51,3 +51,15 @@ def test_policy_and_synthesis_read_with_the_same_analyzer() -> None:
         "Vrastby hosts it.",
     ]
     assert analyzer.normalize("“Hello—World” Akinoshū, Inc.") == "hello world akinoshu inc"
+
+
+def test_a_text_without_capitals_is_cut_at_its_sentence_ends_all_the_same() -> None:
+    assert analyzer.caseless("held in akinoshu. it ran.")
+    assert not analyzer.caseless("Held in Akinoshu.")
+    assert not analyzer.caseless("1999 2000")  # no letters: nothing to say
+    assert analyzer.sentences("held by erle c. kenton. e.g. this. it ran!\nnext") == [
+        "held by erle c. kenton.",
+        "e.g. this.",
+        "it ran!",
+        "next",
+    ]

@@ -15,7 +15,10 @@ and a match are; both use this module:
   :data:`CALENDAR`: month and weekday names and their abbreviations;
 - :func:`sentences`: sentences and lines (a line break always ends one; a
   ``.!?`` ends one before a capital or a digit, not after an initial:
-  "directed by Erle C. Kenton" stays whole);
+  "directed by Erle C. Kenton" stays whole; in a text without capitals, such
+  as one lowercased, before any word, still not after a one-letter word);
+- :func:`caseless`: whether a text has letters but no capital (its case tells
+  nothing: names must be found by other evidence);
 - :func:`stem`: the Snowball English stemmer (PyStemmer, the one the BM25
   index uses) with agent nouns joined to their verb: Snowball keeps
   "director" apart from "directed", so a stem ending in "er"/"or" loses it
@@ -42,6 +45,7 @@ __all__ = [
     "words",
     "content_words",
     "sentences",
+    "caseless",
     "stem",
     "normalize",
 ]
@@ -84,6 +88,11 @@ _SENTENCE = re.compile(
     r"\s+(?=[\"'“‘(\[]?[A-Z0-9])"  # before a capital or a digit
     r"|[^\S\n]*\n\s*"  # a line break
 )
+#: the sentence ends of a text without capitals: ``.!?`` (and a closer) before any word,
+#: but not after a one-letter word ("erle c. kenton", "e.g. the")
+_CASELESS_SENTENCE = re.compile(
+    r"(?:(?<=[.!?])(?<!\b\w\.)|(?<=[.!?][\"'”’)\]]))\s+(?=[\"'“‘(\[]?\w)|[^\S\n]*\n\s*"
+)
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "‑": "-"})
 _PUNCT = re.compile(r"[^\w\s]")
 _WS = re.compile(r"\s+")
@@ -110,12 +119,21 @@ def content_words(text: str) -> set[str]:
     return set(words(text)) - STOPWORDS - _SINGLE
 
 
+def caseless(text: str) -> bool:
+    """Whether ``text`` has letters but not one capital (lowercased text, some code or
+    chat): its case says nothing about where sentences start or which words name things."""
+    return text.islower()
+
+
 def sentences(text: str) -> list[str]:
     """``text`` cut into sentences: at every line break, and after ``.!?`` (and a closing
     quote or bracket) before a capital or a digit, but not after an initial
-    ("directed by Erle C. Kenton" is one sentence). Pieces are stripped; empty ones dropped.
+    ("directed by Erle C. Kenton" is one sentence). In a :func:`caseless` text, after
+    ``.!?`` before any word, but not after a one-letter word ("erle c. kenton").
+    Pieces are stripped; empty ones dropped.
     """
-    parts = (p.strip() for p in _SENTENCE.split(text.strip()))
+    splitter = _CASELESS_SENTENCE if caseless(text) else _SENTENCE
+    parts = (p.strip() for p in splitter.split(text.strip()))
     return [p for p in parts if p]
 
 

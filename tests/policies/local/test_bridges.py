@@ -279,3 +279,37 @@ def test_an_initial_ends_no_sentence_and_a_possessive_is_no_part_of_a_name():
         "It stars Jack Holt.",
     ]
     assert "Paul Verhoeven" in entity_spans("It follows Paul Verhoeven's script.")
+
+
+def test_a_text_without_capitals_offers_its_word_runs_as_names():
+    text = (
+        "glass harbor is a 2014 american biographical drama film directed by orlen vask, "
+        "written by tesa marrow. she studied at the university of the arts. "
+        "paul verhoeven's script was shot on 5 june in paris"
+    )
+    # sentence ends are read without capitals, still not after an initial
+    assert sentences("directed by erle c. kenton. it stars jack holt.") == [
+        "directed by erle c. kenton.",
+        "it stars jack holt.",
+    ]
+    spans = entity_spans(text)
+    assert {"orlen vask", "tesa marrow", "university of the arts", "paul verhoeven"} <= set(spans)
+    assert "paris" in spans
+    # a run of five words describes rather than names; calendar words and numbers cut runs
+    assert not any("biographical" in s or "june" in s for s in spans)
+    # a cased text keeps reading names by their capitals, and so do its lowercase sentences
+    assert entity_spans("it was directed by someone.", cased=True) == []
+    assert entity_spans(text.title()) != spans
+
+
+def test_a_lowercased_film_page_still_gives_its_director_as_the_bridge():
+    film = Anchor(
+        "f-1#0",
+        "f-1",
+        "glass harbor",
+        "glass harbor is a 2014 drama film directed by orlen vask, written by tesa marrow "
+        "and starring duna pell.",
+        0.9,
+    )
+    bridges = bridge_queries("who is the spouse of the director of glass harbor?", [film], {})
+    assert bridges[0].phrase == "orlen vask"

@@ -19,10 +19,12 @@ from thresher.corpus.analyzer import NAME_CONNECTORS
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
     STOPWORDS,
+    caseless,
     contains_phrase,
     content_words,
     sentence_words,
     stem,
+    word_runs,
     words,
 )
 
@@ -113,7 +115,7 @@ def question_patterns(
     return [re.escape(s) for s in unique[:limit]]
 
 
-def entity_spans(text: str) -> list[str]:
+def entity_spans(text: str, *, cased: bool | None = None) -> list[str]:
     """Capitalized multi-word spans and quoted names in ``text``, in order, deduplicated.
 
     A span starts and ends with a capitalized word (or a number), may hold short
@@ -121,9 +123,13 @@ def entity_spans(text: str) -> list[str]:
     dropped when it is a single stopword ("The"), an all-capitals heading of
     several words, a calendar date, or a single word opening the text (a
     sentence's capital, not a name's); a field label before a colon
-    ("Assignee:") and leading stopwords ("The") are cut off.
+    ("Assignee:") and leading stopwords ("The") are cut off. A text
+    without capitals gives its :func:`~.text.word_runs` instead (``cased``: whether
+    the document ``text`` comes from has capitals, when ``text`` is a piece of it).
     """
     spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    if caseless(text) if cased is None else not cased:
+        return list(dict.fromkeys([*spans, *word_runs(text)]))
     for m in _SPAN.finditer(text):
         parts = m.group(0).rstrip(".").split()
         if text[m.end() : m.end() + 1] == ":":  # a field label ("Assignee:") is no name
@@ -150,10 +156,10 @@ def entity_spans(text: str) -> list[str]:
     return list(dict.fromkeys(spans))
 
 
-def names_in(text: str) -> set[str]:
+def names_in(text: str, *, cased: bool | None = None) -> set[str]:
     """The names and codes ``text`` holds, lowercased: its entity spans and code-like
-    tokens ("GR-2012-012715", "VM-710")."""
-    return {s.lower() for s in entity_spans(text)} | {
+    tokens ("GR-2012-012715", "VM-710"); ``cased`` as for :func:`entity_spans`."""
+    return {s.lower() for s in entity_spans(text, cased=cased)} | {
         m.group(0).lower() for m in _CODE.finditer(text)
     }
 
@@ -224,8 +230,9 @@ def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
 def _sentence_facts(text: str) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
     """Per sentence of ``text``: (lowercased, content words, entity spans)."""
     sents, sent_words = sentence_words(text)
+    cased = not caseless(text)
     return tuple(
-        (sent.lower(), w, tuple(entity_spans(sent)))
+        (sent.lower(), w, tuple(entity_spans(sent, cased=cased)))
         for sent, w in zip(sents, sent_words, strict=True)
     )
 

@@ -4,15 +4,27 @@ Tokens, the stop list, the sentence splitter, accent folding and the stemmer
 are :mod:`thresher.corpus.analyzer`'s (the analyzer task synthesis reads
 text with too), re-exported here; this module adds what only the policy
 needs: the extractive justification (:func:`best_sentences`), a text's
-sentence words and word-bounded phrase matching. No corpus statistics: cheap
+sentence words, word-bounded phrase matching, and the candidate names of a
+text whose case says nothing (:func:`word_runs`). No corpus statistics: cheap
 enough to run on every candidate of every search.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-from thresher.corpus.analyzer import STOPWORDS, content_words, fold, sentences, stem, words
+from thresher.corpus.analyzer import (
+    CALENDAR,
+    NAME_CONNECTORS,
+    STOPWORDS,
+    caseless,
+    content_words,
+    fold,
+    sentences,
+    stem,
+    words,
+)
 
 __all__ = [
     "STOPWORDS",
@@ -23,7 +35,15 @@ __all__ = [
     "best_sentences",
     "contains_phrase",
     "stem",
+    "caseless",
+    "word_runs",
 ]
+
+#: a word (inner apostrophes, hyphens and dots kept: "o'brien", "jean-luc", "u.s"), or
+#: one character of punctuation
+_TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*|[^\w\s]")
+#: the most words a run may hold to be a candidate name (longer runs describe)
+MAX_RUN = 4
 
 
 def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: int = 400) -> str:
@@ -66,3 +86,42 @@ def contains_phrase(haystack_lower: str, phrase: str) -> bool:
             return True
         start = haystack_lower.find(p, start + 1)
     return False
+
+
+def word_runs(text: str) -> list[str]:
+    """Candidate names of a text whose case says nothing (:func:`caseless`): the runs of
+    one to :data:`MAX_RUN` content words that stop words, calendar words, numbers,
+    punctuation and line breaks delimit, a name's connectors allowed inside ("university
+    of the arts"), in text order, deduplicated.
+
+    Without capitals every run is a candidate; which one is the next link is left to
+    the evidence the bridges weigh (a relation word of the question beside it, a known
+    title it opens, how often the text repeats it).
+    """
+    out: list[str] = []
+    for line in text.splitlines():
+        run: list[str] = []
+        for tok in [*_TOKEN.findall(line.lower()), "."]:
+            word = tok.rstrip("'’")
+            if word.endswith(("'s", "’s")):
+                word = word[:-2]
+            if run and word in NAME_CONNECTORS:
+                run.append(word)
+                continue
+            wordlike = word.isalpha() or any(c in word for c in "-'’")
+            if wordlike and word not in STOPWORDS and word not in CALENDAR:
+                run.append(word)
+                if word == tok:
+                    continue
+                # a possessive ends the name it closes ("paul verhoeven's script")
+            _close(run, out)
+            run = []
+    return list(dict.fromkeys(out))
+
+
+def _close(run: list[str], out: list[str]) -> None:
+    while run and run[-1] in NAME_CONNECTORS:
+        run.pop()
+    named = [w for w in run if w not in NAME_CONNECTORS]
+    if named and len(named) <= MAX_RUN and (len(named) > 1 or len(named[0]) >= 3):
+        out.append(" ".join(run))
