@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from thresher.corpus import analyzer
 from thresher.policies.local import text as policy_text
-from thresher.synth.tasks import text as synth_text
+from thresher.tasks.generate import text as synth_text
 
 
 def test_accents_are_folded_so_a_plain_spelling_meets_the_text() -> None:

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
 from thresher.corpus.analyzer import NAME_CONNECTORS
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
     STOPWORDS,

@@ -93,7 +93,7 @@ def _without_lead_in(text: str) -> str:
     """``text`` less what precedes its first sentence's colon, when that lead-in holds no
     placeholder and the rest of the sentence states a link ("Here are the facts:
     [A] was born in ..."); a link that is a field ("Assignee: [A]") keeps its label."""
-    first = _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+    first = next(iter(sentences(text)), "")
     head, colon, rest = first.partition(":")
     if not colon or PLACEHOLDER.search(head) or not PLACEHOLDER.search(rest):
         return text

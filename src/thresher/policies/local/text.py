@@ -25,6 +25,7 @@ from thresher.corpus.analyzer import (
     stem,
     words,
 )
+from thresher.policies.local.constants import DEFAULT_CONSTANTS
 
 __all__ = [
     "STOPWORDS",
@@ -42,8 +43,8 @@ __all__ = [
 #: a word (inner apostrophes, hyphens and dots kept: "o'brien", "jean-luc", "u.s"), or
 #: one character of punctuation
 _TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*|[^\w\s]")
-#: the most words a run may hold to be a candidate name (longer runs describe)
-MAX_RUN = 4
+#: a possessive ending (both spellings have one length)
+_POSSESSIVE = ("'s", "’s")
 
 
 def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: int = 400) -> str:
@@ -88,9 +89,10 @@ def contains_phrase(haystack_lower: str, phrase: str) -> bool:
     return False
 
 
-def word_runs(text: str) -> list[str]:
+def word_runs(text: str, max_words: int = DEFAULT_CONSTANTS.run_max_words) -> list[str]:
     """Candidate names of a text whose case says nothing (:func:`caseless`): the runs of
-    one to :data:`MAX_RUN` content words that stop words, calendar words, numbers,
+    one to ``max_words`` content words (the constant ``run_max_words``: longer runs
+    describe rather than name) that stop words, calendar words, numbers,
     punctuation and line breaks delimit, a name's connectors allowed inside ("university
     of the arts"), in text order, deduplicated.
 
@@ -103,8 +105,8 @@ def word_runs(text: str) -> list[str]:
         run: list[str] = []
         for tok in [*_TOKEN.findall(line.lower()), "."]:
             word = tok.rstrip("'’")
-            if word.endswith(("'s", "’s")):
-                word = word[:-2]
+            if word.endswith(_POSSESSIVE):
+                word = word[: -len(_POSSESSIVE[0])]
             if run and word in NAME_CONNECTORS:
                 run.append(word)
                 continue
@@ -114,14 +116,14 @@ def word_runs(text: str) -> list[str]:
                 if word == tok:
                     continue
                 # a possessive ends the name it closes ("paul verhoeven's script")
-            _close(run, out)
+            _close(run, out, max_words)
             run = []
     return list(dict.fromkeys(out))
 
 
-def _close(run: list[str], out: list[str]) -> None:
+def _close(run: list[str], out: list[str], max_words: int) -> None:
     while run and run[-1] in NAME_CONNECTORS:
         run.pop()
     named = [w for w in run if w not in NAME_CONNECTORS]
-    if named and len(named) <= MAX_RUN and (len(named) > 1 or len(named[0]) >= 3):
+    if named and len(named) <= max_words and (len(named) > 1 or len(named[0]) >= 3):
         out.append(" ".join(run))
