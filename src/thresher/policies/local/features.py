@@ -62,6 +62,7 @@ BASE_FEATURES: tuple[str, ...] = (
     "s_cov",  # share of the subquery's content words in the chunk (follow-ups only)
     "via_held",  # the chunk holds the bridge phrase of the follow-up that found it
     "ask_cov",  # share of that follow-up's asked words (beside the bridge) in the chunk
+    "via_score",  # the score of that follow-up's bridge (0 for the question's search)
 )
 
 LINK_FEATURES: tuple[str, ...] = (
@@ -104,6 +105,10 @@ class Candidate:
     lower: str = ""
     #: content words of ``via`` (computed when not given)
     via_words: frozenset[str] | None = None
+    #: the score of the bridge ``via`` (:attr:`~.bridges.Bridge.score`: its anchor's
+    #: utility times the evidence that it names the next link, such as a relation word
+    #: of the question introducing it); 0 for the question's search
+    via_score: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.words and not self.title_words:
@@ -206,6 +211,7 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         _share(s_words, c.words) if is_sub else 0.0,
         1.0 if c.via and contains_phrase(c.lower, c.via) else 0.0,
         _share(s_words - (c.via_words or frozenset()), c.words) if c.via else 0.0,
+        c.via_score if c.via else 0.0,
     ]
 
 

@@ -148,6 +148,7 @@ class CandidateScorer:
         sub_words = frozenset(content_words(query))
         bridge = memory.via.get(query.strip())
         via = bridge.phrase if bridge is not None else ""
+        via_score = bridge.score if bridge is not None else 0.0
         via_words = frozenset(content_words(via))
         cands = []
         for rank, h in enumerate(hits, 1):
@@ -167,6 +168,7 @@ class CandidateScorer:
                 via=via,
                 lower=memory.text.lower(h.chunk),
                 via_words=via_words,
+                via_score=via_score,
             )
             if is_question:
                 c.bm25_q, c.dense_q = h.bm25_score, h.dense_score
