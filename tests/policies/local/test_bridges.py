@@ -20,6 +20,7 @@ from thresher.policies.local.text import (
     content_words,
     sentences,
     stem,
+    word_runs,
 )
 
 JOURNAL = Anchor(
@@ -279,6 +280,19 @@ def test_an_initial_ends_no_sentence_and_a_possessive_is_no_part_of_a_name():
         "It stars Jack Holt.",
     ]
     assert "Paul Verhoeven" in entity_spans("It follows Paul Verhoeven's script.")
+
+
+def test_word_runs_keep_initials_and_offer_the_name_after_a_describing_word():
+    text = (
+        "hall, who was the first president of the american psychological association, "
+        "wrote it with g. stanley hall."
+    )
+    runs = word_runs(text)
+    assert "american psychological association" in runs  # a relation word may cue it
+    assert "g. stanley hall" in runs
+    # the cue stands before the tail, not inside it
+    cued = cued_spans(text, runs, frozenset({stem("president")}))
+    assert "american psychological association" in cued
 
 
 def test_a_text_without_capitals_offers_its_word_runs_as_names():

@@ -40,9 +40,10 @@ __all__ = [
     "word_runs",
 ]
 
-#: a word (inner apostrophes, hyphens and dots kept: "o'brien", "jean-luc", "u.s"), or
-#: one character of punctuation
-_TOKEN = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*|[^\w\s]")
+#: an initial (a lone letter and its dot before a space: "g. stanley hall"), a word
+#: (inner apostrophes, hyphens and dots kept: "o'brien", "jean-luc", "u.s"), or one
+#: character of punctuation
+_TOKEN = re.compile(r"(?<![\w.])[^\W\d_]\.(?=\s)|[^\W_]+(?:['’.-][^\W_]+)*|[^\w\s]")
 #: a possessive ending (both spellings have one length)
 _POSSESSIVE = ("'s", "’s")
 
@@ -96,6 +97,11 @@ def word_runs(text: str, max_words: int = DEFAULT_CONSTANTS.run_max_words) -> li
     punctuation and line breaks delimit, a name's connectors allowed inside ("university
     of the arts"), in text order, deduplicated.
 
+    An initial stays in its run ("g. stanley hall"). A run whose connectors follow a
+    describing word is also offered from after them ("first president of the american
+    psychological association" offers "american psychological association"), so a
+    relation word of the question before the name ("president") can cue it.
+
     Without capitals every run is a candidate; which one is the next link is left to
     the evidence the bridges weigh (a relation word of the question beside it, a known
     title it opens, how often the text repeats it).
@@ -110,7 +116,8 @@ def word_runs(text: str, max_words: int = DEFAULT_CONSTANTS.run_max_words) -> li
             if run and word in NAME_CONNECTORS:
                 run.append(word)
                 continue
-            wordlike = word.isalpha() or any(c in word for c in "-'’")
+            initial = len(word) == 2 and word.endswith(".")  # "g."
+            wordlike = word.isalpha() or initial or any(c in word for c in "-'’")
             if wordlike and word not in STOPWORDS and word not in CALENDAR:
                 run.append(word)
                 if word == tok:
@@ -122,8 +129,17 @@ def word_runs(text: str, max_words: int = DEFAULT_CONSTANTS.run_max_words) -> li
 
 
 def _close(run: list[str], out: list[str], max_words: int) -> None:
+    """Add ``run`` (less connectors at its end) and each of its tails after a connector
+    to ``out``, those of one to ``max_words`` named words (one word: 3+ letters)."""
     while run and run[-1] in NAME_CONNECTORS:
         run.pop()
-    named = [w for w in run if w not in NAME_CONNECTORS]
-    if named and len(named) <= max_words and (len(named) > 1 or len(named[0]) >= 3):
-        out.append(" ".join(run))
+    starts = [0] + [
+        i
+        for i in range(1, len(run))
+        if run[i] not in NAME_CONNECTORS and run[i - 1] in NAME_CONNECTORS
+    ]
+    for start in starts:
+        part = run[start:]
+        named = [w for w in part if w not in NAME_CONNECTORS]
+        if named and len(named) <= max_words and (len(named) > 1 or len(named[0]) >= 3):
+            out.append(" ".join(part))
