@@ -85,3 +85,14 @@ def test_link_features_follow_titles_both_ways():
     assert col("complement", x[1], LINK_FEATURES) > 0  # adds "province", "town"
     assert base_matrix([], q).shape == (0, len(BASE_FEATURES))
     assert link_matrix([], q, anchors).shape == (0, len(LINK_FEATURES))
+
+
+def test_source_utility_is_the_utility_of_the_chunk_that_named_the_bridge():
+    q = QuestionContext.of(Q)
+    town = Candidate(TOWN, hop=1, subquery="Marrowick", via="Marrowick", via_source=GLASS.chunk_id)
+    glass = Candidate(GLASS, subquery=Q)  # the question's search: no source
+    anchors = [AnchorView("glassworks", GLASS.title, GLASS.text.lower(), frozenset(), 0.9)]
+    x = link_matrix([town, glass], q, anchors, utility={GLASS.chunk_id: 0.7})
+    assert col("source_utility", x[0], LINK_FEATURES) == pytest.approx(0.7)
+    assert col("source_utility", x[1], LINK_FEATURES) == 0.0
+    assert col("source_utility", link_matrix([town], q, anchors)[0], LINK_FEATURES) == 0.0
