@@ -76,26 +76,3 @@ def test_fit_weights_adds_the_order_model_from_final_blocks() -> None:
     weights = fit_weights(data)
     assert weights.order is not None and weights.meta["order"]["groups"] == 30
     assert fit_weights(data, order=False).order is None
-
-
-def test_an_order_fit_from_the_rankers_logits_adds_to_them(tmp_path) -> None:
-    """Fit with ``init`` (the ranker's logits), the trees learn a correction: the answer's
-    order is their score plus the ranker's, saved and loaded with the model."""
-    x, y, sizes = _groups()
-    prior = prior_weights()
-    init = prior.full.logits(x)
-    order = fit_lambdarank(x, y, sizes, FULL_FEATURES, rounds=30, init=init)
-    assert order.params["init"] == "ranker"
-    weights = LocalWeights(prior.base, prior.full, order=order)
-    back = load_weights(weights.save(tmp_path / "w.json"))
-    assert back.order is not None and back.order.params["init"] == "ranker"
-    rows = x[:20]
-    expected = order.logits(rows) + prior.full.logits(rows)
-    assert np.allclose(back.order_scores(rows), expected)
-    plain = LocalWeights(
-        prior.base, prior.full, order=fit_lambdarank(x, y, sizes, FULL_FEATURES, rounds=30)
-    )
-    assert np.allclose(plain.order_scores(rows), plain.order.logits(rows))  # no init: its own
-    assert np.allclose(
-        LocalWeights(prior.base, prior.full).order_scores(rows), prior.full.logits(rows)
-    )
