@@ -127,7 +127,7 @@ class Model:
 
     def to_dict(self) -> dict[str, Any]:
         params: dict[str, Any] = (
-            {k: str(v) for k, v in self.params.items()}
+            {"model": str(self.params["model"])}
             if self.kind == "lambdarank"
             else {k: np.asarray(v).tolist() for k, v in self.params.items()}
         )
@@ -145,7 +145,7 @@ class Model:
         if kind not in ("logistic", "mlp", "lambdarank"):
             raise ConfigError(f"unknown scorer kind '{kind}'; expected logistic, mlp or lambdarank")
         params: dict[str, Any] = (
-            {k: str(v) for k, v in data["params"].items() if k in ("model", "init")}
+            {"model": str(data["params"]["model"])}
             if kind == "lambdarank"
             else {k: np.asarray(v, dtype=np.float64) for k, v in data["params"].items()}
         )
@@ -192,18 +192,6 @@ class LocalWeights:
     def ranker(self) -> Model:
         """The model that ranks retained chunks (``final``, else ``full``)."""
         return self.final if self.final is not None else self.full
-
-    def order_scores(self, x: np.ndarray) -> np.ndarray:
-        """The final answer's order of the rows of ``x`` (higher first): ``order``'s
-        scores, added to ``ranker``'s logits when it was fit from them (its ``init``
-        is ``ranker``: the trees correct the calibrated model's order instead of
-        replacing it); ``ranker``'s logits without an ``order``."""
-        if self.order is None:
-            return self.ranker.logits(x)
-        scores = self.order.logits(x)
-        if self.order.params.get("init") == "ranker":
-            scores = scores + self.ranker.logits(x)
-        return scores
 
     def save(self, path: str | Path) -> Path:
         """Write the weights as JSON; returns the path."""

@@ -236,7 +236,7 @@ class CandidateScorer:
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
         # ranker's (prune threshold, sufficiency features, the answer's scores)
-        score = self.weights.order_scores(fx)
+        score = self.weights.order.logits(fx) if self.weights.order is not None else full
         order = np.argsort(-score, kind="stable")
         return [
             Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i])) for i in order

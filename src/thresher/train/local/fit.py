@@ -148,7 +148,6 @@ def fit_lambdarank(
     *,
     rounds: int = 300,
     seed: int = 0,
-    init: np.ndarray | None = None,
 ) -> Model:
     """Gradient-boosted trees ranking each group's rows, by LightGBM's LambdaRank.
 
@@ -159,9 +158,6 @@ def fit_lambdarank(
         features: column names.
         rounds: boosting rounds.
         seed: LightGBM's seed (bagging, feature sampling).
-        init: each row's score from the ranker (its logit): the trees are fit to
-            correct it and the model is marked ``init: ranker`` (scores add to the
-            ranker's, :meth:`~thresher.policies.local.scorer.LocalWeights.order_scores`).
 
     Returns:
         A ``lambdarank`` :class:`Model` holding LightGBM's text model.
@@ -177,11 +173,7 @@ def fit_lambdarank(
         raise ValueError(f"fit_lambdarank: groups sum to {sum(group_sizes)}, x has {len(x)} rows")
     params = {**LAMBDARANK_PARAMS, "seed": seed}
     data = lightgbm.Dataset(
-        x,
-        label=y.astype(np.int32),
-        group=list(group_sizes),
-        feature_name=list(features),
-        init_score=init,
+        x, label=y.astype(np.int32), group=list(group_sizes), feature_name=list(features)
     )
     booster = lightgbm.train(params, data, num_boost_round=rounds)
     dim = len(features)
@@ -190,5 +182,5 @@ def fit_lambdarank(
         "lambdarank",
         np.zeros(dim),
         np.ones(dim),
-        {"model": booster.model_to_string(), **({"init": "ranker"} if init is not None else {})},
+        {"model": booster.model_to_string()},
     )

@@ -359,9 +359,7 @@ def fit_weights(
     ordering = None
     ox, oy, sizes = final_groups(data)
     if order and len(sizes) >= 20:
-        # the trees correct the calibrated ranker's order (its logits their start)
-        ranker = final if final is not None else full
-        ordering = fit_lambdarank(ox, oy, sizes, FULL_FEATURES, seed=seed, init=ranker.logits(ox))
+        ordering = fit_lambdarank(ox, oy, sizes, FULL_FEATURES, seed=seed)
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
     if ordering is not None:
         info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
