@@ -61,6 +61,21 @@ def test_chain_order_places_links_beside_the_document_they_led_to() -> None:
     ]
 
 
+def test_chain_order_places_where_a_document_led_beside_it() -> None:
+    """The patent brings the e-mail its inventor's name found, and the e-mail the filing
+    its company's name found, ahead of documents ranked above them that lead nowhere."""
+    links = {"email": ["patent"], "filing": ["email", "patent"]}
+    order = ["patent", "x", "email", "y", "z", "filing"]
+    assert chain_order(order, 5, lambda d: links.get(d, [])) == [
+        "patent",
+        "email",
+        "x",
+        "filing",
+        "y",
+        "z",
+    ]
+
+
 def test_by_link_takes_one_document_per_clue_in_clue_order() -> None:
     clues = ["Patent X names [A] as its lead inventor.", "[A] works at [B] as a chemist."]
     words = {
