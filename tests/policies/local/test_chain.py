@@ -66,11 +66,21 @@ def test_chain_order_places_where_a_document_led_beside_it() -> None:
     its company's name found, ahead of documents ranked above them that lead nowhere."""
     links = {"email": ["patent"], "filing": ["email", "patent"]}
     order = ["patent", "x", "email", "y", "z", "filing"]
-    assert chain_order(order, 5, lambda d: links.get(d, [])) == [
+    prob = {"patent": 0.9, "x": 0.2, "email": 0.1, "y": 0.05, "z": 0.01, "filing": 0.08}
+    assert chain_order(order, 5, lambda d: links.get(d, []), prob) == [
         "patent",
         "email",
         "x",
         "filing",
+        "y",
+        "z",
+    ]
+    # a continuation never pushes out of the best five a likelier document
+    prob["filing"] = 0.005  # below z, which it would push out
+    assert chain_order(order, 5, lambda d: links.get(d, []), prob)[:5] == [
+        "patent",
+        "email",
+        "x",
         "y",
         "z",
     ]
