@@ -20,6 +20,7 @@ from thresher.policies.local.text import (
     content_words,
     sentences,
     stem,
+    word_runs,
 )
 
 JOURNAL = Anchor(
@@ -238,8 +239,11 @@ def test_a_document_found_through_a_name_passes_its_own_name_on():
 
 
 def test_stem_joins_a_relation_word_to_the_texts_form_of_it():
-    assert stem("director") == stem("directed") == "direct"
+    assert stem("director") == stem("directors") == stem("directed") == "direct"
+    assert stem("player") == stem("players") == stem("played")
     assert stem("located") == stem("location")
+    assert stem("village") == stem("villages")
+    assert stem("station") != stem("stated") == stem("states")
     assert stem("country") != stem("county")
 
 
@@ -276,3 +280,50 @@ def test_an_initial_ends_no_sentence_and_a_possessive_is_no_part_of_a_name():
         "It stars Jack Holt.",
     ]
     assert "Paul Verhoeven" in entity_spans("It follows Paul Verhoeven's script.")
+
+
+def test_word_runs_keep_initials_and_offer_the_name_after_a_describing_word():
+    text = (
+        "hall, who was the first president of the american psychological association, "
+        "wrote it with g. stanley hall."
+    )
+    runs = word_runs(text)
+    assert "american psychological association" in runs  # a relation word may cue it
+    assert "g. stanley hall" in runs
+    # the cue stands before the tail, not inside it
+    cued = cued_spans(text, runs, frozenset({stem("president")}))
+    assert "american psychological association" in cued
+
+
+def test_a_text_without_capitals_offers_its_word_runs_as_names():
+    text = (
+        "glass harbor is a 2014 american biographical drama film directed by orlen vask, "
+        "written by tesa marrow. she studied at the university of the arts. "
+        "paul verhoeven's script was shot on 5 june in paris"
+    )
+    # sentence ends are read without capitals, still not after an initial
+    assert sentences("directed by erle c. kenton. it stars jack holt.") == [
+        "directed by erle c. kenton.",
+        "it stars jack holt.",
+    ]
+    spans = entity_spans(text)
+    assert {"orlen vask", "tesa marrow", "university of the arts", "paul verhoeven"} <= set(spans)
+    assert "paris" in spans
+    # a run of five words describes rather than names; calendar words and numbers cut runs
+    assert not any("biographical" in s or "june" in s for s in spans)
+    # a cased text keeps reading names by their capitals, and so do its lowercase sentences
+    assert entity_spans("it was directed by someone.", cased=True) == []
+    assert entity_spans(text.title()) != spans
+
+
+def test_a_lowercased_film_page_still_gives_its_director_as_the_bridge():
+    film = Anchor(
+        "f-1#0",
+        "f-1",
+        "glass harbor",
+        "glass harbor is a 2014 drama film directed by orlen vask, written by tesa marrow "
+        "and starring duna pell.",
+        0.9,
+    )
+    bridges = bridge_queries("who is the spouse of the director of glass harbor?", [film], {})
+    assert bridges[0].phrase == "orlen vask"

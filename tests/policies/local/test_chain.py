@@ -61,6 +61,31 @@ def test_chain_order_places_links_beside_the_document_they_led_to() -> None:
     ]
 
 
+def test_chain_order_places_where_a_document_led_beside_it() -> None:
+    """The patent brings the e-mail its inventor's name found, and the e-mail the filing
+    its company's name found, ahead of documents ranked above them that lead nowhere."""
+    links = {"email": ["patent"], "filing": ["email", "patent"]}
+    order = ["patent", "x", "email", "y", "z", "filing"]
+    prob = {"patent": 0.9, "x": 0.2, "email": 0.1, "y": 0.05, "z": 0.01, "filing": 0.08}
+    assert chain_order(order, 5, lambda d: links.get(d, []), prob) == [
+        "patent",
+        "email",
+        "x",
+        "filing",
+        "y",
+        "z",
+    ]
+    # a continuation never pushes out of the best five a likelier document
+    prob["filing"] = 0.005  # below z, which it would push out
+    assert chain_order(order, 5, lambda d: links.get(d, []), prob)[:5] == [
+        "patent",
+        "email",
+        "x",
+        "y",
+        "z",
+    ]
+
+
 def test_by_link_takes_one_document_per_clue_in_clue_order() -> None:
     clues = ["Patent X names [A] as its lead inventor.", "[A] works at [B] as a chemist."]
     words = {

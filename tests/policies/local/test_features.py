@@ -61,6 +61,15 @@ def test_base_features_follow_up_and_missing_dense():
     assert col("bm25_q_norm", row) == pytest.approx(0.2)
 
 
+def test_via_score_is_the_score_of_the_bridge_that_found_the_chunk():
+    q = QuestionContext.of(Q, bm25_max=10.0, dense_max=0.8)
+    found = Candidate(TOWN, hop=1, subquery="Marrowick province", via="Marrowick", via_score=2.5)
+    asked = Candidate(GLASS, subquery=Q, via_score=2.5)  # the question's search: no bridge
+    rows = base_matrix([found, asked], q)
+    assert col("via_score", rows[0]) == pytest.approx(2.5)
+    assert col("via_score", rows[1]) == 0.0
+
+
 def test_link_features_follow_titles_both_ways():
     q = QuestionContext.of(Q)
     glass = Candidate(GLASS, subquery=Q)
@@ -76,3 +85,14 @@ def test_link_features_follow_titles_both_ways():
     assert col("complement", x[1], LINK_FEATURES) > 0  # adds "province", "town"
     assert base_matrix([], q).shape == (0, len(BASE_FEATURES))
     assert link_matrix([], q, anchors).shape == (0, len(LINK_FEATURES))
+
+
+def test_source_utility_is_the_utility_of_the_chunk_that_named_the_bridge():
+    q = QuestionContext.of(Q)
+    town = Candidate(TOWN, hop=1, subquery="Marrowick", via="Marrowick", via_source=GLASS.chunk_id)
+    glass = Candidate(GLASS, subquery=Q)  # the question's search: no source
+    anchors = [AnchorView("glassworks", GLASS.title, GLASS.text.lower(), frozenset(), 0.9)]
+    x = link_matrix([town, glass], q, anchors, utility={GLASS.chunk_id: 0.7})
+    assert col("source_utility", x[0], LINK_FEATURES) == pytest.approx(0.7)
+    assert col("source_utility", x[1], LINK_FEATURES) == 0.0
+    assert col("source_utility", link_matrix([town], q, anchors)[0], LINK_FEATURES) == 0.0

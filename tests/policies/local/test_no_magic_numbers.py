@@ -37,7 +37,7 @@ ALLOWED: dict[tuple[str, str, float], str] = {
     ("features.py", "base_row", 3): "the hop feature's cap: the model learns its weight",
     ("bridges.py", "entity_spans", 3): "a lexical guard: a name of fewer than 3 characters",
     ("text.py", "contains_phrase", 3): "a lexical guard: a phrase of fewer than 3 characters",
-    ("text.py", "stem", 4): "the crude stemmer's shortest stem (the shared analyzer replaces it)",
+    ("text.py", "_close", 3): "a lexical guard: a one-word name of fewer than 3 characters",
     ("text.py", "best_sentences", 400): "the justification's length in characters (presentation)",
 }
 

@@ -43,6 +43,24 @@ def test_fit_separates_and_round_trips(tmp_path):
         back.base.predict(x[:, :2])
 
 
+def test_a_model_fit_before_a_feature_existed_reads_its_own_columns_by_name():
+    """Rows in the policy's layouts carry every feature; a model that lacks the newest
+    (fit on an older file) scores them as it scored rows of its own columns."""
+    rng = np.random.default_rng(2)
+    full_names = BASE_FEATURES + LINK_FEATURES
+    older = tuple(f for f in full_names if f != "via_score")
+    x_old = rng.normal(size=(50, len(older)))
+    y = (x_old[:, 0] > 0).astype(float)
+    model = fit_logistic(x_old, y, older)
+    x_new = np.zeros((50, len(full_names)))
+    for j, name in enumerate(older):
+        x_new[:, full_names.index(name)] = x_old[:, j]
+    x_new[:, full_names.index("via_score")] = 9.0  # ignored: the model never saw it
+    assert np.allclose(model.predict(x_new), model.predict(x_old))
+    with pytest.raises(ConfigError, match="retrain"):
+        fit_logistic(x_new, y, (*full_names[:-1], "unknown")).predict(x_new[:, :3])
+
+
 def test_bad_weights_files_are_typed_errors(tmp_path):
     with pytest.raises(ConfigError, match="train-policy"):
         load_weights(tmp_path / "missing.json")

@@ -95,7 +95,7 @@ def test_a_lowercase_tool_name_becomes_a_bridge() -> None:
         "man/userdel.8.txt#0",
         "man/userdel.8.txt",
         "USERDEL(8) System Management Commands USERDEL(8)",
-        "userdel is a low level utility. debian administrators should usually use "
+        "Userdel is a low level utility. Debian administrators should usually use "
         "deluser(8) instead.",
     )
     titles = {"DELUSER(8) System Manager's Manual DELUSER(8)": "man/deluser.8.txt"}

@@ -83,7 +83,8 @@ class AnswerRanker:
         order = list(best)
         if self.chain_order:
             links_of = self.links_of(memory, ranked)
-            order = chain_order(order, self.keep_docs, links_of)
+            prob = {d: r.prob for d, r in best.items()}
+            order = chain_order(order, self.keep_docs, links_of, prob)
             clues = links(memory.question.question)
             if clue_first and len(clues) > 1:
                 words, parents, sents, titles = self.clue_inputs(

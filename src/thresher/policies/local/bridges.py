@@ -11,17 +11,21 @@ rare tokens (quoted names, codes with digits) become grep patterns.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
+from thresher.corpus.analyzer import NAME_CONNECTORS
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.text import (
     STOPWORDS,
+    caseless,
     contains_phrase,
     content_words,
     sentence_words,
     stem,
+    word_runs,
     words,
 )
 
@@ -40,17 +44,23 @@ _QUOTED = re.compile(r"[\"“”]([^\"“”]{3,80})[\"“”]")
 _CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{2,}\b")
 _CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
 _GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
-_JOIN = rf"(?:{_GAP}(?:of|the|de|del|la|le|von|van|der|&)){{0,2}}"
+_JOIN = rf"(?:{_GAP}(?:{'|'.join(sorted(NAME_CONNECTORS))})){{0,2}}"
 _SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
 #: a possessive ending (both spellings have one length)
 _POSSESSIVE = ("'s", "’s")
-_EDGE_STOP = frozenset({"of", "the", "de", "del", "la", "le", "von", "van", "der", "&"})
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 #: a calendar date ("16 Sep 2024", "July 25, 2011"): a value, rarely the next document's name
 _DATE = re.compile(
     rf"(?:\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}}(?:,?\s+\d{{4}})?)",
     re.IGNORECASE,
 )
+
+
+class SpansOf(Protocol):
+    """A sentence's candidate phrases (:func:`entity_spans` or a span source's ``spans``);
+    ``cased``: whether the sentence's document has capitals (``None``: read the sentence)."""
+
+    def __call__(self, sentence: str, /, *, cased: bool | None = None) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +123,7 @@ def question_patterns(
     return [re.escape(s) for s in unique[:limit]]
 
 
-def entity_spans(text: str) -> list[str]:
+def entity_spans(text: str, *, cased: bool | None = None) -> list[str]:
     """Capitalized multi-word spans and quoted names in ``text``, in order, deduplicated.
 
     A span starts and ends with a capitalized word (or a number), may hold short
@@ -121,16 +131,20 @@ def entity_spans(text: str) -> list[str]:
     dropped when it is a single stopword ("The"), an all-capitals heading of
     several words, a calendar date, or a single word opening the text (a
     sentence's capital, not a name's); a field label before a colon
-    ("Assignee:") and leading stopwords ("The") are cut off.
+    ("Assignee:") and leading stopwords ("The") are cut off. A text
+    without capitals gives its :func:`~.text.word_runs` instead (``cased``: whether
+    the document ``text`` comes from has capitals, when ``text`` is a piece of it).
     """
     spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+    if caseless(text) if cased is None else not cased:
+        return list(dict.fromkeys([*spans, *word_runs(text)]))
     for m in _SPAN.finditer(text):
         parts = m.group(0).rstrip(".").split()
         if text[m.end() : m.end() + 1] == ":":  # a field label ("Assignee:") is no name
             parts = parts[:-1]
         if len(parts) > 1 and all(p.isupper() or p.isdigit() for p in parts):
             continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
-        while parts and parts[-1].lower() in _EDGE_STOP:
+        while parts and parts[-1].lower() in NAME_CONNECTORS:
             parts.pop()
         if parts and parts[-1].endswith(_POSSESSIVE):  # "Paul Verhoeven's": Paul Verhoeven
             parts[-1] = parts[-1][: -len(_POSSESSIVE[0])]
@@ -150,10 +164,10 @@ def entity_spans(text: str) -> list[str]:
     return list(dict.fromkeys(spans))
 
 
-def names_in(text: str) -> set[str]:
+def names_in(text: str, *, cased: bool | None = None) -> set[str]:
     """The names and codes ``text`` holds, lowercased: its entity spans and code-like
-    tokens ("GR-2012-012715", "VM-710")."""
-    return {s.lower() for s in entity_spans(text)} | {
+    tokens ("GR-2012-012715", "VM-710"); ``cased`` as for :func:`entity_spans`."""
+    return {s.lower() for s in entity_spans(text, cased=cased)} | {
         m.group(0).lower() for m in _CODE.finditer(text)
     }
 
@@ -222,12 +236,14 @@ def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
 
 
 def _sentence_facts(
-    text: str, spans: Callable[[str], list[str]] = entity_spans
+    text: str, spans: SpansOf = entity_spans
 ) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
     """Per sentence of ``text``: (lowercased, content words, candidate spans)."""
     sents, sent_words = sentence_words(text)
+    cased = not caseless(text)
     return tuple(
-        (sent.lower(), w, tuple(spans(sent))) for sent, w in zip(sents, sent_words, strict=True)
+        (sent.lower(), w, tuple(spans(sent, cased=cased)))
+        for sent, w in zip(sents, sent_words, strict=True)
     )
 
 
@@ -283,7 +299,7 @@ def bridge_queries(
     asked: Iterable[str] = (),
     limit: int = int(DEFAULT_CONTROLS["bridges_per_hop"]),
     constants: Constants = DEFAULT_CONSTANTS,
-    spans_of: Callable[[str], list[str]] = entity_spans,
+    spans_of: SpansOf = entity_spans,
 ) -> list[Bridge]:
     """Follow-up queries from ``anchors``, best first.
 

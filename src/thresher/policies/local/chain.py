@@ -106,12 +106,24 @@ class Chain:
         return None
 
 
-def chain_order(order: Sequence[str], keep: int, links: Callable[[str], list[str]]) -> list[str]:
-    """``order`` with each of the best ``keep`` documents' chain links moved up right after it.
+def chain_order(
+    order: Sequence[str],
+    keep: int,
+    links: Callable[[str], list[str]],
+    prob: Mapping[str, float] | None = None,
+) -> list[str]:
+    """``order`` with each of the best ``keep`` documents' chain links moved up right
+    after it, and, after those, its best continuation: the first document of ``order``
+    whose nearest chain link it is, when it does not push out of the best ``keep`` a
+    document more likely to be evidence (``prob``: each document's probability; without
+    it, continuations are not moved).
 
-    A document found through a chain is justified by the links that named it:
-    the answer keeps them beside it.
+    A document found through a chain is justified by the links that named it, and a
+    document the chain passed through by where it led: the answer keeps both beside
+    it (the patent's inventor's welcome e-mail, and the company filing the e-mail's
+    name found).
     """
+    nearest = {d: next(iter(links(d)), None) for d in order}
     out: list[str] = []
     for doc in order[:keep]:
         if doc not in out:
@@ -119,6 +131,15 @@ def chain_order(order: Sequence[str], keep: int, links: Callable[[str], list[str
         for link in links(doc):
             if link in order and link not in out:
                 out.append(link)
+        child = next((d for d in order if nearest[d] == doc and d not in out), None)
+        if child is None or prob is None:
+            continue
+        now = out + [d for d in order if d not in out]
+        if now.index(child) >= keep > len(out):
+            pushed = now[keep - 1]  # the document the continuation would push out
+            if prob.get(child, 0.0) <= prob.get(pushed, 0.0):
+                continue
+        out.append(child)
     return out + [d for d in order if d not in out]
 
 

@@ -75,6 +75,9 @@ class Constants:
     name_word_gain: float = _c(0.05, "per content word of a bridge phrase")
     name_word_cap: int = _c(4, "content words of a bridge phrase counted at most")
     residual_words: int = _c(6, "question words a follow-up adds to its bridge phrase, at most")
+    run_max_words: int = _c(
+        4, "content words a candidate name of a text without capitals holds, at most"
+    )
     grep_patterns: int = _c(2, "grep patterns made from the question's quoted names and codes")
     grep_min_chars: int = _c(4, "shortest quoted name or code grepped")
     name_common_share: float = _c(

@@ -24,14 +24,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from thresher.policies.local.text import STOPWORDS, content_words
+from thresher.policies.local.text import STOPWORDS, content_words, sentences
 
 __all__ = ["PLACEHOLDER", "links", "next_link", "link_words", "placeholders", "is_clue_chain"]
 
 #: a placeholder of a clue chain: [A] ... [Z], [?]
 PLACEHOLDER = re.compile(r"\[(?:[A-Z]|\?)\]")
 _NUMBERED = re.compile(r"\(\d{1,2}\)\s*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ASK = re.compile(r"^(?:what|which|who|whom|where|when|how|name)\b", re.IGNORECASE)
 
 
@@ -82,8 +81,7 @@ def next_link(chain: list[str], covered: Iterable[str]) -> str:
 def _clue_links(question: str) -> list[str]:
     text = _without_lead_in(_NUMBERED.sub("", question))
     out = []
-    for sent in _SENTENCE_END.split(text):
-        sent = sent.strip()
+    for sent in sentences(text):
         if not sent or _ASK.match(sent) or sent.endswith("?"):
             continue
         if PLACEHOLDER.search(sent) and link_words(sent):
@@ -95,7 +93,7 @@ def _without_lead_in(text: str) -> str:
     """``text`` less what precedes its first sentence's colon, when that lead-in holds no
     placeholder and the rest of the sentence states a link ("Here are the facts:
     [A] was born in ..."); a link that is a field ("Assignee: [A]") keeps its label."""
-    first = _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
+    first = next(iter(sentences(text)), "")
     head, colon, rest = first.partition(":")
     if not colon or PLACEHOLDER.search(head) or not PLACEHOLDER.search(rest):
         return text

@@ -10,7 +10,8 @@ subquery that found it and against the question. Features come in two sets:
 * **link** (the chunk against the retained context): whether a trusted
   retained chunk (an *anchor*) names this chunk's title or this chunk names
   an anchor's title, how much of the question it covers that the best anchor
-  does not, and its redundancy with the anchors.
+  does not, its redundancy with the anchors, and the utility of the chunk
+  whose bridge found it.
 
 ``base_matrix`` and ``link_matrix`` return one row per candidate, columns in
 :data:`BASE_FEATURES` / :data:`LINK_FEATURES` order. Nothing is memoized here:
@@ -22,7 +23,7 @@ pairs for its episode.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -62,6 +63,7 @@ BASE_FEATURES: tuple[str, ...] = (
     "s_cov",  # share of the subquery's content words in the chunk (follow-ups only)
     "via_held",  # the chunk holds the bridge phrase of the follow-up that found it
     "ask_cov",  # share of that follow-up's asked words (beside the bridge) in the chunk
+    "via_score",  # the score of that follow-up's bridge (0 for the question's search)
 )
 
 LINK_FEATURES: tuple[str, ...] = (
@@ -71,6 +73,7 @@ LINK_FEATURES: tuple[str, ...] = (
     "anchor_rank_inv",  # 1 / rank among anchors (0 if not an anchor)
     "complement",  # share of question words this chunk adds to the best anchor's
     "redundancy",  # best content-word Jaccard with an anchor of another document
+    "source_utility",  # base utility now of the chunk whose bridge found this one (0: none)
 )
 
 
@@ -104,6 +107,13 @@ class Candidate:
     lower: str = ""
     #: content words of ``via`` (computed when not given)
     via_words: frozenset[str] | None = None
+    #: the score of the bridge ``via`` (:attr:`~.bridges.Bridge.score`: its anchor's
+    #: utility times the evidence that it names the next link, such as a relation word
+    #: of the question introducing it); 0 for the question's search
+    via_score: float = 0.0
+    #: the chunk id of the bridge's source: the chunk that named ``via`` ("" for the
+    #: question's search)
+    via_source: str = ""
 
     def __post_init__(self) -> None:
         if not self.words and not self.title_words:
@@ -206,6 +216,7 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         _share(s_words, c.words) if is_sub else 0.0,
         1.0 if c.via and contains_phrase(c.lower, c.via) else 0.0,
         _share(s_words - (c.via_words or frozenset()), c.words) if c.via else 0.0,
+        c.via_score if c.via else 0.0,
     ]
 
 
@@ -247,9 +258,11 @@ def link_row(
     q: QuestionContext,
     anchors: Sequence[AnchorView],
     memo: PairMemo | None = None,
+    utility: Mapping[str, float] | None = None,
 ) -> list[float]:
     """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first);
-    ``memo`` keeps the pairs' findings for the next call."""
+    ``memo`` keeps the pairs' findings for the next call; ``utility``: chunk id -> base
+    utility of the chunks the candidates' bridges came from."""
     linked_to = links_from = redundancy = 0.0
     doc = c.chunk.doc_id
     title_lower = c.chunk.title.lower()
@@ -276,6 +289,7 @@ def link_row(
         rank_inv,
         complement,
         redundancy,
+        utility.get(c.via_source, 0.0) if utility and c.via_source else 0.0,
     ]
 
 
@@ -284,9 +298,11 @@ def link_matrix(
     q: QuestionContext,
     anchors: Sequence[AnchorView],
     memo: PairMemo | None = None,
+    utility: Mapping[str, float] | None = None,
 ) -> np.ndarray:
     """Rows of :data:`LINK_FEATURES` for ``cands`` against ``anchors`` (``memo``: an
-    episode's :data:`PairMemo`, read and filled)."""
+    episode's :data:`PairMemo`, read and filled; ``utility``: chunk id -> base utility
+    of each bridge's source chunk, for ``source_utility``)."""
     if not cands:
         return np.zeros((0, len(LINK_FEATURES)))
-    return np.asarray([link_row(c, q, anchors, memo) for c in cands], dtype=np.float64)
+    return np.asarray([link_row(c, q, anchors, memo, utility) for c in cands], dtype=np.float64)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from thresher.corpus.document import Chunk
 from thresher.policies.local.bridges import names_in
 from thresher.policies.local.features import PairMemo, chunk_words
-from thresher.policies.local.text import sentence_words
+from thresher.policies.local.text import caseless, sentence_words
 
 __all__ = ["TextMemo", "SentenceNames"]
 
@@ -58,6 +58,9 @@ class TextMemo:
         got = self._names.get(text)
         if got is None:
             sents, words = sentence_words(text)
-            got = tuple((w, frozenset(names_in(x))) for x, w in zip(sents, words, strict=True))
+            cased = not caseless(text)
+            got = tuple(
+                (w, frozenset(names_in(x, cased=cased))) for x, w in zip(sents, words, strict=True)
+            )
             self._names[text] = got
         return got

@@ -32,12 +32,19 @@ import numpy as np
 
 from thresher.errors import ConfigError
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants, constants_from_section
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
 
 __all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "load_weights", "sigmoid"]
 
 #: the weights that ship with the package
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "local_policy.json"
 _FORMAT = 1
+#: the column layouts the policy's feature rows come in (base; base and link): a
+#: model fit before a feature was added reads its own columns from them by name
+_LAYOUTS: dict[int, tuple[str, ...]] = {
+    len(BASE_FEATURES): BASE_FEATURES,
+    len(BASE_FEATURES) + len(LINK_FEATURES): BASE_FEATURES + LINK_FEATURES,
+}
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -75,6 +82,7 @@ class Model:
         """Raw scores of the rows of ``x`` (shape ``(n, len(features))``)."""
         if x.shape[0] == 0:
             return np.zeros(0)
+        x = self._columns(x)
         if x.shape[1] != len(self.features):
             raise ConfigError(
                 f"scorer expects {len(self.features)} features, got {x.shape[1]}; "
@@ -92,6 +100,26 @@ class Model:
             return np.asarray(z @ p["w"] + float(p["b"]))
         hidden = np.maximum(z @ p["W1"] + p["b1"], 0.0)
         return np.asarray(hidden @ p["w2"] + float(p["b2"]))
+
+    @cached_property
+    def _picks(self) -> dict[int, list[int] | None]:
+        """Per row width of a policy layout, the columns of this model's features in it
+        (None when the layout lacks one of them or is this model's own)."""
+        out: dict[int, list[int] | None] = {}
+        for width, names in _LAYOUTS.items():
+            if names == self.features or not set(self.features) <= set(names):
+                out[width] = None
+            else:
+                out[width] = [names.index(f) for f in self.features]
+        return out
+
+    def _columns(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (a row layout of the policy) cut to this model's features by name: a
+        weights file fit before a feature existed keeps working, without it."""
+        if x.shape[1] == len(self.features):
+            return x
+        picks = self._picks.get(x.shape[1])
+        return x if picks is None else x[:, picks]
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Probabilities (0..1) for the rows of ``x``."""

@@ -118,7 +118,8 @@ class CandidateScorer:
         base = self.weights.base.predict(bx)
         if not anchors:
             anchors = anchor_views(cands, base, self.constants.first_anchors)
-        links = link_matrix(cands, memory.question, anchors, memory.text.pairs)
+        utility = self.source_utility(memory, cands)
+        links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
         full = self.weights.full.predict(np.hstack([bx, links]))
         if self.recorder is not None:
             self.recorder("pool", memory.question.question, cands, bx, links)
@@ -148,6 +149,8 @@ class CandidateScorer:
         sub_words = frozenset(content_words(query))
         bridge = memory.via.get(query.strip())
         via = bridge.phrase if bridge is not None else ""
+        via_score = bridge.score if bridge is not None else 0.0
+        via_source = bridge.source if bridge is not None else ""
         via_words = frozenset(content_words(via))
         cands = []
         for rank, h in enumerate(hits, 1):
@@ -167,6 +170,8 @@ class CandidateScorer:
                 via=via,
                 lower=memory.text.lower(h.chunk),
                 via_words=via_words,
+                via_score=via_score,
+                via_source=via_source,
             )
             if is_question:
                 c.bm25_q, c.dense_q = h.bm25_score, h.dense_score
@@ -225,7 +230,9 @@ class CandidateScorer:
         bx = self.base_rows(memory, cands)
         base = self.weights.base.predict(bx)
         anchors = anchor_views(cands, base, self.constants.cache_anchors)
-        fx = np.hstack([bx, link_matrix(cands, memory.question, anchors, memory.text.pairs)])
+        utility = {c.chunk.chunk_id: float(b) for c, b in zip(cands, base, strict=True)}
+        links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
+        fx = np.hstack([bx, links])
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
         # ranker's (prune threshold, sufficiency features, the answer's scores)
@@ -234,6 +241,14 @@ class CandidateScorer:
         return [
             Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i])) for i in order
         ]
+
+    def source_utility(self, memory: EpisodeMemory, cands: list[Candidate]) -> dict[str, float]:
+        """Chunk id -> base utility of each chunk the ``cands``' bridges came from."""
+        sources = sorted({c.via_source for c in cands if c.via_source in memory.cands})
+        if not sources:
+            return {}
+        rows = self.base_rows(memory, [memory.cands[s] for s in sources])
+        return dict(zip(sources, (float(p) for p in self.weights.base.predict(rows)), strict=True))
 
     @staticmethod
     def base_rows(memory: EpisodeMemory, cands: list[Candidate]) -> np.ndarray:
@@ -265,7 +280,13 @@ class CandidateScorer:
             memory.question.question,
             cands,
             base_matrix(cands, memory.question),
-            link_matrix(cands, memory.question, anchors, memory.text.pairs),
+            link_matrix(
+                cands,
+                memory.question,
+                anchors,
+                memory.text.pairs,
+                {r.chunk_id: r.base for r in ranked},
+            ),
         )
 
 

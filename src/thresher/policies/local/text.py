@@ -1,15 +1,31 @@
 """Small, pure text helpers the local policy shares: words, content words, sentences.
 
-No corpus statistics and only a crude suffix stemmer (:func:`stem`, for matching a
-question's relation word to the text's form of it: "director" / "directed"):
-cheap enough to run on every candidate of every search (the policy's budget is
-tens of milliseconds per episode).
+Tokens, the stop list, the sentence splitter, accent folding and the stemmer
+are :mod:`thresher.corpus.analyzer`'s (the analyzer task synthesis reads
+text with too), re-exported here; this module adds what only the policy
+needs: the extractive justification (:func:`best_sentences`), a text's
+sentence words, word-bounded phrase matching, and the candidate names of a
+text whose case says nothing (:func:`word_runs`). No corpus statistics: cheap
+enough to run on every candidate of every search.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from thresher.corpus.analyzer import (
+    CALENDAR,
+    NAME_CONNECTORS,
+    STOPWORDS,
+    caseless,
+    content_words,
+    fold,
+    sentences,
+    stem,
+    words,
+)
+from thresher.policies.local.constants import DEFAULT_CONSTANTS
 
 __all__ = [
     "STOPWORDS",
@@ -20,43 +36,16 @@ __all__ = [
     "best_sentences",
     "contains_phrase",
     "stem",
+    "caseless",
+    "word_runs",
 ]
 
-_STOPWORDS_TEXT = (
-    "a about after again against all also am an and another any are as at be because been "
-    "before being between both but by called can could d did do does done down during each "
-    "either else every few first for from further had has have having he her here hers him "
-    "his how i if in into is it it's its just known least less ll m many may me might more "
-    "most much must my name named neither no nor not o of off on once one ones only onto or "
-    "other our out over own re s same second shall she should so some such t than that the "
-    "their theirs them then there these they third this those through to too under until up "
-    "us ve very was we were what when where whether which while who whom whose why will with "
-    "without would y year years yes you your "
-)
-#: English function words and question words (lowercase)
-STOPWORDS: frozenset[str] = frozenset(_STOPWORDS_TEXT.split())
-
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_SINGLE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_SENTENCE = re.compile(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[\"'“(\[]?[A-Z0-9])|[^\S\n]*\n\s*")
-
-
-def words(text: str) -> list[str]:
-    """Lowercased word tokens of ``text`` (letters and digits, inner apostrophes kept)."""
-    return _WORD.findall(text.lower())
-
-
-def content_words(text: str) -> set[str]:
-    """The distinct words of ``text`` that are not stopwords and are not one letter."""
-    return set(_WORD.findall(text.lower())) - STOPWORDS - _SINGLE
-
-
-def sentences(text: str) -> list[str]:
-    """``text`` cut into sentences (on ``.!?`` followed by a capital or digit, but not
-    after an initial: "directed by Erle C. Kenton" is one sentence; and at line
-    breaks: a heading, a field or an e-mail header line is a sentence of its own)."""
-    parts = [p.strip() for p in _SENTENCE.split(text.strip())]
-    return [p for p in parts if p]
+#: an initial (a lone letter and its dot before a space: "g. stanley hall"), a word
+#: (inner apostrophes, hyphens and dots kept: "o'brien", "jean-luc", "u.s"), or one
+#: character of punctuation
+_TOKEN = re.compile(r"(?<![\w.])[^\W\d_]\.(?=\s)|[^\W_]+(?:['’.-][^\W_]+)*|[^\w\s]")
+#: a possessive ending (both spellings have one length)
+_POSSESSIVE = ("'s", "’s")
 
 
 def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: int = 400) -> str:
@@ -84,8 +73,10 @@ def sentence_words(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ..
 
 
 def contains_phrase(haystack_lower: str, phrase: str) -> bool:
-    """Whether ``phrase`` occurs in ``haystack_lower`` (already lowercased) on word boundaries."""
-    p = phrase.lower().strip()
+    """Whether ``phrase`` occurs in ``haystack_lower`` (already lowercased) on word
+    boundaries, accents folded on both sides ("Akinoshu" meets "akinoshū")."""
+    haystack_lower = fold(haystack_lower)
+    p = fold(phrase.lower().strip())
     if len(p) < 3:
         return False
     start = haystack_lower.find(p)
@@ -99,17 +90,56 @@ def contains_phrase(haystack_lower: str, phrase: str) -> bool:
     return False
 
 
-#: suffixes :func:`stem` tries in this order (the first that leaves at least 4 letters goes)
-_SUFFIXES = ("ation", "ition", "ing", "age", "ed", "er", "or", "ion", "es", "s", "e")
+def word_runs(text: str, max_words: int = DEFAULT_CONSTANTS.run_max_words) -> list[str]:
+    """Candidate names of a text whose case says nothing (:func:`caseless`): the runs of
+    one to ``max_words`` content words (the constant ``run_max_words``: longer runs
+    describe rather than name) that stop words, calendar words, numbers,
+    punctuation and line breaks delimit, a name's connectors allowed inside ("university
+    of the arts"), in text order, deduplicated.
+
+    An initial stays in its run ("g. stanley hall"). A run whose connectors follow a
+    describing word is also offered from after them ("first president of the american
+    psychological association" offers "american psychological association"), so a
+    relation word of the question before the name ("president") can cue it.
+
+    Without capitals every run is a candidate; which one is the next link is left to
+    the evidence the bridges weigh (a relation word of the question beside it, a known
+    title it opens, how often the text repeats it).
+    """
+    out: list[str] = []
+    for line in text.splitlines():
+        run: list[str] = []
+        for tok in [*_TOKEN.findall(line.lower()), "."]:
+            word = tok.rstrip("'’")
+            if word.endswith(_POSSESSIVE):
+                word = word[: -len(_POSSESSIVE[0])]
+            if run and word in NAME_CONNECTORS:
+                run.append(word)
+                continue
+            initial = len(word) == 2 and word.endswith(".")  # "g."
+            wordlike = word.isalpha() or initial or any(c in word for c in "-'’")
+            if wordlike and word not in STOPWORDS and word not in CALENDAR:
+                run.append(word)
+                if word == tok:
+                    continue
+                # a possessive ends the name it closes ("paul verhoeven's script")
+            _close(run, out, max_words)
+            run = []
+    return list(dict.fromkeys(out))
 
 
-def stem(word: str) -> str:
-    """A crude key shared by a lowercase word's inflections: "directed" and "director"
-    give "direct", "located" and "location" give "locat". Hand-written because it must join an agent noun to its verb: the
-    Snowball stemmer the BM25 index uses keeps "director" apart from "directed".
-    It only has to match a question's relation word to the text's form of it;
-    "country" and "county" stay apart."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
+def _close(run: list[str], out: list[str], max_words: int) -> None:
+    """Add ``run`` (less connectors at its end) and each of its tails after a connector
+    to ``out``, those of one to ``max_words`` named words (one word: 3+ letters)."""
+    while run and run[-1] in NAME_CONNECTORS:
+        run.pop()
+    starts = [0] + [
+        i
+        for i in range(1, len(run))
+        if run[i] not in NAME_CONNECTORS and run[i - 1] in NAME_CONNECTORS
+    ]
+    for start in starts:
+        part = run[start:]
+        named = [w for w in part if w not in NAME_CONNECTORS]
+        if named and len(named) <= max_words and (len(named) > 1 or len(named[0]) >= 3):
+            out.append(" ".join(part))

@@ -11,17 +11,23 @@ a sentence, an entity and a "match" are.
   holding a digit (``GO-2021-138181``, ``NZ-750``), single capitalized words
   that do not open the sentence (``Lathlin``), and, as answer candidates only,
   years and other numbers (``2004``, ``1,975``).
-- :func:`normalize` lowercases, folds quotes and dashes, drops punctuation and
-  collapses whitespace; :func:`contains` tests a normalized phrase against a
-  normalized text on word boundaries. Quotes are checked with these.
+- :func:`normalize` lowercases, folds accents, quotes and dashes, drops
+  punctuation and collapses whitespace; :func:`contains` tests a normalized
+  phrase against a normalized text on word boundaries. Quotes are checked with
+  these.
+
+Sentences, stop words, name connectors and normalization are
+:mod:`thresher.corpus.analyzer`'s, the analyzer the local policy reads the same
+text with; this module adds what synthesis alone needs (entity candidates).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+
+from thresher.corpus import analyzer
 
 __all__ = [
     "Mention",
@@ -34,38 +40,30 @@ __all__ = [
     "mask",
 ]
 
-_SPLIT = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[\"“(]?[A-Z0-9])")
 _LINE_JUNK = re.compile(r"^[\s#>*|\-=_:+]+|[\s|]+$")
+#: words that join the capitalized words of one name (the analyzer's, "&" aside)
+_CONNECTORS = analyzer.NAME_CONNECTORS
 _TOKEN = re.compile(
     r"[A-Z0-9][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+"  # codes and hyphenated names
     r"|[A-Z][a-zA-Z'’]*[a-zA-Z]"  # capitalized words
     r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"  # numbers
-    r"|\b(?:of|de|del|der|van|von|la|le|du|da)\b|&"  # connectors inside names
+    rf"|\b(?:{'|'.join(sorted(c for c in _CONNECTORS if c != '&'))})\b|&"  # connectors
 )
 _GAP = re.compile(r"[ \t]*")
-_CONNECTORS = frozenset({"of", "de", "del", "der", "van", "von", "la", "le", "du", "da", "&"})
-#: capitalized words that never start (or alone make) an entity
-_STOP_WORDS = """a an the this that these those there here it its his her their our your my we you
-    they he she i in on at by for from to of into onto with without under over after before
-    during since until and or but nor so yet if when while where which who whom whose what why
-    how as is was are were be been being has have had do does did not no yes all any each every
-    some many most more less other another such than then also only just very about above
-    below between among against across along around within per via first last next
-    one two three four five six seven eight nine ten mr mrs ms dr hi hello dear regards
-    best thanks thank sincerely cheers re fw fwd subject from to date sent cc bcc messages
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday today yesterday tomorrow
-    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur fri sat sun
-    item part section chapter figure fig table page note notes see main contents help
-    random article year years fiscal annual report abstract summary background claims
-    introduction conclusion references type introduced warranty design reception history
-    overview description detailed brief drawings record records total revenue employees
-    customers products product company companies patent patents inventor inventors"""
-STOP = frozenset(_STOP_WORDS.split())
+#: capitalized words of page layouts, greetings, counting and the worlds' record types
+#: that open (or alone make) a capitalized run without naming anything
+_LAYOUT_WORDS = """since yet above below among across along around within per via last next
+    two three four five six seven eight nine ten mr mrs ms dr hi hello dear regards best
+    thanks thank sincerely cheers fw fwd subject date sent cc bcc messages today yesterday
+    tomorrow item part section chapter figure fig table page note notes see main contents
+    help random article fiscal annual report abstract summary background claims introduction
+    conclusion references type introduced warranty design reception history overview
+    description detailed brief drawings record records total revenue employees customers
+    products product company companies patent patents inventor inventors"""
+#: lowercase words that never start (or alone make) an entity: the analyzer's stop words
+#: and calendar words, and :data:`_LAYOUT_WORDS`
+STOP = analyzer.STOPWORDS | analyzer.CALENDAR | frozenset(_LAYOUT_WORDS.split())
 _YEAR = re.compile(r"^(1[5-9]|20)\d\d$")
-_WS = re.compile(r"\s+")
-_PUNCT = re.compile(r"[^\w\s]")
-_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "‑": "-"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +87,15 @@ class Mention:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``: lines first, then sentence ends inside each line.
-
-    Markdown and table decoration at line ends is stripped; empty pieces dropped.
+    """The sentences of ``text`` (:func:`thresher.corpus.analyzer.sentences`: lines first,
+    then sentence ends inside each line), markdown and table decoration stripped from
+    their ends, pieces shorter than three characters dropped.
     """
     out: list[str] = []
-    for line in text.splitlines():
-        line = _LINE_JUNK.sub("", line).strip()
-        if not line:
-            continue
-        for piece in _SPLIT.split(line):
-            piece = piece.strip()
-            if len(piece) >= 3:
-                out.append(piece)
+    for piece in analyzer.sentences(text):
+        piece = _LINE_JUNK.sub("", piece).strip()
+        if len(piece) >= 3:
+            out.append(piece)
     return out
 
 
@@ -188,10 +182,9 @@ def normalize_short(text: str) -> str:
 
 
 def normalize(text: str) -> str:
-    """Lowercase, NFKC, quotes/dashes folded, punctuation dropped, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).lower()
-    text = _PUNCT.sub(" ", text.replace("-", " "))
-    return _WS.sub(" ", text).strip()
+    """:func:`thresher.corpus.analyzer.normalize`: lowercase, accents, quotes and dashes
+    folded, punctuation dropped, whitespace collapsed."""
+    return analyzer.normalize(text)
 
 
 def contains(haystack_norm: str, needle: str) -> bool:

@@ -12,8 +12,12 @@ __all__ = ["SpanSource", "NameSource"]
 class SpanSource(Protocol):
     """Finds the phrases of one sentence that may name the next document."""
 
-    def spans(self, sentence: str) -> list[str]:
-        """Candidate phrases of ``sentence``, in text order, without repeats."""
+    def spans(self, sentence: str, *, cased: bool | None = None) -> list[str]:
+        """Candidate phrases of ``sentence``, in text order, without repeats.
+
+        ``cased``: whether the document the sentence comes from has capitals (a
+        sentence alone cannot tell); ``None`` reads the sentence itself.
+        """
         ...
 
 

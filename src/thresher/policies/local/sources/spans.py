@@ -58,15 +58,15 @@ def identifier_spans(sentence: str) -> list[str]:
 class CapitalSpans:
     """Capitalized entity spans and quoted names (the policy's original source)."""
 
-    def spans(self, sentence: str) -> list[str]:
-        return entity_spans(sentence)
+    def spans(self, sentence: str, *, cased: bool | None = None) -> list[str]:
+        return entity_spans(sentence, cased=cased)
 
 
 @dataclass(frozen=True, slots=True)
 class IdentifierSpans:
     """Identifier-shaped tokens, whatever their case (:func:`identifier_spans`)."""
 
-    def spans(self, sentence: str) -> list[str]:
+    def spans(self, sentence: str, *, cased: bool | None = None) -> list[str]:
         return identifier_spans(sentence)
 
 
@@ -77,7 +77,7 @@ class NamedSpans:
 
     names: tuple[str, ...]
 
-    def spans(self, sentence: str) -> list[str]:
+    def spans(self, sentence: str, *, cased: bool | None = None) -> list[str]:
         lower = sentence.lower()
         return [n for n in self.names if n.lower() in lower and contains_phrase(lower, n)]
 
@@ -88,9 +88,9 @@ class SpanUnion:
 
     sources: Sequence[SpanSource]
 
-    def spans(self, sentence: str) -> list[str]:
+    def spans(self, sentence: str, *, cased: bool | None = None) -> list[str]:
         out: dict[str, str] = {}
         for source in self.sources:
-            for span in source.spans(sentence):
+            for span in source.spans(sentence, cased=cased):
                 out.setdefault(span.lower(), span)
         return list(out.values())
