@@ -73,6 +73,7 @@ def test_usage_is_carried_on_both_outcomes():
         (reply(tool_call("prune_chunks", {"chunk_ids": [1, 2]})), "wrong_argument_type", "list"),
         (reply(tool_call("read_document", {"doc_id": "  "})), "empty_argument", "empty"),
         (reply(tool_call("final_answer", {"docs": []})), "unknown_tool", "no tool 'final_answer'"),
+        (reply(tool_call("lookup", '{"q": ')), "unknown_tool", "no tool 'lookup'"),
         (reply({"type": "function", "function": {"arguments": "{}"}}), "malformed_tool_call", "no function name"),
         (reply(content=""), "empty_reply", "empty"),
         (reply(content="Let me think about where to look next."), "no_action", "neither"),

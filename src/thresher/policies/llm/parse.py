@@ -434,7 +434,7 @@ def _call_form(raw_args: Any) -> str:
     """How to write the call: the model's own arguments under the tool they fit, when
     they fit exactly one tool's arguments (``{"query": ...}`` is search_corpus's), else
     the form with search_corpus's argument named."""
-    decoded = _decode_arguments("", raw_args)
+    decoded = _decode_json(raw_args)
     args = decoded.value if isinstance(decoded, _Decoded) else None
     if isinstance(args, dict) and args:
         fits = [n for n in tool_names() if check_tool_arguments(n, args) == (args, None)]
@@ -452,8 +452,9 @@ class _Decoded:
     value: Any
 
 
-def _decode_arguments(name: str, raw_args: Any) -> _Decoded | Problem:
-    """A call's arguments decoded from their JSON string (objects pass as they are)."""
+def _decode_json(raw_args: Any) -> _Decoded | str:
+    """Call arguments decoded from their JSON string (objects pass as they are), or
+    why they are not JSON."""
     if not isinstance(raw_args, str):
         return _Decoded({} if raw_args is None else raw_args)
     if not raw_args.strip():
@@ -461,12 +462,19 @@ def _decode_arguments(name: str, raw_args: Any) -> _Decoded | Problem:
     try:
         return _Decoded(json.loads(raw_args))
     except (ValueError, RecursionError) as exc:
-        reason = getattr(exc, "msg", "nested too deeply")
-        return (
-            "invalid_json_arguments",
-            f"the arguments of {name} are not valid JSON ({reason}); send one JSON "
-            f"object, e.g. {argument_example(name)}",
-        )
+        return str(getattr(exc, "msg", "nested too deeply"))
+
+
+def _decode_arguments(name: str, raw_args: Any) -> _Decoded | Problem:
+    """The arguments of a call of the known tool ``name``, or ``invalid_json_arguments``."""
+    decoded = _decode_json(raw_args)
+    if isinstance(decoded, _Decoded):
+        return decoded
+    return (
+        "invalid_json_arguments",
+        f"the arguments of {name} are not valid JSON ({decoded}); send one JSON "
+        f"object, e.g. {argument_example(name)}",
+    )
 
 
 def _repeat_problem(query: str, searched: set[str], searches: _Searches) -> Problem | None:
