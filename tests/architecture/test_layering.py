@@ -63,6 +63,7 @@ INNER: dict[str, dict[str, int]] = {
         "bm25": 0,
         "id_table": 0,
         "manifest": 0,
+        "sqlite_files": 0,
         # text to vectors; grep over chunk texts
         "embed": 1,
         "grep": 1,

@@ -39,13 +39,6 @@ def _docs(n: int) -> list[Document]:
 
 
 @pytest.fixture
-def copies(tmp_path, monkeypatch) -> Path:
-    root = tmp_path / "copies"
-    monkeypatch.setenv("THRESHER_READ_COPIES", str(root))
-    return root
-
-
-@pytest.fixture
 def index_dir(tmp_path, copies) -> Path:
     where = tmp_path / "index"
     ingest(_docs(1200), where, Config(), embedder=HashEmbedder(), progress=False)

@@ -13,7 +13,8 @@ one SQLite file (``records.sqlite3``, Python's own ``sqlite3``):
 With the BM25 and grep side indexes and the saved vectors, that is everything a
 search, a read or a grep of a small index needs, so a command that only searches
 never imports chromadb (0.7 CPU s of a CLI search) and never starts its client.
-Read with ``immutable=1``, like the grep side index: nothing is locked or written.
+Read with ``immutable=1``, like the grep side index (:mod:`thresher.index.sqlite_files`):
+nothing is locked or written.
 A chunk is rebuilt by :func:`thresher.index.records.chunk_from_record`, exactly as
 from chromadb's answer.
 """
@@ -23,13 +24,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from thresher.corpus.document import Chunk
 from thresher.index.records import chunk_from_record
+from thresher.index.sqlite_files import ThreadConnections, read_meta
 
 __all__ = ["RECORDS", "SavedRecords", "save_records"]
 
@@ -85,31 +86,21 @@ class SavedRecords:
     def __init__(self, path: Path, count: int) -> None:
         self.path = path
         self.count = count
-        self._local = threading.local()
+        self._connections = ThreadConnections(path)
 
     @classmethod
     def open(cls, folder: Path | None, count: int) -> SavedRecords | None:
         """The records saved in ``folder``, or None when there are none, they are of
         another format, damaged, or hold another number of chunks than ``count``."""
-        if folder is None or not (folder / RECORDS).is_file():
+        if folder is None:
             return None
-        try:
-            db = _connect(folder / RECORDS)
-            try:
-                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-            finally:
-                db.close()
-        except sqlite3.Error:
-            return None
-        if meta.get("format") != _FORMAT or meta.get("count") != str(count):
+        meta = read_meta(folder / RECORDS)
+        if meta is None or meta.get("format") != _FORMAT or meta.get("count") != str(count):
             return None
         return cls(folder / RECORDS, count)
 
     def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = self._local.db = _connect(self.path)
-        return db
+        return self._connections.get()
 
     def chunks(self, ids: Sequence[str]) -> dict[str, Chunk]:
         """The chunks with these ids (unknown ids are left out)."""
@@ -133,8 +124,3 @@ class SavedRecords:
             .fetchall()
         )
         return [chunk_from_record(cid, text, json.loads(meta)) for cid, text, meta in rows]
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)

@@ -22,7 +22,6 @@ import functools
 import itertools
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -38,6 +37,7 @@ from thresher.index.grep.plan import (
     indexed_form,
     required_trigrams,
 )
+from thresher.index.sqlite_files import ThreadConnections, read_meta
 
 __all__ = ["GrepIndex", "FILE", "grep_indexed"]
 
@@ -56,7 +56,7 @@ class GrepIndex:
     def __init__(self, path: Path, count: int) -> None:
         self.path = path
         self.count = count
-        self._local = threading.local()
+        self._connections = ThreadConnections(path)
 
     @staticmethod
     def build(path: str | Path, texts: Iterable[str]) -> int:
@@ -103,15 +103,8 @@ class GrepIndex:
         """The side index at ``path``, or None when it is missing, of another format, or
         holds another number of chunks than ``count`` (then grep scans with chromadb)."""
         target = Path(path)
-        if not target.is_file():
-            return None
-        try:
-            db = _connect(target)
-            try:
-                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-            finally:
-                db.close()
-        except sqlite3.Error:
+        meta = read_meta(target)
+        if meta is None:
             return None
         fits = meta.get("format") == _FORMAT and meta.get("normal_form") == _NORMAL_FORM
         if not fits or meta.get("count") != str(count):
@@ -119,10 +112,7 @@ class GrepIndex:
         return cls(target, count)
 
     def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = self._local.db = _connect(self.path)
-        return db
+        return self._connections.get()
 
     def candidates(self, query: Query) -> Iterator[int]:
         """Positions (ascending) of the chunks whose text may satisfy ``query``; every
@@ -160,10 +150,7 @@ class GrepIndex:
 
     def close(self) -> None:
         """Close this thread's connection (others close when their thread ends)."""
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        self._connections.close()
 
 
 def _insert(db: sqlite3.Connection, batch: list[tuple[int, str]]) -> None:
@@ -171,11 +158,6 @@ def _insert(db: sqlite3.Connection, batch: list[tuple[int, str]]) -> None:
     db.executemany(
         "INSERT INTO grams(rowid, shape) VALUES (?, ?)", [(p, indexed_form(t)) for p, t in batch]
     )
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)
 
 
 class _Unsure(Exception):
