@@ -13,7 +13,7 @@ the nearest ids (``did you mean``).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thresher.cli._common import (
     add_config_args,
@@ -25,6 +25,9 @@ from thresher.cli._common import (
     terminal_line,
     terminal_text,
 )
+
+if TYPE_CHECKING:
+    from thresher.index.store import Store
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,13 +95,11 @@ def _read_or_suggest(store: Any, ident: str, args: argparse.Namespace) -> list[A
         raise UnknownIdError(f"{exc}; did you mean {hint}?", [ident]) from exc
 
 
-def _known_ids(store: Any) -> list[str]:
-    """Every document id of ``store`` (its side index when it has one, else a listing)."""
-    if hasattr(store, "doc_ids"):
-        return list(store.doc_ids())
-    if hasattr(store, "list_documents"):
-        return [d.doc_id for d in store.list_documents()]
-    return []
+def _known_ids(store: Store) -> list[str]:
+    """Every document id of ``store`` (none for a store wrapper that cannot list them)."""
+    from thresher.index.store import ManagesDocuments
+
+    return list(store.doc_ids()) if isinstance(store, ManagesDocuments) else []
 
 
 def run(args: argparse.Namespace) -> int:

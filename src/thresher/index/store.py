@@ -284,6 +284,10 @@ class ManagesDocuments(Protocol):
     restricted view of an index) need not, so it is a protocol of its own.
     """
 
+    def doc_ids(self) -> list[str]:
+        """Every document id, in corpus order (cheaper than :meth:`list_documents`)."""
+        ...
+
     def list_documents(self, where: DocFilter | None = None) -> list[DocumentInfo]:
         """The documents ``where`` admits (every one without it), in corpus order."""
         ...
