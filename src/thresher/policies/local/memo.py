@@ -32,7 +32,7 @@ from thresher.policies.local.bridges import (
 )
 from thresher.policies.local.features import PairMemo, chunk_words
 from thresher.policies.local.sources.spans import NamedSpans
-from thresher.policies.local.text import caseless, sentence_words
+from thresher.policies.local.text import caseless, fold, sentence_words
 
 __all__ = ["TextMemo", "SentenceNames", "MemoReads"]
 
@@ -78,6 +78,11 @@ class TextMemo:
         """The chunk's text lowercased (phrase tests run on it per pair)."""
         text = chunk.text
         return self._get(("lower", text), text.lower)
+
+    def folded(self, chunk: Chunk) -> str:
+        """The chunk's text lowercased and folded (:func:`~.text.fold`): the haystack of
+        its phrase tests."""
+        return self._get(("folded", chunk.text), lambda: fold(self.lower(chunk)))
 
     def sentence_names(self, text: str) -> SentenceNames:
         """Per sentence of ``text``: its content words and the names and codes it holds

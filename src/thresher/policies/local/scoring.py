@@ -169,6 +169,7 @@ class CandidateScorer:
                 sub_words=sub_words,
                 via=via,
                 lower=memory.text.lower(h.chunk),
+                folded=memory.text.folded(h.chunk),
                 via_words=via_words,
                 via_score=via_score,
                 via_source=via_source,
@@ -213,6 +214,7 @@ class CandidateScorer:
                 words=words,
                 title_words=title_words,
                 lower=memory.text.lower(chunk),
+                folded=memory.text.folded(chunk),
             )
             fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
             memory.cands[cid] = fresh

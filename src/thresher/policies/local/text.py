@@ -35,6 +35,8 @@ __all__ = [
     "sentence_words",
     "best_sentences",
     "contains_phrase",
+    "contains_folded",
+    "fold",
     "stem",
     "caseless",
     "word_runs",
@@ -75,7 +77,14 @@ def sentence_words(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ..
 def contains_phrase(haystack_lower: str, phrase: str) -> bool:
     """Whether ``phrase`` occurs in ``haystack_lower`` (already lowercased) on word
     boundaries, accents folded on both sides ("Akinoshu" meets "akinoshū")."""
-    haystack_lower = fold(haystack_lower)
+    return contains_folded(fold(haystack_lower), phrase)
+
+
+def contains_folded(haystack_folded: str, phrase: str) -> bool:
+    """:func:`contains_phrase` of a haystack already lowercased and folded
+    (``fold(text.lower())``; folding is idempotent, so the answer is the same): a
+    chunk read against many phrases is folded once."""
+    haystack_lower = haystack_folded
     p = fold(phrase.lower().strip())
     if len(p) < 3:
         return False
