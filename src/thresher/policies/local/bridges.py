@@ -87,6 +87,10 @@ class BridgeReads(Protocol):
         """The words of a lowercased sentence and their stems (:func:`_tokens`)."""
         ...
 
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        """Content words of an anchor and the chain that led to it (:func:`_held_words`)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class DirectReads:
@@ -102,6 +106,9 @@ class DirectReads:
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return _tokens(sent_lower)
+
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        return _held_words(title, text, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,7 +399,7 @@ def bridge_queries(
             candidates[key] = (title, 1.0)
         heads = _title_heads(titles, read.heads_of)
         text_lower = anchor.text.lower()
-        held_words = _held_words(anchor.title, anchor.text, anchor.path)
+        held_words = read.held_words(anchor.title, anchor.text, anchor.path)
         # in a chain read from the question's form, an anchor reached through d bridges
         # resolves link d (its sentence stating that link names the bridge), and the
         # follow-up asks link d + 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 from thresher.corpus.document import Chunk
 from thresher.index.reader_memo import ReaderMemo
@@ -27,6 +27,7 @@ from thresher.policies.local.bridges import (
     SentenceFacts,
     SpansOf,
     _heads_of,
+    _held_words,
     _tokens,
     names_in,
 )
@@ -34,7 +35,7 @@ from thresher.policies.local.features import PairMemo, chunk_words
 from thresher.policies.local.sources.spans import NamedSpans
 from thresher.policies.local.text import caseless, fold, sentence_words
 
-__all__ = ["TextMemo", "SentenceNames", "MemoReads"]
+__all__ = ["TextMemo", "SentenceNames", "MemoReads", "ChunkText"]
 
 #: per sentence of a text: its content words and the names and codes it holds
 SentenceNames = tuple[tuple[frozenset[str], frozenset[str]], ...]
@@ -42,6 +43,22 @@ SentenceNames = tuple[tuple[frozenset[str], frozenset[str]], ...]
 _Facts = tuple[tuple[str, str, frozenset[str], tuple[str, ...]], ...]
 
 _T = TypeVar("_T")
+
+
+class ChunkText(NamedTuple):
+    """What a candidate reads of its chunk: content words of its title and text and of
+    its title alone, its text lowercased, and that folded (:func:`~.text.fold`)."""
+
+    words: set[str]
+    title_words: set[str]
+    lower: str
+    folded: str
+
+
+def _chunk_text(chunk: Chunk) -> ChunkText:
+    words, title_words = chunk_words(chunk)
+    lower = chunk.text.lower()
+    return ChunkText(words, title_words, lower, fold(lower))
 
 
 @dataclass
@@ -69,20 +86,28 @@ class TextMemo:
                 memo.put(key, got)
         return cast(_T, got)
 
+    def chunk(self, chunk: Chunk) -> ChunkText:
+        """The chunk's :class:`ChunkText` (its word sets may be shared: never change them)."""
+        return self._get(("chunk", chunk.title, chunk.text), lambda: _chunk_text(chunk))
+
     def words(self, chunk: Chunk) -> tuple[set[str], set[str]]:
         """Content words of the chunk's title and text, and of its title alone (shared:
         never change them)."""
-        return self._get(("words", chunk.title, chunk.text), lambda: chunk_words(chunk))
+        got = self.chunk(chunk)
+        return got.words, got.title_words
 
     def lower(self, chunk: Chunk) -> str:
         """The chunk's text lowercased (phrase tests run on it per pair)."""
-        text = chunk.text
-        return self._get(("lower", text), text.lower)
+        return self.chunk(chunk).lower
 
     def folded(self, chunk: Chunk) -> str:
         """The chunk's text lowercased and folded (:func:`~.text.fold`): the haystack of
         its phrase tests."""
-        return self._get(("folded", chunk.text), lambda: fold(self.lower(chunk)))
+        return self.chunk(chunk).folded
+
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        """Content words of an anchor and the chain that led to it (:func:`.bridges._held_words`)."""
+        return self._get(("held", title, text, path), lambda: _held_words(title, text, path))
 
     def sentence_names(self, text: str) -> SentenceNames:
         """Per sentence of ``text``: its content words and the names and codes it holds
@@ -163,3 +188,6 @@ class MemoReads:
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return self.memo.tokens(sent_lower)
+
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        return self.memo.held_words(title, text, path)
