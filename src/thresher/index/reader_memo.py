@@ -16,7 +16,7 @@ empty (:data:`MAX_ENTRIES`), so it never grows without bound.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 __all__ = ["ReaderMemo", "MAX_ENTRIES"]
 
@@ -30,10 +30,9 @@ class ReaderMemo:
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
         self._items: dict[Hashable, object] = {}
-
-    def get(self, key: Hashable) -> object | None:
-        """The value kept for ``key``, or None."""
-        return self._items.get(key)
+        #: the value kept for a key, or None (the dict's own ``get``: a reader calls it
+        #: for every chunk it reads, and the dict is only ever cleared, never replaced)
+        self.get: Callable[[Hashable], object | None] = self._items.get
 
     def put(self, key: Hashable, value: object) -> None:
         """Keep ``value`` for ``key`` (a full memo is emptied first)."""

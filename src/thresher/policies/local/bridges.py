@@ -384,6 +384,8 @@ def bridge_queries(
     chain = links(question)
     done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
+    # each known title's heads read once per call (every anchor unions them)
+    heads_of = {t: read.heads_of(t) for t in known_titles}.__getitem__
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
@@ -397,7 +399,7 @@ def bridge_queries(
         linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title)}
         for key, title in linked.items():
             candidates[key] = (title, 1.0)
-        heads = _title_heads(titles, read.heads_of)
+        heads = _title_heads(titles, heads_of)
         text_lower = anchor.text.lower()
         held_words = read.held_words(anchor.title, anchor.text, anchor.path)
         # in a chain read from the question's form, an anchor reached through d bridges

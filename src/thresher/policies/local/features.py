@@ -30,7 +30,13 @@ from typing import TypeAlias
 import numpy as np
 
 from thresher.corpus.document import Chunk
-from thresher.policies.local.text import contains_folded, content_words, fold
+from thresher.policies.local.text import (
+    contains_folded,
+    content_words,
+    fold,
+    fold_phrase,
+    holds_folded,
+)
 
 __all__ = [
     "BASE_FEATURES",
@@ -116,6 +122,8 @@ class Candidate:
     #: question's search)
     via_source: str = ""
     folded: str = ""
+    #: the chunk's title as phrase tests look for it (:func:`~.text.fold_phrase`)
+    title_folded: str = ""
 
     def __post_init__(self) -> None:
         if not self.words and not self.title_words:
@@ -124,6 +132,8 @@ class Candidate:
             self.lower = self.chunk.text.lower()
         if not self.folded:
             self.folded = fold(self.lower)
+        if not self.title_folded:
+            self.title_folded = fold_phrase(self.chunk.title)
         if self.sub_words is None:
             self.sub_words = frozenset(content_words(self.subquery))
         if self.via_words is None:
@@ -183,6 +193,8 @@ class AnchorView:
     key: tuple[str, ...] = ()
     #: ``text_lower`` with accents folded (:func:`~.text.fold`; made from it when empty)
     text_folded: str = ""
+    #: ``title`` as phrase tests look for it (:func:`~.text.fold_phrase`; made when empty)
+    title_folded: str = ""
 
     @classmethod
     def of(cls, cand: Candidate, weight: float) -> AnchorView:
@@ -196,6 +208,7 @@ class AnchorView:
             weight,
             (chunk.chunk_id, chunk.content_hash),
             cand.folded,
+            cand.title_folded,
         )
 
 
@@ -259,8 +272,9 @@ def _pair(
         shared = len(c.words & a.words)
         union = len(c.words) + len(a.words) - shared
         got = (
-            contains_folded(a.text_folded or fold(a.text_lower), c.chunk.title),
-            a.title.lower() != title_lower and contains_folded(c.folded, a.title),
+            holds_folded(a.text_folded or fold(a.text_lower), c.title_folded),
+            a.title.lower() != title_lower
+            and holds_folded(c.folded, a.title_folded or fold_phrase(a.title)),
             shared / union if union else 0.0,
         )
         if memo is not None and key:

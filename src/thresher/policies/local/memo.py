@@ -33,7 +33,7 @@ from thresher.policies.local.bridges import (
 )
 from thresher.policies.local.features import PairMemo, chunk_words
 from thresher.policies.local.sources.spans import NamedSpans
-from thresher.policies.local.text import caseless, fold, sentence_words
+from thresher.policies.local.text import caseless, fold, fold_phrase, sentence_words
 
 __all__ = ["TextMemo", "SentenceNames", "MemoReads", "ChunkText"]
 
@@ -53,12 +53,14 @@ class ChunkText(NamedTuple):
     title_words: set[str]
     lower: str
     folded: str
+    #: the title as phrase tests look for it (:func:`~.text.fold_phrase`)
+    title_folded: str
 
 
 def _chunk_text(chunk: Chunk) -> ChunkText:
     words, title_words = chunk_words(chunk)
     lower = chunk.text.lower()
-    return ChunkText(words, title_words, lower, fold(lower))
+    return ChunkText(words, title_words, lower, fold(lower), fold_phrase(chunk.title))
 
 
 @dataclass

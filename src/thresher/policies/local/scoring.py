@@ -170,6 +170,7 @@ class CandidateScorer:
                 via=via,
                 lower=text.lower,
                 folded=text.folded,
+                title_folded=text.title_folded,
                 via_words=via_words,
                 via_score=via_score,
                 via_source=via_source,
@@ -215,6 +216,7 @@ class CandidateScorer:
                 title_words=text.title_words,
                 lower=text.lower,
                 folded=text.folded,
+                title_folded=text.title_folded,
             )
             fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
             memory.cands[cid] = fresh

@@ -36,6 +36,8 @@ __all__ = [
     "best_sentences",
     "contains_phrase",
     "contains_folded",
+    "holds_folded",
+    "fold_phrase",
     "fold",
     "stem",
     "caseless",
@@ -84,8 +86,18 @@ def contains_folded(haystack_folded: str, phrase: str) -> bool:
     """:func:`contains_phrase` of a haystack already lowercased and folded
     (``fold(text.lower())``; folding is idempotent, so the answer is the same): a
     chunk read against many phrases is folded once."""
+    return holds_folded(haystack_folded, fold_phrase(phrase))
+
+
+def fold_phrase(phrase: str) -> str:
+    """``phrase`` as :func:`contains_phrase` looks for it: lowercased, stripped, folded."""
+    return fold(phrase.lower().strip())
+
+
+def holds_folded(haystack_folded: str, p: str) -> bool:
+    """:func:`contains_folded` of a phrase already in its :func:`fold_phrase` form (a title
+    tested against many chunks is folded once)."""
     haystack_lower = haystack_folded
-    p = fold(phrase.lower().strip())
     if len(p) < 3:
         return False
     start = haystack_lower.find(p)
