@@ -220,14 +220,19 @@ def names_in(text: str, *, cased: bool | None = None) -> set[str]:
     }
 
 
-def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list[str]:
-    """The ``titles`` that occur in ``text`` on word boundaries (case-insensitive), but its own."""
+def linked_titles(
+    text: str,
+    titles: Iterable[str],
+    own_title: str = "",
+    norms: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The ``titles`` that occur in ``text`` on word boundaries (case-insensitive), but its
+    own (``norms``: each title lowercased and stripped, when the caller has them)."""
     lower = text.lower()
     own = _norm(own_title)
+    norm = norms.__getitem__ if norms is not None else _norm
     # the substring test first (in C): most titles are not in the text at all
-    return [
-        t for t in titles if (n := _norm(t)) in lower and n != own and contains_phrase(lower, t)
-    ]
+    return [t for t in titles if (n := norm(t)) in lower and n != own and contains_phrase(lower, t)]
 
 
 def residual_words(
@@ -384,19 +389,17 @@ def bridge_queries(
     chain = links(question)
     done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
-    # each known title's heads read once per call (every anchor unions them)
+    # each known title's heads and normal form read once per call (every anchor reads them)
     heads_of = {t: read.heads_of(t) for t in known_titles}.__getitem__
+    norms = {t: _norm(t) for t in known_titles}
+    open_titles = [(t, d, norms[t]) for t, d in known_titles.items() if d not in done_docs]
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
         candidates: dict[str, tuple[str, float]] = {}
         cues: dict[str, frozenset[str]] = {}  # name -> the relation stems introducing it
-        titles = [
-            t
-            for t, d in known_titles.items()
-            if d not in done_docs and d != anchor.doc_id and _norm(t) != title_lower
-        ]
-        linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title)}
+        titles = [t for t, d, n in open_titles if d != anchor.doc_id and n != title_lower]
+        linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title, norms)}
         for key, title in linked.items():
             candidates[key] = (title, 1.0)
         heads = _title_heads(titles, heads_of)
