@@ -16,6 +16,13 @@ arguments, status, the chunk ids it showed and its token count). A speed change
 must leave this file byte-identical (``cmp`` it against a dump of the base
 commit); ``--passes 0`` dumps without timing.
 
+The policy keeps what it derives from chunk text in the index generation's
+reader memo, so a pass repeating the warm-up's questions finds every chunk it
+reads already analysed; ``--cold-memo`` empties that memo before each timed
+pass (query vectors stay cached), so each pass's episodes share only what
+earlier episodes of the same pass read: the figure for new questions on an
+index the service has not read yet.
+
 Usage::
 
     .venv/bin/python bench/bench_episode.py [--dataset hotpotqa] [--questions 60] [--passes 5]
@@ -60,6 +67,11 @@ def main() -> int:
     ap.add_argument("--cache", default="/tmp/thresher-dev-index")
     ap.add_argument("--local", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--dump", default=None, metavar="FILE", help="the warm-up pass's decisions")
+    ap.add_argument(
+        "--cold-memo",
+        action="store_true",
+        help="empty the index generation's reader memo before each timed pass",
+    )
     args = ap.parse_args()
     files = [Path(args.data) / f for f in DATASETS[args.dataset]]
     if not all(f.exists() for f in files):
@@ -96,6 +108,8 @@ def main() -> int:
         print(f"wrote {len(dumped)} episodes' decisions to {args.dump}")
     p50s = []
     for i in range(1, args.passes + 1):
+        if args.cold_memo:
+            store.reader_memo().clear()
         ms, cpu_ms, turns = one_pass()
         p50s.append(statistics.median(ms))
         print(

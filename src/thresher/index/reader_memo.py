@@ -41,5 +41,9 @@ class ReaderMemo:
             items.clear()
         items[key] = value
 
+    def clear(self) -> None:
+        """Forget every value (a bench measuring episodes that find nothing kept)."""
+        self._items.clear()
+
     def __len__(self) -> int:
         return len(self._items)

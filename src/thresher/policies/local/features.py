@@ -224,7 +224,6 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
     dense_s = c.dense_s if c.dense_s is not None else dense_q if not is_sub else 0.0
     bm25_s = c.bm25_s if c.bm25_s is not None else 0.0
     s_words = c.sub_words if is_sub and c.sub_words is not None else frozenset()
-    title = c.chunk.title
     return [
         bm25_q / q.bm25_max if q.bm25_max > 0 else 0.0,
         dense_q,
@@ -236,10 +235,10 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         1.0 / math.log2(1 + max(c.rank, 1)),
         1.0 if is_sub else 0.0,
         float(min(c.hop, 3)),
-        1.0 if contains_folded(q.folded or fold(q.lower), title) else 0.0,
+        1.0 if holds_folded(q.folded or fold(q.lower), c.title_folded) else 0.0,
         _share(c.title_words, q.words) if c.title_words else 0.0,
         _share(q.words, c.words),
-        1.0 if is_sub and contains_folded(fold(c.subquery.lower()), title) else 0.0,
+        1.0 if is_sub and holds_folded(fold(c.subquery.lower()), c.title_folded) else 0.0,
         _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
         _share(s_words, c.words) if is_sub else 0.0,
         1.0 if c.via and contains_folded(c.folded, c.via) else 0.0,
