@@ -83,6 +83,10 @@ class BridgeReads(Protocol):
         """The lowercased leading word runs of ``title`` (see :func:`_title_heads`)."""
         ...
 
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """:meth:`heads_of` of each of ``titles``, by title."""
+        ...
+
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The words of a lowercased sentence and their stems (:func:`_tokens`)."""
         ...
@@ -103,6 +107,9 @@ class DirectReads:
 
     def heads_of(self, title: str) -> tuple[str, ...]:
         return _heads_of(title)
+
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        return {t: _heads_of(t) for t in titles}
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return _tokens(sent_lower)
@@ -390,7 +397,7 @@ def bridge_queries(
     done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
     # each known title's heads and normal form read once per call (every anchor reads them)
-    heads_of = {t: read.heads_of(t) for t in known_titles}.__getitem__
+    heads_of = read.heads_map(known_titles).__getitem__
     norms = {t: _norm(t) for t in known_titles}
     open_titles = [(t, d, norms[t]) for t, d in known_titles.items() if d not in done_docs]
     best: dict[str, Bridge] = {}

@@ -17,7 +17,7 @@ names it knows) ever goes there, and a value read from it is never changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar, cast
 
@@ -149,6 +149,24 @@ class TextMemo:
         """The lowercased leading word runs of ``title`` (:func:`.bridges._heads_of`)."""
         return self._get(("heads", title), lambda: _heads_of(title))
 
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """:meth:`heads_of` of each of ``titles``, by title (one loop: a planning step
+        reads every known title's heads)."""
+        shared = self.shared
+        get = self._own.get if shared is None else shared.get
+        out: dict[str, tuple[str, ...]] = {}
+        for title in titles:
+            key = ("heads", title)
+            got = get(key)
+            if got is None:
+                got = _heads_of(title)
+                if shared is None:
+                    self._own[key] = got
+                else:
+                    shared.put(key, got)
+            out[title] = cast(tuple[str, ...], got)
+        return out
+
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """A lowercased sentence's words and their stems (:func:`.bridges._tokens`)."""
         return self._get(("tokens", sent_lower), lambda: _tokens(sent_lower))
@@ -187,6 +205,9 @@ class MemoReads:
 
     def heads_of(self, title: str) -> tuple[str, ...]:
         return self.memo.heads_of(title)
+
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        return self.memo.heads_map(titles)
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return self.memo.tokens(sent_lower)
