@@ -64,6 +64,7 @@ INNER: dict[str, dict[str, int]] = {
         "id_table": 0,
         "manifest": 0,
         "sqlite_files": 0,
+        "reader_memo": 0,
         # text to vectors; grep over chunk texts
         "embed": 1,
         "grep": 1,

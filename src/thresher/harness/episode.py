@@ -67,6 +67,7 @@ from thresher.harness.policy import (
     InProcessPolicy,
     Policy,
     SearchReranker,
+    UsesReaderMemo,
 )
 from thresher.harness.render import (
     TranscriptCounter,
@@ -97,7 +98,7 @@ from thresher.harness.trace import (
 )
 from thresher.harness.transitions import refused_result
 from thresher.harness.validate import ProposalCheck, check_final, check_proposal
-from thresher.index.store import Store
+from thresher.index.store import KeepsReaderMemo, Store
 from thresher.tokens import TokenCounter, get_counter
 from thresher.workers import Job, submit
 
@@ -301,6 +302,8 @@ class _Episode:
         try:
             if isinstance(self.given, EpisodicPolicy):  # this episode's own session
                 self.use(self.given.start(self.question))
+            if isinstance(self.policy, UsesReaderMemo) and isinstance(self.store, KeepsReaderMemo):
+                self.policy.use_reader_memo(self.store.reader_memo())
             schemas = list(self.policy.tool_schemas() or [])
             system_prompt = str(self.policy.system_prompt)
             name = str(self.policy.name)

@@ -23,6 +23,10 @@ The capabilities:
 * :class:`DeclaresPromptCost`: the tokens its model's chat template adds
   (:class:`~thresher.tokens.PromptCost`); the harness counts the transcript with
   them and calibrates the text ratio from each reported usage.
+* :class:`UsesReaderMemo`: a session that keeps what it derives from chunk text
+  in the store's per-generation :class:`~thresher.index.reader_memo.ReaderMemo`
+  (when the store keeps one: :class:`~thresher.index.store.KeepsReaderMemo`), so
+  the next episode on that index does not derive it again.
 * :class:`ChoosesRetrievalMode`: the single-retriever baselines (``bm25``,
   ``dense``) set ``retrieval_mode``; :func:`~thresher.harness.episode.run_episode`
   applies it to the episode's config, so every caller (API, CLI, eval,
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from thresher.config import RetrievalMode
+from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import Hit
 from thresher.tokens import PromptCost
 
@@ -53,6 +58,7 @@ __all__ = [
     "CancelsCalls",
     "DeclaresPromptCost",
     "QuestionScorer",
+    "UsesReaderMemo",
 ]
 
 #: ``chunk_ids -> [(bm25, cosine), ...]``: scores of chunks against the episode's question
@@ -136,6 +142,18 @@ class SearchReranker(Protocol):
 
     def rerank(self, request: RerankRequest) -> Sequence[Hit]:
         """The hits to show, best first (a subset of ``request.hits``; may be shorter)."""
+        ...
+
+
+@runtime_checkable
+class UsesReaderMemo(Protocol):
+    """A policy (or session) that keeps what it derives from chunks in the store's
+    per-generation memo: the harness calls ``use_reader_memo`` once, before the first
+    turn, when the store keeps one (:class:`~thresher.index.store.KeepsReaderMemo`)."""
+
+    def use_reader_memo(self, memo: ReaderMemo) -> None:
+        """Keep this episode's derivations of chunk text in ``memo`` (shared with other
+        episodes on the same index generation: never change a value read from it)."""
         ...
 
 

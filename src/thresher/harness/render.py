@@ -373,8 +373,10 @@ class TranscriptCounter:
         vocabulary splits digits (``cost.split_digits``), the tokens that costs."""
         n = self._memo.get(text)
         if n is None:
-            if self._segmented is None or "\n" not in text:
+            if self._segmented is None:
                 n = self.counter.count(text)
+            elif "\n" not in text:  # one line: its count is shared like a segment's
+                n = self._piece(text)
             else:
                 n = sum(self._piece(p) for p in self._segmented.segments(text))
             self._remember(text, n)

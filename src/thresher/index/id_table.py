@@ -9,6 +9,9 @@ Three files beside the BM25 index (``ids.json`` is kept too, for older readers):
 
 :class:`IdTable` is a ``Sequence[str]`` (position -> id) and :meth:`IdTable.positions`
 a ``Mapping[str, int]`` (id -> position); both read the mapped files on demand.
+A table remembers the positions it has found (at most :data:`FOUND_MAX` of them):
+the same few thousand ids come back on every search and every episode, and a
+dict lookup costs a fraction of a binary search through the mapped bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import numpy as np
 __all__ = ["IdTable", "save_ids", "load_ids"]
 
 _DATA, _OFFSETS, _SORTED = "ids.utf8", "ids.offsets.npy", "ids.sorted.npy"
+#: the most positions a table remembers (about 100 bytes each)
+FOUND_MAX = 200_000
 
 
 def save_ids(folder: Path, ids: Sequence[str]) -> None:
@@ -53,6 +58,9 @@ class IdTable(Sequence[str]):
         self._offsets = np.load(folder / _OFFSETS)
         self._sorted = np.load(folder / _SORTED)
         self._n = len(self._offsets) - 1
+        # id -> position of the ids found so far (the files never change: never stale;
+        # a dict's get and set are atomic, so readers on several threads may share it)
+        self._found: dict[str, int] = {}
         with (folder / _DATA).open("rb") as fh:
             size = (folder / _DATA).stat().st_size
             self._data: bytes | mmap.mmap = (
@@ -83,7 +91,17 @@ class IdTable(Sequence[str]):
         return (self[i] for i in range(len(self)))
 
     def find(self, chunk_id: str) -> int | None:
-        """The position of ``chunk_id``, or None (a binary search over the sorted order)."""
+        """The position of ``chunk_id``, or None (remembered, else a binary search over
+        the sorted order)."""
+        found = self._found.get(chunk_id)
+        if found is not None:
+            return found
+        found = self._search(chunk_id)
+        if found is not None and len(self._found) < FOUND_MAX:
+            self._found[chunk_id] = found
+        return found
+
+    def _search(self, chunk_id: str) -> int | None:
         key = chunk_id.encode("utf-8")
         low, high = 0, len(self)
         while low < high:
@@ -110,6 +128,10 @@ class _Positions(Mapping[str, int]):
         if found is None:
             raise KeyError(chunk_id)
         return found
+
+    def get(self, chunk_id: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        found = self._table.find(chunk_id) if isinstance(chunk_id, str) else None
+        return default if found is None else found
 
     def __contains__(self, chunk_id: object) -> bool:
         return isinstance(chunk_id, str) and self._table.find(chunk_id) is not None

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from thresher.corpus.document import Chunk
 from thresher.index.filters import DocFilter
+from thresher.index.reader_memo import ReaderMemo
 
 __all__ = [
     "Hit",
@@ -164,6 +165,17 @@ class DocumentInfo:
             "chunk_ids": list(self.chunk_ids),
             "metadata": dict(self.metadata),
         }
+
+
+@runtime_checkable
+class KeepsReaderMemo(Protocol):
+    """A store that keeps, per live index generation, what readers derive from its chunks
+    (:class:`~thresher.index.reader_memo.ReaderMemo`): the harness hands it to a policy
+    session that declares :class:`~thresher.harness.policy.UsesReaderMemo`."""
+
+    def reader_memo(self) -> ReaderMemo:
+        """The live generation's reader memo (a new generation starts an empty one)."""
+        ...
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
@@ -35,6 +35,7 @@ from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep.guard import grep_ids
 from thresher.index.grep.side_index import GrepIndex, grep_indexed
 from thresher.index.listing import left_out, list_documents
+from thresher.index.reader_memo import ReaderMemo
 from thresher.index.records import chunk_from_record
 from thresher.index.store import DocumentInfo, GrepResult, Hit
 from thresher.workers import submit
@@ -86,7 +87,8 @@ class ChunkCache:
 class IndexView:
     """One consistent state of an index: the collection (opened when first needed), BM25,
     the corpus order, a cache of the chunks read from it and, when the index has them,
-    the grep side index and the saved chunk records."""
+    the grep side index and the saved chunk records; ``memo``: what readers derive from
+    its chunks (:class:`~thresher.index.reader_memo.ReaderMemo`)."""
 
     source: LazyCollection
     bm25: Bm25Index
@@ -95,6 +97,7 @@ class IndexView:
     grep_index: GrepIndex | None = None
     exact: LazyExactDense | None = None
     records: SavedRecords | None = None
+    memo: ReaderMemo = field(default_factory=ReaderMemo)
 
     @property
     def collection(self) -> Any:
@@ -183,6 +186,11 @@ class CollectionStore:
 
     def _view(self) -> IndexView:
         raise NotImplementedError
+
+    def reader_memo(self) -> ReaderMemo:
+        """The live generation's memo of what readers derive from its chunks
+        (:class:`~thresher.index.store.KeepsReaderMemo`)."""
+        return self._view().memo
 
     def _release(self) -> None:
         """Close the backend's clients (called once, from :meth:`close`, under the lock)."""

@@ -17,6 +17,7 @@ never touch chromadb, which is imported and started only when something needs it
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -127,6 +128,8 @@ class EmbeddedStore(CollectionStore):
         self._retired: list[_Generation] = []
         self._pointer_key: tuple[int, int, int] | None = None  # the CURRENT file's last stat
         self._pointer_name = path.name
+        # the CURRENT file, as a path string (stat on every call: no Path built each time)
+        self._pointer = str(self.index_dir / layout.CURRENT)
         self._generation = self._open(path, summary)
 
     def _open(self, path: Path, summary: layout.Summary) -> _Generation:
@@ -157,13 +160,12 @@ class EmbeddedStore(CollectionStore):
         """The live generation, reopened if an ingest committed a newer one."""
         self._check_open(self.index_dir)
         generation = self._generation
-        pointer = self.index_dir / layout.CURRENT
         try:
             # a commit replaces the pointer file: re-read it only when its stat changes
-            st = pointer.stat()
+            st = os.stat(self._pointer)
             key = (st.st_ino, st.st_mtime_ns, st.st_size)
             if key != self._pointer_key:
-                self._pointer_name = pointer.read_text(encoding="utf-8").strip()
+                self._pointer_name = Path(self._pointer).read_text(encoding="utf-8").strip()
                 self._pointer_key = key
             name = self._pointer_name
         except OSError:

@@ -11,7 +11,7 @@ rare tokens (quoted names, codes with digits) become grep patterns.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,6 +32,9 @@ from thresher.policies.local.text import (
 __all__ = [
     "Anchor",
     "Bridge",
+    "BridgeReads",
+    "DirectReads",
+    "SentenceFacts",
     "question_patterns",
     "entity_spans",
     "names_in",
@@ -61,6 +64,58 @@ class SpansOf(Protocol):
     ``cased``: whether the sentence's document has capitals (``None``: read the sentence)."""
 
     def __call__(self, sentence: str, /, *, cased: bool | None = None) -> list[str]: ...
+
+
+#: per sentence of a text: (the sentence lowercased, its content words, its candidate spans)
+SentenceFacts = tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]
+
+
+class BridgeReads(Protocol):
+    """What :func:`bridge_queries` reads from anchor text and titles: a session gives
+    its memo (:class:`~thresher.policies.local.memo.TextMemo`), since the same anchors
+    and titles come back on every hop; :class:`DirectReads` computes each anew."""
+
+    def facts(self, text: str) -> SentenceFacts:
+        """:func:`_sentence_facts` of ``text`` with the reads' span source."""
+        ...
+
+    def heads_of(self, title: str) -> tuple[str, ...]:
+        """The lowercased leading word runs of ``title`` (see :func:`_title_heads`)."""
+        ...
+
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """:meth:`heads_of` of each of ``titles``, by title."""
+        ...
+
+    def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The words of a lowercased sentence and their stems (:func:`_tokens`)."""
+        ...
+
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        """Content words of an anchor and the chain that led to it (:func:`_held_words`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class DirectReads:
+    """:class:`BridgeReads` computed on every call, spans from ``spans_of``."""
+
+    spans_of: SpansOf
+
+    def facts(self, text: str) -> SentenceFacts:
+        return _sentence_facts(text, self.spans_of)
+
+    def heads_of(self, title: str) -> tuple[str, ...]:
+        return _heads_of(title)
+
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        return {t: _heads_of(t) for t in titles}
+
+    def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return _tokens(sent_lower)
+
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        return _held_words(title, text, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,14 +227,19 @@ def names_in(text: str, *, cased: bool | None = None) -> set[str]:
     }
 
 
-def linked_titles(text: str, titles: Iterable[str], own_title: str = "") -> list[str]:
-    """The ``titles`` that occur in ``text`` on word boundaries (case-insensitive), but its own."""
+def linked_titles(
+    text: str,
+    titles: Iterable[str],
+    own_title: str = "",
+    norms: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The ``titles`` that occur in ``text`` on word boundaries (case-insensitive), but its
+    own (``norms``: each title lowercased and stripped, when the caller has them)."""
     lower = text.lower()
     own = _norm(own_title)
+    norm = norms.__getitem__ if norms is not None else _norm
     # the substring test first (in C): most titles are not in the text at all
-    return [
-        t for t in titles if (n := _norm(t)) in lower and n != own and contains_phrase(lower, t)
-    ]
+    return [t for t in titles if (n := norm(t)) in lower and n != own and contains_phrase(lower, t)]
 
 
 def residual_words(
@@ -208,11 +268,15 @@ def _residual(
     return tuple(out[:limit])
 
 
-def _title_heads(titles: Iterable[str]) -> set[str]:
-    """Lowercased leading word runs (two words or more) of ``titles``: the names they open with."""
+def _title_heads(
+    titles: Iterable[str], heads_of: Callable[[str], tuple[str, ...]] | None = None
+) -> set[str]:
+    """Lowercased leading word runs (two words or more) of ``titles``: the names they open
+    with (``heads_of``: a memo of :func:`_heads_of`)."""
+    of = heads_of or _heads_of
     heads: set[str] = set()
     for title in titles:
-        heads.update(_heads_of(title))
+        heads.update(of(title))
     return heads
 
 
@@ -235,9 +299,7 @@ def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
     return frozenset(content_words(" ".join([title, text, *path])))
 
 
-def _sentence_facts(
-    text: str, spans: SpansOf = entity_spans
-) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
+def _sentence_facts(text: str, spans: SpansOf = entity_spans) -> SentenceFacts:
     """Per sentence of ``text``: (lowercased, content words, candidate spans)."""
     sents, sent_words = sentence_words(text)
     cased = not caseless(text)
@@ -259,6 +321,7 @@ def cued_spans(
     relation: frozenset[str],
     before: int = DEFAULT_CONSTANTS.cue_before,
     after: int = DEFAULT_CONSTANTS.cue_after,
+    tokens_of: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
 ) -> dict[str, frozenset[str]]:
     """The ``spans`` of a sentence (lowercased) that a relation word stands beside, each
     with the stems that cue it: a word whose :func:`stem` is in ``relation`` (the stems
@@ -268,14 +331,16 @@ def cued_spans(
 
     "Big Eyes is a 2014 film directed by Tim Burton, written by Scott Alexander and
     starring Amy Adams", asked for Big Eyes' director: Tim Burton, not Amy Adams.
+    ``tokens_of``: a memo of :func:`_tokens`.
     """
-    tokens, stems = _tokens(sent_lower)
+    of = tokens_of or _tokens
+    tokens, stems = of(sent_lower)
     at = [i for i, s in enumerate(stems) if s in relation]
     if not at:
         return {}
     out: dict[str, frozenset[str]] = {}
     for span in spans:
-        part = _tokens(span.lower())[0]
+        part = of(span.lower())[0]
         n = len(part)
         if not n:
             continue
@@ -300,6 +365,7 @@ def bridge_queries(
     limit: int = int(DEFAULT_CONTROLS["bridges_per_hop"]),
     constants: Constants = DEFAULT_CONSTANTS,
     spans_of: SpansOf = entity_spans,
+    reads: BridgeReads | None = None,
 ) -> list[Bridge]:
     """Follow-up queries from ``anchors``, best first.
 
@@ -316,33 +382,36 @@ def bridge_queries(
             cue, a known title's head, repetitions, its length; :mod:`.constants`).
         spans_of: a sentence's candidate phrases (default :func:`entity_spans`; the
             planner passes its span sources': :mod:`.sources`).
+        reads: how anchor text and titles are read (a session's memo, whose span
+            source must be ``spans_of``'s); default :class:`DirectReads` of ``spans_of``.
 
     Returns:
         Bridges whose phrase is not already in the question; each query is the
         phrase plus the question's words that neither the anchor nor the phrase covers.
     """
     c = constants
+    read = reads if reads is not None else DirectReads(spans_of)
     q_lower = question.lower()
     q_words = _words(question)
     chain = links(question)
     done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
+    # each known title's heads and normal form read once per call (every anchor reads them)
+    heads_of = read.heads_map(known_titles).__getitem__
+    norms = {t: _norm(t) for t in known_titles}
+    open_titles = [(t, d, norms[t]) for t, d in known_titles.items() if d not in done_docs]
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
         candidates: dict[str, tuple[str, float]] = {}
         cues: dict[str, frozenset[str]] = {}  # name -> the relation stems introducing it
-        titles = [
-            t
-            for t, d in known_titles.items()
-            if d not in done_docs and d != anchor.doc_id and _norm(t) != title_lower
-        ]
-        linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title)}
+        titles = [t for t, d, n in open_titles if d != anchor.doc_id and n != title_lower]
+        linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title, norms)}
         for key, title in linked.items():
             candidates[key] = (title, 1.0)
-        heads = _title_heads(titles)
+        heads = _title_heads(titles, heads_of)
         text_lower = anchor.text.lower()
-        held_words = _held_words(anchor.title, anchor.text, anchor.path)
+        held_words = read.held_words(anchor.title, anchor.text, anchor.path)
         # in a chain read from the question's form, an anchor reached through d bridges
         # resolves link d (its sentence stating that link names the bridge), and the
         # follow-up asks link d + 1
@@ -352,7 +421,7 @@ def bridge_queries(
         own: set[str] = set()  # the anchor's own name where a sentence links it onward
         # what the question still asks of this anchor: its words the anchor's name lacks
         relation = frozenset(stem(w) for w in q_words - _words(anchor.title))
-        for sent_lower, sent_words, spans in _sentence_facts(anchor.text, spans_of):
+        for sent_lower, sent_words, spans in read.facts(anchor.text):
             solved = len(sent_words & solved_words)
             overlap = c.question_word_gain * len(sent_words & q_words) + c.solved_word_gain * solved
             beside = bool(anchor.via) and contains_phrase(sent_lower, anchor.via)
@@ -371,7 +440,7 @@ def bridge_queries(
                     for x in spans
                     if x.lower() != anchor.via.lower() and _words(x) <= _words(anchor.title)
                 )
-            cued = cued_spans(sent_lower, spans, relation, c.cue_before, c.cue_after)
+            cued = cued_spans(sent_lower, spans, relation, c.cue_before, c.cue_after, read.tokens)
             for key, by in cued.items():
                 cues[key] = cues.get(key, frozenset()) | by
             for span in spans:

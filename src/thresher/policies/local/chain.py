@@ -19,7 +19,7 @@ from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import PLACEHOLDER, link_words, placeholders
 from thresher.policies.local.features import Candidate
-from thresher.policies.local.text import contains_phrase, content_words, words
+from thresher.policies.local.text import contains_folded, contains_phrase, content_words, words
 
 __all__ = ["Chain", "CluePick", "chain_order", "by_link", "clue_docs", "how_stated"]
 
@@ -58,7 +58,7 @@ class Chain:
     def continues(self, cand: Candidate) -> bool:
         """Whether ``cand`` holds the phrase of the follow-up that found it."""
         bridge = self.bridge_of(cand)
-        return bridge is not None and contains_phrase(cand.lower, bridge.phrase)
+        return bridge is not None and contains_folded(cand.folded, bridge.phrase)
 
     def path(self, query: str) -> tuple[str, ...]:
         """Texts of the chunks whose bridges led to a follow-up ``query``, nearest first."""

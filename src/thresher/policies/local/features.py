@@ -30,7 +30,13 @@ from typing import TypeAlias
 import numpy as np
 
 from thresher.corpus.document import Chunk
-from thresher.policies.local.text import contains_phrase, content_words
+from thresher.policies.local.text import (
+    contains_folded,
+    content_words,
+    fold,
+    fold_phrase,
+    holds_folded,
+)
 
 __all__ = [
     "BASE_FEATURES",
@@ -85,7 +91,8 @@ class Candidate:
     retriever did not list it); scores against the question are filled by the
     policy (from the question's own search or ``Store.similarity``). ``words``,
     ``title_words`` and ``lower`` (the text lowercased) are computed from the chunk
-    unless given (a session gives them from its memo).
+    unless given (a session gives them from its memo); so is ``folded``, ``lower`` with
+    accents folded (:func:`~.text.fold`), the haystack of the phrase tests.
     """
 
     chunk: Chunk
@@ -114,12 +121,19 @@ class Candidate:
     #: the chunk id of the bridge's source: the chunk that named ``via`` ("" for the
     #: question's search)
     via_source: str = ""
+    folded: str = ""
+    #: the chunk's title as phrase tests look for it (:func:`~.text.fold_phrase`)
+    title_folded: str = ""
 
     def __post_init__(self) -> None:
         if not self.words and not self.title_words:
             self.words, self.title_words = chunk_words(self.chunk)
         if not self.lower:
             self.lower = self.chunk.text.lower()
+        if not self.folded:
+            self.folded = fold(self.lower)
+        if not self.title_folded:
+            self.title_folded = fold_phrase(self.chunk.title)
         if self.sub_words is None:
             self.sub_words = frozenset(content_words(self.subquery))
         if self.via_words is None:
@@ -145,11 +159,19 @@ class QuestionContext:
     dense_max: float = 1.0
     lower: str = ""
     words: frozenset[str] = frozenset()
+    #: ``lower`` with accents folded (:func:`~.text.fold`; made from it when empty)
+    folded: str = ""
 
     @classmethod
     def of(cls, question: str, bm25_max: float = 1.0, dense_max: float = 1.0) -> QuestionContext:
+        lower = question.lower()
         return cls(
-            question, bm25_max, dense_max, question.lower(), frozenset(content_words(question))
+            question,
+            bm25_max,
+            dense_max,
+            lower,
+            frozenset(content_words(question)),
+            fold(lower),
         )
 
 
@@ -169,6 +191,10 @@ class AnchorView:
     words: frozenset[str]
     weight: float
     key: tuple[str, ...] = ()
+    #: ``text_lower`` with accents folded (:func:`~.text.fold`; made from it when empty)
+    text_folded: str = ""
+    #: ``title`` as phrase tests look for it (:func:`~.text.fold_phrase`; made when empty)
+    title_folded: str = ""
 
     @classmethod
     def of(cls, cand: Candidate, weight: float) -> AnchorView:
@@ -181,6 +207,8 @@ class AnchorView:
             frozenset(cand.words),
             weight,
             (chunk.chunk_id, chunk.content_hash),
+            cand.folded,
+            cand.title_folded,
         )
 
 
@@ -196,7 +224,6 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
     dense_s = c.dense_s if c.dense_s is not None else dense_q if not is_sub else 0.0
     bm25_s = c.bm25_s if c.bm25_s is not None else 0.0
     s_words = c.sub_words if is_sub and c.sub_words is not None else frozenset()
-    title = c.chunk.title
     return [
         bm25_q / q.bm25_max if q.bm25_max > 0 else 0.0,
         dense_q,
@@ -208,13 +235,13 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         1.0 / math.log2(1 + max(c.rank, 1)),
         1.0 if is_sub else 0.0,
         float(min(c.hop, 3)),
-        1.0 if contains_phrase(q.lower, title) else 0.0,
+        1.0 if holds_folded(q.folded or fold(q.lower), c.title_folded) else 0.0,
         _share(c.title_words, q.words) if c.title_words else 0.0,
         _share(q.words, c.words),
-        1.0 if is_sub and contains_phrase(c.subquery.lower(), title) else 0.0,
+        1.0 if is_sub and holds_folded(fold(c.subquery.lower()), c.title_folded) else 0.0,
         _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
         _share(s_words, c.words) if is_sub else 0.0,
-        1.0 if c.via and contains_phrase(c.lower, c.via) else 0.0,
+        1.0 if c.via and contains_folded(c.folded, c.via) else 0.0,
         _share(s_words - (c.via_words or frozenset()), c.words) if c.via else 0.0,
         c.via_score if c.via else 0.0,
     ]
@@ -244,8 +271,9 @@ def _pair(
         shared = len(c.words & a.words)
         union = len(c.words) + len(a.words) - shared
         got = (
-            contains_phrase(a.text_lower, c.chunk.title),
-            a.title.lower() != title_lower and contains_phrase(c.lower, a.title),
+            holds_folded(a.text_folded or fold(a.text_lower), c.title_folded),
+            a.title.lower() != title_lower
+            and holds_folded(c.folded, a.title_folded or fold_phrase(a.title)),
             shared / union if union else 0.0,
         )
         if memo is not None and key:

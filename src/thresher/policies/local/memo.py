@@ -3,64 +3,214 @@
 A session reads the same chunks again on every turn (the anchors of each hop,
 the documents in view at every clue-chain step, every candidate's link to
 every anchor), so it keeps what it derived from their text in a
-:class:`TextMemo` it owns. The memo lives and dies with its session: nothing
-derived from one corpus or one episode outlives it, and two sessions running at
-once never share one.
+:class:`TextMemo` it owns. The memo lives and dies with its session: two
+sessions running at once never share one.
+
+What is derived from chunk text alone (words, lowercased text, sentences and
+their names, a title's heads, a sentence's tokens) is the same in every episode
+on an index, so when the harness hands the session the store's per-generation
+:class:`~thresher.index.reader_memo.ReaderMemo` (``shared``), those go there
+instead, keyed by the text they read: the next episode on that generation finds
+them. Nothing episode-specific (a question, the pairs an episode scored, the
+names it knows) ever goes there, and a value read from it is never changed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple, TypeVar, cast
 
 from thresher.corpus.document import Chunk
-from thresher.policies.local.bridges import names_in
+from thresher.index.reader_memo import ReaderMemo
+from thresher.policies.local.bridges import (
+    SentenceFacts,
+    SpansOf,
+    _heads_of,
+    _held_words,
+    _tokens,
+    names_in,
+)
 from thresher.policies.local.features import PairMemo, chunk_words
-from thresher.policies.local.text import caseless, sentence_words
+from thresher.policies.local.sources.spans import NamedSpans
+from thresher.policies.local.text import caseless, fold, fold_phrase, sentence_words
 
-__all__ = ["TextMemo", "SentenceNames"]
+__all__ = ["TextMemo", "SentenceNames", "MemoReads", "ChunkText"]
 
 #: per sentence of a text: its content words and the names and codes it holds
 SentenceNames = tuple[tuple[frozenset[str], frozenset[str]], ...]
+#: per sentence of a text: (the sentence, lowercased, content words, base spans)
+_Facts = tuple[tuple[str, str, frozenset[str], tuple[str, ...]], ...]
+
+_T = TypeVar("_T")
+
+
+class ChunkText(NamedTuple):
+    """What a candidate reads of its chunk: content words of its title and text and of
+    its title alone, its text lowercased, and that folded (:func:`~.text.fold`)."""
+
+    words: set[str]
+    title_words: set[str]
+    lower: str
+    folded: str
+    #: the title as phrase tests look for it (:func:`~.text.fold_phrase`)
+    title_folded: str
+
+
+def _chunk_text(chunk: Chunk) -> ChunkText:
+    words, title_words = chunk_words(chunk)
+    lower = chunk.text.lower()
+    return ChunkText(words, title_words, lower, fold(lower), fold_phrase(chunk.title))
 
 
 @dataclass
 class TextMemo:
-    """One episode's memo of chunk text: words, lowercased text, sentences' names, and
-    the link features of (candidate, anchor) pairs (:data:`~.features.PairMemo`).
+    """One episode's memo of chunk text: words, lowercased text, sentences' names and
+    spans, titles' heads, and the link features of (candidate, anchor) pairs
+    (:data:`~.features.PairMemo`, always the episode's own).
 
-    Keys are chunk ids with their content hash (a chunk's text is fixed by both).
+    ``shared``: the index generation's reader memo, when the harness gave one (see the
+    module docstring); else every derivation is kept here, for this episode.
     """
 
     pairs: PairMemo = field(default_factory=dict)
-    _words: dict[tuple[str, str], tuple[set[str], set[str]]] = field(default_factory=dict)
-    _lower: dict[tuple[str, str], str] = field(default_factory=dict)
-    _names: dict[str, SentenceNames] = field(default_factory=dict)
+    shared: ReaderMemo | None = None
+    _own: dict[Hashable, object] = field(default_factory=dict)
+
+    def _get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        memo = self.shared
+        got = self._own.get(key) if memo is None else memo.get(key)
+        if got is None:
+            got = compute()
+            if memo is None:
+                self._own[key] = got
+            else:
+                memo.put(key, got)
+        return cast(_T, got)
+
+    def chunk(self, chunk: Chunk) -> ChunkText:
+        """The chunk's :class:`ChunkText` (its word sets may be shared: never change them)."""
+        return self._get(("chunk", chunk.title, chunk.text), lambda: _chunk_text(chunk))
 
     def words(self, chunk: Chunk) -> tuple[set[str], set[str]]:
-        """Content words of the chunk's title and text, and of its title alone."""
-        key = (chunk.chunk_id, chunk.content_hash)
-        got = self._words.get(key)
-        if got is None:
-            got = self._words[key] = chunk_words(chunk)
-        return got
+        """Content words of the chunk's title and text, and of its title alone (shared:
+        never change them)."""
+        got = self.chunk(chunk)
+        return got.words, got.title_words
 
     def lower(self, chunk: Chunk) -> str:
         """The chunk's text lowercased (phrase tests run on it per pair)."""
-        key = (chunk.chunk_id, chunk.content_hash)
-        got = self._lower.get(key)
-        if got is None:
-            got = self._lower[key] = chunk.text.lower()
-        return got
+        return self.chunk(chunk).lower
+
+    def folded(self, chunk: Chunk) -> str:
+        """The chunk's text lowercased and folded (:func:`~.text.fold`): the haystack of
+        its phrase tests."""
+        return self.chunk(chunk).folded
+
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        """Content words of an anchor and the chain that led to it (:func:`.bridges._held_words`)."""
+        return self._get(("held", title, text, path), lambda: _held_words(title, text, path))
 
     def sentence_names(self, text: str) -> SentenceNames:
         """Per sentence of ``text``: its content words and the names and codes it holds
         (a clue chain reads the documents in view again on every hop)."""
-        got = self._names.get(text)
-        if got is None:
+
+        def compute() -> SentenceNames:
             sents, words = sentence_words(text)
             cased = not caseless(text)
-            got = tuple(
+            return tuple(
                 (w, frozenset(names_in(x, cased=cased))) for x, w in zip(sents, words, strict=True)
             )
-            self._names[text] = got
-        return got
+
+        return self._get(("names", text), compute)
+
+    def facts(self, text: str, spans: SpansOf, source: object) -> _Facts:
+        """Per sentence of ``text``: the sentence, lowercased, its content words and its
+        ``spans`` (``source``: what names the span source in the key, such as the
+        frozen source object itself; equal sources find equal spans; one that is not
+        hashable is not memoized)."""
+
+        def compute() -> _Facts:
+            sents, sent_words = sentence_words(text)
+            cased = not caseless(text)
+            return tuple(
+                (sent, sent.lower(), w, tuple(spans(sent, cased=cased)))
+                for sent, w in zip(sents, sent_words, strict=True)
+            )
+
+        try:
+            key = ("facts", source, text)
+            hash(key)
+        except TypeError:  # a source that cannot name itself: read anew
+            return compute()
+        return self._get(key, compute)
+
+    def heads_of(self, title: str) -> tuple[str, ...]:
+        """The lowercased leading word runs of ``title`` (:func:`.bridges._heads_of`)."""
+        return self._get(("heads", title), lambda: _heads_of(title))
+
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """:meth:`heads_of` of each of ``titles``, by title (one loop: a planning step
+        reads every known title's heads)."""
+        shared = self.shared
+        get = self._own.get if shared is None else shared.get
+        out: dict[str, tuple[str, ...]] = {}
+        for title in titles:
+            key = ("heads", title)
+            got = get(key)
+            if got is None:
+                got = _heads_of(title)
+                if shared is None:
+                    self._own[key] = got
+                else:
+                    shared.put(key, got)
+            out[title] = cast(tuple[str, ...], got)
+        return out
+
+    def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A lowercased sentence's words and their stems (:func:`.bridges._tokens`)."""
+        return self._get(("tokens", sent_lower), lambda: _tokens(sent_lower))
+
+
+@dataclass(frozen=True, slots=True)
+class MemoReads:
+    """The :class:`~.bridges.BridgeReads` of one planning step, through a session's memo.
+
+    ``spans``/``source``: the planner's span source (its spans function and a hashable
+    name of it; the sentences' spans are kept per text under that name); ``named``: the
+    names of known documents this step's anchors hold, read after the source's spans
+    in each sentence as a :class:`~.sources.spans.SpanUnion` of the two would
+    (each phrase once, any case, first kept).
+    """
+
+    memo: TextMemo
+    spans: SpansOf
+    source: object
+    named: NamedSpans | None = None
+
+    def facts(self, text: str) -> SentenceFacts:
+        got = self.memo.facts(text, self.spans, self.source)
+        named = self.named
+        if named is None or not named.names:
+            return tuple((low, w, spans) for _, low, w, spans in got)
+        out = []
+        for sent, low, w, spans in got:
+            union: dict[str, str] = {}
+            for span in spans:
+                union.setdefault(span.lower(), span)
+            for span in named.spans(sent):
+                union.setdefault(span.lower(), span)
+            out.append((low, w, tuple(union.values())))
+        return tuple(out)
+
+    def heads_of(self, title: str) -> tuple[str, ...]:
+        return self.memo.heads_of(title)
+
+    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        return self.memo.heads_map(titles)
+
+    def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return self.memo.tokens(sent_lower)
+
+    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+        return self.memo.held_words(title, text, path)

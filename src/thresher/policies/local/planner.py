@@ -21,6 +21,7 @@ from thresher.policies.local.chain import clue_docs, how_stated
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.features import AnchorView
+from thresher.policies.local.memo import MemoReads
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scoring import Ranked
 from thresher.policies.local.sources import (
@@ -226,6 +227,7 @@ class Planner:
             limit=limit,
             constants=self.constants,
             spans_of=SpanUnion((self.spans, named)).spans if named.names else self.spans.spans,
+            reads=MemoReads(memory.text, self.spans.spans, self.spans, named),
         )
 
     @staticmethod

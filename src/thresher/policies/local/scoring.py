@@ -154,7 +154,7 @@ class CandidateScorer:
         via_words = frozenset(content_words(via))
         cands = []
         for rank, h in enumerate(hits, 1):
-            words, title_words = memory.text.words(h.chunk)
+            text = memory.text.chunk(h.chunk)
             c = Candidate(
                 h.chunk,
                 hop=hop,
@@ -164,11 +164,13 @@ class CandidateScorer:
                 dense_s=h.dense_score,
                 pool_bm25_max=b_max,
                 pool_dense_max=d_max,
-                words=words,
-                title_words=title_words,
+                words=text.words,
+                title_words=text.title_words,
                 sub_words=sub_words,
                 via=via,
-                lower=memory.text.lower(h.chunk),
+                lower=text.lower,
+                folded=text.folded,
+                title_folded=text.title_folded,
                 via_words=via_words,
                 via_score=via_score,
                 via_source=via_source,
@@ -204,15 +206,17 @@ class CandidateScorer:
             if pooled is not None:  # the record of the search that showed it
                 memory.cands[cid] = pooled
                 continue
-            words, title_words = memory.text.words(chunk)
+            text = memory.text.chunk(chunk)
             fresh = Candidate(
                 chunk,
                 hop=obs.hop or 0,
                 subquery=memory.question.question,
                 rank=self.constants.unlisted_rank,
-                words=words,
-                title_words=title_words,
-                lower=memory.text.lower(chunk),
+                words=text.words,
+                title_words=text.title_words,
+                lower=text.lower,
+                folded=text.folded,
+                title_folded=text.title_folded,
             )
             fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
             memory.cands[cid] = fresh

@@ -13,7 +13,9 @@ call order. Its turns:
 2. prune: what the answer ranker would not keep (skipped with ``prune=False``);
 3. final: the answer ranker's documents, justified and scored.
 
-Everything the episode learns lives in its :class:`~.memory.EpisodeMemory`;
+Everything the episode learns lives in its :class:`~.memory.EpisodeMemory`
+(what it derives from chunk text alone, in the index generation's reader memo
+when the harness hands it one);
 the parts it calls hold only their settings, so sessions of one policy run
 side by side without sharing anything but read-only models.
 """
@@ -25,6 +27,7 @@ from typing import Any
 from thresher.harness.actions import FinalAnswer, Proposal, ToolCall
 from thresher.harness.observation import Observation
 from thresher.harness.policy import RerankRequest
+from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import Hit
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
@@ -77,6 +80,12 @@ class LocalSession:
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return []
+
+    def use_reader_memo(self, memo: ReaderMemo) -> None:
+        """Keep what this episode derives from chunk text alone in the index
+        generation's ``memo`` (a harness :class:`~thresher.harness.policy.UsesReaderMemo`;
+        see :mod:`~thresher.policies.local.memo`)."""
+        self.memory.text.shared = memo
 
     def propose(self, observation: Observation) -> Proposal:
         """The next turn's calls, prune or final answer (see the module docstring)."""

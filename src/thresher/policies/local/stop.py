@@ -20,7 +20,7 @@ from thresher.policies.local.features import Candidate
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scorer import Model
 from thresher.policies.local.scoring import Ranked, Recorder
-from thresher.policies.local.text import contains_phrase
+from thresher.policies.local.text import contains_folded
 
 __all__ = ["STOP_FEATURES", "STOP_TOP", "StopModel", "stop_features", "sufficiency"]
 
@@ -163,7 +163,7 @@ def _linked12(ranked: Sequence[Ranked]) -> bool:
     if len(firsts) < 2:
         return False
     a, b = firsts[0].cand, firsts[1].cand
-    return contains_phrase(a.lower, b.chunk.title) or contains_phrase(b.lower, a.chunk.title)
+    return contains_folded(a.folded, b.chunk.title) or contains_folded(b.folded, a.chunk.title)
 
 
 def _front(

@@ -35,6 +35,10 @@ __all__ = [
     "sentence_words",
     "best_sentences",
     "contains_phrase",
+    "contains_folded",
+    "holds_folded",
+    "fold_phrase",
+    "fold",
     "stem",
     "caseless",
     "word_runs",
@@ -75,8 +79,25 @@ def sentence_words(text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ..
 def contains_phrase(haystack_lower: str, phrase: str) -> bool:
     """Whether ``phrase`` occurs in ``haystack_lower`` (already lowercased) on word
     boundaries, accents folded on both sides ("Akinoshu" meets "akinoshū")."""
-    haystack_lower = fold(haystack_lower)
-    p = fold(phrase.lower().strip())
+    return contains_folded(fold(haystack_lower), phrase)
+
+
+def contains_folded(haystack_folded: str, phrase: str) -> bool:
+    """:func:`contains_phrase` of a haystack already lowercased and folded
+    (``fold(text.lower())``; folding is idempotent, so the answer is the same): a
+    chunk read against many phrases is folded once."""
+    return holds_folded(haystack_folded, fold_phrase(phrase))
+
+
+def fold_phrase(phrase: str) -> str:
+    """``phrase`` as :func:`contains_phrase` looks for it: lowercased, stripped, folded."""
+    return fold(phrase.lower().strip())
+
+
+def holds_folded(haystack_folded: str, p: str) -> bool:
+    """:func:`contains_folded` of a phrase already in its :func:`fold_phrase` form (a title
+    tested against many chunks is folded once)."""
+    haystack_lower = haystack_folded
     if len(p) < 3:
         return False
     start = haystack_lower.find(p)
