@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from thresher.errors import InputError
@@ -63,3 +65,15 @@ def test_a_coordinate_search_names_its_data_and_keeps_a_value_nothing_beats(worl
     assert report.constants.values() == load_weights().constants.values()
     assert report.constants.tuned_on.startswith("coordinate search on world/chains.jsonl (2)")
     assert report.to_dict()["changed"] == {} and report.tasks == 2
+
+
+def test_the_shipped_constants_name_their_tuning_data_and_every_trial():
+    """The shipped file's constants come from a coordinate search on generated worlds
+    (never a dev pool), each task file named with its count, every trial kept."""
+    shipped = load_weights()
+    tuned_on = shipped.constants.tuned_on
+    assert tuned_on.startswith("coordinate search on worlds/")
+    assert "hotpot" not in tuned_on and "musique" not in tuned_on and "2wiki" not in tuned_on
+    search = shipped.meta["tuned_constants"]
+    assert {t["name"] for t in search["trials"]} == set(DEFAULT_TUNED)
+    assert search["tasks"] == sum(int(n) for n in re.findall(r"\((\d+)\)", tuned_on))
