@@ -181,12 +181,9 @@ class WorkerEpisodes:
             raise InputError(f"tune: workers must be at least 1, got {workers}")
         self.sets = tuple(sets)
         self.workers = workers
-        self._items = [
-            (pos, s, t)
-            for pos, (s, t) in enumerate(
-                (s, t) for s, ts in enumerate(self.sets) for t in range(len(ts.tasks))
-            )
-        ]
+        pairs = [(s, t) for s, one in enumerate(self.sets) for t in range(len(one.tasks))]
+        #: (position in the outcomes, set, task in the set)
+        self._items = [(pos, s, t) for pos, (s, t) in enumerate(pairs)]
         self._pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("spawn"),
