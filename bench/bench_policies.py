@@ -20,6 +20,11 @@ for MuSiQue and 2Wiki, 5 folds by question (+ all questions of the other pools).
 The no-prune row runs the local rows' search (their ``--local`` options) with
 pruning off.
 ``--shipped`` also runs the shipped weights (fit on every dev question: in-sample).
+The held-out (and LODO) fits carry the *constants* of the weights file
+(``--weights FILE``, default the shipped file: the section ``train-policy
+--tune`` sets) and the policy's default controls (``--local`` sets one); the
+rows that run a whole weights file (``--shipped``, the real folder, ``--no-dev
+--lowercase``) load ``--weights``.
 ``--extra-train FILE:DIR`` (repeatable) adds the rows of extra tasks (e.g.
 synthetic tasks from ``thresher synth tasks``, never a dev question) to every
 fold's training set; DIR is their index, or ``hotpotqa`` / ``musique`` for the
@@ -103,9 +108,10 @@ from thresher.policies.baselines import (
     hybrid_rerank_policy,
     no_prune_policy,
 )
+from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
-from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.single_shot import SingleShotPolicy
 from thresher.tasks.task import Task
 from thresher.train.local.data import ensure_index, group_tasks
@@ -118,6 +124,7 @@ from thresher.train.local.trainer import (
     prior_weights,
 )
 from thresher.train.local.tune import tune_controls
+from thresher.train.local.tune_runs import LocalEpisodes
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = (REPO / ".." / "shared" / "data" / "dev").resolve()
@@ -210,8 +217,9 @@ def held_out_models(
     extra: TrainingData | None = None,
     extra_docs: dict[str, set[str]] | None = None,
     order: bool = True,
+    constants: Constants = DEFAULT_CONSTANTS,
 ) -> list[tuple[list[Task], LocalWeights]]:
-    """(evaluated tasks, weights fit without them) per split.
+    """(evaluated tasks, weights fit without them, with ``constants``) per split.
 
     ``extra_docs`` maps each extra task id to its evidence documents; an extra
     task sharing a document with an evaluated question's gold is left out of
@@ -238,7 +246,7 @@ def held_out_models(
             keep = {g for g in keep if not docs.get(g, set()) & gold}
             train.extend(extra.subset(keep))
         weights = fit_weights(train, meta={"held_out": sorted(ev)[:3]}, order=order)
-        out.append((evaluated, weights))
+        out.append((evaluated, replace(weights, constants=constants)))
     return out
 
 
@@ -249,17 +257,19 @@ def lodo_model(
     extra: TrainingData | None = None,
     extra_docs: dict[str, set[str]] | None = None,
     order: bool = True,
+    constants: Constants = DEFAULT_CONSTANTS,
 ) -> LocalWeights:
     """Weights fit on the other pools' rows only (``others``: their task ids), plus the
     extra tasks sharing no document with a gold document of ``tasks``: no row of this
-    pool's questions, its folds included."""
+    pool's questions, its folds included (with ``constants``)."""
     train = data.subset(others)
     if extra is not None:
         gold = {d for t in tasks for d in t.gold_doc_ids}
         docs = extra_docs or {}
         keep = set(extra.groups) | set(extra.stop_groups)
         train.extend(extra.subset({g for g in keep if not docs.get(g, set()) & gold}))
-    return fit_weights(train, meta={"leave_one_dataset_out": True}, order=order)
+    weights = fit_weights(train, meta={"leave_one_dataset_out": True}, order=order)
+    return replace(weights, constants=constants)
 
 
 def pool_tasks(name: str, data: Path, limit: int) -> list[Task]:
@@ -326,8 +336,10 @@ def real_folder(
     only: Callable[[str], bool],
     size: str = "small",
     reuse: bool = False,
+    weights: LocalWeights | None = None,
 ) -> None:
-    """Single-shot hybrid and local (shipped weights) on the real folder's questions.
+    """Single-shot hybrid and local (``weights``, else the shipped ones) on the real
+    folder's questions.
 
     ``size``: ``small`` (the 77 account and login documents) or ``large`` (those
     among every manual page of sections 1, 5, 7, 8 and every README and copyright
@@ -388,7 +400,7 @@ def real_folder(
     print(f"  indexed in {time.perf_counter() - t0:.1f}s", flush=True)
     policies: list[tuple[str, Callable[[], object]]] = [
         ("hybrid single-shot", SingleShotPolicy),
-        ("local (shipped)", lambda: LocalPolicy(None, config=config)),
+        ("local (shipped)", lambda: LocalPolicy(LocalOptions(weights=weights), config=config)),
     ]
     subsets = {"all": [True] * len(questions)}
     if len(sets) > 1:
@@ -464,6 +476,7 @@ def lowercase_section(
     args: argparse.Namespace,
     config: Config,
     local_options: dict[str, float | int],
+    shipped: LocalWeights | None = None,
 ) -> None:
     """Hybrid single-shot and local on the lowercased pools, against the cased rows.
 
@@ -493,17 +506,21 @@ def lowercase_section(
         print(summary("hybrid single-shot (lower)", lower_single), flush=True)
         twin = {lt.task_id: ct.task_id for lt, ct in zip(lower, cased, strict=True)}
         which = held_weights.get(name)
-        if which is None:  # no held-out run (--no-dev): the shipped weights on both sides
+        if which is None:  # no held-out run (--no-dev): ``shipped`` (--weights) on both sides
             cased_local = run(
                 cased,
                 stores[name],
-                lambda t: LocalPolicy(LocalOptions(**local_options), config=config),
+                lambda t: LocalPolicy(
+                    LocalOptions(weights=shipped, **local_options), config=config
+                ),
                 config,
             )
             lower_local = run(
                 lower,
                 store,
-                lambda t: LocalPolicy(LocalOptions(**local_options), config=config),
+                lambda t: LocalPolicy(
+                    LocalOptions(weights=shipped, **local_options), config=config
+                ),
                 config,
             )
             tag = "shipped"
@@ -549,7 +566,7 @@ def tune_for(
     tune_tasks = tune_tasks[:limit]
     t0 = time.perf_counter()
     try:
-        report = tune_controls(tune_tasks, store, weights, config=config)
+        report = tune_controls(LocalEpisodes([(tune_tasks, store)], config), weights)
     finally:
         if index not in stores:
             store.close()
@@ -572,6 +589,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default="/tmp/thresher-dev-index", help="index folder")
     ap.add_argument("--data", default=str(DEV), help="the dev data folder")
     ap.add_argument("--shipped", action="store_true", help="also run the shipped weights")
+    ap.add_argument(
+        "--weights",
+        metavar="FILE",
+        help="the weights file whose constants the held-out fits carry and that the shipped"
+        " rows load (default: the shipped file)",
+    )
     ap.add_argument("--only", nargs="*", help="policy names to run (default all)")
     ap.add_argument("--warm", type=int, default=30, help="episodes re-run warm for ms")
     ap.add_argument(
@@ -632,6 +655,8 @@ def main(argv: list[str] | None = None) -> int:
         help="skip collection and the held-out dev rows (--lowercase then uses shipped weights)",
     )
     args = ap.parse_args(argv)
+    shipped = load_weights(args.weights)
+    print(f"weights {args.weights or 'shipped'}; constants: {shipped.constants.tuned_on}")
     local_options = parse_local(args.local)
     # collection runs the hops the local rows may take (stop_at aside: it runs them all)
     collect_opts = {k: v for k, v in local_options.items() if k != "stop_at"}
@@ -722,7 +747,14 @@ def main(argv: list[str] | None = None) -> int:
         if not learned_wanted:
             continue
         splits = held_out_models(
-            name, ts, merged, others, extra, extra_docs, order=args.order == "lambdarank"
+            name,
+            ts,
+            merged,
+            others,
+            extra,
+            extra_docs,
+            order=args.order == "lambdarank",
+            constants=shipped.constants,
         )
         which = {t.task_id: w for evaluated, w in splits for t in evaluated}
         held_weights[name] = which
@@ -760,7 +792,15 @@ def main(argv: list[str] | None = None) -> int:
                 warm = [r.ms for r in run(ts[: args.warm], store, make, config)]
             print(summary(label + " (held-out)", rows, warm), flush=True)
         if args.lodo and others and wanted("local"):
-            lodo_w = lodo_model(ts, merged, others, extra, extra_docs, args.order == "lambdarank")
+            lodo_w = lodo_model(
+                ts,
+                merged,
+                others,
+                extra,
+                extra_docs,
+                args.order == "lambdarank",
+                constants=shipped.constants,
+            )
             rows = run(
                 ts,
                 store,
@@ -795,16 +835,32 @@ def main(argv: list[str] | None = None) -> int:
         if args.shipped:
             for label, factory in learned:
                 if wanted(label):
-                    rows = run(ts, store, lambda t, f=factory: f(None), config)
+                    rows = run(ts, store, lambda t, f=factory: f(shipped), config)
                     print(summary(label + " (shipped)", rows), flush=True)
     if args.lowercase:
         lowercase_section(
-            names, tasks, stores, indexes, held_weights, held_local, args, config, local_options
+            names,
+            tasks,
+            stores,
+            indexes,
+            held_weights,
+            held_local,
+            args,
+            config,
+            local_options,
+            shipped,
         )
     for s in stores.values():
         s.close()
     if args.realfolder:
-        real_folder(Path(args.cache), config, wanted, args.realfolder_size, args.realfolder_reuse)
+        real_folder(
+            Path(args.cache),
+            config,
+            wanted,
+            args.realfolder_size,
+            args.realfolder_reuse,
+            shipped,
+        )
     if args.lodo and lodo_local:
         print("\nleave-one-dataset-out, local recall@5: held-out folds / LODO / drop")
         for name, rows in lodo_local.items():

@@ -93,7 +93,49 @@ def test_train_policy_tunes_controls_by_reward(tmp_path, capsys):
     assert tuned["tasks"] == 3 and len(tuned["grid"]) == 6
     assert weights.controls == tuned["chosen"]["controls"]
     # then the constants, by a coordinate search on the same tasks, named in the file
-    assert "tiny_hotpot.jsonl (3 tasks" in weights.constants.tuned_on
-    assert weights.meta["tuned_constants"]["source"] == "tiny_hotpot.jsonl"
+    assert "/tiny_hotpot.jsonl (3) (3 tasks" in weights.constants.tuned_on
+    assert weights.meta["tuned_constants"]["source"].endswith("/tiny_hotpot.jsonl (3)")
     assert weights.meta["tuned_constants"]["trials"]
     assert "reward" in captured.err  # the tuning grid, for a person (not with --json)
+
+
+def test_train_policy_tunes_an_existing_weights_file_on_several_task_files(tmp_path, capsys):
+    """``--weights FILE``: no collection or fit; the constants tuned on two task files
+    (a tiny generated world's chains split in two), both named with their counts."""
+    from thresher.config import Config
+    from thresher.corpus.loaders import iter_documents
+    from thresher.index.backends import ingest
+    from thresher.synth.world import generate_world
+
+    generate_world(5, "small", tmp_path / "world")
+    ingest(iter_documents([tmp_path / "world"]), tmp_path / "idx", Config(), progress=False)
+    lines = (tmp_path / "world" / ".world" / "chains.jsonl").read_text().splitlines()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "tasks.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    (tmp_path / "b" / "tasks.jsonl").write_text("\n".join(lines[2:5]) + "\n")
+    start = load_weights()
+    out = tmp_path / "out"
+    argv = ["train-policy", "--weights", str(start.save(tmp_path / "w.json")), "--out", str(out)]
+    argv += ["--tune", f"{tmp_path / 'a' / 'tasks.jsonl'}:{tmp_path / 'idx'}"]
+    argv += ["--tune", f"{tmp_path / 'b' / 'tasks.jsonl'}:{tmp_path / 'idx'}"]
+    argv += ["--tune-limit", "2", "--tune-controls", "none", "--tune-constants", "cue_bonus"]
+    assert main([*argv, "--controls", "max_hops=3", "--tune-margin", "1000", "--json"]) == 0
+    weights = load_weights(json.loads(capsys.readouterr().out)["weights"])
+    # the models are the start file's; the controls given are kept; nothing beat 1000 SE
+    assert weights.full.to_dict() == start.full.to_dict()
+    assert weights.meta["rows"] == start.meta["rows"] and weights.meta["tuned_from"] == "w.json"
+    assert weights.controls == {**start.controls, "max_hops": 3} and "tuned" not in weights.meta
+    assert weights.constants.cue_bonus == start.constants.cue_bonus
+    tuned_on = weights.constants.tuned_on
+    assert "a/tasks.jsonl (2), " in tuned_on and "b/tasks.jsonl (2) (4 tasks" in tuned_on
+    assert [t["value"] for t in weights.meta["tuned_constants"]["trials"]] == [1.2, 0.6, 1.8]
+
+
+def test_train_policy_weights_refuses_data_and_needs_a_tuning(tmp_path, capsys):
+    w = str(load_weights().save(tmp_path / "w.json"))
+    argv = ["train-policy", "--weights", w, "--data", w, "--out", str(tmp_path / "o")]
+    assert main(argv) != 0
+    assert "drop --data" in capsys.readouterr().err
+    assert main(["train-policy", "--weights", w, "--out", str(tmp_path / "o")]) != 0
+    assert "give --tune" in capsys.readouterr().err

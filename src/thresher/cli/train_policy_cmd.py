@@ -15,14 +15,26 @@ With ``--curriculum N`` those tasks are drawn N times by the hop curriculum
 (2 -> 4 hops, :func:`~thresher.train.local.trainer.curriculum_tasks`); the
 ``--data`` corpora are used as they are.
 
-``--tune FILE:DIR`` then tunes the policy's controls (when to stop hopping,
-chunks shown per follow-up search) by the episode reward on those tasks
-(:mod:`thresher.train.local.tune`; first ``--tune-limit`` tasks), then the
-constants ``--tune-constants`` names (default: the bridge and clue weights of
-:data:`~thresher.train.local.tune_constants.DEFAULT_TUNED`; ``none`` skips
-them) by a coordinate search on the same tasks
+``--tune FILE:DIR`` (repeatable: the tasks of several task files, e.g. of
+several generated worlds, are tuned on together; the first ``--tune-limit`` of
+each file) then tunes the policy's controls (when to stop hopping, chunks shown
+per follow-up search) by the episode reward on those tasks
+(:mod:`thresher.train.local.tune`; ``--tune-controls none`` skips it), then
+the constants ``--tune-constants`` names (default: the bridge, clue and count
+constants of :data:`~thresher.train.local.tune_constants.DEFAULT_TUNED`;
+``none`` skips them) by a coordinate search on the same tasks
 (:mod:`thresher.train.local.tune_constants`), and saves both with the weights;
-the constants' section names the task file they were tuned on.
+the constants' section names every task file and count they were tuned on.
+``--tune-margin`` is the paired standard errors a step must win by;
+``--tune-workers N`` runs each setting's episodes in N processes (the same
+outcomes, :mod:`thresher.train.local.tune_runs`). ``--controls`` are set
+before the tuning (it runs under them) and again after (an explicit control
+wins over a tuned one).
+
+``--weights FILE`` starts from an existing weights file instead of collecting
+and fitting (no ``--data`` / ``--tasks-index``): only ``--controls`` and the
+``--tune`` searches run on top of its models, e.g. to tune the constants of the
+shipped weights without refitting them.
 
 Progress (questions loaded, training rounds, the tuning bar and grid) goes to
 stderr; ``--json`` silences it and prints only the result on stdout.
@@ -63,19 +75,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="draw the --tasks-index tasks N times by the hop curriculum (default: off)",
     )
     parser.add_argument(
-        "--tune",
-        metavar="FILE:DIR",
-        help="tune the policy's controls by reward on these tasks (e.g. synthetic ones)",
+        "--weights",
+        metavar="FILE",
+        help="start from this weights file: no collection or fit, only --controls and --tune",
     )
     parser.add_argument(
-        "--tune-limit", type=int, default=200, metavar="N", help="tasks used by --tune"
+        "--tune",
+        action="append",
+        default=[],
+        metavar="FILE:DIR",
+        help="tune controls and constants by reward on these tasks (e.g. synthetic ones; "
+        "repeatable: the files' tasks together)",
+    )
+    parser.add_argument(
+        "--tune-limit",
+        type=int,
+        default=200,
+        metavar="N",
+        help="tasks of each --tune file used (the first N)",
+    )
+    parser.add_argument(
+        "--tune-controls",
+        choices=["grid", "none"],
+        default="grid",
+        help="'grid': tune stop_at and hop_k by reward first (default); 'none': keep the controls",
     )
     parser.add_argument(
         "--tune-constants",
         default="default",
         metavar="NAMES",
         help="constants --tune sets by coordinate search (comma-separated; 'default': the "
-        "bridge and clue weights; 'none': only the controls)",
+        "bridge, clue and count constants; 'none': only the controls)",
+    )
+    parser.add_argument(
+        "--tune-margin",
+        type=float,
+        default=1.0,
+        metavar="SE",
+        help="paired standard errors of reward a tuning step must win by (default 1.0)",
+    )
+    parser.add_argument(
+        "--tune-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes running the tuning episodes (default 1: this one)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="where to write the weights")
     parser.add_argument("--index-cache", metavar="DIR", help="index folder (default DIR/indexes)")
@@ -154,78 +198,146 @@ def constant_names(value: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in value.split(",") if n.strip())
 
 
+def tune_sets(pairs: list[str], limit: int) -> list[Any]:
+    """The :class:`~thresher.train.local.tune_runs.TuneSet` of each ``FILE:DIR`` of
+    ``--tune``: the first ``limit`` tasks of each file."""
+    from thresher.train.local.data import group_tasks
+    from thresher.train.local.tune_runs import TuneSet
+
+    out = []
+    for pair in pairs:
+        file, index = split_pair(pair)
+        out.append(TuneSet(file, index, tuple(group_tasks([file])[:limit])))
+    return out
+
+
 def tune(
-    pair: str,
+    pairs: list[str],
     limit: int,
     weights: Any,
     config: Any,
     *,
     quiet: bool = False,
+    controls: bool = True,
     constants: tuple[str, ...] = (),
+    margin: float = 1.0,
+    workers: int = 1,
 ) -> Any:
-    """``weights`` with controls tuned by reward on the tasks of ``pair`` (FILE:DIR),
-    then the ``constants`` named by a coordinate search on the same tasks.
+    """``weights`` with controls tuned by reward on the tasks of ``pairs`` (FILE:DIR each;
+    unless not ``controls``), then the ``constants`` named by a coordinate search on the
+    same tasks.
 
     Shows a progress bar (on a terminal) and prints the tuning grid and the
     constants' trials on stderr unless ``quiet``.
     """
+    from contextlib import ExitStack
     from dataclasses import replace
 
     from tqdm import tqdm
 
     from thresher.index.backends import open_store
-    from thresher.train.local.data import group_tasks
     from thresher.train.local.tune import tune_controls
     from thresher.train.local.tune_constants import tune_constants
+    from thresher.train.local.tune_runs import Episodes, LocalEpisodes, WorkerEpisodes, describe
 
-    file, index = split_pair(pair)
-    tasks = group_tasks([file])[:limit]
+    sets = tune_sets(pairs, limit)
+    source = describe(sets)
+    files = [s.label for s in sets]
     bar = tqdm(desc="tuning controls", unit="episode", disable=True if quiet else None)
-    store = open_store(index, config)
-    try:
-        with bar:
+    with ExitStack() as stack:
+        episodes: Episodes
+        if workers > 1:
+            episodes = stack.enter_context(WorkerEpisodes(sets, config, workers=workers))
+        else:
+            stores = [open_store(s.index, config) for s in sets]
+            for store in stores:
+                stack.callback(store.close)
+            groups = [(s.tasks, store) for s, store in zip(sets, stores, strict=True)]
+            episodes = LocalEpisodes(groups, config)
+        stack.enter_context(bar)
 
-            def step(done: int, total: int) -> None:
-                bar.total = total
-                bar.update(done - bar.n)
+        def step(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
 
-            report = tune_controls(tasks, store, weights, config=config, progress=step)
+        if controls:
+            report = tune_controls(episodes, weights, margin=margin, progress=step)
             for line in [] if quiet else report.lines():
                 print(line, file=sys.stderr)
-            meta = {**weights.meta, "tuned": report.to_dict() | {"tasks_file": file.name}}
-            weights = replace(weights, controls=dict(report.chosen.controls), meta=meta)
-            if constants:
-                bar.reset()
-                bar.set_description("tuning constants")
-                found = tune_constants(
-                    tasks,
-                    store,
-                    weights,
-                    names=constants,
-                    source=file.name,
-                    config=config,
-                    progress=step,
-                )
-                for line in [] if quiet else found.lines():
-                    print(line, file=sys.stderr)
-                meta = {**weights.meta, "tuned_constants": found.to_dict()}
-                weights = replace(weights, constants=found.constants, meta=meta)
-    finally:
-        store.close()
+            meta = {**weights.meta, "tuned": report.to_dict() | {"tasks_files": files}}
+            chosen = {**weights.controls, **report.chosen.controls}
+            weights = replace(weights, controls=chosen, meta=meta)
+        if constants:
+            bar.reset()
+            bar.set_description("tuning constants")
+            found = tune_constants(
+                episodes, weights, names=constants, source=source, margin=margin, progress=step
+            )
+            for line in [] if quiet else found.lines():
+                print(line, file=sys.stderr)
+            meta = {**weights.meta, "tuned_constants": found.to_dict()}
+            weights = replace(weights, constants=found.constants, meta=meta)
     return weights
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from thresher.errors import InputError
+
+    if args.weights and (args.data or args.tasks_index):
+        raise InputError(
+            "train-policy --weights FILE tunes an existing file: drop --data/--tasks-index "
+            "(or drop --weights to collect and fit new models)"
+        )
+    if not args.weights and not args.data and not args.tasks_index:
+        raise InputError(
+            "train-policy needs --data FILE[,FILE...], --tasks-index FILE:DIR, "
+            "or --weights FILE to tune"
+        )
+    if args.weights and not (args.tune or args.controls):
+        raise InputError("train-policy --weights FILE: give --tune FILE:DIR or --controls")
+
+    config = load_config(args)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if live_view(args) else None
+    out = Path(args.out)
+    if args.weights:
+        from thresher.policies.local.scorer import load_weights
+
+        start = load_weights(args.weights)
+        weights = replace(start, meta={**start.meta, "tuned_from": Path(args.weights).name})
+    else:
+        weights = fit(args, config, say)
+    if args.controls:  # the tuning runs under them
+        weights = with_controls(weights, args.controls)
+    if args.tune:  # after closing: the tuning index may be one of the training indexes
+        weights = tune(
+            args.tune,
+            args.tune_limit,
+            weights,
+            config,
+            quiet=say is None,
+            controls=args.tune_controls == "grid",
+            constants=constant_names(args.tune_constants),
+            margin=args.tune_margin,
+            workers=args.tune_workers,
+        )
+    if args.controls:  # an explicit control wins over a tuned one
+        weights = with_controls(weights, args.controls)
+    path = weights.save(out / "local_policy.json")
+    if args.json:
+        print_json({"weights": str(path), "meta": weights.meta})
+    else:
+        print(f"wrote {path} ({weights.meta.get('rows')} rows, {weights.meta.get('kind')})")
+    return 0
+
+
+def fit(args: argparse.Namespace, config: Any, say: Any) -> Any:
+    """Collect rows over the ``--data`` and ``--tasks-index`` tasks and fit the models."""
     from thresher.index.backends import open_store
     from thresher.train.local.data import ensure_index, group_tasks, index_dir_for
     from thresher.train.local.trainer import curriculum_tasks, train
 
-    if not args.data and not args.tasks_index:
-        raise InputError("train-policy needs --data FILE[,FILE...] or --tasks-index FILE:DIR")
-
-    config = load_config(args)
-    say = (lambda line: print(line, file=sys.stderr, flush=True)) if live_view(args) else None
     out = Path(args.out)
     cache = Path(args.index_cache) if args.index_cache else out / "indexes"
     corpora = []
@@ -271,20 +383,4 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for store in stores:
             store.close()
-    if args.tune:  # after closing: the tuning index may be one of the training indexes
-        weights = tune(
-            args.tune,
-            args.tune_limit,
-            weights,
-            config,
-            quiet=say is None,
-            constants=constant_names(args.tune_constants),
-        )
-    if args.controls:
-        weights = with_controls(weights, args.controls)
-    path = weights.save(out / "local_policy.json")
-    if args.json:
-        print_json({"weights": str(path), "meta": weights.meta})
-    else:
-        print(f"wrote {path} ({weights.meta.get('rows')} rows, {weights.meta.get('kind')})")
-    return 0
+    return weights

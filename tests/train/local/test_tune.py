@@ -65,16 +65,20 @@ def test_weights_controls_round_trip_and_drive_the_policy(tmp_path):
 
 
 def test_tune_controls_on_world_chains(world_index):
+    from dataclasses import replace
+
+    from thresher.train.local.tune_runs import LocalEpisodes
+
     config = Config()
     tasks = load_tasks(world_index.parent / "corpus" / ".world" / "chains.jsonl")[:4]
     seen = []
+    # a control the grid does not name keeps the weights' value (here max_hops=1)
+    weights = replace(load_weights(), controls={"max_hops": 1})
     with EmbeddedStore(world_index, config) as store:
         report = tune_controls(
-            tasks,
-            store,
-            load_weights(),
+            LocalEpisodes([(tasks, store)], config),
+            weights,
             grid={"stop_at": (0.9, 0.5)},
-            config=config,
             progress=lambda done, total: seen.append((done, total)),
         )
     assert seen[-1] == (8, 8)
@@ -85,4 +89,4 @@ def test_tune_controls_on_world_chains(world_index):
     assert report.chosen in report.scores and report.best.reward >= report.chosen.reward
     assert report.to_dict()["chosen"]["controls"] == report.chosen.controls
     with pytest.raises(InputError):
-        tune_controls([], store, load_weights())
+        LocalEpisodes([([], store)], config)

@@ -4,10 +4,13 @@ The scorer's models are fit on labelled rows (:mod:`.train`); the policy's
 *controls* (:data:`~thresher.policies.local.policy.DEFAULT_CONTROLS`: when to
 stop hopping, how many chunks each follow-up search shows, ...) are not
 learnable from rows. They are chosen here the way an RL loop would judge
-them: each candidate setting runs every task through the real harness and is
-scored with the episode reward of :func:`thresher.train.rewards.reward` (the
-report's F-beta + trajectory recall + answer bonus - penalties, at the end of
-the curriculum's beta annealing, beta = 2 by default).
+them: each candidate setting runs every task through the real harness
+(:class:`~thresher.train.local.tune_runs.Episodes`) and is scored with the
+episode reward of :func:`thresher.train.rewards.reward` (the report's F-beta +
+trajectory recall + answer bonus - penalties, at the end of the curriculum's
+beta annealing, beta = 2 by default). A setting overrides the weights' own
+controls name by name (a control the grid does not name keeps the weights'
+value, e.g. ``max_hops=4`` set with ``--controls``).
 
 Selection (:func:`select`): the best mean reward wins, except that a setting
 whose reward is *not worse than the best's by more than ``margin`` paired
@@ -26,11 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from thresher.config import Config
 from thresher.errors import InputError
-from thresher.index.store import Store
 from thresher.policies.local.scorer import LocalWeights
-from thresher.tasks.task import Task
+from thresher.train.local.tune_runs import Episodes
 
 __all__ = ["DEFAULT_GRID", "ControlScore", "TuneReport", "grid_points", "select", "tune_controls"]
 
@@ -155,25 +156,21 @@ def select(
 
 
 def tune_controls(
-    tasks: Sequence[Task],
-    store: Store,
+    episodes: Episodes,
     weights: LocalWeights,
     *,
     grid: Mapping[str, Sequence[float | int]] | None = None,
-    config: Config | None = None,
     beta: float = 2.0,
     margin: float = 1.0,
     progress: Callable[[int, int], None] | None = None,
 ) -> TuneReport:
-    """Run the local policy with each grid setting on ``tasks``; score by reward; select.
+    """Run the local policy with each grid setting on the tuning tasks; score by reward; select.
 
     Args:
-        tasks: tasks whose gold documents are in ``store`` (e.g. ``thresher synth tasks``).
-        store: their index.
-        weights: the fitted scorer (its own ``controls`` are ignored here).
+        episodes: runs the tuning tasks (e.g. ``thresher synth tasks`` of a few worlds).
+        weights: the fitted scorer; a setting overrides its controls name by name.
         grid: control name -> values (default :data:`DEFAULT_GRID`).
-        config: harness settings.
-        beta: the reward's F-beta weight.
+        beta: the reward's F-beta weight ``episodes`` uses (recorded).
         margin: paired standard errors of reward a cheaper setting may lose.
         progress: called with (episodes done, episodes in all).
 
@@ -183,41 +180,28 @@ def tune_controls(
     Raises:
         InputError: no tasks, a bad grid.
     """
-    from thresher.eval.metrics import recall_at_k
-    from thresher.harness.episode import run_episode
-    from thresher.policies.local.options import LocalOptions
-    from thresher.policies.local.policy import DEFAULT_CONTROLS, LocalPolicy
-    from thresher.train.rewards import reward
-
-    if not tasks:
+    if not episodes.size:
         raise InputError("tune: no tasks to tune on; pass a task file with questions")
-    cfg = config or Config()
     points = grid_points(grid or DEFAULT_GRID)
-    bare = replace(weights, controls={})
-    total, done = len(points) * len(tasks), 0
+    total, done = len(points) * episodes.size, 0
     scores = []
     for controls in points:
-        rewards, tokens, recalls = [], [], []
-        for task in tasks:
-            options = LocalOptions(
-                weights=bare,
-                max_hops=int(controls.get("max_hops", DEFAULT_CONTROLS["max_hops"])),
-                hop_k=int(controls.get("hop_k", DEFAULT_CONTROLS["hop_k"])),
-                bridges_per_hop=int(
-                    controls.get("bridges_per_hop", DEFAULT_CONTROLS["bridges_per_hop"])
-                ),
-                stop_at=float(controls.get("stop_at", DEFAULT_CONTROLS["stop_at"])),
-                rerank_depth=int(controls.get("rerank_depth", DEFAULT_CONTROLS["rerank_depth"])),
-            )
-            policy = LocalPolicy(options, config=cfg)
-            result = run_episode(task.question, store, policy, cfg)
-            rewards.append(reward(result, task, beta=beta).total)
-            tokens.append(result.usage.used)
-            docs = [d.doc_id for d in result.documents]
-            recalls.append(recall_at_k(docs, task.gold_doc_ids, 5))
-            done += 1
+        start = done
+
+        def advance(n: int, start: int = start) -> None:
             if progress is not None:
-                progress(done, total)
-        scores.append(ControlScore(controls, tuple(rewards), tuple(tokens), tuple(recalls)))
+                progress(start + n, total)
+
+        setting = replace(weights, controls={**weights.controls, **controls})
+        got = episodes.outcomes(setting, advance)
+        done = start + len(got)
+        scores.append(
+            ControlScore(
+                controls,
+                tuple(o.reward for o in got),
+                tuple(o.tokens for o in got),
+                tuple(o.recall5 for o in got),
+            )
+        )
     chosen, best = select(scores, margin)
-    return TuneReport(chosen, best, tuple(scores), len(tasks), beta, margin)
+    return TuneReport(chosen, best, tuple(scores), episodes.size, beta, margin)

@@ -2,19 +2,21 @@
 
 The policy's constants (:mod:`thresher.policies.local.constants`: how a bridge
 phrase is scored, how a clue chain picks its documents, ...) are not learned
-from feature rows. ``thresher train-policy --tune FILE:DIR`` sets the ones
-named in ``--tune-constants`` (default :data:`DEFAULT_TUNED`) here, cheaply:
-one pass of coordinate search. For each constant in turn, the current value and
-a step below and above it (a float × :data:`STEPS`, an integer ± 1, never below
-zero) run every task through the real harness; a step is taken only when its
-mean episode reward (:func:`thresher.train.rewards.reward`, as the controls are
-tuned: :mod:`.tune`) beats the current value's by more than ``margin`` paired
-standard errors, so noise on a few tasks moves nothing. The search's data
-(the task file's name and count) is written into the constants' ``tuned_on``
-and the search itself into the weights' ``meta["tuned_constants"]``.
+from feature rows. ``thresher train-policy --tune FILE:DIR`` (repeatable) sets the
+ones named in ``--tune-constants`` (default :data:`DEFAULT_TUNED`) here,
+cheaply: one pass of coordinate search. For each constant in turn, the current
+value and a step below and above it (a float × :data:`STEPS`, an integer ± 1,
+never below zero) run every task through the real harness
+(:class:`~thresher.train.local.tune_runs.Episodes`: the tasks of several task
+files, in one process or several); a step is taken only when its mean episode
+reward (:func:`thresher.train.rewards.reward`, as the controls are tuned:
+:mod:`.tune`) beats the current value's by more than ``margin`` paired standard
+errors, so noise on a few tasks moves nothing. The search's data (every task
+file's name and count) is written into the constants' ``tuned_on`` and the
+search itself into the weights' ``meta["tuned_constants"]``.
 
 The tasks should be ones the policy is not measured on: generated worlds
-(``thresher synth tasks``), or a dev pool's training fold.
+(``thresher synth tasks``), never the dev pools the benchmark scores.
 """
 
 from __future__ import annotations
@@ -25,21 +27,39 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from thresher.config import Config
 from thresher.errors import InputError
-from thresher.index.store import Store
 from thresher.policies.local.constants import Constants
 from thresher.policies.local.scorer import LocalWeights
-from thresher.tasks.task import Task
+from thresher.train.local.tune_runs import Episodes
 
 __all__ = ["DEFAULT_TUNED", "STEPS", "Trial", "ConstantsReport", "candidates", "tune_constants"]
 
-#: the constants tuned by default: the weights of a bridge's score and of a clue pick
+#: the constants tuned by default: every weight, gain, bonus, threshold and window of
+#: a bridge phrase's score and of a clue chain's pick, then the planner's and the
+#: candidate scorer's counts (the order the coordinate search visits them)
 DEFAULT_TUNED: tuple[str, ...] = (
-    "cue_bonus",
+    # a bridge phrase's score (bridges.bridge_queries)
+    "question_word_gain",
     "solved_word_gain",
+    "beside_via_gain",
+    "cue_bonus",
+    "cue_before",
+    "cue_after",
+    "title_head_gain",
+    "repeat_gain",
+    "name_word_gain",
+    # a clue chain's pick (chain.clue_docs)
     "clue_words_weight",
+    "clue_min_score",
+    "clue_state_share",
     "link_stated",
+    "link_parent",
+    "link_shared",
+    "link_about",
+    # counts: anchors a hop reads, a follow-up hit's head
+    "hop_anchors",
+    "edge_bridges",
+    "retriever_head",
 )
 #: the factors a float constant is tried at (an integer: one less and one more)
 STEPS: tuple[float, ...] = (0.5, 1.5)
@@ -110,13 +130,11 @@ def _better(new: Sequence[float], old: Sequence[float], margin: float) -> bool:
 
 
 def tune_constants(
-    tasks: Sequence[Task],
-    store: Store,
+    episodes: Episodes,
     weights: LocalWeights,
     *,
     names: Sequence[str] = DEFAULT_TUNED,
     source: str = "",
-    config: Config | None = None,
     beta: float = 2.0,
     margin: float = 1.0,
     progress: Callable[[int, int], None] | None = None,
@@ -124,13 +142,11 @@ def tune_constants(
     """One pass of coordinate search over the constants ``names`` (see the module docstring).
 
     Args:
-        tasks: tasks whose gold documents are in ``store``.
-        store: their index.
+        episodes: runs the tuning tasks (their rewards use ``beta``).
         weights: the policy's weights (its controls and models are used as they are).
         names: the constants to tune, in order.
-        source: the tuning data's name (written into ``tuned_on``).
-        config: harness settings.
-        beta: the reward's F-beta weight.
+        source: the tuning data's name, every file and count (written into ``tuned_on``).
+        beta: the reward's F-beta weight ``episodes`` uses (recorded).
         margin: paired standard errors of reward a step must win by.
         progress: called with (episodes done, episodes in all).
 
@@ -140,33 +156,26 @@ def tune_constants(
     Raises:
         InputError: no tasks, or a name that is not a constant.
     """
-    from thresher.harness.episode import run_episode
-    from thresher.policies.local.options import LocalOptions
-    from thresher.policies.local.policy import LocalPolicy
-    from thresher.train.rewards import reward
-
-    if not tasks:
+    if not episodes.size:
         raise InputError("tune: no tasks to tune the constants on")
     known = weights.constants.values()
     unknown = [n for n in names if n not in known]
     if unknown:
         raise InputError(f"tune: unknown constants {unknown}; known: {', '.join(known)}")
-    cfg = config or Config()
-    total = (1 + sum(len(candidates(known[n])) for n in names)) * len(tasks)
+    total = (1 + sum(len(candidates(known[n])) for n in names)) * episodes.size
     done = 0
 
     def rewards_of(constants: Constants) -> tuple[float, ...]:
         nonlocal done
-        w = replace(weights, constants=constants)
-        out = []
-        for task in tasks:
-            policy = LocalPolicy(LocalOptions(weights=w), config=cfg)
-            result = run_episode(task.question, store, policy, cfg)
-            out.append(reward(result, task, beta=beta).total)
-            done += 1
+        start = done
+
+        def advance(n: int) -> None:
             if progress is not None:
-                progress(done, total)
-        return tuple(out)
+                progress(start + n, total)
+
+        got = episodes.outcomes(replace(weights, constants=constants), advance)
+        done = start + len(got)
+        return tuple(o.reward for o in got)
 
     current = weights.constants
     best = rewards_of(current)
@@ -184,6 +193,7 @@ def tune_constants(
                 step = (trial, got)
         if step is not None:
             current, best = step
-    label = f"coordinate search on {source or 'unnamed tasks'} ({len(tasks)} tasks, reward"
+    tasks = episodes.size
+    label = f"coordinate search on {source or 'unnamed tasks'} ({tasks} tasks, reward"
     current = replace(current, tuned_on=f"{label} beta={beta}, steps > {margin} paired SE)")
-    return ConstantsReport(current, tuple(trials), len(tasks), source, beta, margin)
+    return ConstantsReport(current, tuple(trials), tasks, source, beta, margin)
