@@ -76,6 +76,10 @@ class TextMemo:
     pairs: PairMemo = field(default_factory=dict)
     shared: ReaderMemo | None = None
     _own: dict[Hashable, object] = field(default_factory=dict)
+    #: chunk id -> (the chunk object, its ChunkText): the episode asks for the same
+    #: chunk objects (the store's cached ones) on every turn, and an id lookup with an
+    #: identity check costs less than the memo's key of the chunk's whole text
+    _texts: dict[str, tuple[Chunk, ChunkText]] = field(default_factory=dict)
 
     def _get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         memo = self.shared
@@ -90,7 +94,12 @@ class TextMemo:
 
     def chunk(self, chunk: Chunk) -> ChunkText:
         """The chunk's :class:`ChunkText` (its word sets may be shared: never change them)."""
-        return self._get(("chunk", chunk.title, chunk.text), lambda: _chunk_text(chunk))
+        held = self._texts.get(chunk.chunk_id)
+        if held is not None and held[0] is chunk:
+            return held[1]
+        got = self._get(("chunk", chunk.title, chunk.text), lambda: _chunk_text(chunk))
+        self._texts[chunk.chunk_id] = (chunk, got)
+        return got
 
     def words(self, chunk: Chunk) -> tuple[set[str], set[str]]:
         """Content words of the chunk's title and text, and of its title alone (shared:
