@@ -28,7 +28,7 @@ from thresher.policies.local.features import (
     link_matrix,
 )
 from thresher.policies.local.memory import EpisodeMemory
-from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.scorer import LocalWeights, Model
 from thresher.policies.local.text import content_words
 
 __all__ = [
@@ -240,11 +240,26 @@ class CandidateScorer:
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
         # ranker's (prune threshold, sufficiency features, the answer's scores)
-        score = self.weights.order.logits(fx) if self.weights.order is not None else full
+        order_model = self.weights.order
+        score = self.order_logits(memory, order_model, fx) if order_model is not None else full
         order = np.argsort(-score, kind="stable")
         return [
             Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i])) for i in order
         ]
+
+    @staticmethod
+    def order_logits(memory: EpisodeMemory, model: Model, fx: np.ndarray) -> np.ndarray:
+        """The order model's raw scores of the rows of ``fx``, rows scored before in the
+        episode read back (:attr:`~.memory.EpisodeMemory.order_logits`): only the new
+        rows go to the model, whose score of a row never depends on the rows beside it."""
+        held = memory.order_logits
+        keys = [row.tobytes() for row in fx]
+        todo = [i for i, k in enumerate(keys) if k not in held]
+        if todo:
+            got = model.logits(fx[todo])
+            for i, value in zip(todo, got.tolist(), strict=True):
+                held[keys[i]] = value
+        return np.asarray([held[k] for k in keys], dtype=np.float64)
 
     def source_utility(self, memory: EpisodeMemory, cands: list[Candidate]) -> dict[str, float]:
         """Chunk id -> base utility of each chunk the ``cands``' bridges came from."""
