@@ -183,8 +183,17 @@ class CandidateScorer:
         # per call; the tail of a follow-up's list is rarely shown): the rest get the floor
         head = missing[: self.question_scores]
         if head:
-            scores = scorer([c.chunk.chunk_id for c in head])
-            for c, (b, d) in zip(head, scores, strict=True):
+            # a chunk's scores against the question are its own (not the batch's): the
+            # episode asks the store only for chunks no earlier search had it score
+            held = memory.question_scores
+            ask = list(
+                dict.fromkeys(c.chunk.chunk_id for c in head if c.chunk.chunk_id not in held)
+            )
+            if ask:
+                for cid, pair in zip(ask, scorer(ask), strict=True):
+                    held[cid] = pair
+            for c in head:
+                b, d = held[c.chunk.chunk_id]
                 c.bm25_q = b if c.bm25_q is None else c.bm25_q
                 c.dense_q = d if c.dense_q is None else c.dense_q
         floor_b = min((c.bm25_q for c in cands if c.bm25_q is not None), default=0.0)
