@@ -59,6 +59,12 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench("bench_policies.py", ("--limit", "10", "--warm", "3"), needs_dev=True),
     Bench("bench_episode.py", ("--questions", "10", "--passes", "2"), needs_dev=True),
+    Bench(
+        "bench_episode_ab.py",
+        ("--base", ".", "--questions", "10", "--rounds", "1"),
+        needs_dev=True,
+        on_request=True,
+    ),
     Bench("bench_score_calibration.py", ("--limit", "10"), needs_dev=True),
     Bench(
         "bench_latency.py", ("--questions", "3", "--cli-runs", "1", "--skip-cold"), needs_dev=True

@@ -124,3 +124,40 @@ def test_count_is_per_message_and_additive():
     assert tc.transcript(s) == expected
     s.tool_schemas = [{"type": "function", "function": {"name": "f"}}]
     assert tc.transcript(s) > expected
+
+
+def _same(tc: TranscriptCounter, s: EpisodeState) -> None:
+    assert render_messages(s, tc.render_memo) == render_messages(s)
+    assert tc.transcript(s) == tc.messages(render_messages(s)) + tc.tools(s.tool_schemas)
+
+
+def test_the_transcript_count_is_the_count_of_the_rendered_messages():
+    """``transcript`` counts from the state's parts without building the messages: the
+    same total as counting :func:`render_messages`, through prunes and recalls, with
+    notices, empty and multi-call proposals, and a declared chat template's costs; the
+    messages rendered through the counter's memo are the messages rendered anew (a
+    recalled chunk leaves its pruned run: it was kept stale before)."""
+    from thresher.tokens import PromptCost
+
+    cost = PromptCost(
+        name="t", per_message=7, per_tool_call=5, per_tool_result=3, tools_block=11,
+        text_scale=1.3, split_digits=True,
+    )  # fmt: skip
+    for tc in (TranscriptCounter(get_counter()), TranscriptCounter(get_counter(), cost=cost)):
+        s = _state()
+        _same(tc, s)
+        s.apply(QueryState(turn=1, notices=["[Token usage: 2/999]", "soft notice 12345"]))
+        calls = [
+            {"name": "prune_chunks", "arguments": {"chunk_ids": ["a#0"]}, "call_id": "p"},
+            {"name": "recall_chunks", "arguments": {"chunk_ids": ["a#0"]}, "call_id": "r"},
+        ]
+        s.apply(ProposalEvent(turn=1, proposal={"text": "", "tool_calls": calls}))
+        _same(tc, s)
+        s.apply(ToolResult(turn=1, call_id="p", tool="prune_chunks", header="P", pruned=["a#0"]))
+        _same(tc, s)
+        s.apply(ToolResult(turn=1, call_id="r", tool="recall_chunks", header="R", shown=["a#0"]))
+        _same(tc, s)
+        s.apply(QueryState(turn=2, notices=[]))
+        s.apply(ProposalEvent(turn=2, proposal={"text": "done", "tool_calls": []}))
+        s.tool_schemas = [{"type": "function", "function": {"name": "f"}}]
+        _same(tc, s)

@@ -25,7 +25,7 @@ from thresher.harness.tools import RETRIEVAL_TOOLS, Fetched, fetch, rerank_searc
 from thresher.harness.trace import ToolResult, TraceEvent
 from thresher.harness.transitions import CallContext, refused_result
 from thresher.harness.validate import plan_calls
-from thresher.index.store import Store
+from thresher.index.store import SearchesInline, Store
 from thresher.workers import Job, submit
 
 __all__ = ["CALL_RESERVE", "CallRunner"]
@@ -78,10 +78,15 @@ class CallRunner:
         plan, hit_cap = plan_calls(proposal.tool_calls, state.calls_made(), cfg.episode, usage)
         query = state.current_query
         jobs: dict[int, Job] = {}
+        here: dict[int, Callable[[], Fetched]] = {}  # run on this thread when applied
+        inline = isinstance(self.store, SearchesInline) and self.store.searches_inline()
         for i, planned in enumerate(plan):
             call = planned.call
             if not planned.code and call.name in RETRIEVAL_TOOLS:
-                jobs[i] = self.start_fetch(call, query)
+                if inline and not here:
+                    here[i] = self.fetcher(call, query)
+                else:
+                    jobs[i] = submit(self.fetcher(call, query))
                 spec = tool_spec(call.name)
                 if spec.view is not None and spec.view.sets_query:  # search_corpus
                     query = call.arguments[spec.argument.name]
@@ -99,7 +104,12 @@ class CallRunner:
             fetched = Fetched()  # prune and recall fetch nothing: the cache serves them
             if spec.retrieval:
                 try:
-                    fetched = jobs[i].result(deadline - time.perf_counter())
+                    if i in here:
+                        fetched = here[i]()
+                        if time.perf_counter() > deadline:
+                            raise TimeoutError
+                    else:
+                        fetched = jobs[i].result(deadline - time.perf_counter())
                 except TimeoutError:
                     fetched = Fetched(error_code="timeout", error=_timeout_text(cfg, window))
                 if spec.view is not None and spec.view.sets_query and self.reranker is not None:
@@ -125,21 +135,20 @@ class CallRunner:
         content = tool_content(event.header, [], event.footer)
         self.emit(replace(event, tokens=MESSAGE_OVERHEAD + self.tc.text(content)))
 
-    def start_fetch(self, call: ToolCall, query: str) -> Job:
+    def fetcher(self, call: ToolCall, query: str) -> Callable[[], Fetched]:
+        """The call's fetch against the state as it is now (the turn's snapshot)."""
         state = self.state
         seen = frozenset(state.cache.ids())
         in_context = frozenset(state.context.ids())
-        return submit(
-            lambda: fetch(
-                call.name,
-                call.arguments,
-                self.store,
-                self.config,
-                seen=seen,
-                in_context=in_context,
-                current_query=query,
-                question=state.question,
-            )
+        return lambda: fetch(
+            call.name,
+            call.arguments,
+            self.store,
+            self.config,
+            seen=seen,
+            in_context=in_context,
+            current_query=query,
+            question=state.question,
         )
 
     def call_context(

@@ -223,22 +223,28 @@ def _outcome_content(
     state: EpisodeState, turn: int, outcome: ToolOutcome, memo: dict[Any, Any] | None
 ) -> str:
     where = (turn, outcome.call_id)
-    full = tuple(state.context.placement(cid) == where for cid in outcome.chunk_ids)
-    key = (where, full)
+    placement = state.context.placement
+    pruned = state.pruned
+    # per chunk: shown in full here (1), pruned (2: a run's line), else its stub (0); the
+    # memo's key, since a recall takes a chunk out of the pruned run without showing it here
+    how = tuple(
+        1 if placement(cid) == where else 2 if cid in pruned else 0 for cid in outcome.chunk_ids
+    )
+    key = (where, how)
     if memo is not None and key in memo:
         held: str = memo[key]
         return held
     blocks: list[str] = []
     run = 0  # pruned chunks in a row: one line
-    for chunk_id, shown in zip(outcome.chunk_ids, full, strict=True):
+    for chunk_id, shown in zip(outcome.chunk_ids, how, strict=True):
         chunk = state.cache.get(chunk_id)
-        if not shown and chunk_id in state.pruned:
+        if shown == 2:
             run += 1
             continue
         if run:
             blocks.append(pruned_line(run))
             run = 0
-        blocks.append(chunk_block(chunk) if shown and chunk is not None else stub(chunk_id))
+        blocks.append(chunk_block(chunk) if shown == 1 and chunk is not None else stub(chunk_id))
     if run:
         blocks.append(pruned_line(run))
     content = tool_content(outcome.header, blocks, outcome.footer)
@@ -291,12 +297,8 @@ def render_messages(
             messages.append({"role": "user", "content": "\n".join(record.notices)})
         if record.assistant is not None:
             calls = record.assistant["tool_calls"]
-            held = memo.get(("arguments", record.turn)) if memo is not None else None
-            if held is None or held[0] is not calls:  # the memo holds the list it dumped
-                held = (calls, dump_arguments(calls))
-                if memo is not None:
-                    memo[("arguments", record.turn)] = held
-            messages.append(assistant_message(record.assistant["text"], calls, held[1]))
+            dumped = _dumped_arguments(record.turn, calls, memo)
+            messages.append(assistant_message(record.assistant["text"], calls, dumped))
         for outcome in record.outcomes:
             messages.append(
                 {
@@ -306,6 +308,19 @@ def render_messages(
                 }
             )
     return messages
+
+
+def _dumped_arguments(
+    turn: int, calls: Sequence[dict[str, Any]], memo: dict[Any, Any] | None
+) -> tuple[str, ...]:
+    """:func:`dump_arguments` of a turn's calls, kept in ``memo`` with the list it dumped."""
+    held = memo.get(("arguments", turn)) if memo is not None else None
+    if held is None or held[0] is not calls:  # the memo holds the list it dumped
+        held = (calls, dump_arguments(calls))
+        if memo is not None:
+            memo[("arguments", turn)] = held
+    dumped: tuple[str, ...] = held[1]
+    return dumped
 
 
 #: counts of message segments shared by every episode of the process, keyed by
@@ -469,7 +484,26 @@ class TranscriptCounter:
         return round(text - self.scale * raw_text)
 
     def transcript(self, state: EpisodeState) -> int:
-        """Tokens of everything the state renders, tool schemas included."""
-        return self.messages(render_messages(state, self.render_memo)) + self.tools(
-            state.tool_schemas
-        )
+        """Tokens of everything the state renders, tool schemas included.
+
+        The sum of :meth:`message` over :func:`render_messages` (the same terms, counted
+        from the parts of each message without building the message dicts: the
+        harness counts the transcript before every call it applies)."""
+        cost = self.cost
+        memo = self.render_memo
+        text = self.text
+        n = 2 * cost.per_message + text(state.system_prompt or "") + text(state.question or "")
+        for record in state.turns:
+            if record.notices:
+                n += cost.per_message + text("\n".join(record.notices))
+            if record.assistant is not None:
+                calls = record.assistant["tool_calls"]
+                n += cost.per_message + text(record.assistant["text"] or "")
+                if calls:
+                    dumped = _dumped_arguments(record.turn, calls, memo)
+                    for c, a in zip(calls, dumped, strict=True):
+                        n += cost.per_tool_call + text(c["name"]) + text(a)
+            for outcome in record.outcomes:
+                content = _outcome_content(state, record.turn, outcome, memo)
+                n += cost.per_message + text(content) + cost.per_tool_result
+        return n + self.tools(state.tool_schemas)

@@ -35,6 +35,8 @@ _FORMAT = 1
 _TINY = float(np.nextafter(np.float32(0), np.float32(1)))  # the smallest positive score
 _SAMPLE_STEP = 16
 _RECENT = 8  # score vectors kept (4 MB each at 1M chunks)
+#: query texts whose term ids an index keeps (a few hundred bytes each)
+_KEYS_KEPT = 4096
 _WORD = re.compile(r"\w+")
 #: word -> stem pairs an analyzer keeps: a corpus repeats its words (Zipf), so most
 #: words of an ingest are stemmed once, and their terms share one string each
@@ -190,6 +192,10 @@ class Bm25Index:
         # scores chunks against its question on every hop
         self._recent: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
         self._recent_lock = threading.Lock()
+        # query text -> its sorted vocabulary term ids: an episode scores chunks against
+        # its question on every search, and analyzing it costs more than the lookup
+        # (a dict's get and set are atomic; emptied when full)
+        self._keys: dict[str, tuple[int, ...]] = {}
 
     @classmethod
     def build(
@@ -242,11 +248,16 @@ class Bm25Index:
         """BM25 score of ``query`` against every chunk (float32, corpus order; read-only)."""
         if self._model is None:
             return np.zeros(0, dtype=np.float32)
-        vocab = self._model.vocab_dict  # type: ignore[attr-defined]
-        term_ids = sorted({vocab[t] for t in self.analyzer.terms(query) if t in vocab})
-        if not term_ids:
+        key = self._keys.get(query)
+        if key is None:
+            vocab = self._model.vocab_dict  # type: ignore[attr-defined]
+            key = tuple(sorted({vocab[t] for t in self.analyzer.terms(query) if t in vocab}))
+            if len(self._keys) >= _KEYS_KEPT:
+                self._keys.clear()
+            self._keys[query] = key
+        if not key:
             return np.zeros(len(self._ids), dtype=np.float32)
-        key = tuple(term_ids)
+        term_ids = list(key)
         with self._recent_lock:
             cached = self._recent.get(key)
             if cached is not None:

@@ -9,9 +9,10 @@ Three files beside the BM25 index (``ids.json`` is kept too, for older readers):
 
 :class:`IdTable` is a ``Sequence[str]`` (position -> id) and :meth:`IdTable.positions`
 a ``Mapping[str, int]`` (id -> position); both read the mapped files on demand.
-A table remembers the positions it has found (at most :data:`FOUND_MAX` of them):
-the same few thousand ids come back on every search and every episode, and a
-dict lookup costs a fraction of a binary search through the mapped bytes.
+A table remembers the positions it has found and the ids it has decoded (at most
+:data:`FOUND_MAX` of each): the same few thousand ids come back on every search and
+every episode, and a dict lookup costs a fraction of a binary search through the
+mapped bytes, or of slicing and decoding them.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ class IdTable(Sequence[str]):
         # id -> position of the ids found so far (the files never change: never stale;
         # a dict's get and set are atomic, so readers on several threads may share it)
         self._found: dict[str, int] = {}
+        # position -> id of the positions read so far (the same sharing rules)
+        self._names: dict[int, str] = {}
         with (folder / _DATA).open("rb") as fh:
             size = (folder / _DATA).stat().st_size
             self._data: bytes | mmap.mmap = (
@@ -83,9 +86,15 @@ class IdTable(Sequence[str]):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
             i += self._n
+        name = self._names.get(i)
+        if name is not None:
+            return name
         if not 0 <= i < self._n:
             raise IndexError(i)
-        return self._bytes(i).decode("utf-8")
+        name = self._bytes(i).decode("utf-8")
+        if len(self._names) < FOUND_MAX:
+            self._names[i] = name
+        return name
 
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))

@@ -179,6 +179,18 @@ class KeepsReaderMemo(Protocol):
 
 
 @runtime_checkable
+class SearchesInline(Protocol):
+    """A store whose searches may run on the caller's thread: in this process, from
+    memory and local files, ending in about a millisecond (no network, no lock another
+    process holds), so handing one to a worker thread costs more than it saves (two
+    thread wake-ups, each a wait for a core on a loaded machine)."""
+
+    def searches_inline(self) -> bool:
+        """Whether a search on the live generation now is such a search."""
+        ...
+
+
+@runtime_checkable
 class Store(Protocol):
     """Read and write access to an indexed corpus.
 

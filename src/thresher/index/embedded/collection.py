@@ -192,6 +192,12 @@ class CollectionStore:
         (:class:`~thresher.index.store.KeepsReaderMemo`)."""
         return self._view().memo
 
+    def searches_inline(self) -> bool:
+        """A search reads only memory and local files when dense search is the exact scan
+        and chunks come from the saved records (:class:`~thresher.index.store.SearchesInline`)."""
+        view = self._view()
+        return self._exact(view) is not None and view.records is not None
+
     def _release(self) -> None:
         """Close the backend's clients (called once, from :meth:`close`, under the lock)."""
         raise NotImplementedError

@@ -280,6 +280,23 @@ def _title_heads(
     return heads
 
 
+@dataclass(frozen=True, slots=True)
+class _HeadsOf:
+    """The heads (:func:`_title_heads`) of the open titles an anchor reads, as a set
+    answers ``in``: titles of the anchor's own document or with its own normal form
+    left out, without building the set for every anchor."""
+
+    owners: Mapping[str, list[tuple[str, str]]]
+    doc_id: str
+    title_norm: str
+
+    def __contains__(self, head: object) -> bool:
+        found = self.owners.get(head) if isinstance(head, str) else None
+        return found is not None and any(
+            d != self.doc_id and n != self.title_norm for d, n in found
+        )
+
+
 def _heads_of(title: str) -> tuple[str, ...]:
     parts = title.lower().split()
     return tuple(" ".join(parts[:n]) for n in range(2, len(parts)))
@@ -397,9 +414,15 @@ def bridge_queries(
     done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
     # each known title's heads and normal form read once per call (every anchor reads them)
-    heads_of = read.heads_map(known_titles).__getitem__
+    heads_map = read.heads_map(known_titles)
     norms = {t: _norm(t) for t in known_titles}
     open_titles = [(t, d, norms[t]) for t, d in known_titles.items() if d not in done_docs]
+    # head -> (doc id, normal form) of each open title it opens: an anchor's heads are
+    # those of the titles neither its document's nor its own (see ``heads_for``)
+    owners: dict[str, list[tuple[str, str]]] = {}
+    for t, d, n in open_titles:
+        for head in heads_map[t]:
+            owners.setdefault(head, []).append((d, n))
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
@@ -409,7 +432,7 @@ def bridge_queries(
         linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title, norms)}
         for key, title in linked.items():
             candidates[key] = (title, 1.0)
-        heads = _title_heads(titles, heads_of)
+        heads = _HeadsOf(owners, anchor.doc_id, title_lower)
         text_lower = anchor.text.lower()
         held_words = read.held_words(anchor.title, anchor.text, anchor.path)
         # in a chain read from the question's form, an anchor reached through d bridges

@@ -216,9 +216,15 @@ def _share(part: set[str] | frozenset[str], whole: set[str] | frozenset[str]) ->
     return len(part & whole) / len(whole) if whole else 0.0
 
 
-def base_row(c: Candidate, q: QuestionContext) -> list[float]:
-    """The :data:`BASE_FEATURES` of one candidate."""
-    is_sub = c.subquery.strip().lower() != q.question.strip().lower()
+def _subquery_view(subquery: str, q: QuestionContext) -> tuple[bool, str]:
+    """Whether ``subquery`` is a follow-up (not the question), and it lowercased and folded."""
+    return subquery.strip().lower() != q.question.strip().lower(), fold(subquery.lower())
+
+
+def base_row(c: Candidate, q: QuestionContext, sub: tuple[bool, str] | None = None) -> list[float]:
+    """The :data:`BASE_FEATURES` of one candidate (``sub``: :func:`_subquery_view` of its
+    subquery, when the caller has it: a search's candidates share one)."""
+    is_sub, sub_folded = sub if sub is not None else _subquery_view(c.subquery, q)
     bm25_q = c.bm25_q if c.bm25_q is not None else 0.0
     dense_q = c.dense_q if c.dense_q is not None else 0.0
     dense_s = c.dense_s if c.dense_s is not None else dense_q if not is_sub else 0.0
@@ -238,7 +244,7 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
         1.0 if holds_folded(q.folded or fold(q.lower), c.title_folded) else 0.0,
         _share(c.title_words, q.words) if c.title_words else 0.0,
         _share(q.words, c.words),
-        1.0 if is_sub and holds_folded(fold(c.subquery.lower()), c.title_folded) else 0.0,
+        1.0 if is_sub and holds_folded(sub_folded, c.title_folded) else 0.0,
         _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
         _share(s_words, c.words) if is_sub else 0.0,
         1.0 if c.via and contains_folded(c.folded, c.via) else 0.0,
@@ -251,7 +257,14 @@ def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
     """Rows of :data:`BASE_FEATURES` for ``cands`` (shape ``(len(cands), len(BASE_FEATURES))``)."""
     if not cands:
         return np.zeros((0, len(BASE_FEATURES)))
-    return np.asarray([base_row(c, q) for c in cands], dtype=np.float64)
+    views: dict[str, tuple[bool, str]] = {}  # subquery -> its view, read once per call
+    rows = []
+    for c in cands:
+        sub = views.get(c.subquery)
+        if sub is None:
+            sub = views[c.subquery] = _subquery_view(c.subquery, q)
+        rows.append(base_row(c, q, sub))
+    return np.asarray(rows, dtype=np.float64)
 
 
 #: (candidate chunk id, content hash, anchor key...) -> what :func:`_pair` found: an

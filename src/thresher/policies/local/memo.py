@@ -76,6 +76,13 @@ class TextMemo:
     pairs: PairMemo = field(default_factory=dict)
     shared: ReaderMemo | None = None
     _own: dict[Hashable, object] = field(default_factory=dict)
+    #: chunk id -> (the chunk object, its ChunkText): the episode asks for the same
+    #: chunk objects (the store's cached ones) on every turn, and an id lookup with an
+    #: identity check costs less than the memo's key of the chunk's whole text
+    _texts: dict[str, tuple[Chunk, ChunkText]] = field(default_factory=dict)
+    #: title -> its heads, as read this episode (every planning step reads every known
+    #: title's heads: a plain lookup, not the memo's key)
+    _heads: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def _get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         memo = self.shared
@@ -90,7 +97,12 @@ class TextMemo:
 
     def chunk(self, chunk: Chunk) -> ChunkText:
         """The chunk's :class:`ChunkText` (its word sets may be shared: never change them)."""
-        return self._get(("chunk", chunk.title, chunk.text), lambda: _chunk_text(chunk))
+        held = self._texts.get(chunk.chunk_id)
+        if held is not None and held[0] is chunk:
+            return held[1]
+        got = self._get(("chunk", chunk.title, chunk.text), lambda: _chunk_text(chunk))
+        self._texts[chunk.chunk_id] = (chunk, got)
+        return got
 
     def words(self, chunk: Chunk) -> tuple[set[str], set[str]]:
         """Content words of the chunk's title and text, and of its title alone (shared:
@@ -154,17 +166,21 @@ class TextMemo:
         reads every known title's heads)."""
         shared = self.shared
         get = self._own.get if shared is None else shared.get
+        mine = self._heads
         out: dict[str, tuple[str, ...]] = {}
         for title in titles:
-            key = ("heads", title)
-            got = get(key)
-            if got is None:
-                got = _heads_of(title)
-                if shared is None:
-                    self._own[key] = got
-                else:
-                    shared.put(key, got)
-            out[title] = cast(tuple[str, ...], got)
+            held = mine.get(title)
+            if held is None:
+                key = ("heads", title)
+                got = get(key)
+                if got is None:
+                    got = _heads_of(title)
+                    if shared is None:
+                        self._own[key] = got
+                    else:
+                        shared.put(key, got)
+                held = mine[title] = cast(tuple[str, ...], got)
+            out[title] = held
         return out
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

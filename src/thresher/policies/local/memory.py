@@ -38,6 +38,12 @@ class EpisodeMemory:
         via: follow-up query (stripped) -> the bridge it was made from.
         base_rows: chunk id -> (candidate, question context, its base feature row):
             a candidate's base features depend on it and the question only.
+        order_logits: a feature row's bytes -> the order model's raw score of it: the
+            cached chunks are ranked on every turn, and most rows come back unchanged
+            (a tree ensemble scores each row alone: the same row, the same score).
+        question_scores: chunk id -> (BM25, cosine) against the question, as the
+            harness's question scorer gave them (a chunk a later search lists again is
+            not asked again).
         hop: follow-up turns proposed so far.
         phase: ``search``, then ``prune``, then ``final``.
         text: the episode's memo of chunk text.
@@ -56,6 +62,8 @@ class EpisodeMemory:
     base_rows: dict[str, tuple[Candidate, QuestionContext, np.ndarray]] = field(
         default_factory=dict
     )
+    order_logits: dict[bytes, float] = field(default_factory=dict)
+    question_scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     hop: int = 0
     phase: str = "search"
     text: TextMemo = field(default_factory=TextMemo)

@@ -28,7 +28,7 @@ from thresher.policies.local.features import (
     link_matrix,
 )
 from thresher.policies.local.memory import EpisodeMemory
-from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.scorer import LocalWeights, Model
 from thresher.policies.local.text import content_words
 
 __all__ = [
@@ -183,8 +183,17 @@ class CandidateScorer:
         # per call; the tail of a follow-up's list is rarely shown): the rest get the floor
         head = missing[: self.question_scores]
         if head:
-            scores = scorer([c.chunk.chunk_id for c in head])
-            for c, (b, d) in zip(head, scores, strict=True):
+            # a chunk's scores against the question are its own (not the batch's): the
+            # episode asks the store only for chunks no earlier search had it score
+            held = memory.question_scores
+            ask = list(
+                dict.fromkeys(c.chunk.chunk_id for c in head if c.chunk.chunk_id not in held)
+            )
+            if ask:
+                for cid, pair in zip(ask, scorer(ask), strict=True):
+                    held[cid] = pair
+            for c in head:
+                b, d = held[c.chunk.chunk_id]
                 c.bm25_q = b if c.bm25_q is None else c.bm25_q
                 c.dense_q = d if c.dense_q is None else c.dense_q
         floor_b = min((c.bm25_q for c in cands if c.bm25_q is not None), default=0.0)
@@ -240,11 +249,26 @@ class CandidateScorer:
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
         # ranker's (prune threshold, sufficiency features, the answer's scores)
-        score = self.weights.order.logits(fx) if self.weights.order is not None else full
+        order_model = self.weights.order
+        score = self.order_logits(memory, order_model, fx) if order_model is not None else full
         order = np.argsort(-score, kind="stable")
         return [
             Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i])) for i in order
         ]
+
+    @staticmethod
+    def order_logits(memory: EpisodeMemory, model: Model, fx: np.ndarray) -> np.ndarray:
+        """The order model's raw scores of the rows of ``fx``, rows scored before in the
+        episode read back (:attr:`~.memory.EpisodeMemory.order_logits`): only the new
+        rows go to the model, whose score of a row never depends on the rows beside it."""
+        held = memory.order_logits
+        keys = [row.tobytes() for row in fx]
+        todo = [i for i, k in enumerate(keys) if k not in held]
+        if todo:
+            got = model.logits(fx[todo])
+            for i, value in zip(todo, got.tolist(), strict=True):
+                held[keys[i]] = value
+        return np.asarray([held[k] for k in keys], dtype=np.float64)
 
     def source_utility(self, memory: EpisodeMemory, cands: list[Candidate]) -> dict[str, float]:
         """Chunk id -> base utility of each chunk the ``cands``' bridges came from."""

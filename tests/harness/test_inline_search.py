@@ -1,0 +1,83 @@
+"""A store that declares its searches quick and local (``SearchesInline``) has the turn's
+first search run on the episode's thread, with the same results and the same timeout as
+on a worker; the turn's other searches still run on workers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from thresher.harness.actions import Proposal, answer, call
+from thresher.harness.episode import run_episode
+from thresher.harness.trace import ToolResult
+from thresher.index.store import SearchesInline
+from thresher.policies.scripted import ScriptedPolicy
+
+Q = "In which province is the town where the Halvard Glassworks was founded?"
+
+
+class NotingStore:
+    """The real store, noting the thread of each search; declares inline searches when
+    ``inline`` (``delay``: seconds each search sleeps first)."""
+
+    def __init__(self, store: Any, inline: bool, delay: float = 0.0) -> None:
+        self._store = store
+        self.inline = inline
+        self.delay = delay
+        self.threads: list[int] = []
+
+    def searches_inline(self) -> bool:
+        return self.inline
+
+    def hybrid_search(self, *args: Any, **kwargs: Any) -> Any:
+        self.threads.append(threading.get_ident())
+        if self.delay:
+            time.sleep(self.delay)
+        return self._store.hybrid_search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def _two_searches() -> ScriptedPolicy:
+    searches = Proposal(
+        tool_calls=(
+            call("search_corpus", query="Halvard Glassworks founded"),
+            call("search_corpus", query="Marrowick province"),
+        )
+    )
+    return ScriptedPolicy([searches, answer()])
+
+
+def _shown(result: Any) -> list[tuple[str, tuple[str, ...], str]]:
+    return [(e.tool, tuple(e.shown), e.status) for e in result.trace if isinstance(e, ToolResult)]
+
+
+def test_the_first_search_of_a_turn_runs_on_the_episodes_thread(store, config) -> None:
+    inline = NotingStore(store, inline=True)
+    threaded = NotingStore(store, inline=False)
+    assert isinstance(inline, SearchesInline)
+    here = run_episode(Q, inline, _two_searches(), config)
+    there = run_episode(Q, threaded, _two_searches(), config)
+    me = threading.get_ident()
+    assert inline.threads[0] == me and inline.threads[1] != me
+    assert me not in threaded.threads
+    assert _shown(here) == _shown(there)
+    assert [e.status for e in here.trace if isinstance(e, ToolResult)] == ["ok", "ok"]
+
+
+def test_an_inline_search_past_the_deadline_is_a_timeout(store, config) -> None:
+    quick = config.override({"episode.tool_timeout_s": 0.05})
+    slow = NotingStore(store, inline=True, delay=0.2)
+    r = run_episode(Q, slow, _two_searches(), quick)
+    results = [e for e in r.trace if isinstance(e, ToolResult)]
+    assert results[0].status == "error" and results[0].code == "timeout"
+    assert "timed out" in results[0].header + results[0].footer
+
+
+def test_the_embedded_store_declares_whether_its_searches_run_inline(store) -> None:
+    """The protocol is declared; the test index (its chunks read through chromadb, no
+    saved records) keeps its searches on workers."""
+    assert isinstance(store, SearchesInline)
+    assert isinstance(store.searches_inline(), bool)
