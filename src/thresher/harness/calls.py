@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator
 from dataclasses import replace
 
 from thresher.config import Config
+from thresher.errors import ThresherError
 from thresher.harness.actions import Proposal, ToolCall
 from thresher.harness.budget import UsageState, tool_room
 from thresher.harness.policy import SearchReranker
@@ -79,7 +80,7 @@ class CallRunner:
         query = state.current_query
         jobs: dict[int, Job] = {}
         here: dict[int, Callable[[], Fetched]] = {}  # run on this thread when applied
-        inline = isinstance(self.store, SearchesInline) and self.store.searches_inline()
+        inline = self._searches_inline()
         for i, planned in enumerate(plan):
             call = planned.call
             if not planned.code and call.name in RETRIEVAL_TOOLS:
@@ -134,6 +135,17 @@ class CallRunner:
         """Record a result not yet counted (no chunks fitted), with its message's token count."""
         content = tool_content(event.header, [], event.footer)
         self.emit(replace(event, tokens=MESSAGE_OVERHEAD + self.tc.text(content)))
+
+    def _searches_inline(self) -> bool:
+        """Whether the store runs a turn's first search on this thread (a store that
+        cannot say, e.g. its backend is gone, keeps searches on workers, where the
+        fetch reports that failure as the call's error)."""
+        if not isinstance(self.store, SearchesInline):
+            return False
+        try:
+            return self.store.searches_inline()
+        except ThresherError:
+            return False
 
     def fetcher(self, call: ToolCall, query: str) -> Callable[[], Fetched]:
         """The call's fetch against the state as it is now (the turn's snapshot)."""

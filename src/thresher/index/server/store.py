@@ -255,6 +255,12 @@ class ServerStore(CollectionStore):
     def _view(self) -> IndexView:
         return self._current().view
 
+    def searches_inline(self) -> bool:
+        """Never: a search asks the server over HTTP, a wait that belongs on a worker
+        (:class:`~thresher.index.store.SearchesInline`). Answered without the server, so
+        it cannot fail when the server is gone."""
+        return False
+
     def _current(self) -> _State:
         """The live state, switched when an ingest has finished since the last look."""
         self._check_open(self.url)
