@@ -38,6 +38,9 @@ __all__ = [
     "question_patterns",
     "entity_spans",
     "names_in",
+    "heads_of",
+    "held_words_of",
+    "sentence_tokens",
     "linked_titles",
     "residual_words",
     "bridge_queries",
@@ -79,20 +82,16 @@ class BridgeReads(Protocol):
         """:func:`_sentence_facts` of ``text`` with the reads' span source."""
         ...
 
-    def heads_of(self, title: str) -> tuple[str, ...]:
-        """The lowercased leading word runs of ``title`` (see :func:`_title_heads`)."""
-        ...
-
     def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        """:meth:`heads_of` of each of ``titles``, by title."""
+        """:func:`heads_of` of each of ``titles``, by title."""
         ...
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The words of a lowercased sentence and their stems (:func:`_tokens`)."""
+        """The words of a lowercased sentence and their stems (:func:`sentence_tokens`)."""
         ...
 
     def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-        """Content words of an anchor and the chain that led to it (:func:`_held_words`)."""
+        """Content words of an anchor and the chain that led to it (:func:`held_words_of`)."""
         ...
 
 
@@ -105,17 +104,14 @@ class DirectReads:
     def facts(self, text: str) -> SentenceFacts:
         return _sentence_facts(text, self.spans_of)
 
-    def heads_of(self, title: str) -> tuple[str, ...]:
-        return _heads_of(title)
-
     def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        return {t: _heads_of(t) for t in titles}
+        return {t: heads_of(t) for t in titles}
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return _tokens(sent_lower)
+        return sentence_tokens(sent_lower)
 
     def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-        return _held_words(title, text, path)
+        return held_words_of(title, text, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,21 +264,9 @@ def _residual(
     return tuple(out[:limit])
 
 
-def _title_heads(
-    titles: Iterable[str], heads_of: Callable[[str], tuple[str, ...]] | None = None
-) -> set[str]:
-    """Lowercased leading word runs (two words or more) of ``titles``: the names they open
-    with (``heads_of``: a memo of :func:`_heads_of`)."""
-    of = heads_of or _heads_of
-    heads: set[str] = set()
-    for title in titles:
-        heads.update(of(title))
-    return heads
-
-
 @dataclass(frozen=True, slots=True)
 class _HeadsOf:
-    """The heads (:func:`_title_heads`) of the open titles an anchor reads, as a set
+    """The heads (:func:`heads_of`) of the open titles an anchor reads, as a set
     answers ``in``: titles of the anchor's own document or with its own normal form
     left out, without building the set for every anchor."""
 
@@ -297,7 +281,9 @@ class _HeadsOf:
         )
 
 
-def _heads_of(title: str) -> tuple[str, ...]:
+def heads_of(title: str) -> tuple[str, ...]:
+    """Lowercased leading word runs (two words or more) of ``title``: the names it opens
+    with ("Vratain Microsystems" of "Vratain Microsystems Annual Report 2019")."""
     parts = title.lower().split()
     return tuple(" ".join(parts[:n]) for n in range(2, len(parts)))
 
@@ -311,7 +297,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
 
-def _held_words(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
+def held_words_of(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
     """Content words of an anchor and the chain that led to it."""
     return frozenset(content_words(" ".join([title, text, *path])))
 
@@ -326,7 +312,7 @@ def _sentence_facts(text: str, spans: SpansOf = entity_spans) -> SentenceFacts:
     )
 
 
-def _tokens(sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def sentence_tokens(sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The words of a lowercased sentence and the :func:`stem` of each, in order."""
     tokens = tuple(words(sent_lower))
     return tokens, tuple(stem(w) for w in tokens)
@@ -348,9 +334,9 @@ def cued_spans(
 
     "Big Eyes is a 2014 film directed by Tim Burton, written by Scott Alexander and
     starring Amy Adams", asked for Big Eyes' director: Tim Burton, not Amy Adams.
-    ``tokens_of``: a memo of :func:`_tokens`.
+    ``tokens_of``: a memo of :func:`sentence_tokens`.
     """
-    of = tokens_of or _tokens
+    of = tokens_of or sentence_tokens
     tokens, stems = of(sent_lower)
     at = [i for i, s in enumerate(stems) if s in relation]
     if not at:

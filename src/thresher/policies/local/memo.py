@@ -26,10 +26,10 @@ from thresher.index.reader_memo import ReaderMemo
 from thresher.policies.local.bridges import (
     SentenceFacts,
     SpansOf,
-    _heads_of,
-    _held_words,
-    _tokens,
+    heads_of,
+    held_words_of,
     names_in,
+    sentence_tokens,
 )
 from thresher.policies.local.features import PairMemo, chunk_words
 from thresher.policies.local.sources.spans import NamedSpans
@@ -120,8 +120,8 @@ class TextMemo:
         return self.chunk(chunk).folded
 
     def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-        """Content words of an anchor and the chain that led to it (:func:`.bridges._held_words`)."""
-        return self._get(("held", title, text, path), lambda: _held_words(title, text, path))
+        """Content words of an anchor and the chain that led to it (:func:`.bridges.held_words_of`)."""
+        return self._get(("held", title, text, path), lambda: held_words_of(title, text, path))
 
     def sentence_names(self, text: str) -> SentenceNames:
         """Per sentence of ``text``: its content words and the names and codes it holds
@@ -157,12 +157,8 @@ class TextMemo:
             return compute()
         return self._get(key, compute)
 
-    def heads_of(self, title: str) -> tuple[str, ...]:
-        """The lowercased leading word runs of ``title`` (:func:`.bridges._heads_of`)."""
-        return self._get(("heads", title), lambda: _heads_of(title))
-
     def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        """:meth:`heads_of` of each of ``titles``, by title (one loop: a planning step
+        """:func:`.bridges.heads_of` of each of ``titles``, by title (one loop: a planning step
         reads every known title's heads)."""
         shared = self.shared
         get = self._own.get if shared is None else shared.get
@@ -174,7 +170,7 @@ class TextMemo:
                 key = ("heads", title)
                 got = get(key)
                 if got is None:
-                    got = _heads_of(title)
+                    got = heads_of(title)
                     if shared is None:
                         self._own[key] = got
                     else:
@@ -184,8 +180,8 @@ class TextMemo:
         return out
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """A lowercased sentence's words and their stems (:func:`.bridges._tokens`)."""
-        return self._get(("tokens", sent_lower), lambda: _tokens(sent_lower))
+        """A lowercased sentence's words and their stems (:func:`.bridges.sentence_tokens`)."""
+        return self._get(("tokens", sent_lower), lambda: sentence_tokens(sent_lower))
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +214,6 @@ class MemoReads:
                 union.setdefault(span.lower(), span)
             out.append((low, w, tuple(union.values())))
         return tuple(out)
-
-    def heads_of(self, title: str) -> tuple[str, ...]:
-        return self.memo.heads_of(title)
 
     def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
         return self.memo.heads_map(titles)
