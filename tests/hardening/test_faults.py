@@ -133,6 +133,34 @@ def _server_episode(tmp_path: Path, embedder, fault: str) -> None:
         assert calls[2].status in ("ok", "error"), calls[2]  # the late request may still drain
 
 
+def _killed_between_episodes(tmp_path: Path, embedder) -> None:
+    """The local policy on a server store whose Chroma dies between two episodes: the
+    second episode's calls fail and it ends ``tools_failed`` (asking the gone store for
+    its reader memo is not the policy failing to start: no ``policy_error``)."""
+    from thresher.index.server.ingest import ingest_server
+    from thresher.index.server.store import ServerStore
+    from thresher.policies.local.policy import LocalPolicy
+
+    if chroma_executable() is None:
+        pytest.skip("no chroma executable")
+    config = Config().override({"episode.tool_timeout_s": 2.0, "episode.wall_time_s": HANG_S / 2})
+    with ChromaProcess(tmp_path / "chroma") as chroma:
+        ingest_server(DOCS, f"{chroma.url}/faults", embedder=embedder, progress=False)
+        store = ServerStore(f"{chroma.url}/faults", config=config, embedder=embedder,
+                            cache_dir=tmp_path / "cache", refresh_s=0.0)  # fmt: skip
+        try:
+            policy = LocalPolicy(config=config)
+            first = run_episode(QUESTION, store, policy, config)
+            chroma.kill()
+            second = run_episode(QUESTION, store, policy, config)
+        finally:
+            store.close()
+    assert first.exit_reason is ExitReason.ANSWERED and first.documents
+    events = _traced(write_jsonl(second.trace, tmp_path / "trace.jsonl"), ExitReason.TOOLS_FAILED)
+    calls = [e for e in events if isinstance(e, ToolResult)]
+    assert calls and all(c.status == "error" for c in calls)
+
+
 def _chroma_down_at_start(tmp_path: Path, embedder) -> None:
     url = f"http://127.0.0.1:{free_port()}/chunks"
     done = _cli("search", QUESTION, "--index", url, "--trace", str(tmp_path / "t.jsonl"))
@@ -263,6 +291,7 @@ def _read_only_index(tmp_path: Path, folder_index: Path) -> None:
 CASES = {
     "chroma down at start": lambda tmp, emb, idx: _chroma_down_at_start(tmp, emb),
     "chroma killed mid-episode": lambda tmp, emb, idx: _server_episode(tmp, emb, "killed"),
+    "chroma killed between episodes": lambda tmp, emb, idx: _killed_between_episodes(tmp, emb),
     "chroma restarted mid-episode": lambda tmp, emb, idx: _server_episode(tmp, emb, "restarted"),
     "chroma slow (delaying proxy)": lambda tmp, emb, idx: _server_episode(tmp, emb, "slow"),
     "llm slow": lambda tmp, emb, idx: _llm_slow(tmp, idx),

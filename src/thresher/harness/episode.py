@@ -49,7 +49,7 @@ from typing import Any
 
 from thresher.config import Config, EpisodeConfig
 from thresher.corpus.sanitize import has_surrogate, scrub
-from thresher.errors import BackendUnavailableError
+from thresher.errors import BackendUnavailableError, ThresherError
 from thresher.harness.actions import MalformedReply, Proposal, ToolCall
 from thresher.harness.budget import (
     UsageState,
@@ -98,6 +98,7 @@ from thresher.harness.trace import (
 )
 from thresher.harness.transitions import refused_result
 from thresher.harness.validate import ProposalCheck, check_final, check_proposal
+from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import KeepsReaderMemo, Store
 from thresher.tokens import TokenCounter, get_counter
 from thresher.workers import Job, submit
@@ -296,14 +297,27 @@ class _Episode:
             )
             return self.result
 
+    def reader_memo(self) -> ReaderMemo | None:
+        """The store's per-generation reader memo, if it keeps one; None also when the
+        store cannot say (its backend is gone): the episode's first call reports that
+        failure, not the policy's start."""
+        if not isinstance(self.store, KeepsReaderMemo):
+            return None
+        try:
+            return self.store.reader_memo()
+        except ThresherError:
+            return None
+
     def start(self) -> Result | None:
         """Record the episode's start; a Result when it cannot begin."""
         broken = ""
         try:
             if isinstance(self.given, EpisodicPolicy):  # this episode's own session
                 self.use(self.given.start(self.question))
-            if isinstance(self.policy, UsesReaderMemo) and isinstance(self.store, KeepsReaderMemo):
-                self.policy.use_reader_memo(self.store.reader_memo())
+            if isinstance(self.policy, UsesReaderMemo):
+                memo = self.reader_memo()
+                if memo is not None:  # (an empty memo is falsy: it has a length)
+                    self.policy.use_reader_memo(memo)
             schemas = list(self.policy.tool_schemas() or [])
             system_prompt = str(self.policy.system_prompt)
             name = str(self.policy.name)
