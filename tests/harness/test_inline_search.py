@@ -1,6 +1,6 @@
 """A store that declares its searches quick and local (``SearchesInline``) has the turn's
-first search run on the episode's thread, with the same results and the same timeout as
-on a worker; the turn's other searches still run on workers."""
+searches and reads run on the episode's thread, with the same results and the same
+timeout as on a worker; a grep still runs on a worker."""
 
 from __future__ import annotations
 
@@ -26,9 +26,17 @@ class NotingStore:
         self.inline = inline
         self.delay = delay
         self.threads: list[int] = []
+        self.grep_threads: list[int] = []
 
     def searches_inline(self) -> bool:
         return self.inline
+
+    def pinned(self) -> Any:
+        return self  # an episode reads through this wrapper (not the store's pinned view)
+
+    def grep(self, *args: Any, **kwargs: Any) -> Any:
+        self.grep_threads.append(threading.get_ident())
+        return self._store.grep(*args, **kwargs)
 
     def hybrid_search(self, *args: Any, **kwargs: Any) -> Any:
         self.threads.append(threading.get_ident())
@@ -50,21 +58,43 @@ def _two_searches() -> ScriptedPolicy:
     return ScriptedPolicy([searches, answer()])
 
 
+def _searches_and_a_grep() -> ScriptedPolicy:
+    calls = Proposal(
+        tool_calls=(
+            call("search_corpus", query="Halvard Glassworks founded"),
+            call("grep_corpus", pattern="Marrowick"),
+            call("search_corpus", query="Marrowick province"),
+        )
+    )
+    return ScriptedPolicy([calls, answer()])
+
+
 def _shown(result: Any) -> list[tuple[str, tuple[str, ...], str]]:
     return [(e.tool, tuple(e.shown), e.status) for e in result.trace if isinstance(e, ToolResult)]
 
 
-def test_the_first_search_of_a_turn_runs_on_the_episodes_thread(store, config) -> None:
+def test_the_searches_of_a_turn_run_on_the_episodes_thread(store, config) -> None:
     inline = NotingStore(store, inline=True)
     threaded = NotingStore(store, inline=False)
     assert isinstance(inline, SearchesInline)
     here = run_episode(Q, inline, _two_searches(), config)
     there = run_episode(Q, threaded, _two_searches(), config)
     me = threading.get_ident()
-    assert inline.threads[0] == me and inline.threads[1] != me
+    assert inline.threads == [me, me]
     assert me not in threaded.threads
     assert _shown(here) == _shown(there)
     assert [e.status for e in here.trace if isinstance(e, ToolResult)] == ["ok", "ok"]
+
+
+def test_a_grep_runs_on_a_worker_beside_the_inline_searches(store, config) -> None:
+    inline = NotingStore(store, inline=True)
+    threaded = NotingStore(store, inline=False)
+    here = run_episode(Q, inline, _searches_and_a_grep(), config)
+    there = run_episode(Q, threaded, _searches_and_a_grep(), config)
+    me = threading.get_ident()
+    assert inline.threads == [me, me] and len(inline.grep_threads) == 1
+    assert inline.grep_threads[0] != me
+    assert _shown(here) == _shown(there)
 
 
 def test_an_inline_search_past_the_deadline_is_a_timeout(store, config) -> None:

@@ -71,6 +71,9 @@ class _HeldGrep:
     def __getattr__(self, name):
         return getattr(self._store, name)
 
+    def pinned(self):
+        return self  # an episode reads through the hold (not the store's pinned view)
+
     def grep(self, pattern, **kw) -> GrepResult:
         self.started.set()
         self.release.wait(30)

@@ -24,6 +24,9 @@ class _Spy:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    def pinned(self) -> Any:
+        return self  # an episode reads through the spy (not the store's pinned view)
+
 
 def test_warm_up_searches_the_index_and_runs_an_offline_episode(serve_index):
     from thresher.config import Config

@@ -3,7 +3,12 @@
 Retrieval calls are submitted to daemon workers together (a turn costs about
 its slowest call), each with the turn's deadline; their results are turned
 into events and applied strictly in call order, each cut to the room the
-calls before it left. Prune and recall need no I/O. A search's rerank by the policy (a declared
+calls before it left. A store that searches inline
+(:class:`~thresher.index.store.SearchesInline`: about a millisecond from memory)
+runs the turn's searches and reads on the episode's thread instead, each when
+its turn to be applied comes (handing one to a worker costs more than it takes;
+on a loaded machine, workers beside the episode's thread fight it for the
+interpreter); a grep still goes to a worker. Prune and recall need no I/O. A search's rerank by the policy (a declared
 :class:`~thresher.harness.policy.SearchReranker`) runs in that loop, on the
 episode's thread: the policy is never called from two threads at once. Each call's event is
 recorded before the next is waited for, so the episode's reader sees it then.
@@ -22,7 +27,14 @@ from thresher.harness.budget import UsageState, tool_room
 from thresher.harness.policy import SearchReranker
 from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
 from thresher.harness.state import EpisodeState
-from thresher.harness.tools import RETRIEVAL_TOOLS, Fetched, fetch, rerank_search, tool_spec
+from thresher.harness.tools import (
+    INLINE_TOOLS,
+    RETRIEVAL_TOOLS,
+    Fetched,
+    fetch,
+    rerank_search,
+    tool_spec,
+)
 from thresher.harness.trace import ToolResult, TraceEvent
 from thresher.harness.transitions import CallContext, refused_result
 from thresher.harness.validate import plan_calls
@@ -84,7 +96,7 @@ class CallRunner:
         for i, planned in enumerate(plan):
             call = planned.call
             if not planned.code and call.name in RETRIEVAL_TOOLS:
-                if inline and not here:
+                if inline and call.name in INLINE_TOOLS:
                     here[i] = self.fetcher(call, query)
                 else:
                     jobs[i] = submit(self.fetcher(call, query))
@@ -137,8 +149,8 @@ class CallRunner:
         self.emit(replace(event, tokens=MESSAGE_OVERHEAD + self.tc.text(content)))
 
     def _searches_inline(self) -> bool:
-        """Whether the store runs a turn's first search on this thread (a store that
-        cannot say, e.g. its backend is gone, keeps searches on workers, where the
+        """Whether the store runs the turn's searches and reads on this thread (a store
+        that cannot say, e.g. its backend is gone, keeps them on workers, where the
         fetch reports that failure as the call's error)."""
         if not isinstance(self.store, SearchesInline):
             return False

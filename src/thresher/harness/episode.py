@@ -30,6 +30,10 @@ thinking); the episode then ends with exit reason ``cancelled``, recorded in the
 trace like any other exit. That is the one way in from outside: the harness still
 owns the loop, and nothing else about the episode changes.
 
+An episode reads one index: a store that declares
+:class:`~thresher.index.store.PinsGeneration` is pinned to its live generation at
+the start (:func:`pin`), so an ingest committed mid-episode shows in the next one.
+
 Calls run on reusable daemon threads (:mod:`thresher.workers`), not
 a ``ThreadPoolExecutor``: a call that times out cannot be killed, and an
 executor joins its workers at interpreter exit, so one hung store call would
@@ -99,7 +103,7 @@ from thresher.harness.trace import (
 from thresher.harness.transitions import refused_result
 from thresher.harness.validate import ProposalCheck, check_final, check_proposal
 from thresher.index.reader_memo import ReaderMemo
-from thresher.index.store import KeepsReaderMemo, Store
+from thresher.index.store import KeepsReaderMemo, PinsGeneration, Store
 from thresher.tokens import TokenCounter, get_counter
 from thresher.workers import Job, submit
 
@@ -123,6 +127,20 @@ CANCELLED_MESSAGE = "stopped by the caller"
 STOP_POLL_S = 0.05
 
 
+def pin(store: Store) -> Store:
+    """``store`` fixed on its live index generation for one episode, when it can be
+    (:class:`~thresher.index.store.PinsGeneration`): the episode's searches, reads and
+    recalls read one index, whatever an ingest commits meanwhile. As given otherwise,
+    also when it cannot say (closed, its backend gone): the episode's first call then
+    reports that failure as the call's error."""
+    if not isinstance(store, PinsGeneration):
+        return store
+    try:
+        return store.pinned()
+    except ThresherError:
+        return store
+
+
 class _Stopped(Exception):
     """The caller asked the episode to stop while the policy was thinking."""
 
@@ -144,7 +162,7 @@ class _Episode:
     ) -> None:
         self.invalid_text = has_surrogate(question)
         self.question = scrub(question)  # what is recorded and searched is valid Unicode
-        self.store = store
+        self.store = pin(store)
         self.given = policy
         self.config = config
         self.reranker = reranker  # given by the caller; else the policy's (see :meth:`use`)
@@ -168,7 +186,7 @@ class _Episode:
         worst = notices_for(int("9" * len(str(config.budget.total))), config.budget)
         reserve = self.tc.message({"content": "\n".join(worst)}) + 4
         self.calls = CallRunner(
-            self.state, store, config, self.tc, reranker, self.emit, self.elapsed, reserve
+            self.state, self.store, config, self.tc, reranker, self.emit, self.elapsed, reserve
         )
         if not isinstance(policy, EpisodicPolicy):
             self.use(policy)

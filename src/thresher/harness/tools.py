@@ -42,6 +42,7 @@ __all__ = [
     "TOOLS",
     "TOOL_NAMES",
     "RETRIEVAL_TOOLS",
+    "INLINE_TOOLS",
     "SEARCHES",
     "Fetched",
     "check_arguments",
@@ -345,6 +346,11 @@ _BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
 TOOL_NAMES: tuple[str, ...] = tuple(_BY_NAME)
 #: tools that add new corpus text: run concurrently, refused past the hard cutoff
 RETRIEVAL_TOOLS: frozenset[str] = frozenset(s.name for s in TOOLS if s.retrieval)
+#: the retrieval tools a store that searches inline
+#: (:class:`~thresher.index.store.SearchesInline`) runs on the episode's thread: a
+#: search and a document read, about a millisecond each from memory; a grep's regex
+#: scan can take tens of milliseconds, so it keeps a worker, beside them
+INLINE_TOOLS: frozenset[str] = frozenset({"search_corpus", "read_document"})
 
 
 def tool_spec(name: str) -> ToolSpec:

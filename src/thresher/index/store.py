@@ -24,6 +24,9 @@ __all__ = [
     "DocumentInfo",
     "Store",
     "ManagesDocuments",
+    "KeepsReaderMemo",
+    "SearchesInline",
+    "PinsGeneration",
 ]
 
 
@@ -187,6 +190,24 @@ class SearchesInline(Protocol):
 
     def searches_inline(self) -> bool:
         """Whether a search on the live generation now is such a search."""
+        ...
+
+
+@runtime_checkable
+class PinsGeneration(Protocol):
+    """A store whose index changes by whole generations (an ingest or a delete commits a
+    new one) that can hand out one generation to read throughout.
+
+    Every read through the pinned store (searches, grep, reads, similarity) sees the
+    generation live when :meth:`pinned` was called, whatever commits meanwhile; the
+    store it came from keeps owning it (closing that store closes the pinned one;
+    closing the pinned one does nothing). The harness pins one per episode: an
+    episode's calls and recalls read one index, and the store looks for a newer
+    generation once per episode instead of on every call.
+    """
+
+    def pinned(self) -> Store:
+        """A read view of the live generation, fixed (see the class)."""
         ...
 
 

@@ -29,7 +29,7 @@ class _NoMemo:
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
-        if name == "reader_memo":
+        if name in ("reader_memo", "pinned"):  # (a pinned view would keep its memo)
             raise AttributeError(name)
         return getattr(self._store, name)
 

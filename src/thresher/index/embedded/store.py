@@ -4,7 +4,9 @@ Opens the generation that ``INDEX_DIR/CURRENT`` names (see
 :mod:`thresher.index.embedded.layout`): a chromadb ``PersistentClient`` folder and the
 BM25 side index. Before each call it checks ``CURRENT`` and, when an ingest
 has committed a new generation since, switches to it, so a long-running
-process always answers from the latest complete index.
+process always answers from the latest complete index. :meth:`EmbeddedStore.pinned`
+hands out the live generation fixed (:class:`~thresher.index.store.PinsGeneration`):
+the harness reads one generation for a whole episode.
 
 It never writes to the index folder: chromadb cannot open a folder read-only,
 so the client runs on a read copy of the generation's chroma folder, shared by
@@ -36,7 +38,7 @@ from thresher.index.embedded.saved_records import SavedRecords
 from thresher.index.grep import side_index as grep_index
 from thresher.index.grep.side_index import GrepIndex
 from thresher.index.manifest import COLLECTION
-from thresher.index.store import IngestReport, StoreStats
+from thresher.index.store import IngestReport, Store, StoreStats
 
 __all__ = ["EmbeddedStore"]
 
@@ -188,9 +190,21 @@ class EmbeddedStore(CollectionStore):
         self._check_open(self.index_dir)
         return delete_embedded(self.index_dir, doc_ids)
 
+    def pinned(self) -> Store:
+        """The live generation, fixed: every call through the returned store reads it,
+        whatever an ingest commits meanwhile (:class:`~thresher.index.store.PinsGeneration`).
+        It shares this store's query vectors and filters; closing this store closes it.
+
+        Raises:
+            BackendUnavailableError: this store is closed.
+        """
+        return _PinnedStore(self, self._current())
+
     def stats(self) -> StoreStats:
         """Counts, embedder and format of the live generation."""
-        generation = self._current()
+        return self._stats(self._current())
+
+    def _stats(self, generation: _Generation) -> StoreStats:
         m = generation.summary
         return StoreStats(
             backend=self.backend,
@@ -217,3 +231,48 @@ class EmbeddedStore(CollectionStore):
             generation.chroma.release()
             remove_read_copy(generation.copy)
         self._retired.clear()
+
+
+class _PinnedStore(CollectionStore):
+    """One generation of an :class:`EmbeddedStore`, fixed (see :meth:`EmbeddedStore.pinned`).
+
+    A retired generation stays open until its store closes, so reads through a pinned
+    one keep working after an ingest commits a newer one. Writes (deleting documents)
+    go to the store, which switches to the generation they commit; this view does not.
+    """
+
+    backend = "embedded"
+
+    def __init__(self, owner: EmbeddedStore, generation: _Generation) -> None:
+        super().__init__(owner.config, owner.embedder)
+        # one cache of query vectors and filters per store, whatever view reads it (the
+        # filter memo is keyed by the view, and guarded by the owner's lock)
+        self._queries = owner._queries
+        self._filtered = owner._filtered
+        self._lock = owner._lock
+        self.index_dir = owner.index_dir
+        self._owner = owner
+        self._generation = generation
+
+    def _view(self) -> IndexView:
+        self._owner._check_open(self.index_dir)
+        return self._generation.view
+
+    def pinned(self) -> Store:
+        """Itself: already fixed."""
+        return self
+
+    def stats(self) -> StoreStats:
+        """Counts, embedder and format of the pinned generation."""
+        self._owner._check_open(self.index_dir)
+        return self._owner._stats(self._generation)
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> IngestReport:
+        """Delete through the store (this view keeps reading its generation)."""
+        return self._owner.delete_documents(doc_ids)
+
+    def close(self) -> None:
+        """Nothing: the store it came from owns the generation (closing that closes this)."""
+
+    def _release(self) -> None:  # never called: close does nothing
+        raise AssertionError("a pinned store is released by the store it came from")
