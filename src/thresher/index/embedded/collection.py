@@ -442,9 +442,13 @@ class CollectionStore:
             return []
         view = self._view()
         lexical = view.bm25.scores_for(query, chunk_ids)  # raises UnknownIdError
-        vectors = self._embeddings(view, list(dict.fromkeys(chunk_ids)))
+        vectors = self._embeddings(view, chunk_ids)
         q = self._queries.embed_query(query)
-        return [(b, float(vectors[c] @ q)) for b, c in zip(lexical, chunk_ids, strict=True)]
+        # one dot product per row, as ``vectors[i] @ q`` computes it: numpy's vecdot runs
+        # the same dot loop (``FLOAT_dot``) on each row that ``@`` runs on two vectors,
+        # so these are the same floats, without a Python step per chunk
+        dense: list[float] = np.vecdot(vectors, q).tolist()
+        return list(zip(lexical, dense, strict=True))
 
     def _chunks(self, view: IndexView, ids: list[str]) -> list[Chunk]:
         """Chunks for ``ids`` (order kept, repeats allowed); ``UnknownIdError`` on misses."""
@@ -470,13 +474,18 @@ class CollectionStore:
             raise _unknown("chunk ids", missing)
         return [by_id[c] for c in ids]
 
-    def _embeddings(self, view: IndexView, ids: list[str]) -> dict[str, np.ndarray]:
+    def _embeddings(self, view: IndexView, chunk_ids: Sequence[str]) -> np.ndarray:
+        """The vector of each of ``chunk_ids``, one row each in order (repeats allowed);
+        ``UnknownIdError`` lists the ids without one."""
+        exact = self._exact(view)
+        if exact is not None:
+            rows = exact.get().rows(chunk_ids)  # in memory: no store read
+            if rows is not None:
+                return rows
+        ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, np.ndarray] = {}
-        if (
-            view.exact is not None
-            and len(view.bm25) <= self.config.retrieval.exact_dense_max_chunks
-        ):
-            out = view.exact.get().vectors(ids)  # in memory: no store read
+        if exact is not None:
+            out = exact.get().vectors(ids)
             ids = [c for c in ids if c not in out]
         for start in range(0, len(ids), _GET_BATCH):
             found = view.collection.get(ids=ids[start : start + _GET_BATCH], include=["embeddings"])
@@ -485,4 +494,4 @@ class CollectionStore:
         missing = [c for c in ids if c not in out]
         if missing:
             raise _unknown("chunk ids", missing)
-        return out
+        return np.stack([out[c] for c in chunk_ids])

@@ -20,9 +20,9 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -67,10 +67,23 @@ class ExactDense:
         self.ids = ids
         self.matrix = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
         self.row = {cid: i for i, cid in enumerate(ids)}
+        # each row's place in id order: numpy then orders candidates by (score, id)
+        # without building a Python pair per candidate (see :meth:`search`)
+        self._id_rank = np.empty(len(ids), dtype=np.int64)
+        self._id_rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
 
     def vectors(self, ids: Collection[str]) -> dict[str, np.ndarray]:
         """The (normalized) vectors of the ``ids`` held here; unknown ids are left out."""
         return {c: self.matrix[self.row[c]] for c in ids if c in self.row}
+
+    def rows(self, ids: Sequence[str]) -> np.ndarray | None:
+        """The (normalized) vectors of ``ids``, one row each in the order given (repeats
+        allowed; a copy); None when one of them is not held here."""
+        get = self.row.get
+        found = [get(c) for c in ids]
+        if None in found:
+            return None
+        return self.matrix[cast("list[int]", found)]
 
     @classmethod
     def from_collection(cls, collection: Any) -> ExactDense:
@@ -93,7 +106,8 @@ class ExactDense:
     ) -> list[tuple[str, float]]:
         """The ``n`` most similar chunks not in ``exclude``, ``(id, cosine)``, best first.
 
-        Ties are broken by id, so the order never depends on the matrix's row order.
+        Ties are broken by id, so the order never depends on the matrix's row order
+        (at the cut too: every chunk tied with the last one kept is a candidate).
         """
         if n <= 0 or not self.ids:
             return []
@@ -105,14 +119,25 @@ class ExactDense:
         # how many threads BLAS would use
         scores = np.einsum("ij,j->i", self.matrix, q, optimize=False)
         want = min(len(self.ids), n + len(exclude))
-        top = (
-            np.argpartition(-scores, want - 1)[:want]
-            if want < len(self.ids)
-            else np.arange(len(self.ids))
-        )
-        pairs = [(self.ids[i], float(scores[i])) for i in top if self.ids[i] not in exclude]
-        pairs.sort(key=lambda p: (-p[1], p[0]))
-        return pairs[:n]
+        if want < len(self.ids):  # every chunk scoring at least the want-th best: ties kept
+            cut = -np.partition(-scores, want - 1)[want - 1]
+            top = np.flatnonzero(scores >= cut)
+        else:
+            top = np.arange(len(self.ids))
+        # the candidates by (score descending, id), sorted by numpy: the id's rank in id
+        # order sorts as the id does, and float32 to float is exact, so this is the order
+        # of sorting ``(-score, id)`` pairs; only the kept ones become Python pairs
+        order = top[np.lexsort((self._id_rank[top], -scores[top]))]
+        ids = self.ids
+        out: list[tuple[str, float]] = []
+        for i, score in zip(order.tolist(), scores[order].tolist(), strict=True):
+            cid = ids[i]
+            if cid in exclude:
+                continue
+            out.append((cid, score))
+            if len(out) >= n:
+                break
+        return out
 
 
 class LazyExactDense:
@@ -127,6 +152,17 @@ class LazyExactDense:
         self._loaded: ExactDense | None = None
 
     def get(self) -> ExactDense:
+        """The matrix, read on the first call.
+
+        Once read it is published in one attribute assignment and never replaced, so
+        later calls return it without taking the lock (a search's hot path, called from
+        the episode's thread and from workers at once); only a call that finds nothing
+        published yet locks, and checks again under the lock, so concurrent first calls
+        read the vectors once.
+        """
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
         with self._lock:
             if self._loaded is None and self._saved is not None:
                 with contextlib.suppress(OSError, ValueError, EOFError):  # damaged: read chromadb
