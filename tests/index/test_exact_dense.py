@@ -125,3 +125,10 @@ def test_concurrent_first_calls_read_the_vectors_once() -> None:
     assert len(opened) == 1
     assert len(got) == 8 and all(g is got[0] for g in got)
     assert lazy.get() is got[0] and len(opened) == 1
+
+
+def test_follows_an_order_when_rows_are_in_it() -> None:
+    exact = ExactDense(["a", "b"], np.eye(2, dtype=np.float32))
+    order = ["a", "b"]
+    assert exact.follows(order) and exact.follows(order)
+    assert not exact.follows(["b", "a"]) and not exact.follows(["a"])

@@ -335,6 +335,14 @@ class Bm25Index:
         Raises:
             UnknownIdError: listing the ids the index does not hold.
         """
+        return self.scores_at(query, self.positions_for(chunk_ids))
+
+    def positions_for(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """The corpus position of each of ``chunk_ids``, in order (int64).
+
+        Raises:
+            UnknownIdError: listing the ids the index does not hold.
+        """
         found = positions_of(self._position, chunk_ids)
         if None in found:
             missing = [c for c, i in zip(chunk_ids, found, strict=True) if i is None]
@@ -343,11 +351,14 @@ class Bm25Index:
                 + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""),
                 missing,
             )
-        if not chunk_ids:
+        return np.asarray(found, dtype=np.int64)
+
+    def scores_at(self, query: str, positions: np.ndarray) -> list[float]:
+        """BM25 score of ``query`` against the chunk at each of ``positions``, in order."""
+        if not len(positions):
             return []
-        scores = self.scores(query)
         # float32 to float is exact: the same values as ``float(scores[i])`` one by one
-        picked: list[float] = scores[np.asarray(found, dtype=np.int64)].tolist()
+        picked: list[float] = self.scores(query)[positions].tolist()
         return picked
 
     def save(self, directory: str | Path) -> None:

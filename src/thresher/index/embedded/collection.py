@@ -60,18 +60,36 @@ def open_client(path: str | Path) -> Any:
 
 
 class ChunkCache:
-    """A thread-safe LRU of chunks read from one index state (chunks never change there)."""
+    """A thread-safe LRU of chunks read from one index state (chunks never change there).
 
-    def __init__(self, maxsize: int = 20_000) -> None:
+    ``chunks``: how many chunks that index holds, when known. When they all fit
+    (``chunks <= maxsize``) nothing is ever evicted, so the cache keeps no recency
+    order and :meth:`all_of` reads without the lock (a dict's reads are atomic; writes
+    still take it).
+    """
+
+    def __init__(self, maxsize: int = 20_000, chunks: int | None = None) -> None:
         self.maxsize = maxsize
         self._items: OrderedDict[str, Chunk] = OrderedDict()
         self._lock = threading.Lock()
+        self._evicts = chunks is None or chunks > maxsize
+
+    def all_of(self, ids: Sequence[str]) -> list[Chunk] | None:
+        """The chunks of ``ids`` in order when every one is held and the cache never
+        evicts (no recency to update), else None: then ask :meth:`lookup`."""
+        if self._evicts:
+            return None
+        try:
+            return list(map(self._items.__getitem__, ids))
+        except KeyError:
+            return None
 
     def lookup(self, ids: Sequence[str]) -> dict[str, Chunk]:
         with self._lock:
             found = {c: self._items[c] for c in ids if c in self._items}
-            for c in found:
-                self._items.move_to_end(c)
+            if self._evicts:
+                for c in found:
+                    self._items.move_to_end(c)
             return found
 
     def store(self, chunks: Collection[Chunk]) -> None:
@@ -123,7 +141,8 @@ class IndexView:
             else LazyCollection.ready(collection)
         )
         exact = LazyExactDense(source.get, vectors)
-        return cls(source, bm25, bm25.positions, ChunkCache(), grep_index, exact, records)
+        cache = ChunkCache(chunks=len(bm25))
+        return cls(source, bm25, bm25.positions, cache, grep_index, exact, records)
 
 
 def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
@@ -441,8 +460,14 @@ class CollectionStore:
         if not chunk_ids:
             return []
         view = self._view()
-        lexical = view.bm25.scores_for(query, chunk_ids)  # raises UnknownIdError
-        vectors = self._embeddings(view, chunk_ids)
+        positions = view.bm25.positions_for(chunk_ids)  # raises UnknownIdError
+        lexical = view.bm25.scores_at(query, positions)
+        exact = self._exact(view)
+        matrix = exact.get() if exact is not None else None
+        if matrix is not None and matrix.follows(view.bm25.id_list):  # rows in corpus order
+            vectors = matrix.matrix[positions]
+        else:
+            vectors = self._embeddings(view, chunk_ids)
         q = self._queries.embed_query(query)
         # one dot product per row, as ``vectors[i] @ q`` computes it: numpy's vecdot runs
         # the same dot loop (``FLOAT_dot``) on each row that ``@`` runs on two vectors,
@@ -452,6 +477,9 @@ class CollectionStore:
 
     def _chunks(self, view: IndexView, ids: list[str]) -> list[Chunk]:
         """Chunks for ``ids`` (order kept, repeats allowed); ``UnknownIdError`` on misses."""
+        held = view.cache.all_of(ids)
+        if held is not None:
+            return held
         unique = list(dict.fromkeys(ids))
         by_id = view.cache.lookup(unique)
         wanted = [c for c in unique if c not in by_id]
