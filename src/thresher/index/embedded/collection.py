@@ -34,6 +34,7 @@ from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep.guard import grep_ids
 from thresher.index.grep.side_index import GrepIndex, grep_indexed
+from thresher.index.id_table import positions_of
 from thresher.index.listing import left_out, list_documents
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.records import chunk_from_record
@@ -171,7 +172,7 @@ class Excluded(AbstractSet[str]):
     ) -> None:
         self.left = left
         self.blocked = blocked
-        self.extra = {c for c in extra if c not in left}
+        self.extra = {c for c in extra if c not in left} if left else set(extra)
 
     def __contains__(self, chunk_id: object) -> bool:
         return chunk_id in self.extra or chunk_id in self.left
@@ -184,7 +185,12 @@ class Excluded(AbstractSet[str]):
 
     def in_index(self, order: Mapping[str, int]) -> int:
         """How many of these ids are chunks of the index whose ``order`` is given."""
-        return len(self.left) + sum(1 for c in self.extra if c in order)
+        return len(self.left) + len(self.extra) - positions_of(order, self.extra).count(None)
+
+    def plain(self) -> AbstractSet[str]:
+        """These ids as a plain set when no filter adds any (``extra``: a membership test
+        without a Python call), else this object."""
+        return self if self.left else self.extra
 
 
 class CollectionStore:
@@ -343,7 +349,7 @@ class CollectionStore:
         vector = self._queries.embed_query(query)
         exact = self._exact(view)
         if exact is not None:
-            return exact.get().search(vector, depth, exclude)  # deterministic, as fast
+            return exact.get().search(vector, depth, exclude.plain())  # deterministic, as fast
         kept = total - (n - depth)
         if (
             n - depth > kept and kept <= _ASK_BY_ID
