@@ -132,3 +132,19 @@ def test_follows_an_order_when_rows_are_in_it() -> None:
     order = ["a", "b"]
     assert exact.follows(order) and exact.follows(order)
     assert not exact.follows(["b", "a"]) and not exact.follows(["a"])
+
+
+def test_the_cut_is_the_kth_largest_score() -> None:
+    from thresher.index.embedded.exact_dense import _kth_largest
+
+    rng = np.random.default_rng(3)
+    for size in (5, 40, 997, 6000):
+        scores = rng.choice(rng.normal(size=size // 3 + 1), size=size).astype(np.float32)
+        for k in {1, 2, size // 4, size // 4 + 1, size // 2, size - 1} - {0}:
+            assert _kth_largest(scores, k) == float(np.sort(scores)[::-1][k - 1])
+    with_nan = rng.normal(size=400).astype(np.float32)
+    with_nan[rng.integers(0, 400, size=150)] = np.nan  # NaN counts as the smallest
+    for k in (1, 20, 60, 200, 399):
+        expected = float(-np.sort(-with_nan)[k - 1])
+        got = _kth_largest(with_nan, k)
+        assert got == expected or (np.isnan(got) and np.isnan(expected))

@@ -324,7 +324,7 @@ class Bm25Index:
             end = 0
         names = names_at(self._ids, order[:end].tolist())
         pairs = list(zip(names, values[:end].tolist(), strict=True))
-        if end > 1 and bool(np.any(values[1:end] == values[: end - 1])):  # ties: by id
+        if end > 1 and (values[1:end] == values[: end - 1]).any():  # ties: by id
             pairs.sort(key=itemgetter(0))
             pairs.sort(key=itemgetter(1), reverse=True)  # stable: equal scores stay by id
         return pairs[:k]
