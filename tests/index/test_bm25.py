@@ -71,22 +71,28 @@ def test_empty_index(tmp_path) -> None:
     assert Bm25Index.load(tmp_path / "e").search("anything", k=3) == []
 
 
-def test_search_keeps_the_order_of_a_full_sort_when_many_chunks_tie() -> None:
-    """Repeated texts tie: the top k is (score descending, chunk id), as a full sort gives."""
+def test_search_keeps_the_order_of_a_full_sort_when_many_chunks_tie(tmp_path) -> None:
+    """Repeated texts tie: the top k is (score descending, chunk id), as a full sort gives,
+    built or loaded (ids read through the memory-mapped id table)."""
     import random
 
     rng = random.Random(7)
     words = ["river", "town", "glass", "market", "bread", "moon", "harbour", "salt"]
     texts = [" ".join(rng.choices(words, k=rng.randint(1, 6))) for _ in range(40)] * 30
     ids = [f"c{rng.randrange(10**6):06d}-{i}" for i in range(len(texts))]
-    index = Bm25Index.build(ids, texts)
-    for query in ["river town", "glass", "salt moon harbour", "bread bread market"]:
-        scores = index.scores(query)
-        full = sorted(
-            (i for i in range(len(ids)) if scores[i] > 0), key=lambda i: (-scores[i], ids[i])
-        )
-        for k in (1, 7, 50, 5000):
-            assert index.search(query, k) == [(ids[i], float(scores[i])) for i in full[:k]]
+    built = Bm25Index.build(ids, texts)
+    built.save(tmp_path)
+    for index in (built, Bm25Index.load(tmp_path)):
+        for query in ["river town", "glass", "salt moon harbour", "bread bread market"]:
+            scores = index.scores(query)
+            full = sorted(
+                (i for i in range(len(ids)) if scores[i] > 0), key=lambda i: (-scores[i], ids[i])
+            )
+            for k in (1, 7, 50, 5000):
+                assert index.search(query, k) == [(ids[i], float(scores[i])) for i in full[:k]]
+            dropped = {ids[i] for i in full[:5]}
+            rest = [i for i in full if ids[i] not in dropped]
+            assert index.search(query, 9, dropped) == [(ids[i], float(scores[i])) for i in rest[:9]]
 
 
 def test_a_saved_index_is_read_without_bm25s_and_scores_alike(tmp_path) -> None:

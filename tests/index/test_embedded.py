@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from thresher.corpus.document import Chunk
 from thresher.errors import (
     BackendUnavailableError,
     InputError,
@@ -205,3 +206,28 @@ def test_open_store_hands_urls_to_the_server_backend() -> None:
     # absent; both end in a typed error, never NotImplementedError.
     with pytest.raises(BackendUnavailableError):
         open_store("http://127.0.0.1:9/chunks")
+
+
+def test_similarity_is_each_rows_own_dot_product(store) -> None:
+    # one vecdot over the rows gives the floats ``vector @ query`` gives row by row
+    query = "sulfur plumes on Io"
+    ids = ["astro-3#0", "bake-2#0", "astro-3#0", "astro-1#0"]
+    vectors = store._view().exact.get().vectors(ids)
+    q = store._queries.embed_query(query)
+    assert [d for _, d in store.similarity(query, ids)] == [float(vectors[c] @ q) for c in ids]
+    assert store._view().exact.get().follows(store._view().bm25.id_list)
+
+
+def test_a_cache_holding_every_chunk_never_evicts_and_reads_in_bulk() -> None:
+    from thresher.index.embedded.collection import ChunkCache
+
+    chunks = [Chunk(f"d{i}#0", f"d{i}", 0, "t", "text", 0, 4, "h", "s") for i in range(3)]
+    whole = ChunkCache(maxsize=3, chunks=3)
+    whole.store(chunks)
+    assert whole.all_of(["d2#0", "d0#0", "d2#0"]) == [chunks[2], chunks[0], chunks[2]]
+    assert whole.all_of(["d0#0", "gone#0"]) is None
+    lru = ChunkCache(maxsize=2, chunks=3)  # too small for the index: an LRU
+    lru.store(chunks[:2])
+    assert lru.all_of(["d0#0"]) is None and set(lru.lookup(["d0#0"])) == {"d0#0"}
+    lru.store(chunks[2:])  # d1 was used least recently
+    assert set(lru.lookup(["d0#0", "d1#0", "d2#0"])) == {"d0#0", "d2#0"}

@@ -55,3 +55,96 @@ def test_saved_vectors_load_as_the_collection_reads(tmp_path) -> None:
     (tmp_path / "vectors.npy").write_bytes(b"damaged")
     with pytest.raises(ValueError):
         ExactDense.load(tmp_path)
+
+
+class _Pages:  # chromadb's get(), paged
+    def __init__(self, ids: list[str], matrix: np.ndarray) -> None:
+        self.ids, self.matrix = ids, matrix
+
+    def get(self, include, limit, offset):  # type: ignore[no-untyped-def]
+        return {"ids": self.ids[offset : offset + limit],
+                "embeddings": self.matrix[offset : offset + limit]}  # fmt: skip
+
+
+def test_ties_and_exclusions_match_sorting_every_pair() -> None:
+    # repeated rows tie exactly: the order is (score descending, id), excluded ids
+    # dropped before the cut, whatever the row order
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=(40, 8)).astype(np.float32)
+    matrix = base[rng.integers(0, 40, size=600)]
+    ids = [f"d{i}" for i in rng.permutation(600)]
+    exact = ExactDense(ids, matrix)
+    for seed in range(20):
+        local = np.random.default_rng(seed)
+        q = local.normal(size=8)
+        exclude = {ids[i] for i in local.integers(0, 600, size=int(local.integers(0, 60)))}
+        n = int(local.integers(1, 120))
+        q32 = q.astype(np.float32)
+        qn = q32 / np.float32(np.linalg.norm(q32))
+        scores = np.einsum("ij,j->i", exact.matrix, qn, optimize=False)
+        every = sorted(
+            ((cid, float(s)) for cid, s in zip(ids, scores, strict=True) if cid not in exclude),
+            key=lambda p: (-p[1], p[0]),
+        )
+        assert exact.search(q, n, exclude) == every[:n]
+
+
+def test_rows_in_the_order_asked() -> None:
+    exact = ExactDense(["a", "b", "c"], np.eye(3, dtype=np.float32) * 2)
+    got = exact.rows(["c", "a", "c"])
+    assert got is not None and got.tolist() == [[0, 0, 1], [1, 0, 0], [0, 0, 1]]
+    assert exact.rows(["a", "zz"]) is None
+
+
+def test_concurrent_first_calls_read_the_vectors_once() -> None:
+    import threading
+    import time
+
+    from thresher.index.embedded.exact_dense import LazyExactDense
+
+    opened: list[int] = []
+
+    def collection() -> _Pages:
+        opened.append(1)
+        time.sleep(0.05)  # a slow read: the other callers arrive while it runs
+        return _Pages(["a", "b"], np.eye(2, dtype=np.float32))
+
+    lazy = LazyExactDense(collection)
+    start = threading.Barrier(8)
+    got: list[ExactDense] = []
+
+    def first_call() -> None:
+        start.wait()
+        got.append(lazy.get())
+
+    threads = [threading.Thread(target=first_call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(opened) == 1
+    assert len(got) == 8 and all(g is got[0] for g in got)
+    assert lazy.get() is got[0] and len(opened) == 1
+
+
+def test_follows_an_order_when_rows_are_in_it() -> None:
+    exact = ExactDense(["a", "b"], np.eye(2, dtype=np.float32))
+    order = ["a", "b"]
+    assert exact.follows(order) and exact.follows(order)
+    assert not exact.follows(["b", "a"]) and not exact.follows(["a"])
+
+
+def test_the_cut_is_the_kth_largest_score() -> None:
+    from thresher.index.embedded.exact_dense import _kth_largest
+
+    rng = np.random.default_rng(3)
+    for size in (5, 40, 997, 6000):
+        scores = rng.choice(rng.normal(size=size // 3 + 1), size=size).astype(np.float32)
+        for k in {1, 2, size // 4, size // 4 + 1, size // 2, size - 1} - {0}:
+            assert _kth_largest(scores, k) == float(np.sort(scores)[::-1][k - 1])
+    with_nan = rng.normal(size=400).astype(np.float32)
+    with_nan[rng.integers(0, 400, size=150)] = np.nan  # NaN counts as the smallest
+    for k in (1, 20, 60, 200, 399):
+        expected = float(-np.sort(-with_nan)[k - 1])
+        got = _kth_largest(with_nan, k)
+        assert got == expected or (np.isnan(got) and np.isnan(expected))

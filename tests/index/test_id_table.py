@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedded import layout
-from thresher.index.id_table import load_ids, save_ids
+from thresher.index.id_table import load_ids, names_at, positions_of, save_ids
 from thresher.index.manifest import DocEntry
 
 
@@ -23,6 +23,13 @@ def test_ids_round_trip_by_position_and_by_id(tmp_path_factory, ids) -> None:
     positions = table.positions()
     assert all(positions[c] == i for i, c in enumerate(ids))
     assert "never-an-id\x00" not in positions and positions.get("never-an-id\x00") is None
+    # in bulk, before and after the table remembers them, unknown ids as None
+    order = list(range(len(ids)))[::-1]
+    assert names_at(table, order) == [ids[i] for i in order] == names_at(table, order)
+    asked = [*ids[::-1], "never-an-id\x00"]
+    expected = [len(ids) - 1 - i for i in range(len(ids))] + [None]
+    assert positions_of(positions, asked) == expected == positions_of(positions, asked)
+    assert positions_of(dict(zip(ids, range(len(ids)), strict=True)), asked) == expected
     assert json.loads((folder / "ids.json").read_text(encoding="utf-8")) == ids
 
 

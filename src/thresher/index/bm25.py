@@ -16,18 +16,18 @@ term counts once.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
 
 from thresher.errors import IndexVersionError, ModelMissingError, UnknownIdError
-from thresher.index.id_table import load_ids, save_ids
+from thresher.index.id_table import load_ids, names_at, positions_of, save_ids
 
 __all__ = ["Analyzer", "Bm25Index"]
 
@@ -291,8 +291,7 @@ class Bm25Index:
             return []
         scores = self.scores(query)
         if exclude:
-            found = (self._position.get(c) for c in exclude)
-            drop = [i for i in found if i is not None]
+            drop = [i for i in positions_of(self._position, exclude) if i is not None]
             if drop:
                 scores = scores.copy()
                 scores[drop] = 0.0
@@ -318,17 +317,17 @@ class Bm25Index:
         for the score groups that reach the top ``k`` (a corpus of repeats ties a lot)."""
         order = candidates[np.argsort(-scores[candidates], kind="stable")]
         values = scores[order]
-        starts = [0, *(np.flatnonzero(np.diff(values)) + 1).tolist(), len(order)]
-        out: list[tuple[str, float]] = []
-        for start, end in itertools.pairwise(starts):
-            if len(out) >= k:
-                break
-            if end - start == 1:  # most scores are unique
-                out.append((self._ids[int(order[start])], float(values[start])))
-                continue
-            group = sorted((self._ids[i], float(values[start])) for i in order[start:end].tolist())
-            out.extend(group[: k - len(out)])
-        return out
+        end = len(order)
+        if end > k > 0:  # to the end of the group of the k-th score (sorted: ties follow it)
+            end = k + int(np.count_nonzero(values[k:] == values[k - 1]))
+        elif k <= 0:
+            end = 0
+        names = names_at(self._ids, order[:end].tolist())
+        pairs = list(zip(names, values[:end].tolist(), strict=True))
+        if end > 1 and (values[1:end] == values[: end - 1]).any():  # ties: by id
+            pairs.sort(key=itemgetter(0))
+            pairs.sort(key=itemgetter(1), reverse=True)  # stable: equal scores stay by id
+        return pairs[:k]
 
     def scores_for(self, query: str, chunk_ids: Sequence[str]) -> list[float]:
         """BM25 score of ``query`` against each given chunk, in order.
@@ -336,19 +335,30 @@ class Bm25Index:
         Raises:
             UnknownIdError: listing the ids the index does not hold.
         """
-        found = [self._position.get(c) for c in chunk_ids]
-        missing = [c for c, i in zip(chunk_ids, found, strict=True) if i is None]
-        if missing:
+        return self.scores_at(query, self.positions_for(chunk_ids))
+
+    def positions_for(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """The corpus position of each of ``chunk_ids``, in order (int64).
+
+        Raises:
+            UnknownIdError: listing the ids the index does not hold.
+        """
+        found = positions_of(self._position, chunk_ids)
+        if None in found:
+            missing = [c for c, i in zip(chunk_ids, found, strict=True) if i is None]
             raise UnknownIdError(
                 f"unknown chunk ids: {', '.join(missing[:10])}"
                 + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""),
                 missing,
             )
-        if not chunk_ids:
+        return np.asarray(found, dtype=np.int64)
+
+    def scores_at(self, query: str, positions: np.ndarray) -> list[float]:
+        """BM25 score of ``query`` against the chunk at each of ``positions``, in order."""
+        if not len(positions):
             return []
-        scores = self.scores(query)
         # float32 to float is exact: the same values as ``float(scores[i])`` one by one
-        picked: list[float] = scores[np.asarray(found, dtype=np.int64)].tolist()
+        picked: list[float] = self.scores(query)[positions].tolist()
         return picked
 
     def save(self, directory: str | Path) -> None:

@@ -67,13 +67,22 @@ def rrf(rankings: Sequence[Sequence[str]], k: int) -> list[tuple[str, float]]:
     # ranks, so the sums are the same floats (one pass, no per-item call: this runs on
     # every search)
     scores: dict[str, float] = {}
+    get = scores.get
     for r, ranking in enumerate(rankings):
         if len(set(ranking)) != len(ranking):
             raise ValueError(f"rrf: id {_first_repeat(ranking)!r} repeats in ranking {r}")
         for rank, doc in enumerate(ranking, start=k + 1):
-            scores[doc] = scores.get(doc, 0.0) + 1.0 / rank
-    order = sorted([(-score, doc) for doc, score in scores.items()])
-    return [(doc, -neg) for neg, doc in order]
+            scores[doc] = get(doc, 0.0) + 1.0 / rank
+    return [(doc, scores[doc]) for doc in _by_score(scores)]
+
+
+def _by_score(scores: dict[str, float]) -> list[str]:
+    """The ids of ``scores``, highest score first, equal scores by id: sorted by id, then
+    stably by score (a sort with ``reverse`` keeps equal items in their order), which is
+    the order of sorting ``(-score, id)`` pairs without building them."""
+    order = sorted(scores)
+    order.sort(key=scores.__getitem__, reverse=True)
+    return order
 
 
 def _first_repeat(ranking: Sequence[str]) -> str:
@@ -120,16 +129,30 @@ def fuse_retrievers(
     Raises:
         ValueError: as :func:`rrf`.
     """
-    fused = rrf([[c for c, _ in bm25], [c for c, _ in dense]], k)
-    if limit is not None:
-        fused = fused[: max(limit, 0)]
+    _check_k(k)
+    # :func:`rrf` on the two id lists, inlined (this runs on every search): the same
+    # sums in the same order (``0.0 + x`` is ``x``), the same order of results
     b_at = {c: (rank, s) for rank, (c, s) in enumerate(bm25, start=1)}
     d_at = {c: (rank, s) for rank, (c, s) in enumerate(dense, start=1)}
+    for r, (ranked, at) in enumerate(((bm25, b_at), (dense, d_at))):
+        if len(at) != len(ranked):
+            raise ValueError(
+                f"rrf: id {_first_repeat([c for c, _ in ranked])!r} repeats in ranking {r}"
+            )
+    scores = {c: 1.0 / rank for rank, (c, _) in enumerate(bm25, start=k + 1)}
+    get = scores.get
+    for rank, (c, _) in enumerate(dense, start=k + 1):
+        scores[c] = get(c, 0.0) + 1.0 / rank
+    order = _by_score(scores)
+    if limit is not None:
+        order = order[: max(limit, 0)]
+    absent = (None, None)
+    new = tuple.__new__  # a NamedTuple's own constructor is a Python function
     out: list[Fused] = []
-    for key, score in fused:
-        b_rank, b_score = b_at.get(key, (None, None))
-        d_rank, d_score = d_at.get(key, (None, None))
-        out.append(Fused(key, score, b_rank, d_rank, b_score, d_score))
+    for key in order:
+        b_rank, b_score = b_at.get(key, absent)
+        d_rank, d_score = d_at.get(key, absent)
+        out.append(new(Fused, (key, scores[key], b_rank, d_rank, b_score, d_score)))
     return out
 
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import overload
+from typing import cast, overload
 
 import numpy as np
 
-__all__ = ["IdTable", "save_ids", "load_ids"]
+__all__ = ["IdTable", "save_ids", "load_ids", "names_at", "positions_of"]
 
 _DATA, _OFFSETS, _SORTED = "ids.utf8", "ids.offsets.npy", "ids.sorted.npy"
 #: the most positions a table remembers (about 100 bytes each)
@@ -99,6 +99,27 @@ class IdTable(Sequence[str]):
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))
 
+    def take(self, positions: Sequence[int]) -> list[str]:
+        """The ids at ``positions`` (``table[i]`` for each), the remembered ones looked up
+        in one pass without a Python call per id."""
+        names: list[str | None] = list(map(self._names.get, positions))
+        if None in names:
+            for j, (i, name) in enumerate(zip(positions, names, strict=True)):
+                if name is None:
+                    names[j] = self[i]
+        return cast("list[str]", names)
+
+    def find_all(self, chunk_ids: Iterable[str]) -> list[int | None]:
+        """:meth:`find` of each of ``chunk_ids``, in order, the remembered ones looked up
+        in one pass without a Python call per id."""
+        asked = chunk_ids if isinstance(chunk_ids, list) else list(chunk_ids)
+        found: list[int | None] = list(map(self._found.get, asked))
+        if None in found:
+            for j, (chunk_id, at) in enumerate(zip(asked, found, strict=True)):
+                if at is None and isinstance(chunk_id, str):
+                    found[j] = self.find(chunk_id)
+        return found
+
     def find(self, chunk_id: str) -> int | None:
         """The position of ``chunk_id``, or None (remembered, else a binary search over
         the sorted order)."""
@@ -128,9 +149,28 @@ class IdTable(Sequence[str]):
         return _Positions(self)
 
 
+def names_at(ids: Sequence[str], positions: Sequence[int]) -> list[str]:
+    """``[ids[i] for i in positions]``, through :meth:`IdTable.take` for a table."""
+    if isinstance(ids, IdTable):
+        return ids.take(positions)
+    return list(map(ids.__getitem__, positions))
+
+
+def positions_of(positions: Mapping[str, int], chunk_ids: Iterable[str]) -> list[int | None]:
+    """``[positions.get(c) for c in chunk_ids]``, through :meth:`IdTable.find_all` for a
+    table's :meth:`IdTable.positions`."""
+    if isinstance(positions, _Positions):
+        return positions.table.find_all(chunk_ids)
+    return list(map(positions.get, chunk_ids))
+
+
 class _Positions(Mapping[str, int]):
     def __init__(self, table: IdTable) -> None:
         self._table = table
+
+    @property
+    def table(self) -> IdTable:
+        return self._table
 
     def __getitem__(self, chunk_id: str) -> int:
         found = self._table.find(chunk_id) if isinstance(chunk_id, str) else None

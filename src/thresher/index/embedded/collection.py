@@ -34,6 +34,7 @@ from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep.guard import grep_ids
 from thresher.index.grep.side_index import GrepIndex, grep_indexed
+from thresher.index.id_table import positions_of
 from thresher.index.listing import left_out, list_documents
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.records import chunk_from_record
@@ -60,18 +61,36 @@ def open_client(path: str | Path) -> Any:
 
 
 class ChunkCache:
-    """A thread-safe LRU of chunks read from one index state (chunks never change there)."""
+    """A thread-safe LRU of chunks read from one index state (chunks never change there).
 
-    def __init__(self, maxsize: int = 20_000) -> None:
+    ``chunks``: how many chunks that index holds, when known. When they all fit
+    (``chunks <= maxsize``) nothing is ever evicted, so the cache keeps no recency
+    order and :meth:`all_of` reads without the lock (a dict's reads are atomic; writes
+    still take it).
+    """
+
+    def __init__(self, maxsize: int = 20_000, chunks: int | None = None) -> None:
         self.maxsize = maxsize
         self._items: OrderedDict[str, Chunk] = OrderedDict()
         self._lock = threading.Lock()
+        self._evicts = chunks is None or chunks > maxsize
+
+    def all_of(self, ids: Sequence[str]) -> list[Chunk] | None:
+        """The chunks of ``ids`` in order when every one is held and the cache never
+        evicts (no recency to update), else None: then ask :meth:`lookup`."""
+        if self._evicts:
+            return None
+        try:
+            return list(map(self._items.__getitem__, ids))
+        except KeyError:
+            return None
 
     def lookup(self, ids: Sequence[str]) -> dict[str, Chunk]:
         with self._lock:
             found = {c: self._items[c] for c in ids if c in self._items}
-            for c in found:
-                self._items.move_to_end(c)
+            if self._evicts:
+                for c in found:
+                    self._items.move_to_end(c)
             return found
 
     def store(self, chunks: Collection[Chunk]) -> None:
@@ -123,7 +142,8 @@ class IndexView:
             else LazyCollection.ready(collection)
         )
         exact = LazyExactDense(source.get, vectors)
-        return cls(source, bm25, bm25.positions, ChunkCache(), grep_index, exact, records)
+        cache = ChunkCache(chunks=len(bm25))
+        return cls(source, bm25, bm25.positions, cache, grep_index, exact, records)
 
 
 def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
@@ -152,7 +172,7 @@ class Excluded(AbstractSet[str]):
     ) -> None:
         self.left = left
         self.blocked = blocked
-        self.extra = {c for c in extra if c not in left}
+        self.extra = {c for c in extra if c not in left} if left else set(extra)
 
     def __contains__(self, chunk_id: object) -> bool:
         return chunk_id in self.extra or chunk_id in self.left
@@ -165,7 +185,12 @@ class Excluded(AbstractSet[str]):
 
     def in_index(self, order: Mapping[str, int]) -> int:
         """How many of these ids are chunks of the index whose ``order`` is given."""
-        return len(self.left) + sum(1 for c in self.extra if c in order)
+        return len(self.left) + len(self.extra) - positions_of(order, self.extra).count(None)
+
+    def plain(self) -> AbstractSet[str]:
+        """These ids as a plain set when no filter adds any (``extra``: a membership test
+        without a Python call), else this object."""
+        return self if self.left else self.extra
 
 
 class CollectionStore:
@@ -324,7 +349,7 @@ class CollectionStore:
         vector = self._queries.embed_query(query)
         exact = self._exact(view)
         if exact is not None:
-            return exact.get().search(vector, depth, exclude)  # deterministic, as fast
+            return exact.get().search(vector, depth, exclude.plain())  # deterministic, as fast
         kept = total - (n - depth)
         if (
             n - depth > kept and kept <= _ASK_BY_ID
@@ -441,13 +466,26 @@ class CollectionStore:
         if not chunk_ids:
             return []
         view = self._view()
-        lexical = view.bm25.scores_for(query, chunk_ids)  # raises UnknownIdError
-        vectors = self._embeddings(view, list(dict.fromkeys(chunk_ids)))
+        positions = view.bm25.positions_for(chunk_ids)  # raises UnknownIdError
+        lexical = view.bm25.scores_at(query, positions)
+        exact = self._exact(view)
+        matrix = exact.get() if exact is not None else None
+        if matrix is not None and matrix.follows(view.bm25.id_list):  # rows in corpus order
+            vectors = matrix.matrix[positions]
+        else:
+            vectors = self._embeddings(view, chunk_ids)
         q = self._queries.embed_query(query)
-        return [(b, float(vectors[c] @ q)) for b, c in zip(lexical, chunk_ids, strict=True)]
+        # one dot product per row, as ``vectors[i] @ q`` computes it: numpy's vecdot runs
+        # the same dot loop (``FLOAT_dot``) on each row that ``@`` runs on two vectors,
+        # so these are the same floats, without a Python step per chunk
+        dense: list[float] = np.vecdot(vectors, q).tolist()
+        return list(zip(lexical, dense, strict=True))
 
     def _chunks(self, view: IndexView, ids: list[str]) -> list[Chunk]:
         """Chunks for ``ids`` (order kept, repeats allowed); ``UnknownIdError`` on misses."""
+        held = view.cache.all_of(ids)
+        if held is not None:
+            return held
         unique = list(dict.fromkeys(ids))
         by_id = view.cache.lookup(unique)
         wanted = [c for c in unique if c not in by_id]
@@ -470,13 +508,18 @@ class CollectionStore:
             raise _unknown("chunk ids", missing)
         return [by_id[c] for c in ids]
 
-    def _embeddings(self, view: IndexView, ids: list[str]) -> dict[str, np.ndarray]:
+    def _embeddings(self, view: IndexView, chunk_ids: Sequence[str]) -> np.ndarray:
+        """The vector of each of ``chunk_ids``, one row each in order (repeats allowed);
+        ``UnknownIdError`` lists the ids without one."""
+        exact = self._exact(view)
+        if exact is not None:
+            rows = exact.get().rows(chunk_ids)  # in memory: no store read
+            if rows is not None:
+                return rows
+        ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, np.ndarray] = {}
-        if (
-            view.exact is not None
-            and len(view.bm25) <= self.config.retrieval.exact_dense_max_chunks
-        ):
-            out = view.exact.get().vectors(ids)  # in memory: no store read
+        if exact is not None:
+            out = exact.get().vectors(ids)
             ids = [c for c in ids if c not in out]
         for start in range(0, len(ids), _GET_BATCH):
             found = view.collection.get(ids=ids[start : start + _GET_BATCH], include=["embeddings"])
@@ -485,4 +528,4 @@ class CollectionStore:
         missing = [c for c in ids if c not in out]
         if missing:
             raise _unknown("chunk ids", missing)
-        return out
+        return np.stack([out[c] for c in chunk_ids])
