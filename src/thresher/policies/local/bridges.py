@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from thresher.corpus.analyzer import NAME_CONNECTORS
@@ -216,15 +217,26 @@ class _HeadsOf:
     answers ``in``: titles of the anchor's own document or with its own normal form
     left out, without building the set for every anchor."""
 
-    owners: Mapping[str, list[tuple[str, str]]]
+    owners: Mapping[str, Sequence[str]]  # head -> titles (open or not)
+    titles: Mapping[str, str]  # known title -> doc id
+    done_docs: AbstractSet[str]  # documents whose titles are not open
     doc_id: str
     title_norm: str
 
     def __contains__(self, head: object) -> bool:
         found = self.owners.get(head) if isinstance(head, str) else None
-        return found is not None and any(
-            d != self.doc_id and n != self.title_norm for d, n in found
-        )
+        if not found:
+            return False
+        for t in found:
+            d = self.titles.get(t)
+            if (
+                d is not None
+                and d not in self.done_docs
+                and d != self.doc_id
+                and _norm(t) != self.title_norm
+            ):
+                return True
+        return False
 
 
 def _norm(title: str) -> str:
@@ -272,7 +284,8 @@ def bridge_queries(
     chain = links(question)
     done = {a.lower().strip() for a in asked}
     # the open titles and their heads, read once per call (every anchor reads them)
-    opened, owners = read.open_titles(known_titles, set(exclude_docs))
+    done_docs = set(exclude_docs)
+    opened, owners = read.open_titles(known_titles, done_docs)
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
@@ -300,7 +313,7 @@ def bridge_queries(
                 linked[t.lower()] = t
         for key, title in linked.items():
             candidates[key] = (title, 1.0)
-        heads = _HeadsOf(owners, anchor.doc_id, title_lower)
+        heads = _HeadsOf(owners, known_titles, done_docs, anchor.doc_id, title_lower)
         held_words = read.held_words(anchor.title, anchor.text, anchor.path)
         # in a chain read from the question's form, an anchor reached through d bridges
         # resolves link d (its sentence stating that link names the bridge), and the

@@ -108,9 +108,10 @@ class TextMemo:
     ] = field(default_factory=dict)
     #: anchor text -> title -> whether the text names it
     _title_hits: dict[str, dict[str, bool]] = field(default_factory=dict)
-    #: the last call's open titles and what they were read from (the planner reads
-    #: bridges two or three times a hop with the same known titles)
-    _open: tuple[tuple[tuple[tuple[str, str], ...], frozenset[str]], OpenTitles] | None = None
+    #: head -> every title read this episode that it opens (:func:`~.reads.heads_of`)
+    _owners: dict[str, list[str]] = field(default_factory=dict)
+    #: the titles in ``_owners``
+    _indexed: set[str] = field(default_factory=set)
 
     def _get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         memo = self.shared
@@ -212,15 +213,18 @@ class TextMemo:
         return self._get(("tokens", sent_lower), lambda: sentence_tokens(sent_lower))
 
     def open_titles(self, titles: Mapping[str, str], done_docs: AbstractSet[str]) -> OpenTitles:
-        """:func:`.reads.open_titles` of ``titles`` less ``done_docs`` (the last call's
-        kept, with what it read)."""
-        key = (tuple(titles.items()), frozenset(done_docs))
-        last = self._open
-        if last is not None and last[0] == key:
-            return last[1]
-        got = open_titles(titles, done_docs, self.heads_map(titles))
-        self._open = (key, got)
-        return got
+        """:func:`.reads.open_titles` of ``titles`` less ``done_docs``, and the heads of
+        every title the episode has read (each title's added once)."""
+        indexed = self._indexed
+        new = [t for t in titles if t not in indexed]
+        if new:
+            heads = self.heads_map(new)
+            owners = self._owners
+            for t in new:
+                for head in heads[t]:
+                    owners.setdefault(head, []).append(t)
+            indexed.update(new)
+        return OpenTitles(open_titles(titles, done_docs), self._owners)
 
     def short_words(self, text: str) -> frozenset[str]:
         """Content words of a short text (:func:`.reads.short_words`)."""

@@ -13,7 +13,7 @@ arguments, so a memo of it, keyed by them, never goes stale.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -40,6 +40,7 @@ __all__ = [
     "cued_spans",
     "heads_of",
     "held_words_of",
+    "add_heads",
     "open_titles",
     "relation_stems",
     "sentence_facts",
@@ -73,8 +74,9 @@ class OpenTitles(NamedTuple):
     #: (title, doc id, normal form) of each known title whose document is not excluded,
     #: in the known titles' order
     open: list[tuple[str, str, str]]
-    #: head -> (doc id, normal form) of each open title it opens (:func:`heads_of`)
-    owners: dict[str, list[tuple[str, str]]]
+    #: head -> the titles it opens (:func:`heads_of`): every open title's, and perhaps
+    #: others (a memo lists every title its episode has read: check each is open)
+    owners: Mapping[str, Sequence[str]]
 
 
 class BridgeReads(Protocol):
@@ -89,7 +91,8 @@ class BridgeReads(Protocol):
         ...
 
     def open_titles(self, titles: Mapping[str, str], done_docs: AbstractSet[str]) -> OpenTitles:
-        """:func:`open_titles` of ``titles`` (title -> doc id) less ``done_docs``."""
+        """:func:`open_titles` of ``titles`` (title -> doc id) less ``done_docs``, and the
+        titles each head opens (:func:`add_heads`)."""
         ...
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -141,7 +144,9 @@ class DirectReads:
         return sentence_facts(text, self.spans_of)
 
     def open_titles(self, titles: Mapping[str, str], done_docs: AbstractSet[str]) -> OpenTitles:
-        return open_titles(titles, done_docs, {t: heads_of(t) for t in titles})
+        owners: dict[str, list[str]] = {}
+        add_heads(owners, titles)
+        return OpenTitles(open_titles(titles, done_docs), owners)
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return sentence_tokens(sent_lower)
@@ -180,19 +185,19 @@ def heads_of(title: str) -> tuple[str, ...]:
 
 
 def open_titles(
-    titles: Mapping[str, str],
-    done_docs: AbstractSet[str],
-    heads: Mapping[str, tuple[str, ...]],
-) -> OpenTitles:
-    """The known ``titles`` (title -> doc id) whose document is not in ``done_docs``, with
-    their normal form (lowercased, stripped), and which of them each of their
-    ``heads`` (title -> :func:`heads_of`) opens."""
-    opened = [(t, d, t.lower().strip()) for t, d in titles.items() if d not in done_docs]
-    owners: dict[str, list[tuple[str, str]]] = {}
-    for t, d, n in opened:
-        for head in heads[t]:
-            owners.setdefault(head, []).append((d, n))
-    return OpenTitles(opened, owners)
+    titles: Mapping[str, str], done_docs: AbstractSet[str]
+) -> list[tuple[str, str, str]]:
+    """(title, doc id, normal form: lowercased, stripped) of each of the known ``titles``
+    (title -> doc id) whose document is not in ``done_docs``, in their order."""
+    return [(t, d, t.lower().strip()) for t, d in titles.items() if d not in done_docs]
+
+
+def add_heads(owners: dict[str, list[str]], titles: Iterable[str]) -> None:
+    """Add each of ``titles`` to the list of each of its :func:`heads_of` in ``owners``
+    (head -> the titles it opens)."""
+    for t in titles:
+        for head in heads_of(t):
+            owners.setdefault(head, []).append(t)
 
 
 def short_words(text: str) -> frozenset[str]:
