@@ -165,6 +165,10 @@ class TextMemo:
 
         return self._get(("names", text), compute)
 
+    def sentence_words(self, text: str) -> tuple[tuple[str, ...], tuple[frozenset[str], ...]]:
+        """``text``'s sentences and each one's content words (:func:`.text.sentence_words`)."""
+        return self._get(("sentwords", text), lambda: sentence_words(text))
+
     def facts(self, text: str, spans: SpansOf, source: object) -> _Facts:
         """Per sentence of ``text``: the sentence, lowercased, its content words and its
         ``spans`` (``source``: what names the span source in the key, such as the

@@ -35,7 +35,6 @@ from thresher.policies.local.sources import (
     identifier_spans,
 )
 from thresher.policies.local.stop import StopModel
-from thresher.policies.local.text import sentence_words
 
 __all__ = ["Planner"]
 
@@ -274,7 +273,7 @@ class Planner:
 
         def stating(cid: str) -> tuple[int, int]:
             text = by_id[cid].cand.chunk.text
-            sents, _ = sentence_words(text)
+            sents, _ = memory.text.sentence_words(text)
             names = memory.text.sentence_names(text)
             facts = [(x, w, n) for x, (w, n) in zip(sents, names, strict=True)]
             return how_stated(clues[last.clue], last.passed, facts)
