@@ -283,9 +283,8 @@ def bridge_queries(
     q_words = read.words(question)
     chain = links(question)
     done = {a.lower().strip() for a in asked}
-    # the open titles and their heads, read once per call (every anchor reads them)
-    done_docs = set(exclude_docs)
-    opened, owners = read.open_titles(known_titles, done_docs)
+    done_docs = set(exclude_docs)  # their titles are not open
+    owners = read.title_heads(known_titles)
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
@@ -298,18 +297,18 @@ def bridge_queries(
         hits = read.title_hits(anchor.text)
         text_folded: str | None = None
         linked: dict[str, str] = {}
-        for t, d, n in opened:
-            if d == anchor.doc_id or n == title_lower:
+        for t, d in known_titles.items():
+            if d in done_docs or d == anchor.doc_id:
                 continue
             hit = hits.get(t)
             if hit is None:
                 hit = False
-                if n in text_lower:
+                if _norm(t) in text_lower:
                     if text_folded is None:
                         text_folded = fold(text_lower)
                     hit = contains_folded(text_folded, t)
                 hits[t] = hit
-            if hit:
+            if hit and _norm(t) != title_lower:
                 linked[t.lower()] = t
         for key, title in linked.items():
             candidates[key] = (title, 1.0)

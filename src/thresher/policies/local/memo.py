@@ -17,8 +17,7 @@ names it knows) ever goes there, and a value read from it is never changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, MutableMapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Hashable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar, cast
 
@@ -28,14 +27,13 @@ from thresher.policies.local.bridges import names_in
 from thresher.policies.local.features import PairMemo, chunk_words
 from thresher.policies.local.reads import (
     AskWords,
-    OpenTitles,
     SentenceFacts,
     SpansOf,
+    TitleHeads,
     ask_words,
     cued_spans,
     heads_of,
     held_words_of,
-    open_titles,
     relation_stems,
     sentence_tokens,
     short_words,
@@ -216,19 +214,18 @@ class TextMemo:
         """A lowercased sentence's words and their stems (:func:`.reads.sentence_tokens`)."""
         return self._get(("tokens", sent_lower), lambda: sentence_tokens(sent_lower))
 
-    def open_titles(self, titles: Mapping[str, str], done_docs: AbstractSet[str]) -> OpenTitles:
-        """:func:`.reads.open_titles` of ``titles`` less ``done_docs``, and the heads of
-        every title the episode has read (each title's added once)."""
-        indexed = self._indexed
-        new = [t for t in titles if t not in indexed]
+    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
+        """Head -> every title read this episode that it opens (:func:`.reads.add_heads`;
+        each title's heads added once)."""
+        new = [t for t in titles if t not in self._indexed]
         if new:
             heads = self.heads_map(new)
             owners = self._owners
             for t in new:
                 for head in heads[t]:
                     owners.setdefault(head, []).append(t)
-            indexed.update(new)
-        return OpenTitles(open_titles(titles, done_docs), self._owners)
+            self._indexed.update(new)
+        return self._owners
 
     def short_words(self, text: str) -> frozenset[str]:
         """Content words of a short text (:func:`.reads.short_words`)."""
@@ -308,8 +305,8 @@ class MemoReads:
             out.append((low, w, tuple(union.values())))
         return tuple(out)
 
-    def open_titles(self, titles: Mapping[str, str], done_docs: AbstractSet[str]) -> OpenTitles:
-        return self.memo.open_titles(titles, done_docs)
+    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
+        return self.memo.title_heads(titles)
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return self.memo.tokens(sent_lower)

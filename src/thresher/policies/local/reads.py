@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from thresher.policies.local.constants import DEFAULT_CONSTANTS
 from thresher.policies.local.text import (
@@ -32,16 +31,15 @@ __all__ = [
     "AskWords",
     "BridgeReads",
     "DirectReads",
-    "OpenTitles",
     "SentenceFacts",
     "SpansOf",
+    "TitleHeads",
     "TokensOf",
+    "add_heads",
     "ask_words",
     "cued_spans",
     "heads_of",
     "held_words_of",
-    "add_heads",
-    "open_titles",
     "relation_stems",
     "sentence_facts",
     "sentence_tokens",
@@ -68,15 +66,8 @@ class SpansOf(Protocol):
     def __call__(self, sentence: str, /, *, cased: bool | None = None) -> list[str]: ...
 
 
-class OpenTitles(NamedTuple):
-    """The known titles a call of :func:`~.bridges.bridge_queries` may bridge to."""
-
-    #: (title, doc id, normal form) of each known title whose document is not excluded,
-    #: in the known titles' order
-    open: list[tuple[str, str, str]]
-    #: head -> the titles it opens (:func:`heads_of`): every open title's, and perhaps
-    #: others (a memo lists every title its episode has read: check each is open)
-    owners: Mapping[str, Sequence[str]]
+#: head -> the titles it opens (:func:`heads_of`)
+TitleHeads = Mapping[str, Sequence[str]]
 
 
 class BridgeReads(Protocol):
@@ -90,9 +81,9 @@ class BridgeReads(Protocol):
         """:func:`sentence_facts` of ``text`` with the reads' span source."""
         ...
 
-    def open_titles(self, titles: Mapping[str, str], done_docs: AbstractSet[str]) -> OpenTitles:
-        """:func:`open_titles` of ``titles`` (title -> doc id) less ``done_docs``, and the
-        titles each head opens (:func:`add_heads`)."""
+    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
+        """The titles each head opens (:func:`add_heads`): at least ``titles``' (a memo
+        lists every title its episode has read: the caller checks which are open)."""
         ...
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -143,10 +134,10 @@ class DirectReads:
     def facts(self, text: str) -> SentenceFacts:
         return sentence_facts(text, self.spans_of)
 
-    def open_titles(self, titles: Mapping[str, str], done_docs: AbstractSet[str]) -> OpenTitles:
+    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
         owners: dict[str, list[str]] = {}
         add_heads(owners, titles)
-        return OpenTitles(open_titles(titles, done_docs), owners)
+        return owners
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return sentence_tokens(sent_lower)
@@ -182,14 +173,6 @@ def heads_of(title: str) -> tuple[str, ...]:
     with ("Vratain Microsystems" of "Vratain Microsystems Annual Report 2019")."""
     parts = title.lower().split()
     return tuple(" ".join(parts[:n]) for n in range(2, len(parts)))
-
-
-def open_titles(
-    titles: Mapping[str, str], done_docs: AbstractSet[str]
-) -> list[tuple[str, str, str]]:
-    """(title, doc id, normal form: lowercased, stripped) of each of the known ``titles``
-    (title -> doc id) whose document is not in ``done_docs``, in their order."""
-    return [(t, d, t.lower().strip()) for t, d in titles.items() if d not in done_docs]
 
 
 def add_heads(owners: dict[str, list[str]], titles: Iterable[str]) -> None:
