@@ -303,7 +303,7 @@ def bridge_queries(
             hit = hits.get(t)
             if hit is None:
                 hit = False
-                if _norm(t) in text_lower:
+                if t.lower().strip() in text_lower:  # :func:`_norm`, inlined (hot)
                     if text_folded is None:
                         text_folded = fold(text_lower)
                     hit = contains_folded(text_folded, t)

@@ -188,6 +188,20 @@ class TextMemo:
             return compute()
         return self._get(key, compute)
 
+    def bridge_facts(self, text: str, spans: SpansOf, source: object) -> SentenceFacts:
+        """:meth:`facts` less each sentence as written: :func:`.reads.sentence_facts`
+        (kept as such: bridge extraction reads it on every call)."""
+
+        def compute() -> SentenceFacts:
+            return tuple((low, w, found) for _, low, w, found in self.facts(text, spans, source))
+
+        try:
+            key = ("bridge_facts", source, text)
+            hash(key)
+        except TypeError:  # a source that cannot name itself: read anew
+            return compute()
+        return self._get(key, compute)
+
     def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """:func:`.reads.heads_of` of each of ``titles``, by title (one loop: a planning step
         reads every known title's heads)."""
@@ -291,10 +305,10 @@ class MemoReads:
     named: NamedSpans | None = None
 
     def facts(self, text: str) -> SentenceFacts:
-        got = self.memo.facts(text, self.spans, self.source)
         named = self.named
         if named is None or not named.names:
-            return tuple((low, w, spans) for _, low, w, spans in got)
+            return self.memo.bridge_facts(text, self.spans, self.source)
+        got = self.memo.facts(text, self.spans, self.source)
         out = []
         for sent, low, w, spans in got:
             union: dict[str, str] = {}

@@ -259,7 +259,13 @@ def cued_spans(
         n = len(part)
         if not n:
             continue
-        for start in range(len(tokens) - n + 1):
+        # each place the span's words start, in order (found by its first word, in C)
+        head, stop, start = part[0], len(tokens) - n + 1, -1
+        while True:
+            try:
+                start = tokens.index(head, start + 1, stop)
+            except ValueError:
+                break
             if tokens[start : start + n] != part:
                 continue
             end = start + n - 1
