@@ -105,8 +105,10 @@ class Chain:
             if query not in self.via:
                 continue
             for cand in self.pools[query].values():
+                if cand.rank > self.refound_rank:
+                    continue
                 doc = cand.chunk.doc_id
-                if doc not in out and cand.rank <= self.refound_rank and self.continues(cand):
+                if doc not in out and self.continues(cand):
                     out[doc] = cand
         return out
 

@@ -209,14 +209,16 @@ class Planner:
         # these anchors state are candidate phrases too, so a relation word beside one
         # counts ("administrators should usually use deluser(8) instead"); one pass
         # over the anchors' text first
-        held = " ".join(a.text for a in anchors).lower()
-        named = NamedSpans(
-            tuple(
-                n
-                for n, d in known.items()
-                if d not in done and n not in memory.titles and n.lower() in held
+        named = NamedSpans(())
+        if known.keys() - memory.titles.keys():  # names other than titles (most have none)
+            held = " ".join(a.text for a in anchors).lower()
+            named = NamedSpans(
+                tuple(
+                    n
+                    for n, d in known.items()
+                    if d not in done and n not in memory.titles and n.lower() in held
+                )
             )
-        )
         return bridge_queries(
             memory.question.question,
             anchors,

@@ -172,6 +172,8 @@ def heads_of(title: str) -> tuple[str, ...]:
     """Lowercased leading word runs (two words or more) of ``title``: the names it opens
     with ("Vratain Microsystems" of "Vratain Microsystems Annual Report 2019")."""
     parts = title.lower().split()
+    if len(parts) <= 2:
+        return ()  # most titles: no head shorter than the title itself
     return tuple(" ".join(parts[:n]) for n in range(2, len(parts)))
 
 
