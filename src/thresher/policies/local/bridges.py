@@ -284,7 +284,7 @@ def bridge_queries(
     chain = links(question)
     done = {a.lower().strip() for a in asked}
     done_docs = set(exclude_docs)  # their titles are not open
-    owners = read.title_heads(known_titles)
+    owners, norms = read.title_index(known_titles)
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
@@ -303,12 +303,12 @@ def bridge_queries(
             hit = hits.get(t)
             if hit is None:
                 hit = False
-                if t.lower().strip() in text_lower:  # :func:`_norm`, inlined (hot)
+                if norms[t] in text_lower:
                     if text_folded is None:
                         text_folded = fold(text_lower)
                     hit = contains_folded(text_folded, t)
                 hits[t] = hit
-            if hit and _norm(t) != title_lower:
+            if hit and norms[t] != title_lower:
                 linked[t.lower()] = t
         for key, title in linked.items():
             candidates[key] = (title, 1.0)
@@ -364,7 +364,7 @@ def bridge_queries(
             if (
                 not named_words
                 or key in done
-                or any(contains_phrase(key, p) for p in anchor.passed)
+                or (anchor.passed and any(contains_phrase(key, p) for p in anchor.passed))
             ):
                 continue  # "Patent SY-2005-965421" is the patent the chain came through
             if contains_folded(q_folded, phrase):

@@ -29,7 +29,7 @@ from thresher.policies.local.reads import (
     AskWords,
     SentenceFacts,
     SpansOf,
-    TitleHeads,
+    TitleIndex,
     ask_words,
     cued_spans,
     heads_of,
@@ -108,8 +108,8 @@ class TextMemo:
     _title_hits: dict[str, dict[str, bool]] = field(default_factory=dict)
     #: head -> every title read this episode that it opens (:func:`~.reads.heads_of`)
     _owners: dict[str, list[str]] = field(default_factory=dict)
-    #: the titles in ``_owners``
-    _indexed: set[str] = field(default_factory=set)
+    #: title -> its normal form, of every title in ``_owners``
+    _norms: dict[str, str] = field(default_factory=dict)
 
     def _get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         memo = self.shared
@@ -228,18 +228,19 @@ class TextMemo:
         """A lowercased sentence's words and their stems (:func:`.reads.sentence_tokens`)."""
         return self._get(("tokens", sent_lower), lambda: sentence_tokens(sent_lower))
 
-    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
-        """Head -> every title read this episode that it opens (:func:`.reads.add_heads`;
-        each title's heads added once)."""
-        new = [t for t in titles if t not in self._indexed]
+    def title_index(self, titles: Iterable[str]) -> TitleIndex:
+        """Head -> every title read this episode that it opens (:func:`.reads.add_heads`),
+        and each one's normal form (each title read once)."""
+        norms = self._norms
+        new = [t for t in titles if t not in norms]
         if new:
             heads = self.heads_map(new)
             owners = self._owners
             for t in new:
                 for head in heads[t]:
                     owners.setdefault(head, []).append(t)
-            self._indexed.update(new)
-        return self._owners
+                norms[t] = t.lower().strip()
+        return TitleIndex(self._owners, norms)
 
     def short_words(self, text: str) -> frozenset[str]:
         """Content words of a short text (:func:`.reads.short_words`)."""
@@ -319,8 +320,8 @@ class MemoReads:
             out.append((low, w, tuple(union.values())))
         return tuple(out)
 
-    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
-        return self.memo.title_heads(titles)
+    def title_index(self, titles: Iterable[str]) -> TitleIndex:
+        return self.memo.title_index(titles)
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return self.memo.tokens(sent_lower)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from thresher.policies.local.constants import DEFAULT_CONSTANTS
 from thresher.policies.local.text import (
@@ -33,7 +33,7 @@ __all__ = [
     "DirectReads",
     "SentenceFacts",
     "SpansOf",
-    "TitleHeads",
+    "TitleIndex",
     "TokensOf",
     "add_heads",
     "ask_words",
@@ -66,8 +66,13 @@ class SpansOf(Protocol):
     def __call__(self, sentence: str, /, *, cased: bool | None = None) -> list[str]: ...
 
 
-#: head -> the titles it opens (:func:`heads_of`)
-TitleHeads = Mapping[str, Sequence[str]]
+class TitleIndex(NamedTuple):
+    """What :func:`~.bridges.bridge_queries` reads of the known titles."""
+
+    #: head -> the titles it opens (:func:`heads_of`)
+    owners: Mapping[str, Sequence[str]]
+    #: title -> its normal form (lowercased, stripped)
+    norms: Mapping[str, str]
 
 
 class BridgeReads(Protocol):
@@ -81,9 +86,10 @@ class BridgeReads(Protocol):
         """:func:`sentence_facts` of ``text`` with the reads' span source."""
         ...
 
-    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
-        """The titles each head opens (:func:`add_heads`): at least ``titles``' (a memo
-        lists every title its episode has read: the caller checks which are open)."""
+    def title_index(self, titles: Iterable[str]) -> TitleIndex:
+        """The titles each head opens (:func:`add_heads`) and each title's normal form:
+        at least ``titles``' (a memo holds every title its episode has read: the caller
+        checks which are open)."""
         ...
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -134,10 +140,10 @@ class DirectReads:
     def facts(self, text: str) -> SentenceFacts:
         return sentence_facts(text, self.spans_of)
 
-    def title_heads(self, titles: Iterable[str]) -> TitleHeads:
+    def title_index(self, titles: Iterable[str]) -> TitleIndex:
         owners: dict[str, list[str]] = {}
         add_heads(owners, titles)
-        return owners
+        return TitleIndex(owners, {t: t.lower().strip() for t in titles})
 
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return sentence_tokens(sent_lower)
