@@ -344,7 +344,12 @@ def bridge_queries(
                     for x in spans
                     if x.lower() != anchor.via.lower() and read.words(x) <= title_words
                 )
-            cued = read.cued(sent_lower, spans, relation, c.cue_before, c.cue_after)
+            # no name, or nothing the question still asks: no cue (:func:`cued_spans`)
+            cued = (
+                read.cued(sent_lower, spans, relation, c.cue_before, c.cue_after)
+                if spans and relation
+                else {}
+            )
             for key, by in cued.items():
                 cues[key] = cues.get(key, frozenset()) | by
             for span in spans:
