@@ -102,9 +102,16 @@ class AnswerRanker:
         firsts: dict[str, Candidate] = {}
         for r in ranked:
             firsts.setdefault(r.cand.chunk.doc_id, r.cand)
+        # the chain's refound candidates, read once when first needed: the answer order
+        # asks every document in view, and nothing changes the chain meanwhile
+        refound: dict[str, Candidate] | None = None
 
         def links_of(doc: str) -> list[str]:
-            return chain.links(firsts.get(doc))
+            nonlocal refound
+            first = firsts.get(doc)
+            if refound is None and first is not None and not chain.continues(first):
+                refound = chain.refound()
+            return chain.links(first, refound)
 
         return links_of
 
@@ -163,7 +170,10 @@ class AnswerRanker:
                 cues.append(r.cand.subquery)
             c = self.constants
             why = best_sentences(
-                r.cand.chunk.text, cues, limit=c.justification_sentences
+                r.cand.chunk.text,
+                cues,
+                limit=c.justification_sentences,
+                split=memory.text.sentence_words,
             ) or _first_sentence(r.cand.chunk.text, c.fallback_chars, c.fallback_min_chars)
             out.append(RankedDocument(doc, why, tuple(chunks[doc]), score))
         return out

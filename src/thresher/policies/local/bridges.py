@@ -11,22 +11,32 @@ rare tokens (quoted names, codes with digits) become grep patterns.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Protocol
 
 from thresher.corpus.analyzer import NAME_CONNECTORS
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
 from thresher.policies.local.decompose import link_words, links
+from thresher.policies.local.reads import (
+    BridgeReads,
+    DirectReads,
+    SentenceFacts,
+    SpansOf,
+    ask_words,
+    cued_spans,
+    heads_of,
+    held_words_of,
+    sentence_tokens,
+)
 from thresher.policies.local.text import (
     STOPWORDS,
     caseless,
+    contains_folded,
     contains_phrase,
     content_words,
-    sentence_words,
-    stem,
+    fold,
     word_runs,
-    words,
 )
 
 __all__ = [
@@ -41,6 +51,7 @@ __all__ = [
     "heads_of",
     "held_words_of",
     "sentence_tokens",
+    "cued_spans",
     "linked_titles",
     "residual_words",
     "bridge_queries",
@@ -60,58 +71,6 @@ _DATE = re.compile(
     rf"(?:\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}}(?:,?\s+\d{{4}})?)",
     re.IGNORECASE,
 )
-
-
-class SpansOf(Protocol):
-    """A sentence's candidate phrases (:func:`entity_spans` or a span source's ``spans``);
-    ``cased``: whether the sentence's document has capitals (``None``: read the sentence)."""
-
-    def __call__(self, sentence: str, /, *, cased: bool | None = None) -> list[str]: ...
-
-
-#: per sentence of a text: (the sentence lowercased, its content words, its candidate spans)
-SentenceFacts = tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]
-
-
-class BridgeReads(Protocol):
-    """What :func:`bridge_queries` reads from anchor text and titles: a session gives
-    its memo (:class:`~thresher.policies.local.memo.TextMemo`), since the same anchors
-    and titles come back on every hop; :class:`DirectReads` computes each anew."""
-
-    def facts(self, text: str) -> SentenceFacts:
-        """:func:`_sentence_facts` of ``text`` with the reads' span source."""
-        ...
-
-    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        """:func:`heads_of` of each of ``titles``, by title."""
-        ...
-
-    def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The words of a lowercased sentence and their stems (:func:`sentence_tokens`)."""
-        ...
-
-    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-        """Content words of an anchor and the chain that led to it (:func:`held_words_of`)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class DirectReads:
-    """:class:`BridgeReads` computed on every call, spans from ``spans_of``."""
-
-    spans_of: SpansOf
-
-    def facts(self, text: str) -> SentenceFacts:
-        return _sentence_facts(text, self.spans_of)
-
-    def heads_map(self, titles: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        return {t: heads_of(t) for t in titles}
-
-    def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return sentence_tokens(sent_lower)
-
-    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-        return held_words_of(title, text, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,22 +205,10 @@ def residual_words(
 ) -> list[str]:
     """Question content words not in ``covered`` texts (nor in ``seen``, content words
     already known covered), in question order, at most ``limit``."""
-    return list(_residual(question, tuple(covered), limit, seen))
-
-
-def _residual(
-    question: str, covered: tuple[str, ...], limit: int, seen: frozenset[str]
-) -> tuple[str, ...]:
     known = set(seen)
     for text in covered:
         known |= content_words(text)
-    out: list[str] = []
-    for w in re.findall(r"[^\W_]+", question):
-        lw = w.lower()
-        if lw in known or lw in STOPWORDS or len(lw) < 2 or lw in (o.lower() for o in out):
-            continue
-        out.append(w)
-    return tuple(out[:limit])
+    return [w for w, lw, _ in ask_words(question) if lw not in known][:limit]
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,92 +217,30 @@ class _HeadsOf:
     answers ``in``: titles of the anchor's own document or with its own normal form
     left out, without building the set for every anchor."""
 
-    owners: Mapping[str, list[tuple[str, str]]]
+    owners: Mapping[str, Sequence[str]]  # head -> titles (open or not)
+    titles: Mapping[str, str]  # known title -> doc id
+    done_docs: AbstractSet[str]  # documents whose titles are not open
     doc_id: str
     title_norm: str
 
     def __contains__(self, head: object) -> bool:
         found = self.owners.get(head) if isinstance(head, str) else None
-        return found is not None and any(
-            d != self.doc_id and n != self.title_norm for d, n in found
-        )
-
-
-def heads_of(title: str) -> tuple[str, ...]:
-    """Lowercased leading word runs (two words or more) of ``title``: the names it opens
-    with ("Vratain Microsystems" of "Vratain Microsystems Annual Report 2019")."""
-    parts = title.lower().split()
-    return tuple(" ".join(parts[:n]) for n in range(2, len(parts)))
+        if not found:
+            return False
+        for t in found:
+            d = self.titles.get(t)
+            if (
+                d is not None
+                and d not in self.done_docs
+                and d != self.doc_id
+                and _norm(t) != self.title_norm
+            ):
+                return True
+        return False
 
 
 def _norm(title: str) -> str:
     return title.lower().strip()
-
-
-def _words(text: str) -> frozenset[str]:
-    """Content words of a short text (a phrase, a title, the question)."""
-    return frozenset(content_words(text))
-
-
-def held_words_of(title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-    """Content words of an anchor and the chain that led to it."""
-    return frozenset(content_words(" ".join([title, text, *path])))
-
-
-def _sentence_facts(text: str, spans: SpansOf = entity_spans) -> SentenceFacts:
-    """Per sentence of ``text``: (lowercased, content words, candidate spans)."""
-    sents, sent_words = sentence_words(text)
-    cased = not caseless(text)
-    return tuple(
-        (sent.lower(), w, tuple(spans(sent, cased=cased)))
-        for sent, w in zip(sents, sent_words, strict=True)
-    )
-
-
-def sentence_tokens(sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The words of a lowercased sentence and the :func:`stem` of each, in order."""
-    tokens = tuple(words(sent_lower))
-    return tokens, tuple(stem(w) for w in tokens)
-
-
-def cued_spans(
-    sent_lower: str,
-    spans: Sequence[str],
-    relation: frozenset[str],
-    before: int = DEFAULT_CONSTANTS.cue_before,
-    after: int = DEFAULT_CONSTANTS.cue_after,
-    tokens_of: Callable[[str], tuple[tuple[str, ...], tuple[str, ...]]] | None = None,
-) -> dict[str, frozenset[str]]:
-    """The ``spans`` of a sentence (lowercased) that a relation word stands beside, each
-    with the stems that cue it: a word whose :func:`stem` is in ``relation`` (the stems
-    of what the question still asks) at most ``before`` words before the span or
-    ``after`` after it ("directed by Tim Burton", "born in the city of Hiroshima";
-    "Tim Burton directed"; the constants ``cue_before`` and ``cue_after``).
-
-    "Big Eyes is a 2014 film directed by Tim Burton, written by Scott Alexander and
-    starring Amy Adams", asked for Big Eyes' director: Tim Burton, not Amy Adams.
-    ``tokens_of``: a memo of :func:`sentence_tokens`.
-    """
-    of = tokens_of or sentence_tokens
-    tokens, stems = of(sent_lower)
-    at = [i for i, s in enumerate(stems) if s in relation]
-    if not at:
-        return {}
-    out: dict[str, frozenset[str]] = {}
-    for span in spans:
-        part = of(span.lower())[0]
-        n = len(part)
-        if not n:
-            continue
-        for start in range(len(tokens) - n + 1):
-            if tokens[start : start + n] != part:
-                continue
-            end = start + n - 1
-            near = [i for i in at if 0 < start - i <= before or 0 < i - end <= after]
-            if near:
-                out[span.lower()] = frozenset(stems[i] for i in near)
-                break
-    return out
 
 
 def bridge_queries(
@@ -394,42 +279,52 @@ def bridge_queries(
     """
     c = constants
     read = reads if reads is not None else DirectReads(spans_of)
-    q_lower = question.lower()
-    q_words = _words(question)
+    q_folded = fold(question.lower())
+    q_words = read.words(question)
     chain = links(question)
-    done_docs = set(exclude_docs)
     done = {a.lower().strip() for a in asked}
-    # each known title's heads and normal form read once per call (every anchor reads them)
-    heads_map = read.heads_map(known_titles)
-    norms = {t: _norm(t) for t in known_titles}
-    open_titles = [(t, d, norms[t]) for t, d in known_titles.items() if d not in done_docs]
-    # head -> (doc id, normal form) of each open title it opens: an anchor's heads are
-    # those of the titles neither its document's nor its own (see ``heads_for``)
-    owners: dict[str, list[tuple[str, str]]] = {}
-    for t, d, n in open_titles:
-        for head in heads_map[t]:
-            owners.setdefault(head, []).append((d, n))
+    done_docs = set(exclude_docs)  # their titles are not open
+    owners, norms = read.title_index(known_titles)
     best: dict[str, Bridge] = {}
     for anchor in anchors:
         title_lower = _norm(anchor.title)
+        title_words = read.words(anchor.title)
         candidates: dict[str, tuple[str, float]] = {}
         cues: dict[str, frozenset[str]] = {}  # name -> the relation stems introducing it
-        titles = [t for t, d, n in open_titles if d != anchor.doc_id and n != title_lower]
-        linked = {t.lower(): t for t in linked_titles(anchor.text, titles, anchor.title, norms)}
+        text_lower = anchor.text.lower()
+        # the open titles the anchor names (:func:`linked_titles`, inlined: whether a text
+        # names a title is kept per text, and the text is folded once)
+        hits = read.title_hits(anchor.text)
+        text_folded: str | None = None
+        linked: dict[str, str] = {}
+        for t, d in known_titles.items():
+            if d in done_docs or d == anchor.doc_id:
+                continue
+            hit = hits.get(t)
+            if hit is None:
+                hit = False
+                if norms[t] in text_lower:
+                    if text_folded is None:
+                        text_folded = fold(text_lower)
+                    hit = contains_folded(text_folded, t)
+                hits[t] = hit
+            if hit and norms[t] != title_lower:
+                linked[t.lower()] = t
         for key, title in linked.items():
             candidates[key] = (title, 1.0)
-        heads = _HeadsOf(owners, anchor.doc_id, title_lower)
-        text_lower = anchor.text.lower()
+        heads = _HeadsOf(owners, known_titles, done_docs, anchor.doc_id, title_lower)
         held_words = read.held_words(anchor.title, anchor.text, anchor.path)
         # in a chain read from the question's form, an anchor reached through d bridges
         # resolves link d (its sentence stating that link names the bridge), and the
         # follow-up asks link d + 1
         depth = min(len(anchor.path) if anchor.clue is None else anchor.clue, len(chain) - 1)
         focus = chain[min(depth + 1, len(chain) - 1)] if len(chain) > 1 else ""
-        solved_words = _words(" ".join(link_words(chain[depth]))) if focus else frozenset()
+        solved_words = read.words(" ".join(link_words(chain[depth]))) if focus else frozenset()
+        # the words a follow-up from this anchor may add (see :func:`residual_words`)
+        asking = read.asking(" ".join(link_words(focus)) if focus else question)
         own: set[str] = set()  # the anchor's own name where a sentence links it onward
         # what the question still asks of this anchor: its words the anchor's name lacks
-        relation = frozenset(stem(w) for w in q_words - _words(anchor.title))
+        relation = read.relation(q_words, title_words)
         for sent_lower, sent_words, spans in read.facts(anchor.text):
             solved = len(sent_words & solved_words)
             overlap = c.question_word_gain * len(sent_words & q_words) + c.solved_word_gain * solved
@@ -447,9 +342,14 @@ def bridge_queries(
                 own.update(
                     x.lower()
                     for x in spans
-                    if x.lower() != anchor.via.lower() and _words(x) <= _words(anchor.title)
+                    if x.lower() != anchor.via.lower() and read.words(x) <= title_words
                 )
-            cued = cued_spans(sent_lower, spans, relation, c.cue_before, c.cue_after, read.tokens)
+            # no name, or nothing the question still asks: no cue (:func:`cued_spans`)
+            cued = (
+                read.cued(sent_lower, spans, relation, c.cue_before, c.cue_after)
+                if spans and relation
+                else {}
+            )
             for key, by in cued.items():
                 cues[key] = cues.get(key, frozenset()) | by
             for span in spans:
@@ -465,28 +365,30 @@ def bridge_queries(
                 repeats = c.repeat_gain * min(text_lower.count(key) - 1, c.repeat_cap)
                 candidates[key] = (span, named + repeats + gain)
         for key, (phrase, bonus) in candidates.items():
-            named_words = _words(phrase)
+            named_words = read.words(phrase)
             if (
                 not named_words
                 or key in done
-                or any(contains_phrase(key, p) for p in anchor.passed)
+                or (anchor.passed and any(contains_phrase(key, p) for p in anchor.passed))
             ):
                 continue  # "Patent SY-2005-965421" is the patent the chain came through
-            if contains_phrase(q_lower, phrase):
+            if contains_folded(q_folded, phrase):
                 continue
-            if named_words <= q_words or (key not in own and named_words <= _words(anchor.title)):
+            if named_words <= q_words or (key not in own and named_words <= title_words):
                 continue
             kind = "title" if key in linked else "entity"
             length = c.name_word_gain * min(len(named_words), c.name_word_cap)
             score = anchor.weight * (1.0 + bonus + length)
             if key not in best or best[key].score < score:
-                asks = " ".join(link_words(focus)) if focus else question
-                rest = residual_words(asks, [phrase], c.residual_words, held_words)
+                # the question's words neither the chain nor the phrase holds
+                # (:func:`residual_words`, its candidates read once per anchor)
+                rest = [x for x in asking if x[1] not in held_words and x[1] not in named_words][
+                    : c.residual_words
+                ]
                 # the relation that introduced the name is resolved by it ("directed by
                 # Tim Burton" answers "director"): the follow-up asks the rest
                 used = cues.get(key, frozenset())
-                rest = [w for w in rest if stem(w.lower()) not in used]
-                query = " ".join([phrase, *rest])
+                query = " ".join([phrase, *(w for w, _, s in rest if s not in used)])
                 best[key] = Bridge(query, phrase, kind, anchor.chunk_id, score)
     ranked = sorted(best.values(), key=lambda b: (-b.score, b.phrase))
     return ranked[:limit]

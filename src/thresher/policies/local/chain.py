@@ -72,14 +72,19 @@ class Chain:
             bridge = self.via.get(source.subquery.strip())
         return tuple(out)
 
-    def links(self, first: Candidate | None) -> list[str]:
+    def links(
+        self, first: Candidate | None, refound: Mapping[str, Candidate] | None = None
+    ) -> list[str]:
         """Documents that led to ``first``'s document, nearest first: each one's chunk
-        named the phrase of the follow-up that found the next, which holds it."""
+        named the phrase of the follow-up that found the next, which holds it.
+        ``refound``: :meth:`refound` of the chain as it is now, when the caller reads
+        many documents' links at once (else each is looked up)."""
         if first is None:
             return []
         doc = first.chunk.doc_id
         if not self.continues(first):
-            first = self._refound(doc) or first
+            again = self._refound(doc) if refound is None else refound.get(doc)
+            first = again or first
         out: list[str] = []
         while len(out) < self.depth and self.continues(first):
             bridge = self.bridge_of(first)
@@ -88,6 +93,23 @@ class Chain:
                 break
             out.append(source.chunk.doc_id)
             first = source
+        return out
+
+    def refound(self) -> dict[str, Candidate]:
+        """Each document's candidate :meth:`links` goes on from when the chunk it is asked
+        about does not continue the chain (its first within a follow-up's
+        ``refound_rank`` best that holds its bridge), read in one pass over the
+        follow-ups: valid while the maps the chain reads do not change."""
+        out: dict[str, Candidate] = {}
+        for query in sorted(self.pools):
+            if query not in self.via:
+                continue
+            for cand in self.pools[query].values():
+                if cand.rank > self.refound_rank:
+                    continue
+                doc = cand.chunk.doc_id
+                if doc not in out and self.continues(cand):
+                    out[doc] = cand
         return out
 
     def _refound(self, doc: str) -> Candidate | None:
@@ -123,12 +145,13 @@ def chain_order(
     it (the patent's inventor's welcome e-mail, and the company filing the e-mail's
     name found).
     """
-    nearest = {d: next(iter(links(d)), None) for d in order}
+    linked = {d: links(d) for d in order}  # each document's links read once
+    nearest = {d: next(iter(ls), None) for d, ls in linked.items()}
     out: list[str] = []
     for doc in order[:keep]:
         if doc not in out:
             out.append(doc)
-        for link in links(doc):
+        for link in linked[doc]:
             if link in order and link not in out:
                 out.append(link)
         child = next((d for d in order if nearest[d] == doc and d not in out), None)

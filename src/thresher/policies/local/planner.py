@@ -35,7 +35,6 @@ from thresher.policies.local.sources import (
     identifier_spans,
 )
 from thresher.policies.local.stop import StopModel
-from thresher.policies.local.text import sentence_words
 
 __all__ = ["Planner"]
 
@@ -210,14 +209,16 @@ class Planner:
         # these anchors state are candidate phrases too, so a relation word beside one
         # counts ("administrators should usually use deluser(8) instead"); one pass
         # over the anchors' text first
-        held = " ".join(a.text for a in anchors).lower()
-        named = NamedSpans(
-            tuple(
-                n
-                for n, d in known.items()
-                if d not in done and n not in memory.titles and n.lower() in held
+        named = NamedSpans(())
+        if known.keys() - memory.titles.keys():  # names other than titles (most have none)
+            held = " ".join(a.text for a in anchors).lower()
+            named = NamedSpans(
+                tuple(
+                    n
+                    for n, d in known.items()
+                    if d not in done and n not in memory.titles and n.lower() in held
+                )
             )
-        )
         return bridge_queries(
             memory.question.question,
             anchors,
@@ -274,7 +275,7 @@ class Planner:
 
         def stating(cid: str) -> tuple[int, int]:
             text = by_id[cid].cand.chunk.text
-            sents, _ = sentence_words(text)
+            sents, _ = memory.text.sentence_words(text)
             names = memory.text.sentence_names(text)
             facts = [(x, w, n) for x, (w, n) in zip(sents, names, strict=True)]
             return how_stated(clues[last.clue], last.passed, facts)

@@ -12,7 +12,7 @@ enough to run on every candidate of every search.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from thresher.corpus.analyzer import (
     CALENDAR,
@@ -52,16 +52,27 @@ _TOKEN = re.compile(r"(?<![\w.])[^\W\d_]\.(?=\s)|[^\W_]+(?:['’.-][^\W_]+)*|[^\
 _POSSESSIVE = ("'s", "’s")
 
 
-def best_sentences(text: str, cues: Iterable[str], limit: int = 2, max_chars: int = 400) -> str:
+#: a text's sentences and each one's content words (:func:`sentence_words` or a memo of it)
+SentenceWords = Callable[[str], tuple[tuple[str, ...], tuple[frozenset[str], ...]]]
+
+
+def best_sentences(
+    text: str,
+    cues: Iterable[str],
+    limit: int = 2,
+    max_chars: int = 400,
+    split: SentenceWords | None = None,
+) -> str:
     """The ``limit`` sentences of ``text`` sharing most content words with ``cues``, in text order.
 
     Used as the extractive justification of a final document. Ties keep the
-    earlier sentence; the result is cut to ``max_chars`` characters.
+    earlier sentence; the result is cut to ``max_chars`` characters. ``split``: a
+    memo of :func:`sentence_words`.
     """
     cue_words: set[str] = set()
     for cue in cues:
         cue_words |= content_words(cue)
-    sents, sent_words = sentence_words(text)
+    sents, sent_words = (split or sentence_words)(text)
     if not sents:
         return ""
     scored = sorted(range(len(sents)), key=lambda i: (-len(sent_words[i] & cue_words), i))

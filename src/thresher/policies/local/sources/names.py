@@ -36,6 +36,8 @@ _LETTERS = re.compile(r"[^\W\d_]{2,}")
 def document_names(doc_id: str) -> list[str]:
     """The names a document read from a file goes by besides its title (see the module
     docstring); none for an id that is not a file path (a dataset paragraph's hash)."""
+    if "." not in doc_id and "/" not in doc_id and "\\" not in doc_id:
+        return []  # a bare id, read first: most ids of a dataset are (every hop reads all)
     parts = doc_id.replace("\\", "/").split("/")
     base = parts[-1]
     pieces = base.split(".")
