@@ -120,7 +120,7 @@ class CandidateScorer:
             anchors = anchor_views(cands, base, self.constants.first_anchors)
         utility = self.source_utility(memory, cands)
         links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
-        full = self.weights.full.predict(np.hstack([bx, links]))
+        full = self.weights.full.predict(np.concatenate((bx, links), axis=1))
         if self.recorder is not None:
             self.recorder("pool", memory.question.question, cands, bx, links)
         memory.pools[query.strip()] = {c.chunk.chunk_id: c for c in cands}
@@ -245,7 +245,7 @@ class CandidateScorer:
         anchors = anchor_views(cands, base, self.constants.cache_anchors)
         utility = {c.chunk.chunk_id: float(b) for c, b in zip(cands, base, strict=True)}
         links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
-        fx = np.hstack([bx, links])
+        fx = np.concatenate((bx, links), axis=1)
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
         # ranker's (prune threshold, sufficiency features, the answer's scores)
