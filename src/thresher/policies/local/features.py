@@ -44,6 +44,7 @@ __all__ = [
     "QuestionContext",
     "AnchorView",
     "PairMemo",
+    "LinkRowMemo",
     "base_matrix",
     "link_matrix",
     "chunk_words",
@@ -300,6 +301,13 @@ def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
 #: candidate's pairs are found from one key of it, not one key per anchor)
 PairMemo: TypeAlias = dict[tuple[str, str], dict[tuple[str, ...], tuple[bool, bool, float]]]
 
+#: anchors' signature -> (candidate chunk id, content hash) -> the candidate's link
+#: features but ``source_utility``: an episode's memo of the rows it computed (owned
+#: by its session). The signature is what those features read of the anchors and the
+#: question (each anchor's key, document and weight, the question's words): a
+#: chunk ranked again against the same anchors finds its row.
+LinkRowMemo: TypeAlias = dict[tuple[object, ...], dict[tuple[str, str], tuple[float, ...]]]
+
 #: what :func:`_link_rows` reads of an anchor, once per call: its document, weight,
 #: memo key, folded text, lowercased title, folded title and words
 _AnchorRead: TypeAlias = tuple[str, float, tuple[str, ...], str, str, str, frozenset[str]]
@@ -323,25 +331,39 @@ def _link_rows(
     anchors: Sequence[AnchorView],
     memo: PairMemo | None,
     utility: Mapping[str, float] | None,
+    row_memo: LinkRowMemo | None = None,
 ) -> list[list[float]]:
     """The :data:`LINK_FEATURES` of each of ``cands`` (see :func:`link_row`). One loop
     over the candidates with what it reads of the anchors taken once: a rerank scores
-    a few hundred (candidate, anchor) pairs."""
+    a few hundred (candidate, anchor) pairs. With both memos, a candidate's row against
+    these anchors is read back from ``row_memo`` when it was computed before."""
     reads = [_anchor_read(a, memo) for a in anchors]
     top = anchors[0] if anchors else None
     q_words = q.words
+    known: dict[tuple[str, str], tuple[float, ...]] | None = None
+    if row_memo is not None and memo is not None and all(a.key for a in anchors):
+        sig = (q_words, tuple((a.key, a.doc_id, a.weight) for a in anchors))
+        known = row_memo.get(sig)
+        if known is None:
+            known = row_memo[sig] = {}
     rows = []
     for c in cands:
         chunk = c.chunk
-        doc = chunk.doc_id
-        title_lower = chunk.title.lower()
-        words, n_words, folded, title_folded = c.words, len(c.words), c.folded, c.title_folded
+        source = utility.get(c.via_source, 0.0) if utility and c.via_source else 0.0
         held: dict[tuple[str, ...], tuple[bool, bool, float]] | None = None
         if memo is not None:
             ckey = (chunk.chunk_id, chunk.content_hash)
+            if known is not None:
+                row = known.get(ckey)
+                if row is not None:
+                    rows.append([*row, source])
+                    continue
             held = memo.get(ckey)
             if held is None:
                 held = memo[ckey] = {}
+        doc = chunk.doc_id
+        title_lower = chunk.title.lower()
+        words, n_words, folded, title_folded = c.words, len(c.words), c.folded, c.title_folded
         linked_to = links_from = redundancy = rank_inv = 0.0
         for i, (a_doc, weight, key, a_folded, a_title_lower, a_title_folded, a_words) in enumerate(
             reads
@@ -372,17 +394,17 @@ def _link_rows(
         complement = 0.0
         if top is not None and top.doc_id != doc and q_words:
             complement = len((words & q_words) - top.words) / len(q_words)
-        rows.append(
-            [
-                linked_to,
-                links_from,
-                1.0 if top is not None and top.doc_id == doc else 0.0,
-                rank_inv,
-                complement,
-                redundancy,
-                utility.get(c.via_source, 0.0) if utility and c.via_source else 0.0,
-            ]
+        found = (
+            linked_to,
+            links_from,
+            1.0 if top is not None and top.doc_id == doc else 0.0,
+            rank_inv,
+            complement,
+            redundancy,
         )
+        if known is not None:
+            known[ckey] = found
+        rows.append([*found, source])
     return rows
 
 
@@ -406,10 +428,13 @@ def link_matrix(
     anchors: Sequence[AnchorView],
     memo: PairMemo | None = None,
     utility: Mapping[str, float] | None = None,
+    row_memo: LinkRowMemo | None = None,
 ) -> np.ndarray:
     """Rows of :data:`LINK_FEATURES` for ``cands`` against ``anchors`` (``memo``: an
     episode's :data:`PairMemo`, read and filled; ``utility``: chunk id -> base utility
-    of each bridge's source chunk, for ``source_utility``)."""
+    of each bridge's source chunk, for ``source_utility``; ``row_memo``: an episode's
+    :data:`LinkRowMemo`, read and filled, used along with ``memo`` when every anchor
+    has a key)."""
     if not cands:
         return np.zeros((0, len(LINK_FEATURES)))
-    return np.asarray(_link_rows(cands, q, anchors, memo, utility), dtype=np.float64)
+    return np.asarray(_link_rows(cands, q, anchors, memo, utility, row_memo), dtype=np.float64)

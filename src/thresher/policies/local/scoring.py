@@ -119,7 +119,9 @@ class CandidateScorer:
         if not anchors:
             anchors = anchor_views(cands, base, self.constants.first_anchors)
         utility = self.source_utility(memory, cands)
-        links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
+        links = link_matrix(
+            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+        )
         full = self.weights.full.predict(np.concatenate((bx, links), axis=1))
         if self.recorder is not None:
             self.recorder("pool", memory.question.question, cands, bx, links)
@@ -244,7 +246,9 @@ class CandidateScorer:
         base = self.weights.base.predict(bx)
         anchors = anchor_views(cands, base, self.constants.cache_anchors)
         utility = {c.chunk.chunk_id: float(b) for c, b in zip(cands, base, strict=True)}
-        links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
+        links = link_matrix(
+            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+        )
         fx = np.concatenate((bx, links), axis=1)
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
