@@ -155,30 +155,33 @@ class CandidateScorer:
         via_source = bridge.source if bridge is not None else ""
         via_words = frozenset(content_words(via))
         cands = []
+        chunk_text = memory.text.chunk
         for rank, h in enumerate(hits, 1):
-            text = memory.text.chunk(h.chunk)
+            text = chunk_text(h.chunk)
+            # every field, by position in :class:`Candidate`'s field order (a search
+            # builds a few dozen; keywords cost twice as much; test_features pins the order)
             c = Candidate(
                 h.chunk,
-                hop=hop,
-                subquery=query,
-                rank=rank,
-                bm25_s=h.bm25_score,
-                dense_s=h.dense_score,
-                pool_bm25_max=b_max,
-                pool_dense_max=d_max,
-                words=text.words,
-                title_words=text.title_words,
-                sub_words=sub_words,
-                via=via,
-                lower=text.lower,
-                folded=text.folded,
-                title_folded=text.title_folded,
-                via_words=via_words,
-                via_score=via_score,
-                via_source=via_source,
+                hop,  # hop
+                query,  # subquery
+                rank,  # rank
+                h.bm25_score,  # bm25_s
+                h.dense_score,  # dense_s
+                b_max,  # pool_bm25_max
+                d_max,  # pool_dense_max
+                h.bm25_score if is_question else None,  # bm25_q
+                h.dense_score if is_question else None,  # dense_q
+                text.words,  # words
+                text.title_words,  # title_words
+                sub_words,  # sub_words
+                via,  # via
+                text.lower,  # lower
+                via_words,  # via_words
+                via_score,  # via_score
+                via_source,  # via_source
+                text.folded,  # folded
+                text.title_folded,  # title_folded
             )
-            if is_question:
-                c.bm25_q, c.dense_q = h.bm25_score, h.dense_score
             cands.append(c)
         missing = [c for c in cands if c.bm25_q is None or c.dense_q is None]
         # scores against the question for the best-fused candidates only (a store read
