@@ -41,6 +41,8 @@ class EpisodeMemory:
         link_rows: the link features of the chunks ranked so far, by the anchors
             they were ranked against (:data:`~.features.LinkRowMemo`): the cache is
             ranked on every turn, and a hop's searches share its anchors.
+        pool_titles: query (stripped) -> (its search's list in ``pools``, their titles,
+            their doc ids): what the map of ``titles`` is made from on every turn.
         order_logits: a feature row's bytes -> the order model's raw score of it: the
             cached chunks are ranked on every turn, and most rows come back unchanged
             (a tree ensemble scores each row alone: the same row, the same score).
@@ -66,6 +68,9 @@ class EpisodeMemory:
         default_factory=dict
     )
     link_rows: LinkRowMemo = field(default_factory=dict)
+    pool_titles: dict[str, tuple[dict[str, Candidate], list[str], list[str]]] = field(
+        default_factory=dict
+    )
     order_logits: dict[bytes, float] = field(default_factory=dict)
     question_scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     hop: int = 0

@@ -38,6 +38,7 @@ __all__ = [
     "CandidateScorer",
     "rerank_pool",
     "anchor_views",
+    "pool_titles",
 ]
 
 #: a follow-up's hit within either retriever's best this many is scored whatever its
@@ -234,11 +235,7 @@ class CandidateScorer:
             )
             fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
             memory.cands[cid] = fresh
-        titles: dict[str, str] = {}
-        for q in sorted(memory.pools):  # sorted: one map whatever order the searches ran in
-            for c in memory.pools[q].values():
-                titles.setdefault(c.chunk.title, c.chunk.doc_id)
-        memory.titles = titles
+        memory.titles = pool_titles(memory)
 
     def rank_cached(self, memory: EpisodeMemory, obs: Observation) -> list[Ranked]:
         """Every cached chunk with its base and full utility, best first."""
@@ -326,6 +323,32 @@ class CandidateScorer:
                 {r.chunk_id: r.base for r in ranked},
             ),
         )
+
+
+def pool_titles(memory: EpisodeMemory) -> dict[str, str]:
+    """Title -> doc id of every candidate of the episode's searches, the first one's in
+    the order of the sorted queries and then of each search's list (sorted: one map
+    whatever order the searches ran in).
+
+    Each search's titles and doc ids are read once (kept in
+    :attr:`~.memory.EpisodeMemory.pool_titles` along with the search's list they
+    were read from); the map is made from them with C-level calls: the same keys in the
+    same order, and the same values, as ``setdefault`` over every candidate."""
+    held = memory.pool_titles
+    titles: list[str] = []
+    docs: list[str] = []
+    for q in sorted(memory.pools):
+        pool = memory.pools[q]
+        got = held.get(q)
+        if got is None or got[0] is not pool:
+            chunks = [c.chunk for c in pool.values()]
+            got = held[q] = (pool, [c.title for c in chunks], [c.doc_id for c in chunks])
+        titles += got[1]
+        docs += got[2]
+    # reversed: the first occurrence of a title is the one written last
+    first = dict(zip(reversed(titles), reversed(docs), strict=True))
+    order = list(dict.fromkeys(titles))
+    return dict(zip(order, map(first.__getitem__, order), strict=True))
 
 
 def anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[AnchorView]:
