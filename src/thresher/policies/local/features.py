@@ -225,7 +225,9 @@ def base_row(c: Candidate, q: QuestionContext) -> list[float]:
 def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[float]]:
     """The :data:`BASE_FEATURES` of each of ``cands``. One loop, what the candidates of
     one search share (their subquery, its bridge phrase and asked words) read once: a
-    rerank scores a few dozen candidates of one search."""
+    rerank scores a few dozen candidates of one search. A phrase test is called only
+    when the phrase occurs in the text at all (``in``, no call: most do not), here and
+    in :func:`_link_rows`; the test then checks the word boundaries."""
     q_folded = q.folded or fold(q.lower)
     q_words = q.words
     n_q = len(q_words)
@@ -254,7 +256,8 @@ def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[floa
             via_folded = vias.get(via)
             if via_folded is None:
                 via_folded = vias[via] = fold_phrase(via)
-            via_held = 1.0 if holds_folded(c.folded, via_folded) else 0.0
+            folded = c.folded
+            via_held = 1.0 if via_folded in folded and holds_folded(folded, via_folded) else 0.0
             pair = (s_words, c.via_words or empty)
             asked = asks.get(pair)
             if asked is None:
@@ -273,10 +276,12 @@ def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[floa
                 1.0 / log2(1 + max(c.rank, 1)),
                 1.0 if is_sub else 0.0,
                 float(min(c.hop, 3)),
-                1.0 if holds_folded(q_folded, title_folded) else 0.0,
+                1.0 if title_folded in q_folded and holds_folded(q_folded, title_folded) else 0.0,
                 (len(title_words & q_words) / n_q if n_q else 0.0) if title_words else 0.0,
                 len(q_words & words) / n_words if n_words else 0.0,
-                1.0 if is_sub and holds_folded(sub_folded, title_folded) else 0.0,
+                1.0
+                if is_sub and title_folded in sub_folded and holds_folded(sub_folded, title_folded)
+                else 0.0,
                 (len(title_words & s_words) / n_s if n_s else 0.0)
                 if is_sub and title_words
                 else 0.0,
@@ -379,8 +384,10 @@ def _link_rows(
                 shared = len(words & a_words)
                 union = n_words + len(a_words) - shared
                 got = (
-                    holds_folded(a_folded, title_folded),
-                    a_title_lower != title_lower and holds_folded(folded, a_title_folded),
+                    title_folded in a_folded and holds_folded(a_folded, title_folded),
+                    a_title_lower != title_lower
+                    and a_title_folded in folded
+                    and holds_folded(folded, a_title_folded),
                     shared / union if union else 0.0,
                 )
                 if held is not None and key:
