@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,9 +65,11 @@ def rerank_pool(hits: Sequence[Hit], depth: int, head: int = RETRIEVER_HEAD) -> 
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """A cached chunk with its utility: ``prob`` (the ranker's), ``base`` (base model's)."""
+class Ranked(NamedTuple):
+    """A cached chunk with its utility: ``prob`` (the ranker's), ``base`` (base model's).
+
+    A named tuple (immutable, read by name): the cache is ranked on every turn, and a
+    frozen dataclass costs several times as much to build."""
 
     chunk_id: str
     cand: Candidate
@@ -255,10 +258,9 @@ class CandidateScorer:
         # ranker's (prune threshold, sufficiency features, the answer's scores)
         order_model = self.weights.order
         score = self.order_logits(memory, order_model, fx) if order_model is not None else full
-        order = np.argsort(-score, kind="stable")
-        return [
-            Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i])) for i in order
-        ]
+        order = np.argsort(-score, kind="stable").tolist()
+        probs, bases = full.tolist(), base.tolist()  # Python floats, as float() of each
+        return [Ranked(cands[i].chunk.chunk_id, cands[i], probs[i], bases[i]) for i in order]
 
     @staticmethod
     def order_logits(memory: EpisodeMemory, model: Model, fx: np.ndarray) -> np.ndarray:
