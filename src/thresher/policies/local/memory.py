@@ -43,6 +43,9 @@ class EpisodeMemory:
             ranked on every turn, and a hop's searches share its anchors.
         pool_titles: query (stripped) -> (its search's list in ``pools``, their titles,
             their doc ids): what the map of ``titles`` is made from on every turn.
+        source_utility: the bytes of a batch of base rows (a search's bridge sources,
+            sorted) -> the base model's probabilities of them: the searches of one hop
+            share their sources.
         order_logits: a feature row's bytes -> the order model's raw score of it: the
             cached chunks are ranked on every turn, and most rows come back unchanged
             (a tree ensemble scores each row alone: the same row, the same score).
@@ -71,6 +74,7 @@ class EpisodeMemory:
     pool_titles: dict[str, tuple[dict[str, Candidate], list[str], list[str]]] = field(
         default_factory=dict
     )
+    source_utility: dict[bytes, list[float]] = field(default_factory=dict)
     order_logits: dict[bytes, float] = field(default_factory=dict)
     question_scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     hop: int = 0

@@ -282,7 +282,13 @@ class CandidateScorer:
         if not sources:
             return {}
         rows = self.base_rows(memory, [memory.cands[s] for s in sources])
-        return dict(zip(sources, (float(p) for p in self.weights.base.predict(rows)), strict=True))
+        # the model's answer for this batch of rows, read back when a search of the same
+        # bridge sources asked before (the same array, the same answer)
+        key = rows.tobytes()
+        probs = memory.source_utility.get(key)
+        if probs is None:
+            probs = memory.source_utility[key] = self.weights.base.predict(rows).tolist()
+        return dict(zip(sources, probs, strict=True))
 
     @staticmethod
     def base_rows(memory: EpisodeMemory, cands: list[Candidate]) -> np.ndarray:
