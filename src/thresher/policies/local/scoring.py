@@ -353,10 +353,10 @@ def pool_titles(memory: EpisodeMemory) -> dict[str, str]:
             got = held[q] = (pool, [c.title for c in chunks], [c.doc_id for c in chunks])
         titles += got[1]
         docs += got[2]
-    # reversed: the first occurrence of a title is the one written last
-    first = dict(zip(reversed(titles), reversed(docs), strict=True))
-    order = list(dict.fromkeys(titles))
-    return dict(zip(order, map(first.__getitem__, order), strict=True))
+    out = dict.fromkeys(titles, "")  # the keys, in the order of their first occurrence
+    # each title's doc id: written in reverse, the first occurrence's is written last
+    out.update(zip(reversed(titles), reversed(docs), strict=True))
+    return out
 
 
 def anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[AnchorView]:
