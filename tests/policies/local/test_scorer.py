@@ -78,8 +78,8 @@ def test_stop_rule_without_model():
 
 
 def test_scores_are_the_bits_of_the_unoptimized_formulas():
-    """Model.logits/predict compute in place and call LightGBM's C predict directly:
-    the same bits as ``sigmoid((x - mean) / std @ w + b)`` and ``Booster.predict``."""
+    """Model.logits/predict compute in place: the same bits as
+    ``sigmoid((x - mean) / std @ w + b)``; a lambdarank model's are ``Booster.predict``'s."""
     w = load_weights()
     rng = np.random.default_rng(3)
     for n in (1, 2, 7, 45):

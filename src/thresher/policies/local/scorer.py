@@ -22,9 +22,7 @@ as one JSON file; the default one ships in ``weights/local_policy.json``.
 
 from __future__ import annotations
 
-import ctypes
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -94,7 +92,8 @@ class Model:
             # one booster for every session: LightGBM's predict is safe to call from
             # several threads on one model (each call builds its own predictor; the
             # C API guards the booster)
-            return self._tree_scores(np.ascontiguousarray(x, dtype=np.float64))
+            raw = self._booster.predict(np.asarray(x, dtype=np.float64), num_threads=1)
+            return np.asarray(raw, dtype=np.float64)
         # in place where an operation makes a fresh array: each element is computed as
         # ``(x - mean) / std`` and so on would compute it (elementwise, the same bits),
         # without the allocations (a policy scores a few dozen rows at a time)
@@ -111,56 +110,6 @@ class Model:
         out = np.asarray(hidden @ p["w2"])
         out += float(p["b2"])
         return out
-
-    @cached_property
-    def _tree_scores(self) -> Callable[[np.ndarray], np.ndarray]:
-        """The booster's scores of the rows of a C-ordered float64 matrix.
-
-        ``Booster.predict(x, num_threads=1)`` does, for a matrix, one call of LightGBM's
-        C function ``LGBM_BoosterPredictForMat``; its Python checks and conversions
-        cost about as much as that call does on the few rows the policy sends (a
-        lambdarank order is asked for ~4 times an episode). So the call is made here
-        directly, with the arguments ``predict`` passes (normal prediction, from the
-        first iteration to the booster's best, ``num_threads=1``): the same scores
-        (tests/policies/local/test_scorer.py compares them). A LightGBM without
-        those names gets ``predict`` itself."""
-        booster = self._booster
-        try:
-            from lightgbm.basic import _LIB, _safe_call
-        except ImportError:  # pragma: no cover - another LightGBM layout
-            return lambda x: np.asarray(booster.predict(x, num_threads=1), dtype=np.float64)
-        handle = booster._handle
-        float64, row_major, normal = ctypes.c_int(1), ctypes.c_int(1), ctypes.c_int(0)
-        params = ctypes.c_char_p(b"num_threads=1")
-        double_p = ctypes.POINTER(ctypes.c_double)
-
-        def scores(x: np.ndarray) -> np.ndarray:
-            out = np.empty(x.shape[0], dtype=np.float64)
-            got = ctypes.c_int64(0)
-            _safe_call(
-                _LIB.LGBM_BoosterPredictForMat(
-                    handle,
-                    x.ctypes.data_as(ctypes.c_void_p),
-                    float64,
-                    ctypes.c_int32(x.shape[0]),
-                    ctypes.c_int32(x.shape[1]),
-                    row_major,
-                    normal,
-                    ctypes.c_int(0),
-                    ctypes.c_int(booster.best_iteration),
-                    params,
-                    ctypes.byref(got),
-                    out.ctypes.data_as(double_p),
-                )
-            )
-            if got.value != x.shape[0]:
-                raise ConfigError(
-                    f"the order model scored {got.value} of {x.shape[0]} rows; "
-                    "retrain the local policy (thresher train-policy)"
-                )
-            return out
-
-        return scores
 
     @cached_property
     def _picks(self) -> dict[int, list[int] | None]:
