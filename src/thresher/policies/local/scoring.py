@@ -353,7 +353,7 @@ def pool_titles(memory: EpisodeMemory) -> dict[str, str]:
             got = held[q] = (pool, [c.title for c in chunks], [c.doc_id for c in chunks])
         titles += got[1]
         docs += got[2]
-    out = dict.fromkeys(titles, "")  # the keys, in the order of their first occurrence
+    out = dict(zip(titles, titles, strict=True))  # the keys, in their first occurrence's order
     # each title's doc id: written in reverse, the first occurrence's is written last
     out.update(zip(reversed(titles), reversed(docs), strict=True))
     return out
