@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 import pytest
 
@@ -33,6 +35,16 @@ TOWN = chunk("marrowick", "Marrowick", "Marrowick is a small town in the provinc
 
 def col(name: str, row: np.ndarray, names=BASE_FEATURES) -> float:
     return float(row[names.index(name)])
+
+
+def test_candidate_field_order_is_the_one_the_scorer_builds_by_position():
+    # CandidateScorer.candidates builds a search's candidates with positional arguments
+    # (its hot loop): reordering the fields must come with that call changed
+    assert [f.name for f in fields(Candidate)] == [
+        "chunk", "hop", "subquery", "rank", "bm25_s", "dense_s", "pool_bm25_max",
+        "pool_dense_max", "bm25_q", "dense_q", "words", "title_words", "sub_words", "via",
+        "lower", "via_words", "via_score", "via_source", "folded", "title_folded",
+    ]  # fmt: skip
 
 
 def test_base_features_question_hit():

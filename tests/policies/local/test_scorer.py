@@ -7,7 +7,7 @@ import pytest
 
 from thresher.errors import ConfigError
 from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
-from thresher.policies.local.scorer import DEFAULT_WEIGHTS, LocalWeights, load_weights
+from thresher.policies.local.scorer import DEFAULT_WEIGHTS, LocalWeights, load_weights, sigmoid
 from thresher.policies.local.stop import STOP_FEATURES, stop_features, sufficiency
 from thresher.train.local.fit import fit_logistic, fit_mlp
 
@@ -75,3 +75,25 @@ def test_stop_rule_without_model():
     assert ok.shape == (len(STOP_FEATURES),)
     assert sufficiency(ok, None) == 1.0
     assert sufficiency(stop_features([0.9, 0.8, 0.1], False, 1, 2), None) == 0.0
+
+
+def test_scores_are_the_bits_of_the_unoptimized_formulas():
+    """Model.logits/predict compute in place: the same bits as
+    ``sigmoid((x - mean) / std @ w + b)``; a lambdarank model's are ``Booster.predict``'s."""
+    w = load_weights()
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 45):
+        for model in (w.base, w.full, w.ranker):
+            x = rng.normal(size=(n, len(model.features)))
+            z = (x - model.mean) / model.std
+            logit = np.asarray(z @ model.params["w"] + float(model.params["b"]))
+            assert model.logits(x).tobytes() == logit.tobytes()
+            assert model.predict(x).tobytes() == sigmoid(logit).tobytes()
+        if w.order is not None:
+            x = rng.normal(size=(n, len(w.order.features)))
+            raw = w.order._booster.predict(x, num_threads=1)
+            assert w.order.logits(x).tobytes() == np.asarray(raw, dtype=np.float64).tobytes()
+            # a row taken out of a bigger matrix (not contiguous) scores the same
+            wide = rng.normal(size=(n, 2 * len(w.order.features)))[:, ::2]
+            raw = w.order._booster.predict(wide, num_threads=1)
+            assert w.order.logits(wide).tobytes() == np.asarray(raw).tobytes()

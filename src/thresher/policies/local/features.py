@@ -31,7 +31,6 @@ import numpy as np
 
 from thresher.corpus.document import Chunk
 from thresher.policies.local.text import (
-    contains_folded,
     content_words,
     fold,
     fold_phrase,
@@ -45,6 +44,7 @@ __all__ = [
     "QuestionContext",
     "AnchorView",
     "PairMemo",
+    "LinkRowMemo",
     "base_matrix",
     "link_matrix",
     "chunk_words",
@@ -212,86 +212,207 @@ class AnchorView:
         )
 
 
-def _share(part: set[str] | frozenset[str], whole: set[str] | frozenset[str]) -> float:
-    return len(part & whole) / len(whole) if whole else 0.0
-
-
 def _subquery_view(subquery: str, q: QuestionContext) -> tuple[bool, str]:
     """Whether ``subquery`` is a follow-up (not the question), and it lowercased and folded."""
     return subquery.strip().lower() != q.question.strip().lower(), fold(subquery.lower())
 
 
-def base_row(c: Candidate, q: QuestionContext, sub: tuple[bool, str] | None = None) -> list[float]:
-    """The :data:`BASE_FEATURES` of one candidate (``sub``: :func:`_subquery_view` of its
-    subquery, when the caller has it: a search's candidates share one)."""
-    is_sub, sub_folded = sub if sub is not None else _subquery_view(c.subquery, q)
-    bm25_q = c.bm25_q if c.bm25_q is not None else 0.0
-    dense_q = c.dense_q if c.dense_q is not None else 0.0
-    dense_s = c.dense_s if c.dense_s is not None else dense_q if not is_sub else 0.0
-    bm25_s = c.bm25_s if c.bm25_s is not None else 0.0
-    s_words = c.sub_words if is_sub and c.sub_words is not None else frozenset()
-    return [
-        bm25_q / q.bm25_max if q.bm25_max > 0 else 0.0,
-        dense_q,
-        dense_q - q.dense_max,
-        bm25_s / c.pool_bm25_max if c.pool_bm25_max > 0 else 0.0,
-        dense_s,
-        dense_s - c.pool_dense_max if c.dense_s is not None else -0.3,
-        1.0 if c.dense_s is None else 0.0,
-        1.0 / math.log2(1 + max(c.rank, 1)),
-        1.0 if is_sub else 0.0,
-        float(min(c.hop, 3)),
-        1.0 if holds_folded(q.folded or fold(q.lower), c.title_folded) else 0.0,
-        _share(c.title_words, q.words) if c.title_words else 0.0,
-        _share(q.words, c.words),
-        1.0 if is_sub and holds_folded(sub_folded, c.title_folded) else 0.0,
-        _share(c.title_words, s_words) if is_sub and c.title_words else 0.0,
-        _share(s_words, c.words) if is_sub else 0.0,
-        1.0 if c.via and contains_folded(c.folded, c.via) else 0.0,
-        _share(s_words - (c.via_words or frozenset()), c.words) if c.via else 0.0,
-        c.via_score if c.via else 0.0,
-    ]
+def base_row(c: Candidate, q: QuestionContext) -> list[float]:
+    """The :data:`BASE_FEATURES` of one candidate."""
+    return _base_rows([c], q)[0]
+
+
+def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[float]]:
+    """The :data:`BASE_FEATURES` of each of ``cands``. One loop, what the candidates of
+    one search share (their subquery, its bridge phrase and asked words) read once: a
+    rerank scores a few dozen candidates of one search. A phrase test is called only
+    when the phrase occurs in the text at all (``in``, no call: most do not), here and
+    in :func:`_link_rows`; the test then checks the word boundaries."""
+    q_folded = q.folded or fold(q.lower)
+    q_words = q.words
+    n_q = len(q_words)
+    views: dict[str, tuple[bool, str]] = {}  # subquery -> _subquery_view
+    vias: dict[str, str] = {}  # bridge phrase -> it as phrase tests look for it
+    asks: dict[tuple[frozenset[str], frozenset[str]], frozenset[str]] = {}  # asked words
+    empty: frozenset[str] = frozenset()
+    log2 = math.log2
+    rows = []
+    for c in cands:
+        sub = views.get(c.subquery)
+        if sub is None:
+            sub = views[c.subquery] = _subquery_view(c.subquery, q)
+        is_sub, sub_folded = sub
+        words, title_words, title_folded = c.words, c.title_words, c.title_folded
+        n_words = len(words)
+        bm25_q = c.bm25_q if c.bm25_q is not None else 0.0
+        dense_q = c.dense_q if c.dense_q is not None else 0.0
+        dense_s = c.dense_s if c.dense_s is not None else dense_q if not is_sub else 0.0
+        bm25_s = c.bm25_s if c.bm25_s is not None else 0.0
+        s_words = c.sub_words if is_sub and c.sub_words is not None else empty
+        n_s = len(s_words)
+        via = c.via
+        via_held = ask_cov = via_score = 0.0
+        if via:
+            via_folded = vias.get(via)
+            if via_folded is None:
+                via_folded = vias[via] = fold_phrase(via)
+            folded = c.folded
+            via_held = 1.0 if via_folded in folded and holds_folded(folded, via_folded) else 0.0
+            pair = (s_words, c.via_words or empty)
+            asked = asks.get(pair)
+            if asked is None:
+                asked = asks[pair] = pair[0] - pair[1]
+            ask_cov = len(asked & words) / n_words if n_words else 0.0
+            via_score = c.via_score
+        rows.append(
+            [
+                bm25_q / q.bm25_max if q.bm25_max > 0 else 0.0,
+                dense_q,
+                dense_q - q.dense_max,
+                bm25_s / c.pool_bm25_max if c.pool_bm25_max > 0 else 0.0,
+                dense_s,
+                dense_s - c.pool_dense_max if c.dense_s is not None else -0.3,
+                1.0 if c.dense_s is None else 0.0,
+                1.0 / log2(1 + max(c.rank, 1)),
+                1.0 if is_sub else 0.0,
+                float(min(c.hop, 3)),
+                1.0 if title_folded in q_folded and holds_folded(q_folded, title_folded) else 0.0,
+                (len(title_words & q_words) / n_q if n_q else 0.0) if title_words else 0.0,
+                len(q_words & words) / n_words if n_words else 0.0,
+                1.0
+                if is_sub and title_folded in sub_folded and holds_folded(sub_folded, title_folded)
+                else 0.0,
+                (len(title_words & s_words) / n_s if n_s else 0.0)
+                if is_sub and title_words
+                else 0.0,
+                (len(s_words & words) / n_words if n_words else 0.0) if is_sub else 0.0,
+                via_held,
+                ask_cov,
+                via_score,
+            ]
+        )
+    return rows
 
 
 def base_matrix(cands: Sequence[Candidate], q: QuestionContext) -> np.ndarray:
     """Rows of :data:`BASE_FEATURES` for ``cands`` (shape ``(len(cands), len(BASE_FEATURES))``)."""
     if not cands:
         return np.zeros((0, len(BASE_FEATURES)))
-    views: dict[str, tuple[bool, str]] = {}  # subquery -> its view, read once per call
+    return np.asarray(_base_rows(cands, q), dtype=np.float64)
+
+
+#: (candidate chunk id, content hash) -> anchor key -> what :func:`_link_rows` found of the pair: an
+#: episode's memo of the pairs it scored (owned by its session; nested so that a
+#: candidate's pairs are found from one key of it, not one key per anchor)
+PairMemo: TypeAlias = dict[tuple[str, str], dict[tuple[str, ...], tuple[bool, bool, float]]]
+
+#: anchors' signature -> (candidate chunk id, content hash) -> the candidate's link
+#: features but ``source_utility``: an episode's memo of the rows it computed (owned
+#: by its session). The signature is what those features read of the anchors and the
+#: question (each anchor's key, document and weight, the question's words): a
+#: chunk ranked again against the same anchors finds its row.
+LinkRowMemo: TypeAlias = dict[tuple[object, ...], dict[tuple[str, str], tuple[float, ...]]]
+
+#: what :func:`_link_rows` reads of an anchor, once per call: its document, weight,
+#: memo key, folded text, lowercased title, folded title and words
+_AnchorRead: TypeAlias = tuple[str, float, tuple[str, ...], str, str, str, frozenset[str]]
+
+
+def _anchor_read(a: AnchorView, memo: PairMemo | None) -> _AnchorRead:
+    return (
+        a.doc_id,
+        a.weight,
+        a.key if memo is not None else (),
+        a.text_folded or fold(a.text_lower),
+        a.title.lower(),
+        a.title_folded or fold_phrase(a.title),
+        a.words,
+    )
+
+
+def _link_rows(
+    cands: Sequence[Candidate],
+    q: QuestionContext,
+    anchors: Sequence[AnchorView],
+    memo: PairMemo | None,
+    utility: Mapping[str, float] | None,
+    row_memo: LinkRowMemo | None = None,
+) -> list[list[float]]:
+    """The :data:`LINK_FEATURES` of each of ``cands`` (see :func:`link_row`). One loop
+    over the candidates with what it reads of the anchors taken once: a rerank scores
+    a few hundred (candidate, anchor) pairs. With both memos, a candidate's row against
+    these anchors is read back from ``row_memo`` when it was computed before."""
+    reads = [_anchor_read(a, memo) for a in anchors]
+    top = anchors[0] if anchors else None
+    q_words = q.words
+    known: dict[tuple[str, str], tuple[float, ...]] | None = None
+    if row_memo is not None and memo is not None and all(a.key for a in anchors):
+        sig = (q_words, tuple((a.key, a.doc_id, a.weight) for a in anchors))
+        known = row_memo.get(sig)
+        if known is None:
+            known = row_memo[sig] = {}
     rows = []
     for c in cands:
-        sub = views.get(c.subquery)
-        if sub is None:
-            sub = views[c.subquery] = _subquery_view(c.subquery, q)
-        rows.append(base_row(c, q, sub))
-    return np.asarray(rows, dtype=np.float64)
-
-
-#: (candidate chunk id, content hash, anchor key...) -> what :func:`_pair` found: an
-#: episode's memo of the pairs it scored (owned by its session)
-PairMemo: TypeAlias = dict[tuple[str, ...], tuple[bool, bool, float]]
-
-
-def _pair(
-    c: Candidate, a: AnchorView, title_lower: str, memo: PairMemo | None
-) -> tuple[bool, bool, float]:
-    """(the anchor names the candidate's title, the candidate names the anchor's title,
-    content-word Jaccard of the two), kept in ``memo`` by both chunks' ids and content
-    hashes when the anchor has a key (see :class:`AnchorView`)."""
-    key = (c.chunk.chunk_id, c.chunk.content_hash, *a.key) if a.key and memo is not None else ()
-    got = memo.get(key) if memo is not None and key else None
-    if got is None:
-        shared = len(c.words & a.words)
-        union = len(c.words) + len(a.words) - shared
-        got = (
-            holds_folded(a.text_folded or fold(a.text_lower), c.title_folded),
-            a.title.lower() != title_lower
-            and holds_folded(c.folded, a.title_folded or fold_phrase(a.title)),
-            shared / union if union else 0.0,
+        chunk = c.chunk
+        source = utility.get(c.via_source, 0.0) if utility and c.via_source else 0.0
+        held: dict[tuple[str, ...], tuple[bool, bool, float]] | None = None
+        if memo is not None:
+            ckey = (chunk.chunk_id, chunk.content_hash)
+            if known is not None:
+                row = known.get(ckey)
+                if row is not None:
+                    rows.append([*row, source])
+                    continue
+            held = memo.get(ckey)
+            if held is None:
+                held = memo[ckey] = {}
+        doc = chunk.doc_id
+        title_lower = chunk.title.lower()
+        words, n_words, folded, title_folded = c.words, len(c.words), c.folded, c.title_folded
+        linked_to = links_from = redundancy = rank_inv = 0.0
+        for i, (a_doc, weight, key, a_folded, a_title_lower, a_title_folded, a_words) in enumerate(
+            reads
+        ):
+            if a_doc == doc:
+                if rank_inv == 0.0:  # the first is the best: 1 / (i + 1) falls with i
+                    rank_inv = 1.0 / (i + 1)
+                continue
+            got = held.get(key) if held is not None and key else None
+            if got is None:
+                # the pair: (the anchor names the candidate's title, the candidate names
+                # the anchor's title, content-word Jaccard of the two)
+                shared = len(words & a_words)
+                union = n_words + len(a_words) - shared
+                got = (
+                    title_folded in a_folded and holds_folded(a_folded, title_folded),
+                    a_title_lower != title_lower
+                    and a_title_folded in folded
+                    and holds_folded(folded, a_title_folded),
+                    shared / union if union else 0.0,
+                )
+                if held is not None and key:
+                    held[key] = got
+            if weight > linked_to and got[0]:
+                linked_to = weight
+            if weight > links_from and got[1]:
+                links_from = weight
+            if got[2] > redundancy:
+                redundancy = got[2]
+        complement = 0.0
+        if top is not None and top.doc_id != doc and q_words:
+            complement = len((words & q_words) - top.words) / len(q_words)
+        found = (
+            linked_to,
+            links_from,
+            1.0 if top is not None and top.doc_id == doc else 0.0,
+            rank_inv,
+            complement,
+            redundancy,
         )
-        if memo is not None and key:
-            memo[key] = got
-    return got
+        if known is not None:
+            known[ckey] = found
+        rows.append([*found, source])
+    return rows
 
 
 def link_row(
@@ -302,36 +423,10 @@ def link_row(
     utility: Mapping[str, float] | None = None,
 ) -> list[float]:
     """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first);
-    ``memo`` keeps the pairs' findings for the next call; ``utility``: chunk id -> base
+    ``memo`` keeps the pairs' findings for the next call (pairs with an anchor made
+    by hand, without a key, are computed each time); ``utility``: chunk id -> base
     utility of the chunks the candidates' bridges came from."""
-    linked_to = links_from = redundancy = 0.0
-    doc = c.chunk.doc_id
-    title_lower = c.chunk.title.lower()
-    rank_inv = 0.0
-    for i, a in enumerate(anchors):
-        if a.doc_id == doc:
-            rank_inv = max(rank_inv, 1.0 / (i + 1))
-            continue
-        to_a, from_a, overlap = _pair(c, a, title_lower, memo)
-        if a.weight > linked_to and to_a:
-            linked_to = a.weight
-        if a.weight > links_from and from_a:
-            links_from = a.weight
-        if overlap > redundancy:
-            redundancy = overlap
-    top = anchors[0] if anchors else None
-    complement = 0.0
-    if top is not None and top.doc_id != doc and q.words:
-        complement = len((c.words & q.words) - top.words) / len(q.words)
-    return [
-        linked_to,
-        links_from,
-        1.0 if top is not None and top.doc_id == doc else 0.0,
-        rank_inv,
-        complement,
-        redundancy,
-        utility.get(c.via_source, 0.0) if utility and c.via_source else 0.0,
-    ]
+    return _link_rows([c], q, anchors, memo, utility)[0]
 
 
 def link_matrix(
@@ -340,10 +435,13 @@ def link_matrix(
     anchors: Sequence[AnchorView],
     memo: PairMemo | None = None,
     utility: Mapping[str, float] | None = None,
+    row_memo: LinkRowMemo | None = None,
 ) -> np.ndarray:
     """Rows of :data:`LINK_FEATURES` for ``cands`` against ``anchors`` (``memo``: an
     episode's :data:`PairMemo`, read and filled; ``utility``: chunk id -> base utility
-    of each bridge's source chunk, for ``source_utility``)."""
+    of each bridge's source chunk, for ``source_utility``; ``row_memo``: an episode's
+    :data:`LinkRowMemo`, read and filled, used along with ``memo`` when every anchor
+    has a key)."""
     if not cands:
         return np.zeros((0, len(LINK_FEATURES)))
-    return np.asarray([link_row(c, q, anchors, memo, utility) for c in cands], dtype=np.float64)
+    return np.asarray(_link_rows(cands, q, anchors, memo, utility, row_memo), dtype=np.float64)

@@ -16,7 +16,7 @@ import numpy as np
 from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.chain import Chain
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.features import AnchorView, Candidate, QuestionContext
+from thresher.policies.local.features import AnchorView, Candidate, LinkRowMemo, QuestionContext
 from thresher.policies.local.memo import TextMemo
 
 __all__ = ["EpisodeMemory"]
@@ -38,6 +38,14 @@ class EpisodeMemory:
         via: follow-up query (stripped) -> the bridge it was made from.
         base_rows: chunk id -> (candidate, question context, its base feature row):
             a candidate's base features depend on it and the question only.
+        link_rows: the link features of the chunks ranked so far, by the anchors
+            they were ranked against (:data:`~.features.LinkRowMemo`): the cache is
+            ranked on every turn, and a hop's searches share its anchors.
+        pool_titles: query (stripped) -> (its search's list in ``pools``, their titles,
+            their doc ids): what the map of ``titles`` is made from on every turn.
+        source_utility: the bytes of a batch of base rows (a search's bridge sources,
+            sorted) -> the base model's probabilities of them: the searches of one hop
+            share their sources.
         order_logits: a feature row's bytes -> the order model's raw score of it: the
             cached chunks are ranked on every turn, and most rows come back unchanged
             (a tree ensemble scores each row alone: the same row, the same score).
@@ -62,6 +70,11 @@ class EpisodeMemory:
     base_rows: dict[str, tuple[Candidate, QuestionContext, np.ndarray]] = field(
         default_factory=dict
     )
+    link_rows: LinkRowMemo = field(default_factory=dict)
+    pool_titles: dict[str, tuple[dict[str, Candidate], list[str], list[str]]] = field(
+        default_factory=dict
+    )
+    source_utility: dict[bytes, list[float]] = field(default_factory=dict)
     order_logits: dict[bytes, float] = field(default_factory=dict)
     question_scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     hop: int = 0

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,6 +39,7 @@ __all__ = [
     "CandidateScorer",
     "rerank_pool",
     "anchor_views",
+    "pool_titles",
 ]
 
 #: a follow-up's hit within either retriever's best this many is scored whatever its
@@ -63,9 +65,11 @@ def rerank_pool(hits: Sequence[Hit], depth: int, head: int = RETRIEVER_HEAD) -> 
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
-    """A cached chunk with its utility: ``prob`` (the ranker's), ``base`` (base model's)."""
+class Ranked(NamedTuple):
+    """A cached chunk with its utility: ``prob`` (the ranker's), ``base`` (base model's).
+
+    A named tuple (immutable, read by name): the cache is ranked on every turn, and a
+    frozen dataclass costs several times as much to build."""
 
     chunk_id: str
     cand: Candidate
@@ -119,8 +123,10 @@ class CandidateScorer:
         if not anchors:
             anchors = anchor_views(cands, base, self.constants.first_anchors)
         utility = self.source_utility(memory, cands)
-        links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
-        full = self.weights.full.predict(np.hstack([bx, links]))
+        links = link_matrix(
+            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+        )
+        full = self.weights.full.predict(np.concatenate((bx, links), axis=1))
         if self.recorder is not None:
             self.recorder("pool", memory.question.question, cands, bx, links)
         memory.pools[query.strip()] = {c.chunk.chunk_id: c for c in cands}
@@ -153,30 +159,33 @@ class CandidateScorer:
         via_source = bridge.source if bridge is not None else ""
         via_words = frozenset(content_words(via))
         cands = []
+        chunk_text = memory.text.chunk
         for rank, h in enumerate(hits, 1):
-            text = memory.text.chunk(h.chunk)
+            text = chunk_text(h.chunk)
+            # every field, by position in :class:`Candidate`'s field order (a search
+            # builds a few dozen; keywords cost twice as much; test_features pins the order)
             c = Candidate(
                 h.chunk,
-                hop=hop,
-                subquery=query,
-                rank=rank,
-                bm25_s=h.bm25_score,
-                dense_s=h.dense_score,
-                pool_bm25_max=b_max,
-                pool_dense_max=d_max,
-                words=text.words,
-                title_words=text.title_words,
-                sub_words=sub_words,
-                via=via,
-                lower=text.lower,
-                folded=text.folded,
-                title_folded=text.title_folded,
-                via_words=via_words,
-                via_score=via_score,
-                via_source=via_source,
+                hop,  # hop
+                query,  # subquery
+                rank,  # rank
+                h.bm25_score,  # bm25_s
+                h.dense_score,  # dense_s
+                b_max,  # pool_bm25_max
+                d_max,  # pool_dense_max
+                h.bm25_score if is_question else None,  # bm25_q
+                h.dense_score if is_question else None,  # dense_q
+                text.words,  # words
+                text.title_words,  # title_words
+                sub_words,  # sub_words
+                via,  # via
+                text.lower,  # lower
+                via_words,  # via_words
+                via_score,  # via_score
+                via_source,  # via_source
+                text.folded,  # folded
+                text.title_folded,  # title_folded
             )
-            if is_question:
-                c.bm25_q, c.dense_q = h.bm25_score, h.dense_score
             cands.append(c)
         missing = [c for c in cands if c.bm25_q is None or c.dense_q is None]
         # scores against the question for the best-fused candidates only (a store read
@@ -229,11 +238,7 @@ class CandidateScorer:
             )
             fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
             memory.cands[cid] = fresh
-        titles: dict[str, str] = {}
-        for q in sorted(memory.pools):  # sorted: one map whatever order the searches ran in
-            for c in memory.pools[q].values():
-                titles.setdefault(c.chunk.title, c.chunk.doc_id)
-        memory.titles = titles
+        memory.titles = pool_titles(memory)
 
     def rank_cached(self, memory: EpisodeMemory, obs: Observation) -> list[Ranked]:
         """Every cached chunk with its base and full utility, best first."""
@@ -244,17 +249,18 @@ class CandidateScorer:
         base = self.weights.base.predict(bx)
         anchors = anchor_views(cands, base, self.constants.cache_anchors)
         utility = {c.chunk.chunk_id: float(b) for c, b in zip(cands, base, strict=True)}
-        links = link_matrix(cands, memory.question, anchors, memory.text.pairs, utility)
-        fx = np.hstack([bx, links])
+        links = link_matrix(
+            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+        )
+        fx = np.concatenate((bx, links), axis=1)
         full = self.weights.ranker.predict(fx)
         # the order: LambdaRank's when the weights carry it; the probabilities stay the
         # ranker's (prune threshold, sufficiency features, the answer's scores)
         order_model = self.weights.order
         score = self.order_logits(memory, order_model, fx) if order_model is not None else full
-        order = np.argsort(-score, kind="stable")
-        return [
-            Ranked(cands[i].chunk.chunk_id, cands[i], float(full[i]), float(base[i])) for i in order
-        ]
+        order = np.argsort(-score, kind="stable").tolist()
+        probs, bases = full.tolist(), base.tolist()  # Python floats, as float() of each
+        return [Ranked(cands[i].chunk.chunk_id, cands[i], probs[i], bases[i]) for i in order]
 
     @staticmethod
     def order_logits(memory: EpisodeMemory, model: Model, fx: np.ndarray) -> np.ndarray:
@@ -276,7 +282,13 @@ class CandidateScorer:
         if not sources:
             return {}
         rows = self.base_rows(memory, [memory.cands[s] for s in sources])
-        return dict(zip(sources, (float(p) for p in self.weights.base.predict(rows)), strict=True))
+        # the model's answer for this batch of rows, read back when a search of the same
+        # bridge sources asked before (the same array, the same answer)
+        key = rows.tobytes()
+        probs = memory.source_utility.get(key)
+        if probs is None:
+            probs = memory.source_utility[key] = self.weights.base.predict(rows).tolist()
+        return dict(zip(sources, probs, strict=True))
 
     @staticmethod
     def base_rows(memory: EpisodeMemory, cands: list[Candidate]) -> np.ndarray:
@@ -293,7 +305,10 @@ class CandidateScorer:
         if todo:
             for c, row in zip(todo, base_matrix(todo, q), strict=True):
                 held_rows[c.chunk.chunk_id] = (c, q, row)
-        return np.vstack([held_rows[c.chunk.chunk_id][2] for c in cands])
+        # concatenate and reshape: vstack of 1-D rows costs four times as much (a copy either way)
+        return np.concatenate([held_rows[c.chunk.chunk_id][2] for c in cands]).reshape(
+            len(cands), -1
+        )
 
     def record_final(self, memory: EpisodeMemory, ranked: list[Ranked]) -> None:
         """Hand the recorder the features of the chunks the episode ends with."""
@@ -316,6 +331,32 @@ class CandidateScorer:
                 {r.chunk_id: r.base for r in ranked},
             ),
         )
+
+
+def pool_titles(memory: EpisodeMemory) -> dict[str, str]:
+    """Title -> doc id of every candidate of the episode's searches, the first one's in
+    the order of the sorted queries and then of each search's list (sorted: one map
+    whatever order the searches ran in).
+
+    Each search's titles and doc ids are read once (kept in
+    :attr:`~.memory.EpisodeMemory.pool_titles` along with the search's list they
+    were read from); the map is made from them with C-level calls: the same keys in the
+    same order, and the same values, as ``setdefault`` over every candidate."""
+    held = memory.pool_titles
+    titles: list[str] = []
+    docs: list[str] = []
+    for q in sorted(memory.pools):
+        pool = memory.pools[q]
+        got = held.get(q)
+        if got is None or got[0] is not pool:
+            chunks = [c.chunk for c in pool.values()]
+            got = held[q] = (pool, [c.title for c in chunks], [c.doc_id for c in chunks])
+        titles += got[1]
+        docs += got[2]
+    out = dict(zip(titles, titles, strict=True))  # the keys, in their first occurrence's order
+    # each title's doc id: written in reverse, the first occurrence's is written last
+    out.update(zip(reversed(titles), reversed(docs), strict=True))
+    return out
 
 
 def anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[AnchorView]:
