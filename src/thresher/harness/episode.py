@@ -203,7 +203,9 @@ class _Episode:
         return time.perf_counter() - self.t0
 
     def emit(self, event: TraceEvent) -> TraceEvent:
-        stored = self.state.apply(replace(event, t=round(self.elapsed(), 6)))
+        # its time and its place in the trace in one copy (the trace then keeps it as is)
+        timed = replace(event, t=round(self.elapsed(), 6), seq=len(self.state.trace))
+        stored = self.state.apply(timed)
         self.pending.append(stored)
         return stored
 

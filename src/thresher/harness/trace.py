@@ -245,8 +245,10 @@ class Trace:
             self.append(event)
 
     def append(self, event: TraceEvent) -> TraceEvent:
-        """Add ``event`` with the next sequence number; returns the stored event."""
-        stored = replace(event, seq=len(self._events))
+        """Add ``event`` with the next sequence number; returns the stored event (``event``
+        itself when it already carries that number: no copy)."""
+        seq = len(self._events)
+        stored = event if event.seq == seq else replace(event, seq=seq)
         self._events.append(stored)
         return stored
 

@@ -82,9 +82,9 @@ class TextMemo:
     pairs: PairMemo = field(default_factory=dict)
     shared: ReaderMemo | None = None
     _own: dict[Hashable, object] = field(default_factory=dict)
-    #: chunk id -> (the chunk object, its ChunkText): the episode asks for the same
-    #: chunk objects (the store's cached ones) on every turn, and an id lookup with an
-    #: identity check costs less than the memo's key of the chunk's whole text
+    #: chunk id -> (the chunk object, its ChunkText): an id lookup, then the chunk's title
+    #: and text compared (the same strings, or equal ones when the store built a new
+    #: Chunk), costs less than hashing the memo's key of the chunk's whole text
     _texts: dict[str, tuple[Chunk, ChunkText]] = field(default_factory=dict)
     #: title -> its heads, as read this episode (every planning step reads every known
     #: title's heads: a plain lookup, not the memo's key)
@@ -125,8 +125,10 @@ class TextMemo:
     def chunk(self, chunk: Chunk) -> ChunkText:
         """The chunk's :class:`ChunkText` (its word sets may be shared: never change them)."""
         held = self._texts.get(chunk.chunk_id)
-        if held is not None and held[0] is chunk:
-            return held[1]
+        if held is not None:
+            was = held[0]
+            if was is chunk or (was.text == chunk.text and was.title == chunk.title):
+                return held[1]
         got = self._get(("chunk", chunk.title, chunk.text), lambda: _chunk_text(chunk))
         self._texts[chunk.chunk_id] = (chunk, got)
         return got
