@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,13 +23,18 @@ __all__ = ["Job", "submit"]
 
 
 class Job:
-    """A submitted call; ``result(timeout)`` returns its value or re-raises its error."""
+    """A submitted call; ``result(timeout)`` returns its value or re-raises its error.
+
+    ``ended`` is the ``time.perf_counter()`` at which the call ended (inf until then), so
+    a caller holding a deadline can tell a result that came late from one in time even
+    when it reads it afterwards."""
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self.fn = fn
         self._done = threading.Event()
         self._value: Any = None
         self._error: BaseException | None = None
+        self.ended = float("inf")
 
     def run(self) -> None:
         try:
@@ -36,6 +42,7 @@ class Job:
         except BaseException as exc:  # handed to whoever calls result()
             self._error = exc
         finally:
+            self.ended = time.perf_counter()
             self._done.set()
 
     def result(self, timeout: float | None = None) -> Any:

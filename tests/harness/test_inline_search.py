@@ -21,10 +21,13 @@ class NotingStore:
     """The real store, noting the thread of each search; declares inline searches when
     ``inline`` (``delay``: seconds each search sleeps first)."""
 
-    def __init__(self, store: Any, inline: bool, delay: float = 0.0) -> None:
+    def __init__(
+        self, store: Any, inline: bool, delay: float = 0.0, grep_delay: float = 0.0
+    ) -> None:
         self._store = store
         self.inline = inline
         self.delay = delay
+        self.grep_delay = grep_delay
         self.threads: list[int] = []
         self.grep_threads: list[int] = []
 
@@ -36,6 +39,8 @@ class NotingStore:
 
     def grep(self, *args: Any, **kwargs: Any) -> Any:
         self.grep_threads.append(threading.get_ident())
+        if self.grep_delay:
+            time.sleep(self.grep_delay)
         return self._store.grep(*args, **kwargs)
 
     def hybrid_search(self, *args: Any, **kwargs: Any) -> Any:
@@ -111,3 +116,27 @@ def test_the_embedded_store_declares_whether_its_searches_run_inline(store) -> N
     saved records) keeps its searches on workers."""
     assert isinstance(store, SearchesInline)
     assert isinstance(store.searches_inline(), bool)
+
+
+def test_a_worker_result_that_ended_past_the_deadline_is_a_timeout(store, config) -> None:
+    """The grep ends past the turn's deadline (0.05 s) while the inline search before it
+    runs (0.3 s); read after that, it is still late: a timeout, not a result."""
+    quick = config.override({"episode.tool_timeout_s": 0.05})
+    slow = NotingStore(store, inline=True, delay=0.3, grep_delay=0.1)
+    policy = ScriptedPolicy(
+        [
+            Proposal(
+                tool_calls=(
+                    call("search_corpus", query="Halvard Glassworks founded"),
+                    call("grep_corpus", pattern="Marrowick"),
+                )
+            ),
+            answer(),
+        ]
+    )
+    r = run_episode(Q, slow, policy, quick)
+    results = [e for e in r.trace if isinstance(e, ToolResult)]
+    assert [(e.tool, e.status, e.code) for e in results] == [
+        ("search_corpus", "error", "timeout"),
+        ("grep_corpus", "error", "timeout"),
+    ]

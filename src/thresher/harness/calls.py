@@ -123,6 +123,8 @@ class CallRunner:
                             raise TimeoutError
                     else:
                         fetched = jobs[i].result(deadline - time.perf_counter())
+                        if jobs[i].ended > deadline:  # ended late, read only now
+                            raise TimeoutError
                 except TimeoutError:
                     fetched = Fetched(error_code="timeout", error=_timeout_text(cfg, window))
                 if spec.view is not None and spec.view.sets_query and self.reranker is not None:
