@@ -4,8 +4,8 @@ Runs the shipped local policy (shipped controls, or ``--local KEY=VALUE``) on th
 first ``--questions`` questions of a pooled dev set once to warm the query
 embedding cache (and every per-process memo a long-running service would have
 warm), then ``--passes`` more times, timing each episode. Prints per pass the
-p50 / p95 of the episode wall time and the process CPU time per episode, then
-the median over passes. This 2-core VM's speed drifts by up to 40% within an
+p50 / p95 of the episode wall time, the process CPU time per episode and the part
+of it the cyclic garbage collector took, then the median over passes. This 2-core VM's speed drifts by up to 40% within an
 hour; several passes, and the CPU figure beside the wall figure, show how much of
 a difference is the machine's.
 
@@ -34,6 +34,7 @@ asserts nothing.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -86,8 +87,12 @@ def main() -> int:
         f"local policy {options or '(shipped controls)'}"
     )
 
+    collecting = _CollectorClock()
+    gc.callbacks.append(collecting)
+
     def one_pass(dump: list[str] | None = None) -> tuple[list[float], float, float]:
         cpu = time.process_time()
+        collecting.seconds = 0.0
         ms = []
         turns = 0
         for task in tasks:
@@ -114,11 +119,26 @@ def main() -> int:
         p50s.append(statistics.median(ms))
         print(
             f"pass {i}: p50 {p50s[-1]:.1f} ms, p95 {_pct(ms, 0.95):.1f} ms, "
-            f"CPU {cpu_ms:.1f} ms/episode, {turns:.2f} turns"
+            f"CPU {cpu_ms:.1f} ms/episode (cyclic GC {collecting.seconds * 1000 / len(tasks):.1f}), "
+            f"{turns:.2f} turns"
         )
     if p50s:
         print(f"median of the passes' p50: {statistics.median(p50s):.1f} ms (min {min(p50s):.1f})")
     return 0
+
+
+class _CollectorClock:
+    """A ``gc.callbacks`` entry summing the wall time of the cyclic collector's runs."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
 
 
 def _decisions(result: Result) -> str:

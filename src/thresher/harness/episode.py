@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -73,6 +72,7 @@ from thresher.harness.policy import (
     SearchReranker,
     UsesReaderMemo,
 )
+from thresher.harness.recorder import EventRecorder
 from thresher.harness.render import (
     TranscriptCounter,
     flagged_in_view,
@@ -168,13 +168,12 @@ class _Episode:
         self.reranker = reranker  # given by the caller; else the policy's (see :meth:`use`)
         self.should_stop = should_stop
         self.stop = threading.Event()  # set by the stream's reader (cancel, close)
-        self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
         self.result: Result | None = None  # set once the episode has ended
         cost = policy.prompt_cost if isinstance(policy, DeclaresPromptCost) else None
         self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer), cost=cost)
         self.sent_text = 0  # unscaled text tokens of the last transcript sent (calibration)
         self.state = EpisodeState()
-        self.t0 = time.perf_counter()
+        self.recorder = EventRecorder(self.state)
         self.hop: int | None = None
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -186,7 +185,14 @@ class _Episode:
         worst = notices_for(int("9" * len(str(config.budget.total))), config.budget)
         reserve = self.tc.message({"content": "\n".join(worst)}) + 4
         self.calls = CallRunner(
-            self.state, self.store, config, self.tc, reranker, self.emit, self.elapsed, reserve
+            self.state,
+            self.store,
+            config,
+            self.tc,
+            reranker,
+            self.recorder.emit,
+            self.recorder.elapsed,
+            reserve,
         )
         if not isinstance(policy, EpisodicPolicy):
             self.use(policy)
@@ -199,20 +205,17 @@ class _Episode:
             self.calls.reranker = policy if isinstance(policy, SearchReranker) else None
 
     # -- recording -------------------------------------------------------------------
+    # (the recorder is apart from the episode so the call runner holds no cycle back
+    # to it: see :mod:`thresher.harness.recorder`)
     def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
+        return self.recorder.elapsed()
 
     def emit(self, event: TraceEvent) -> TraceEvent:
-        # its time and its place in the trace in one copy (the trace then keeps it as is)
-        timed = replace(event, t=round(self.elapsed(), 6), seq=len(self.state.trace))
-        stored = self.state.apply(timed)
-        self.pending.append(stored)
-        return stored
+        return self.recorder.emit(event)
 
     def flush(self) -> Iterator[TraceEvent]:
         """Hand the recorded events to the reader, in order."""
-        while self.pending:
-            yield self.pending.popleft()
+        return self.recorder.drain()
 
     def finish(self, reason: ExitReason, message: str = "") -> Result:
         state = self.state
