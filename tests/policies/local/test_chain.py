@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from thresher.corpus.document import Chunk
 from thresher.policies.local.bridges import Bridge
+from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.chain import (
     Chain,
     CluePick,
@@ -12,7 +13,6 @@ from thresher.policies.local.chain import (
     clue_docs,
     how_stated,
 )
-from thresher.policies.local.features import Candidate
 
 
 def cand(doc: str, text: str, subquery: str = "Q?", rank: int = 1) -> Candidate:

@@ -8,15 +8,9 @@ import numpy as np
 import pytest
 
 from thresher.corpus.document import Chunk
-from thresher.policies.local.features import (
-    BASE_FEATURES,
-    LINK_FEATURES,
-    AnchorView,
-    Candidate,
-    QuestionContext,
-    base_matrix,
-    link_matrix,
-)
+from thresher.policies.local.base_features import BASE_FEATURES, base_matrix
+from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
+from thresher.policies.local.link_features import LINK_FEATURES, link_matrix
 
 Q = "In which province is the town where the Halvard Glassworks was founded?"
 
@@ -38,7 +32,7 @@ def col(name: str, row: np.ndarray, names=BASE_FEATURES) -> float:
 
 
 def test_candidate_field_order_is_the_one_the_scorer_builds_by_position():
-    # CandidateScorer.candidates builds a search's candidates with positional arguments
+    # pool.search_candidates builds a search's candidates with positional arguments
     # (its hot loop): reordering the fields must come with that call changed
     assert [f.name for f in fields(Candidate)] == [
         "chunk", "hop", "subquery", "rank", "bm25_s", "dense_s", "pool_bm25_max",

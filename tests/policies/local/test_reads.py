@@ -11,8 +11,8 @@ from thresher.policies.local.bridges import (
     entity_spans,
     residual_words,
 )
+from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.chain import Chain
-from thresher.policies.local.features import Candidate
 from thresher.policies.local.memo import MemoReads, TextMemo
 from thresher.policies.local.reads import ask_words, cued_spans, heads_of
 from thresher.policies.local.sources import CapitalSpans, NamedSpans, SpanUnion

@@ -11,16 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from thresher.corpus.document import Chunk
-from thresher.policies.local.features import (
-    AnchorView,
-    Candidate,
-    LinkRowMemo,
-    PairMemo,
-    QuestionContext,
-    link_matrix,
-)
+from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
+from thresher.policies.local.link_features import LinkRowMemo, PairMemo, link_matrix
 from thresher.policies.local.memory import EpisodeMemory
-from thresher.policies.local.scoring import pool_titles
+from thresher.policies.local.pool import pool_titles
 
 Q = "In which province is the town where the Halvard Glassworks was founded?"
 

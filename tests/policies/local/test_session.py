@@ -27,7 +27,8 @@ from thresher.harness.result import ExitReason, Result
 from thresher.harness.trace import FinalEvent, ProposalEvent
 from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local import LocalOptions, LocalPolicy
-from thresher.policies.local.features import QuestionContext, base_matrix
+from thresher.policies.local.base_features import base_matrix
+from thresher.policies.local.candidate import QuestionContext
 
 from .test_policy import QUESTION
 

@@ -6,8 +6,11 @@ See :mod:`thresher.policies.local.policy` for the episode it runs,
 :mod:`~thresher.policies.local.session` for the session each episode gets; its
 parts: :mod:`~thresher.policies.local.planner` (follow-ups, from
 :mod:`~thresher.policies.local.bridges`), :mod:`~thresher.policies.local.scoring`
-(the candidate scorer, over :mod:`~thresher.policies.local.features` and the
-models of :mod:`~thresher.policies.local.scorer`),
+(the candidate scorer, over the records of :mod:`~thresher.policies.local.pool`
+and :mod:`~thresher.policies.local.candidate`, the features of
+:mod:`~thresher.policies.local.base_features` and
+:mod:`~thresher.policies.local.link_features`, and the models of
+:mod:`~thresher.policies.local.scorer`),
 :mod:`~thresher.policies.local.stop` (the sufficiency signal) and
 :mod:`~thresher.policies.local.answer` (the answer ranker);
 :mod:`~thresher.train.local.trainer` reproduces the shipped weights

@@ -18,10 +18,10 @@ from thresher.harness.actions import RankedDocument
 from thresher.harness.final import rank_scores
 from thresher.harness.observation import Observation
 from thresher.policies.local.bridges import names_in
+from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.chain import Sentences, by_link, chain_order
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import links
-from thresher.policies.local.features import Candidate
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scoring import Ranked
 from thresher.policies.local.text import best_sentences

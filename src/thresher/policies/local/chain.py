@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from thresher.policies.local.bridges import Bridge
+from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import PLACEHOLDER, link_words, placeholders
-from thresher.policies.local.features import Candidate
 from thresher.policies.local.text import contains_folded, contains_phrase, content_words, words
 
 __all__ = ["Chain", "CluePick", "chain_order", "by_link", "clue_docs", "how_stated"]

@@ -24,7 +24,8 @@ from typing import NamedTuple, TypeVar, cast
 from thresher.corpus.document import Chunk
 from thresher.index.reader_memo import ReaderMemo
 from thresher.policies.local.bridges import names_in
-from thresher.policies.local.features import PairMemo, chunk_words
+from thresher.policies.local.candidate import chunk_words
+from thresher.policies.local.link_features import PairMemo
 from thresher.policies.local.reads import (
     AskWords,
     SentenceFacts,

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thresher.policies.local.bridges import Bridge
+from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
 from thresher.policies.local.chain import Chain
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.features import AnchorView, Candidate, LinkRowMemo, QuestionContext
+from thresher.policies.local.link_features import LinkRowMemo
 from thresher.policies.local.memo import TextMemo
 
 __all__ = ["EpisodeMemory"]
@@ -39,7 +40,7 @@ class EpisodeMemory:
         base_rows: chunk id -> (candidate, question context, its base feature row):
             a candidate's base features depend on it and the question only.
         link_rows: the link features of the chunks ranked so far, by the anchors
-            they were ranked against (:data:`~.features.LinkRowMemo`): the cache is
+            they were ranked against (:data:`~.link_features.LinkRowMemo`): the cache is
             ranked on every turn, and a hop's searches share its anchors.
         pool_titles: query (stripped) -> (its search's list in ``pools``, their titles,
             their doc ids): what the map of ``titles`` is made from on every turn.

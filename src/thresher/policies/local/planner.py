@@ -17,10 +17,10 @@ from thresher.harness.actions import Proposal, ToolCall
 from thresher.harness.observation import Observation
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.bridges import Anchor, Bridge, bridge_queries, question_patterns
+from thresher.policies.local.candidate import AnchorView
 from thresher.policies.local.chain import clue_docs, how_stated
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import link_words, links
-from thresher.policies.local.features import AnchorView
 from thresher.policies.local.memo import MemoReads
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scoring import Ranked

@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 
 from thresher.errors import ConfigError
+from thresher.policies.local.base_features import BASE_FEATURES
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants, constants_from_section
-from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
+from thresher.policies.local.link_features import LINK_FEATURES
 
 __all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "load_weights", "sigmoid"]
 

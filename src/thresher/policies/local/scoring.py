@@ -1,68 +1,49 @@
 """The candidate scorer: what a search shows, and the utility of every chunk in the cache.
 
-A search's fused hits become :class:`~.features.Candidate` records, scored
-against the question (through the harness's question scorer) and the
-subquery; the learned models (:mod:`.scorer`) give each its utility, and the
-best few are shown. Between turns every cached chunk is ranked again with
-links to the current anchors. Configured once per policy; an episode's state
-is the :class:`~.memory.EpisodeMemory` it is handed.
+A search's candidates (:mod:`.pool`: :class:`~.candidate.Candidate` records,
+scored against the question through the harness's question scorer and against
+the subquery) get their features (:mod:`.base_features`, and
+:mod:`.link_features` against anchors: the best candidates by base utility,
+:func:`anchor_views`); the learned models (:mod:`.scorer`) give each its
+utility, and the best few are shown. Between turns every cached chunk is given
+a record and ranked again with links to the current anchors (:class:`Ranked`).
+Configured once per policy; an episode's state is the
+:class:`~.memory.EpisodeMemory` it is handed.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
 from thresher.harness.observation import Observation
-from thresher.harness.policy import QuestionScorer, RerankRequest
-from thresher.harness.state import LineageRecord
+from thresher.harness.policy import RerankRequest
 from thresher.index.store import Hit
-from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.features import (
-    AnchorView,
-    Candidate,
-    base_matrix,
-    link_matrix,
-)
+from thresher.policies.local.base_features import base_matrix
+from thresher.policies.local.candidate import AnchorView, Candidate
+from thresher.policies.local.constants import Constants
+from thresher.policies.local.link_features import link_matrix
 from thresher.policies.local.memory import EpisodeMemory
+from thresher.policies.local.pool import (
+    pool_titles,
+    question_scores,
+    rerank_pool,
+    search_candidates,
+)
 from thresher.policies.local.scorer import LocalWeights, Model
-from thresher.policies.local.text import content_words
 
 __all__ = [
-    "RETRIEVER_HEAD",
     "Recorder",
     "Ranked",
     "CandidateScorer",
-    "rerank_pool",
     "anchor_views",
-    "pool_titles",
 ]
-
-#: a follow-up's hit within either retriever's best this many is scored whatever its
-#: fused rank (``rerank_depth`` cuts the fused list below it); the weights' constants
-#: may set another (``retriever_head``)
-RETRIEVER_HEAD = DEFAULT_CONSTANTS.retriever_head
-_FAR = sys.maxsize
 
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
 #: ``stop``, and ``shown`` (the candidates a search shows, best first; empty X)
 Recorder = Callable[[str, str, list[Candidate], np.ndarray, np.ndarray], None]
-
-
-def rerank_pool(hits: Sequence[Hit], depth: int, head: int = RETRIEVER_HEAD) -> list[Hit]:
-    """What a follow-up's scorer ranks: the fused list's best ``depth``, and any hit in
-    either retriever's best ``head``. A follow-up shows a few chunks, from its fused
-    head; but RRF buries one retriever's clear find that the other misses (a code's
-    one e-mail: BM25's 3rd, dense's 137th, fused 37th)."""
-    return [
-        h
-        for i, h in enumerate(hits)
-        if i < depth or (h.bm25_rank or _FAR) <= head or (h.dense_rank or _FAR) <= head
-    ]
 
 
 class Ranked(NamedTuple):
@@ -86,7 +67,7 @@ class CandidateScorer:
         question_scores: how many candidates of a follow-up search are scored against
             the question through the store (the rest get the list's floor).
         rerank_depth: how many of a follow-up's fused hits are ranked (0: all; see
-            :func:`rerank_pool`).
+            :func:`~.pool.rerank_pool`).
         recorder: called with features as they are computed (training data).
 
     Its constants (how many anchors, the retrievers' head) are the weights'.
@@ -117,7 +98,9 @@ class CandidateScorer:
             hits = rerank_pool(hits, self.rerank_depth, self.constants.retriever_head)
         show = memory.show.get(query.strip(), self.hop_k)
         anchors = list(memory.anchors)
-        cands = self.candidates(memory, query, hits, request.score_against_question)
+        cands = search_candidates(
+            memory, query, hits, request.score_against_question, self.question_scores
+        )
         bx = base_matrix(cands, memory.question)
         base = self.weights.base.predict(bx)
         if not anchors:
@@ -136,81 +119,6 @@ class CandidateScorer:
             shown = [cands[i] for i in order]
             self.recorder("shown", memory.question.question, shown, empty, empty)
         return [hits[i] for i in order]
-
-    def candidates(
-        self, memory: EpisodeMemory, query: str, hits: list[Hit], scorer: QuestionScorer
-    ) -> list[Candidate]:
-        """Candidate records of a search's ``hits``, with scores against the question.
-
-        The question's own search in the first turn sets the question's score maxima
-        (the normalizers of every later candidate's question scores).
-        """
-        q = memory.question
-        hop = memory.hop
-        is_question = query.strip() == q.question.strip()
-        b_max = max((h.bm25_score or 0.0 for h in hits), default=0.0)
-        d_max = max((h.dense_score for h in hits if h.dense_score is not None), default=0.0)
-        if is_question and hop == 0:
-            q = memory.question = replace(q, bm25_max=b_max or 1.0, dense_max=d_max or 1.0)
-        sub_words = frozenset(content_words(query))
-        bridge = memory.via.get(query.strip())
-        via = bridge.phrase if bridge is not None else ""
-        via_score = bridge.score if bridge is not None else 0.0
-        via_source = bridge.source if bridge is not None else ""
-        via_words = frozenset(content_words(via))
-        cands = []
-        chunk_text = memory.text.chunk
-        for rank, h in enumerate(hits, 1):
-            text = chunk_text(h.chunk)
-            # every field, by position in :class:`Candidate`'s field order (a search
-            # builds a few dozen; keywords cost twice as much; test_features pins the order)
-            c = Candidate(
-                h.chunk,
-                hop,  # hop
-                query,  # subquery
-                rank,  # rank
-                h.bm25_score,  # bm25_s
-                h.dense_score,  # dense_s
-                b_max,  # pool_bm25_max
-                d_max,  # pool_dense_max
-                h.bm25_score if is_question else None,  # bm25_q
-                h.dense_score if is_question else None,  # dense_q
-                text.words,  # words
-                text.title_words,  # title_words
-                sub_words,  # sub_words
-                via,  # via
-                text.lower,  # lower
-                via_words,  # via_words
-                via_score,  # via_score
-                via_source,  # via_source
-                text.folded,  # folded
-                text.title_folded,  # title_folded
-            )
-            cands.append(c)
-        missing = [c for c in cands if c.bm25_q is None or c.dense_q is None]
-        # scores against the question for the best-fused candidates only (a store read
-        # per call; the tail of a follow-up's list is rarely shown): the rest get the floor
-        head = missing[: self.question_scores]
-        if head:
-            # a chunk's scores against the question are its own (not the batch's): the
-            # episode asks the store only for chunks no earlier search had it score
-            held = memory.question_scores
-            ask = list(
-                dict.fromkeys(c.chunk.chunk_id for c in head if c.chunk.chunk_id not in held)
-            )
-            if ask:
-                for cid, pair in zip(ask, scorer(ask), strict=True):
-                    held[cid] = pair
-            for c in head:
-                b, d = held[c.chunk.chunk_id]
-                c.bm25_q = b if c.bm25_q is None else c.bm25_q
-                c.dense_q = d if c.dense_q is None else c.dense_q
-        floor_b = min((c.bm25_q for c in cands if c.bm25_q is not None), default=0.0)
-        floor_d = min((c.dense_q for c in cands if c.dense_q is not None), default=0.0)
-        for c in missing[self.question_scores :]:
-            c.bm25_q = floor_b if c.bm25_q is None else c.bm25_q
-            c.dense_q = floor_d if c.dense_q is None else c.dense_q
-        return cands
 
     def adopt(self, memory: EpisodeMemory, obs: Observation) -> None:
         """Give every cached chunk a candidate record (grep hits and reads have none),
@@ -333,32 +241,6 @@ class CandidateScorer:
         )
 
 
-def pool_titles(memory: EpisodeMemory) -> dict[str, str]:
-    """Title -> doc id of every candidate of the episode's searches, the first one's in
-    the order of the sorted queries and then of each search's list (sorted: one map
-    whatever order the searches ran in).
-
-    Each search's titles and doc ids are read once (kept in
-    :attr:`~.memory.EpisodeMemory.pool_titles` along with the search's list they
-    were read from); the map is made from them with C-level calls: the same keys in the
-    same order, and the same values, as ``setdefault`` over every candidate."""
-    held = memory.pool_titles
-    titles: list[str] = []
-    docs: list[str] = []
-    for q in sorted(memory.pools):
-        pool = memory.pools[q]
-        got = held.get(q)
-        if got is None or got[0] is not pool:
-            chunks = [c.chunk for c in pool.values()]
-            got = held[q] = (pool, [c.title for c in chunks], [c.doc_id for c in chunks])
-        titles += got[1]
-        docs += got[2]
-    out = dict(zip(titles, titles, strict=True))  # the keys, in their first occurrence's order
-    # each title's doc id: written in reverse, the first occurrence's is written last
-    out.update(zip(reversed(titles), reversed(docs), strict=True))
-    return out
-
-
 def anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[AnchorView]:
     """The ``k`` best candidates of distinct documents by base utility, as anchors."""
     out: list[AnchorView] = []
@@ -372,14 +254,3 @@ def anchor_views(cands: Sequence[Candidate], base: np.ndarray, k: int) -> list[A
         if len(out) >= k:
             break
     return out
-
-
-def question_scores(origin: LineageRecord | None, question: str) -> tuple[float, float]:
-    """A chunk's BM25 and cosine scores against the question, from how it was found.
-
-    Grep hits are scored against the question by the harness; a search for the
-    question itself carries them too. Anything else (a read) scores 0.
-    """
-    if origin is None or (origin.tool != "grep_corpus" and origin.query.strip() != question):
-        return 0.0, 0.0
-    return origin.bm25_score or 0.0, origin.dense_score or 0.0

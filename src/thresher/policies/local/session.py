@@ -30,8 +30,8 @@ from thresher.harness.policy import RerankRequest
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import Hit
 from thresher.policies.local.answer import AnswerRanker
+from thresher.policies.local.candidate import QuestionContext
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.features import QuestionContext
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.planner import Planner
 from thresher.policies.local.scoring import CandidateScorer

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.features import Candidate
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scorer import Model
 from thresher.policies.local.scoring import Ranked, Recorder
