@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from thresher.index.bm25 import Bm25Index
 from thresher.policies.local.bridges import (
     Anchor,
     bridge_queries,
-    cued_spans,
-    entity_spans,
     linked_titles,
-    question_patterns,
     residual_words,
 )
+from thresher.policies.local.entities import entity_spans
+from thresher.policies.local.reads import cued_spans
 from thresher.policies.local.text import (
     best_sentences,
     contains_phrase,
@@ -44,20 +41,6 @@ def _leads_to(query: str, gold: str, *others: str) -> bool:
     texts = [gold, *others]
     hits = Bm25Index.build([f"t{i}" for i in range(len(texts))], texts).search(query, k=1)
     return bool(hits) and hits[0][0] == "t0"
-
-
-def test_question_patterns_quoted_names_and_codes():
-    q = 'Which band released "Tinted Windows" and who filed patent NI-1999-657215?'
-    patterns = question_patterns(q)
-    assert set(patterns) == {re.escape("NI-1999-657215"), re.escape("Tinted Windows")}
-    assert question_patterns("Who founded the glassworks?") == []
-
-
-def test_entity_spans_keep_joining_words_inside_only():
-    spans = entity_spans("He studied at the University of the Arts in London and the Met.")
-    assert "University of the Arts" in spans and "London" in spans
-    assert all(not s.lower().startswith("the ") for s in spans)
-    assert entity_spans('The album "Tinted Windows" sold well.')[0] == "Tinted Windows"
 
 
 def test_linked_titles_word_boundaries_and_own_title():
@@ -108,22 +91,6 @@ def test_residual_words_and_sentences():
     text = "Marrowick is a town. It lies in Tessaly. Salt is traded."
     assert best_sentences(text, ["Which province, Tessaly?"], limit=1) == ("It lies in Tessaly.")
     assert content_words("The Glassworks of Marrowick") == {"glassworks", "marrowick"}
-
-
-def test_entity_spans_stay_on_one_line_and_skip_labels_and_headings():
-    text = (
-        "CHUVY PATENT REGISTRY (fictional)\n"
-        "Granted: 21 April 2021\n"
-        "Assignee: Bitrourk Microsystems\n"
-        "RECORD NOTES\n"
-        "She studied at the University of the Arts."
-    )
-    spans = entity_spans(text)
-    assert "Bitrourk Microsystems" in spans and "University of the Arts" in spans
-    assert not any("April" in s for s in spans)  # a date is a value, not the next document
-    assert entity_spans("Revenue grew in 2020.") == []  # a sentence's capital, no name
-    assert not any("\n" in s or "Assignee" in s or "Granted" in s for s in spans)
-    assert "CHUVY PATENT REGISTRY" not in spans and "RECORD NOTES" not in spans
 
 
 EMAIL = (
@@ -293,27 +260,6 @@ def test_word_runs_keep_initials_and_offer_the_name_after_a_describing_word():
     # the cue stands before the tail, not inside it
     cued = cued_spans(text, runs, frozenset({stem("president")}))
     assert "american psychological association" in cued
-
-
-def test_a_text_without_capitals_offers_its_word_runs_as_names():
-    text = (
-        "glass harbor is a 2014 american biographical drama film directed by orlen vask, "
-        "written by tesa marrow. she studied at the university of the arts. "
-        "paul verhoeven's script was shot on 5 june in paris"
-    )
-    # sentence ends are read without capitals, still not after an initial
-    assert sentences("directed by erle c. kenton. it stars jack holt.") == [
-        "directed by erle c. kenton.",
-        "it stars jack holt.",
-    ]
-    spans = entity_spans(text)
-    assert {"orlen vask", "tesa marrow", "university of the arts", "paul verhoeven"} <= set(spans)
-    assert "paris" in spans
-    # a run of five words describes rather than names; calendar words and numbers cut runs
-    assert not any("biographical" in s or "june" in s for s in spans)
-    # a cased text keeps reading names by their capitals, and so do its lowercase sentences
-    assert entity_spans("it was directed by someone.", cased=True) == []
-    assert entity_spans(text.title()) != spans
 
 
 def test_a_lowercased_film_page_still_gives_its_director_as_the_bridge():

@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 
 from thresher.errors import ConfigError
-from thresher.policies.local.bridges import cued_spans
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
+from thresher.policies.local.reads import cued_spans
 from thresher.policies.local.scorer import DEFAULT_WEIGHTS, load_weights
 
 

@@ -35,7 +35,7 @@ ALLOWED: dict[tuple[str, str, float], str] = {
     ("stop.py", "<module>", 5): "STOP_TOP: part of the stop features' definition (refit to change)",
     ("base_features.py", "_base_rows", -0.3): "a feature's fill value: the model learns its weight",
     ("base_features.py", "_base_rows", 3): "the hop feature's cap: the model learns its weight",
-    ("bridges.py", "entity_spans", 3): "a lexical guard: a name of fewer than 3 characters",
+    ("entities.py", "entity_spans", 3): "a lexical guard: a name of fewer than 3 characters",
     ("text.py", "holds_folded", 3): "a lexical guard: a phrase of fewer than 3 characters",
     ("text.py", "_close", 3): "a lexical guard: a one-word name of fewer than 3 characters",
     ("text.py", "best_sentences", 400): "the justification's length in characters (presentation)",

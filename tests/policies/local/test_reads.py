@@ -8,12 +8,13 @@ from thresher.policies.local.bridges import (
     Anchor,
     Bridge,
     bridge_queries,
-    entity_spans,
     residual_words,
 )
 from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.chain import Chain
-from thresher.policies.local.memo import MemoReads, TextMemo
+from thresher.policies.local.entities import entity_spans
+from thresher.policies.local.memo import TextMemo
+from thresher.policies.local.memo_reads import BridgeMemo, MemoReads
 from thresher.policies.local.reads import ask_words, cued_spans, heads_of
 from thresher.policies.local.sources import CapitalSpans, NamedSpans, SpanUnion
 
@@ -59,10 +60,10 @@ def _calls() -> list[tuple[list[Anchor], dict[str, str], set[str], set[str]]]:
 
 def test_an_episode_memo_reads_what_direct_reads_read_call_after_call() -> None:
     for shared in (None, ReaderMemo()):
-        memo = TextMemo(shared=shared)
+        memo, bridge = TextMemo(shared=shared), BridgeMemo()
         for anchors, known, done, asked in _calls():
             direct = bridge_queries(QUESTION, anchors, known, exclude_docs=done, asked=asked)
-            reads = MemoReads(memo, entity_spans, "entity_spans")
+            reads = MemoReads(memo, bridge, entity_spans, "entity_spans")
             memoized = bridge_queries(
                 QUESTION, anchors, known, exclude_docs=done, asked=asked, reads=reads
             )
@@ -73,7 +74,7 @@ def test_an_episode_memo_reads_what_direct_reads_read_call_after_call() -> None:
 def test_named_spans_are_read_beside_the_memos_spans() -> None:
     named = NamedSpans(("oingo boingo",))
     known = {"Big Eyes": "p-1", "oingo boingo": "p-9"}
-    reads = MemoReads(TextMemo(), CapitalSpans().spans, CapitalSpans(), named)
+    reads = MemoReads(TextMemo(), BridgeMemo(), CapitalSpans().spans, CapitalSpans(), named)
     direct = SpanUnion((CapitalSpans(), named)).spans  # as the planner reads them
     memoized = bridge_queries(QUESTION, [ELFMAN], known, reads=reads)
     assert memoized == bridge_queries(QUESTION, [ELFMAN], known, spans_of=direct)

@@ -11,7 +11,8 @@ from thresher.config import Config
 from thresher.harness.episode import run_episode
 from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local import LocalPolicy
-from thresher.policies.local.bridges import Anchor, bridge_queries, entity_spans
+from thresher.policies.local.bridges import Anchor, bridge_queries
+from thresher.policies.local.entities import entity_spans
 from thresher.policies.local.planner import DEFAULT_SPANS
 from thresher.policies.local.sources import (
     CapitalSpans,

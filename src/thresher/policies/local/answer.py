@@ -17,18 +17,19 @@ from collections.abc import Callable, Mapping
 from thresher.harness.actions import RankedDocument
 from thresher.harness.final import rank_scores
 from thresher.harness.observation import Observation
-from thresher.policies.local.bridges import names_in
 from thresher.policies.local.candidate import Candidate
-from thresher.policies.local.chain import Sentences, by_link, chain_order
+from thresher.policies.local.chain import chain_order
+from thresher.policies.local.clues import Sentences, by_link
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import links
+from thresher.policies.local.entities import names_in
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scoring import Ranked
 from thresher.policies.local.text import best_sentences
 
 __all__ = ["AnswerRanker", "ClueInputs", "answer_scores"]
 
-#: what :func:`~.chain.clue_docs` reads of the documents in view: each one's words,
+#: what :func:`~.clues.clue_docs` reads of the documents in view: each one's words,
 #: nearest chain link, sentences (words, names the question lacks) and title
 ClueInputs = tuple[
     dict[str, frozenset[str]], dict[str, list[str]], Mapping[str, Sentences], dict[str, str]
@@ -123,7 +124,7 @@ class AnswerRanker:
         chunks: dict[str, list[str]],
         links_of: Callable[[str], list[str]],
     ) -> ClueInputs:
-        """What :func:`~.chain.clue_docs` reads of the documents in view (``pool``, best
+        """What :func:`~.clues.clue_docs` reads of the documents in view (``pool``, best
         first). A document answers a clue with any of its chunks in view."""
         held = {
             d: [memory.cands[c] for c in chunks[d] if c in memory.cands] or [best[d].cand]

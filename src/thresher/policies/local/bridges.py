@@ -3,74 +3,40 @@
 In a multi-hop question the second document is named by the first, not by the
 question ("the association which published *Journal X*": Journal X's page
 names the American Psychological Association). So the follow-up queries come
-from the retained chunks: titles of other documents they mention, capitalized
-entity spans and quoted names absent from the question. The question's own
-rare tokens (quoted names, codes with digits) become grep patterns.
+from the retained chunks (:class:`Anchor`): titles of other documents they
+mention, and the candidate phrases of their sentences absent from the question
+(by default capitalized entity spans and quoted names,
+:func:`~thresher.policies.local.entities.entity_spans`; the planner passes its
+span sources', :mod:`.sources`). :func:`bridge_queries` scores each phrase and
+makes it a follow-up query (:class:`Bridge`), reading anchor text and titles
+through a :class:`~thresher.policies.local.reads.BridgeReads`. The question's
+own rare tokens become grep patterns instead (:mod:`.entities`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from thresher.corpus.analyzer import NAME_CONNECTORS
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
 from thresher.policies.local.decompose import link_words, links
-from thresher.policies.local.reads import (
-    BridgeReads,
-    DirectReads,
-    SentenceFacts,
-    SpansOf,
-    ask_words,
-    cued_spans,
-    heads_of,
-    held_words_of,
-    sentence_tokens,
-)
+from thresher.policies.local.entities import entity_spans
+from thresher.policies.local.reads import BridgeReads, DirectReads, SpansOf, ask_words
 from thresher.policies.local.text import (
-    STOPWORDS,
-    caseless,
     contains_folded,
     contains_phrase,
     content_words,
     fold,
-    word_runs,
 )
 
 __all__ = [
     "Anchor",
     "Bridge",
-    "BridgeReads",
-    "DirectReads",
-    "SentenceFacts",
-    "question_patterns",
-    "entity_spans",
-    "names_in",
-    "heads_of",
-    "held_words_of",
-    "sentence_tokens",
-    "cued_spans",
     "linked_titles",
     "residual_words",
     "bridge_queries",
 ]
-
-_QUOTED = re.compile(r"[\"“”]([^\"“”]{3,80})[\"“”]")
-_CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9][A-Za-z0-9-]{2,}\b")
-_CAP_WORD = r"(?:[A-Z][\w'’.-]*|\d{1,4})"
-_GAP = r"[^\S\n]+"  # spaces within a line: a span never crosses a line break
-_JOIN = rf"(?:{_GAP}(?:{'|'.join(sorted(NAME_CONNECTORS))})){{0,2}}"
-_SPAN = re.compile(rf"{_CAP_WORD}(?:{_JOIN}{_GAP}{_CAP_WORD})*")
-#: a possessive ending (both spellings have one length)
-_POSSESSIVE = ("'s", "’s")
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-#: a calendar date ("16 Sep 2024", "July 25, 2011"): a value, rarely the next document's name
-_DATE = re.compile(
-    rf"(?:\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}}(?:,?\s+\d{{4}})?)",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +58,7 @@ class Anchor:
     #: names in a sentence beside it state the chain's next link
     via: str = ""
     #: for a clue chain, the clue this chunk's document answers (0-based) when the
-    #: policy knows it (:func:`~thresher.policies.local.chain.clue_docs`); else the
+    #: policy knows it (:func:`~thresher.policies.local.clues.clue_docs`); else the
     #: clue is read from how many bridges led here (``path``)
     clue: int | None = None
     #: names (lowercased) the chain came through to this chunk: known already, none is
@@ -114,72 +80,6 @@ class Bridge:
     kind: str
     source: str
     score: float
-
-
-def question_patterns(
-    question: str,
-    limit: int = DEFAULT_CONSTANTS.grep_patterns,
-    min_chars: int = DEFAULT_CONSTANTS.grep_min_chars,
-) -> list[str]:
-    """Grep patterns for the question's rare tokens: quoted names, then codes with digits.
-
-    Returns regex-escaped patterns of at least ``min_chars`` characters, longest
-    first, at most ``limit``.
-    """
-    found = [m.group(1).strip() for m in _QUOTED.finditer(question)]
-    found += [m.group(0) for m in _CODE.finditer(question) if not m.group(0).isdigit()]
-    unique = list(dict.fromkeys(f for f in found if len(f) >= min_chars))
-    unique.sort(key=lambda s: -len(s))
-    return [re.escape(s) for s in unique[:limit]]
-
-
-def entity_spans(text: str, *, cased: bool | None = None) -> list[str]:
-    """Capitalized multi-word spans and quoted names in ``text``, in order, deduplicated.
-
-    A span starts and ends with a capitalized word (or a number), may hold short
-    joining words ("University of the Arts"), stays within one line, and is
-    dropped when it is a single stopword ("The"), an all-capitals heading of
-    several words, a calendar date, or a single word opening the text (a
-    sentence's capital, not a name's); a field label before a colon
-    ("Assignee:") and leading stopwords ("The") are cut off. A text
-    without capitals gives its :func:`~.text.word_runs` instead (``cased``: whether
-    the document ``text`` comes from has capitals, when ``text`` is a piece of it).
-    """
-    spans = [m.group(1).strip() for m in _QUOTED.finditer(text)]
-    if caseless(text) if cased is None else not cased:
-        return list(dict.fromkeys([*spans, *word_runs(text)]))
-    for m in _SPAN.finditer(text):
-        parts = m.group(0).rstrip(".").split()
-        if text[m.end() : m.end() + 1] == ":":  # a field label ("Assignee:") is no name
-            parts = parts[:-1]
-        if len(parts) > 1 and all(p.isupper() or p.isdigit() for p in parts):
-            continue  # an all-capitals heading ("PATENT REGISTRY"), not a name
-        while parts and parts[-1].lower() in NAME_CONNECTORS:
-            parts.pop()
-        if parts and parts[-1].endswith(_POSSESSIVE):  # "Paul Verhoeven's": Paul Verhoeven
-            parts[-1] = parts[-1][: -len(_POSSESSIVE[0])]
-        before = text[: m.start()].rstrip(" \t")
-        opening = not before or before[-1] in "\n.!?"
-        while parts and parts[0].lower() in STOPWORDS:
-            parts.pop(0)
-            opening = False
-        if not parts:
-            continue
-        if len(parts) == 1 and opening:
-            continue  # one capitalized word opening the sentence or line: "Revenue", "Career"
-        span = " ".join(parts)
-        if len(span) < 3 or span.isdigit() or _DATE.fullmatch(span):
-            continue
-        spans.append(span)
-    return list(dict.fromkeys(spans))
-
-
-def names_in(text: str, *, cased: bool | None = None) -> set[str]:
-    """The names and codes ``text`` holds, lowercased: its entity spans and code-like
-    tokens ("GR-2012-012715", "VM-710"); ``cased`` as for :func:`entity_spans`."""
-    return {s.lower() for s in entity_spans(text, cased=cased)} | {
-        m.group(0).lower() for m in _CODE.finditer(text)
-    }
 
 
 def linked_titles(
@@ -213,7 +113,7 @@ def residual_words(
 
 @dataclass(frozen=True, slots=True)
 class _HeadsOf:
-    """The heads (:func:`heads_of`) of the open titles an anchor reads, as a set
+    """The heads (:func:`~.reads.heads_of`) of the open titles an anchor reads, as a set
     answers ``in``: titles of the anchor's own document or with its own normal form
     left out, without building the set for every anchor."""
 
@@ -268,10 +168,12 @@ def bridge_queries(
         constants: the policy's constants: how a phrase's score adds up (a sentence's
             question and resolved words, the phrase that led to the anchor, a relation
             cue, a known title's head, repetitions, its length; :mod:`.constants`).
-        spans_of: a sentence's candidate phrases (default :func:`entity_spans`; the
-            planner passes its span sources': :mod:`.sources`).
+        spans_of: a sentence's candidate phrases (default
+            :func:`~.entities.entity_spans`; the planner passes its span sources':
+            :mod:`.sources`).
         reads: how anchor text and titles are read (a session's memo, whose span
-            source must be ``spans_of``'s); default :class:`DirectReads` of ``spans_of``.
+            source must be ``spans_of``'s); default :class:`~.reads.DirectReads` of
+            ``spans_of``.
 
     Returns:
         Bridges whose phrase is not already in the question; each query is the
@@ -344,7 +246,8 @@ def bridge_queries(
                     for x in spans
                     if x.lower() != anchor.via.lower() and read.words(x) <= title_words
                 )
-            # no name, or nothing the question still asks: no cue (:func:`cued_spans`)
+            # no name, or nothing the question still asks: no cue
+            # (:func:`~.reads.cued_spans`)
             cued = (
                 read.cued(sent_lower, spans, relation, c.cue_before, c.cue_after)
                 if spans and relation

@@ -10,7 +10,7 @@ section into a frozen :class:`Constants` that the policy hands to its parts
 :class:`~thresher.policies.local.scoring.CandidateScorer`,
 :class:`~thresher.policies.local.stop.StopModel`,
 :class:`~thresher.policies.local.answer.AnswerRanker` and the functions of
-:mod:`.bridges` and :mod:`.chain` they call). ``thresher train-policy
+:mod:`.bridges`, :mod:`.chain` and :mod:`.clues` they call). ``thresher train-policy
 --tune-constants`` sets the tunable ones by a coordinate search
 (:mod:`thresher.train.local.tune_constants`) and names its tuning data in the
 section's ``tuned_on``.
@@ -95,7 +95,7 @@ class Constants:
     first_anchors: int = _c(3, "anchors of a search made before any hop (by base utility)")
     cache_anchors: int = _c(4, "anchors the cache is ranked against between turns")
     unlisted_rank: int = _c(5, "the fused rank given to a grep hit or a read chunk")
-    # -- clue chains (chain.clue_docs, chain.Chain) ---------------------------------------
+    # -- clue chains (clues.clue_docs, chain.Chain) ---------------------------------------
     chain_depth: int = _c(4, "chain links followed back from one chunk, at most")
     refound_rank: int = _c(3, "a follow-up's rank within which a document is linked again")
     clue_words_weight: float = _c(

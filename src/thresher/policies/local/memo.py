@@ -13,36 +13,31 @@ on an index, so when the harness hands the session the store's per-generation
 instead, keyed by the text they read: the next episode on that generation finds
 them. Nothing episode-specific (a question, the pairs an episode scored, the
 names it knows) ever goes there, and a value read from it is never changed.
+What bridge extraction reads of the question and the titles the episode knows
+is kept apart, for the episode only: :mod:`.memo_reads`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, MutableMapping
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar, cast
 
 from thresher.corpus.document import Chunk
 from thresher.index.reader_memo import ReaderMemo
-from thresher.policies.local.bridges import names_in
 from thresher.policies.local.candidate import chunk_words
+from thresher.policies.local.entities import names_in
 from thresher.policies.local.link_features import PairMemo
 from thresher.policies.local.reads import (
-    AskWords,
     SentenceFacts,
     SpansOf,
-    TitleIndex,
-    ask_words,
-    cued_spans,
     heads_of,
     held_words_of,
-    relation_stems,
     sentence_tokens,
-    short_words,
 )
-from thresher.policies.local.sources.spans import NamedSpans
 from thresher.policies.local.text import caseless, fold, fold_phrase, sentence_words
 
-__all__ = ["TextMemo", "SentenceNames", "MemoReads", "ChunkText"]
+__all__ = ["TextMemo", "SentenceNames", "ChunkText"]
 
 #: per sentence of a text: its content words and the names and codes it holds
 SentenceNames = tuple[tuple[frozenset[str], frozenset[str]], ...]
@@ -74,7 +69,7 @@ def _chunk_text(chunk: Chunk) -> ChunkText:
 class TextMemo:
     """One episode's memo of chunk text: words, lowercased text, sentences' names and
     spans, titles' heads, and the link features of (candidate, anchor) pairs
-    (:data:`~.features.PairMemo`, always the episode's own).
+    (:data:`~.link_features.PairMemo`, always the episode's own).
 
     ``shared``: the index generation's reader memo, when the harness gave one (see the
     module docstring); else every derivation is kept here, for this episode.
@@ -90,27 +85,6 @@ class TextMemo:
     #: title -> its heads, as read this episode (every planning step reads every known
     #: title's heads: a plain lookup, not the memo's key)
     _heads: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # what bridge extraction reads again on every call of an episode (see
-    # :mod:`~thresher.policies.local.reads`): kept here, not in ``shared``, since the
-    # question is part of several and the maps are small; each keyed by all it reads
-    #: short text (a title, a phrase, the question) -> its content words
-    _short: dict[str, frozenset[str]] = field(default_factory=dict)
-    #: question or clue -> its :func:`~.reads.ask_words`
-    _asks: dict[str, AskWords] = field(default_factory=dict)
-    #: (question words, title words) -> the stems of the first less the second
-    _relations: dict[tuple[frozenset[str], frozenset[str]], frozenset[str]] = field(
-        default_factory=dict
-    )
-    #: (sentence, spans, relation stems, cue_before, cue_after) -> its cued spans
-    _cued: dict[
-        tuple[str, tuple[str, ...], frozenset[str], int, int], dict[str, frozenset[str]]
-    ] = field(default_factory=dict)
-    #: anchor text -> title -> whether the text names it
-    _title_hits: dict[str, dict[str, bool]] = field(default_factory=dict)
-    #: head -> every title read this episode that it opens (:func:`~.reads.heads_of`)
-    _owners: dict[str, list[str]] = field(default_factory=dict)
-    #: title -> its normal form, of every title in ``_owners``
-    _norms: dict[str, str] = field(default_factory=dict)
 
     def _get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         memo = self.shared
@@ -230,126 +204,3 @@ class TextMemo:
     def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """A lowercased sentence's words and their stems (:func:`.reads.sentence_tokens`)."""
         return self._get(("tokens", sent_lower), lambda: sentence_tokens(sent_lower))
-
-    def title_index(self, titles: Iterable[str]) -> TitleIndex:
-        """Head -> every title read this episode that it opens (:func:`.reads.add_heads`),
-        and each one's normal form (each title read once)."""
-        norms = self._norms
-        new = [t for t in titles if t not in norms]
-        if new:
-            heads = self.heads_map(new)
-            owners = self._owners
-            for t in new:
-                for head in heads[t]:
-                    owners.setdefault(head, []).append(t)
-                norms[t] = t.lower().strip()
-        return TitleIndex(self._owners, norms)
-
-    def short_words(self, text: str) -> frozenset[str]:
-        """Content words of a short text (:func:`.reads.short_words`)."""
-        got = self._short.get(text)
-        if got is None:
-            got = self._short[text] = short_words(text)
-        return got
-
-    def ask_words(self, text: str) -> AskWords:
-        """:func:`.reads.ask_words` of a question or a clue's words."""
-        got = self._asks.get(text)
-        if got is None:
-            got = self._asks[text] = ask_words(text)
-        return got
-
-    def relation(self, asked: frozenset[str], named: frozenset[str]) -> frozenset[str]:
-        """:func:`.reads.relation_stems` of ``asked`` less ``named``."""
-        key = (asked, named)
-        got = self._relations.get(key)
-        if got is None:
-            got = self._relations[key] = relation_stems(asked, named)
-        return got
-
-    def cued(
-        self,
-        sent_lower: str,
-        spans: tuple[str, ...],
-        relation: frozenset[str],
-        before: int,
-        after: int,
-    ) -> dict[str, frozenset[str]]:
-        """:func:`.reads.cued_spans` of a sentence (never change the map returned)."""
-        key = (sent_lower, spans, relation, before, after)
-        got = self._cued.get(key)
-        if got is None:
-            got = self._cued[key] = cued_spans(
-                sent_lower, spans, relation, before, after, self.tokens
-            )
-        return got
-
-    def title_hits(self, text: str) -> dict[str, bool]:
-        """Title -> whether ``text`` names it, as the episode's reads have filled it in."""
-        got = self._title_hits.get(text)
-        if got is None:
-            got = self._title_hits[text] = {}
-        return got
-
-
-@dataclass(frozen=True, slots=True)
-class MemoReads:
-    """The :class:`~.bridges.BridgeReads` of one planning step, through a session's memo.
-
-    ``spans``/``source``: the planner's span source (its spans function and a hashable
-    name of it; the sentences' spans are kept per text under that name); ``named``: the
-    names of known documents this step's anchors hold, read after the source's spans
-    in each sentence as a :class:`~.sources.spans.SpanUnion` of the two would
-    (each phrase once, any case, first kept).
-    """
-
-    memo: TextMemo
-    spans: SpansOf
-    source: object
-    named: NamedSpans | None = None
-
-    def facts(self, text: str) -> SentenceFacts:
-        named = self.named
-        if named is None or not named.names:
-            return self.memo.bridge_facts(text, self.spans, self.source)
-        got = self.memo.facts(text, self.spans, self.source)
-        out = []
-        for sent, low, w, spans in got:
-            union: dict[str, str] = {}
-            for span in spans:
-                union.setdefault(span.lower(), span)
-            for span in named.spans(sent):
-                union.setdefault(span.lower(), span)
-            out.append((low, w, tuple(union.values())))
-        return tuple(out)
-
-    def title_index(self, titles: Iterable[str]) -> TitleIndex:
-        return self.memo.title_index(titles)
-
-    def tokens(self, sent_lower: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        return self.memo.tokens(sent_lower)
-
-    def held_words(self, title: str, text: str, path: tuple[str, ...]) -> frozenset[str]:
-        return self.memo.held_words(title, text, path)
-
-    def words(self, text: str) -> frozenset[str]:
-        return self.memo.short_words(text)
-
-    def asking(self, text: str) -> AskWords:
-        return self.memo.ask_words(text)
-
-    def relation(self, asked: frozenset[str], named: frozenset[str]) -> frozenset[str]:
-        return self.memo.relation(asked, named)
-
-    def cued(
-        self,
-        sent_lower: str,
-        spans: tuple[str, ...],
-        relation: frozenset[str],
-        before: int,
-        after: int,
-    ) -> dict[str, frozenset[str]]:
-        return self.memo.cued(sent_lower, spans, relation, before, after)
-
-    def title_hits(self, text: str) -> MutableMapping[str, bool]:
-        return self.memo.title_hits(text)

@@ -19,6 +19,7 @@ from thresher.policies.local.chain import Chain
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.link_features import LinkRowMemo
 from thresher.policies.local.memo import TextMemo
+from thresher.policies.local.memo_reads import BridgeMemo
 
 __all__ = ["EpisodeMemory"]
 
@@ -56,6 +57,8 @@ class EpisodeMemory:
         hop: follow-up turns proposed so far.
         phase: ``search``, then ``prune``, then ``final``.
         text: the episode's memo of chunk text.
+        bridge_memo: the episode's memo of what bridge extraction reads of the question
+            and the titles it knows (:mod:`.memo_reads`).
         constants: the policy's constants (read, never changed: how far a chain is
             followed back).
     """
@@ -81,6 +84,7 @@ class EpisodeMemory:
     hop: int = 0
     phase: str = "search"
     text: TextMemo = field(default_factory=TextMemo)
+    bridge_memo: BridgeMemo = field(default_factory=BridgeMemo)
     constants: Constants = DEFAULT_CONSTANTS
 
     def chain(self) -> Chain:

@@ -7,7 +7,7 @@ An episode, turn by turn:
    the learned scorer and shows the best ``first_k``.
 1. *Hops*: bridges are read from the best retained chunks (anchors) and, first,
    from the chain's leading edge: the best chunk the last hop found that holds
-   the phrase of the follow-up that found it (:meth:`.Planner.frontier`).
+   the phrase of the follow-up that found it (:func:`~.edges.frontier`).
    A bridge is another document's title an anchor mentions, a name opening a
    known title, or an entity span the question lacks, preferring names beside
    the phrase that led to the anchor (:mod:`~thresher.policies.local.bridges`).

@@ -5,7 +5,7 @@ hop and reads the same things again on every call: each anchor's sentences,
 tokens and words, each known title's normal form and heads, the content words
 of the question, of titles and of candidate phrases, the stems of what the
 question still asks. It reads them through a :class:`BridgeReads`: a session
-gives its episode memo (:class:`~thresher.policies.local.memo.MemoReads`);
+gives its episode memos (:class:`~thresher.policies.local.memo_reads.MemoReads`);
 :class:`DirectReads` computes each anew. Every read is a pure function of its
 arguments, so a memo of it, keyed by them, never goes stale.
 """
@@ -59,7 +59,7 @@ TokensOf = Callable[[str], tuple[tuple[str, ...], tuple[str, ...]]]
 
 
 class SpansOf(Protocol):
-    """A sentence's candidate phrases (:func:`~.bridges.entity_spans` or a span source's
+    """A sentence's candidate phrases (:func:`~.entities.entity_spans` or a span source's
     ``spans``); ``cased``: whether the sentence's document has capitals (``None``: read
     the sentence)."""
 
@@ -77,7 +77,7 @@ class TitleIndex(NamedTuple):
 
 class BridgeReads(Protocol):
     """What :func:`~.bridges.bridge_queries` reads from anchor text, titles and the
-    question: a session gives its memo (:class:`~thresher.policies.local.memo.MemoReads`),
+    question: a session gives its memos (:class:`~thresher.policies.local.memo_reads.MemoReads`),
     since the same anchors, titles and question come back on every call;
     :class:`DirectReads` computes each anew. Values are read, never changed, except
     :meth:`title_hits`'s map, which the caller fills."""

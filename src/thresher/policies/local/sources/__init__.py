@@ -4,7 +4,7 @@ A bridge is a phrase a retained chunk states that leads to the next document.
 The planner asks two kinds of source for candidates (:mod:`.base`):
 
 - a :class:`~.base.SpanSource` finds candidate phrases in one sentence: the
-  capitalized entity spans of :func:`~thresher.policies.local.bridges.entity_spans`
+  capitalized entity spans of :func:`~thresher.policies.local.entities.entity_spans`
   (:class:`~.spans.CapitalSpans`) and, whatever their case, tokens shaped like
   identifiers: paths, dotted file names, snake_case and code names
   (:class:`~.spans.IdentifierSpans`: ``/etc/shells``, ``pam_deny``,

@@ -1,7 +1,7 @@
 """Span sources: the phrases of a sentence that may name the next document (pure).
 
 :class:`CapitalSpans` is the policy's original source (capitalized entity spans
-and quoted names: :func:`~thresher.policies.local.bridges.entity_spans`). It
+and quoted names: :func:`~thresher.policies.local.entities.entity_spans`). It
 finds nothing in lowercase text, and in technical writing the names that lead
 on are often lowercase: a file (``/etc/shells``, ``login.defs``), a module or a
 function (``pam_deny``, ``os.path.join``), a program's page
@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from thresher.policies.local.bridges import entity_spans
+from thresher.policies.local.entities import entity_spans
 from thresher.policies.local.sources.base import SpanSource
 from thresher.policies.local.text import contains_phrase
 
