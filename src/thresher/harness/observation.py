@@ -4,6 +4,9 @@ An LLM policy sends ``messages`` as is; an offline policy reads the
 structured fields (active chunks with lineage and scores, last results,
 usage) instead of parsing text. Observations are read-only snapshots: a
 policy cannot change the harness state through them.
+
+The trace records each turn's observation as its ``query_state`` event
+(:func:`query_state`): the usage and notices, the active and pruned chunk ids.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from thresher.corpus.document import Chunk
 from thresher.corpus.sanitize import chunk_flags
 from thresher.harness.budget import UsageState
 from thresher.harness.state import EpisodeState, LineageRecord
-from thresher.harness.trace import Refusal, ToolResult
+from thresher.harness.trace import QueryState, Refusal, ToolResult
 
-__all__ = ["ActiveChunk", "ResultView", "Observation", "build_observation"]
+__all__ = ["ActiveChunk", "ResultView", "Observation", "build_observation", "query_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,4 +161,24 @@ def build_observation(
         origins=origins,
         hop=hop,
         flags=flags,
+    )
+
+
+def query_state(
+    state: EpisodeState, turn: int, usage: UsageState, notices: list[str]
+) -> QueryState:
+    """The ``query_state`` event of ``turn``: its settled ``usage`` and ``notices``, and
+    what ``state``'s context holds, as the trace records them."""
+    return QueryState(
+        turn=turn,
+        used=usage.used,
+        counted=usage.counted,
+        correction=usage.correction,
+        budget=usage.budget,
+        soft=usage.soft,
+        hard=usage.hard,
+        notices=notices,
+        active=state.context.ids(),
+        pruned=list(state.pruned),
+        current_query=state.current_query,
     )

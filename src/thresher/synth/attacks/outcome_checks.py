@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from thresher.harness.episode import TOOL_FAILURES
 from thresher.harness.render import escape_id
+from thresher.harness.replies import TOOL_FAILURES
 from thresher.harness.result import ExitReason
 from thresher.harness.tools import RETRIEVAL_TOOLS
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent

@@ -1,0 +1,159 @@
+"""How an episode opens: what it asks of its store and policy before the first turn.
+
+Both may declare optional protocols, probed here once per episode:
+
+* a store that declares :class:`~thresher.index.store.PinsGeneration` is pinned
+  to its live generation (:func:`pin`): the episode reads one index, and an
+  ingest committed mid-episode shows in the next one;
+* a policy that declares :class:`~thresher.harness.policy.ChoosesRetrievalMode`
+  sets the episode's ``retrieval.mode`` (:func:`episode_config`), one that
+  declares :class:`~thresher.harness.policy.DeclaresPromptCost` has its prompt
+  template's cost counted (:func:`prompt_cost`);
+* an :class:`~thresher.harness.policy.EpisodicPolicy` starts a session for the
+  episode, and a policy (or session) that declares
+  :class:`~thresher.harness.policy.UsesReaderMemo` gets the store's reader memo
+  when it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`)
+  (:func:`open_policy`).
+
+A store that cannot answer (closed, its backend gone) is used as given: the
+episode's first call reports that failure as the call's error, not the start.
+The start is recorded (``episode_start``) before anything can end the episode:
+a policy that cannot start or describe itself (``policy_error``), an empty
+question or one that held invalid Unicode (``invalid_input``) end it there
+(:func:`cannot_begin`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import ThresherError
+from thresher.harness.ending import Exit
+from thresher.harness.policy import (
+    ChoosesRetrievalMode,
+    DeclaresPromptCost,
+    EpisodicPolicy,
+    Policy,
+    UsesReaderMemo,
+)
+from thresher.harness.result import ExitReason
+from thresher.harness.trace import EpisodeStart
+from thresher.index.reader_memo import ReaderMemo
+from thresher.index.store import KeepsReaderMemo, PinsGeneration, Store
+from thresher.tokens import PromptCost
+
+__all__ = ["Opening", "pin", "episode_config", "prompt_cost", "open_policy", "cannot_begin"]
+
+
+def pin(store: Store) -> Store:
+    """``store`` fixed on its live index generation for one episode, when it can be
+    (:class:`~thresher.index.store.PinsGeneration`): the episode's searches, reads and
+    recalls read one index, whatever an ingest commits meanwhile. As given otherwise,
+    also when it cannot say (closed, its backend gone): the episode's first call then
+    reports that failure as the call's error."""
+    if not isinstance(store, PinsGeneration):
+        return store
+    try:
+        return store.pinned()
+    except ThresherError:
+        return store
+
+
+def episode_config(policy: Policy | EpisodicPolicy, config: Config) -> Config:
+    """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
+
+    A :class:`~thresher.harness.policy.ChoosesRetrievalMode` policy sets
+    ``retrieval.mode``; the result is recorded in the trace's start event.
+    """
+    if isinstance(policy, ChoosesRetrievalMode) and policy.retrieval_mode != config.retrieval.mode:
+        return config.override({"retrieval.mode": policy.retrieval_mode})
+    return config
+
+
+def prompt_cost(policy: Policy | EpisodicPolicy) -> PromptCost | None:
+    """The prompt template cost ``policy`` declares
+    (:class:`~thresher.harness.policy.DeclaresPromptCost`); None when it declares none."""
+    return policy.prompt_cost if isinstance(policy, DeclaresPromptCost) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """What the policy said of itself at the episode's start.
+
+    session: the session an :class:`~thresher.harness.policy.EpisodicPolicy` started
+    for the episode (None: the policy given drives it, or it could not start);
+    tool_schemas, system_prompt, name: as recorded in the start event;
+    broken: why the policy could not start or describe itself ("" if it could).
+    """
+
+    session: Policy | None
+    tool_schemas: list[dict[str, Any]]
+    system_prompt: str
+    name: str
+    broken: str = ""
+
+    def start_event(self, question: str, config: Config, tokenizer: str) -> EpisodeStart:
+        """The episode's ``episode_start`` event: its question, what the policy said of
+        itself, the ``config`` it runs with, the ``tokenizer`` that counts it."""
+        return EpisodeStart(
+            question=question,
+            policy=self.name,
+            system_prompt=self.system_prompt,
+            tool_schemas=self.tool_schemas,
+            config=config.to_dict(),
+            tokenizer=tokenizer,
+            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+
+def open_policy(given: Policy | EpisodicPolicy, question: str, store: Store) -> Opening:
+    """Start ``given`` for one episode of ``question`` over ``store`` (already pinned):
+    its session when it is episodic, the store's reader memo handed to what drives
+    the episode when that uses one, and what it says of itself. A failure is an
+    :class:`Opening` with ``broken`` set, never an exception."""
+    session: Policy | None = None
+    try:
+        if isinstance(given, EpisodicPolicy):  # this episode's own session
+            session = policy = given.start(question)
+        else:
+            policy = given
+        if isinstance(policy, UsesReaderMemo):
+            memo = _reader_memo(store)
+            if memo is not None:  # (an empty memo is falsy: it has a length)
+                policy.use_reader_memo(memo)
+        schemas = list(policy.tool_schemas() or [])
+        system_prompt = str(policy.system_prompt)
+        name = str(policy.name)
+    except Exception as exc:  # a policy that cannot even start or describe itself
+        return Opening(session, [], "", type(given).__name__, f"{type(exc).__name__}: {exc}")
+    return Opening(session, schemas, system_prompt, name)
+
+
+def cannot_begin(opened: Opening, question: str, invalid_text: bool) -> Exit | None:
+    """Why an episode of ``question`` (scrubbed; ``invalid_text``: it held a lone
+    surrogate) with the policy as ``opened`` ends at its start; None when it begins."""
+    if opened.broken:
+        return Exit(ExitReason.POLICY_ERROR, opened.broken)
+    if not question.strip():
+        return Exit(ExitReason.INVALID_INPUT, "the question is empty")
+    if invalid_text:
+        return Exit(
+            ExitReason.INVALID_INPUT,
+            "the question holds text that is not valid Unicode (a lone surrogate); send UTF-8 text",
+        )
+    return None
+
+
+def _reader_memo(store: Store) -> ReaderMemo | None:
+    """The store's per-generation reader memo, if it keeps one; None also when the
+    store cannot say (its backend is gone): the episode's first call reports that
+    failure, not the policy's start."""
+    if not isinstance(store, KeepsReaderMemo):
+        return None
+    try:
+        return store.reader_memo()
+    except ThresherError:
+        return None
