@@ -107,16 +107,31 @@ def test_readers_open_the_copy_made_at_commit_and_never_write_the_generation(ind
 def test_a_new_generation_retires_the_old_copy_once_no_reader_holds_it(index_dir, copies):
     old = copies / _shared(copies)[0]
     reader = EmbeddedStore(index_dir, Config(), embedder=HashEmbedder())
+    other = EmbeddedStore(index_dir, Config(), embedder=HashEmbedder())
     assert reader.hybrid_search("mill", k=3)
     more = _docs(1200) + _docs(20, start=5000)
     ingest(more, index_dir, Config(), embedder=HashEmbedder(), progress=False)
     assert old.is_dir() and len(_shared(copies)) == 2  # still read: kept
     assert reader.stats().chunks == 1220  # the reader moved to the new generation
     assert reader.hybrid_search("Town 5003", k=3)
+    assert old.is_dir()  # the other reader still reads the old generation
+    other.close()  # its last reader removes it
+    assert not old.exists() and len(_shared(copies)) == 1
     reader.close()
+    assert len(_shared(copies)) == 1  # the live generation's: kept for the next reader
     with EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as store:
         assert store.stats().chunks == 1220
-    assert not old.exists() and len(_shared(copies)) == 1  # swept by the next open
+
+
+def test_a_retired_generations_copy_goes_when_its_store_moves_on(index_dir, copies):
+    old = copies / _shared(copies)[0]
+    with EmbeddedStore(index_dir, Config(), embedder=HashEmbedder()) as reader:
+        assert reader.hybrid_search("mill", k=3)
+        more = _docs(1200) + _docs(20, start=5000)
+        ingest(more, index_dir, Config(), embedder=HashEmbedder(), progress=False)
+        assert old.is_dir()
+        assert reader.stats().chunks == 1220  # switched: nothing reads the old one
+        assert not old.exists() and len(_shared(copies)) == 1 and _others(copies) == []
 
 
 _READER = textwrap.dedent(f"""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -102,12 +103,13 @@ class ChunkCache:
                 self._items.popitem(last=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class IndexView:
     """One consistent state of an index: the collection (opened when first needed), BM25,
     the corpus order, a cache of the chunks read from it and, when the index has them,
     the grep side index and the saved chunk records; ``memo``: what readers derive from
-    its chunks (:class:`~thresher.index.reader_memo.ReaderMemo`)."""
+    its chunks (:class:`~thresher.index.reader_memo.ReaderMemo`). Weakly referenceable:
+    a store releases an index state once nothing holds its view."""
 
     source: LazyCollection
     bm25: Bm25Index
@@ -206,8 +208,11 @@ class CollectionStore:
         self._queries = QueryEmbeddingCache(embedder)
         self._lock = threading.Lock()
         self._closed = False
-        #: (index state, filter key) -> the chunk ids a filter leaves out, newest last
-        self._filtered: OrderedDict[tuple[int, str], tuple[IndexView, Excluded]] = OrderedDict()
+        #: (index state, filter key) -> the chunk ids a filter leaves out, newest last; the
+        #: view is held weakly, so a retired index state is not kept for its filters
+        self._filtered: OrderedDict[tuple[int, str], tuple[weakref.ref[IndexView], Excluded]] = (
+            OrderedDict()
+        )
 
     def _view(self) -> IndexView:
         raise NotImplementedError
@@ -257,12 +262,14 @@ class CollectionStore:
         key = (id(view), where.key)
         with self._lock:
             held = self._filtered.get(key)
-            if held is not None and held[0] is view:
+            if held is not None and held[0]() is view:
                 self._filtered.move_to_end(key)
                 return held[1]
         out = Excluded((), *left_out(view.collection, view.bm25.id_list, where))
         with self._lock:
-            self._filtered[key] = (view, out)
+            for gone in [k for k, (ref, _) in self._filtered.items() if ref() is None]:
+                del self._filtered[gone]  # of an index state released since
+            self._filtered[key] = (weakref.ref(view), out)
             while len(self._filtered) > _FILTERS_KEPT:
                 self._filtered.popitem(last=False)
         return out

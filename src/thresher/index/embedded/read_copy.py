@@ -33,8 +33,9 @@ So chromadb runs on a copy, and one copy serves every reader of a generation:
   is removed by the next open.
 
 A shared copy whose generation is no longer what its index's ``CURRENT`` names
-(or whose index is gone) is removed by the next open or commit that finds no
-reader holding it. Copies live under ``$THRESHER_READ_COPIES``, else
+(or whose index is gone) is removed by the reader that releases it last, else
+by the next open or commit that finds no reader holding it (a reader in
+another process, or one killed). Copies live under ``$THRESHER_READ_COPIES``, else
 ``$XDG_CACHE_HOME/thresher/read-copies`` (``~/.cache``), else the system
 temporary folder. The BM25 and grep side indexes are read in place: they are
 only ever read. No library offers a read-only chromadb open.
@@ -83,8 +84,9 @@ _COPY_FORMAT = "2"
 class ReadCopy:
     """A chroma folder to open chromadb on (``path``), held until :meth:`release`.
 
-    ``shared``: the generation's shared copy (kept for other readers on release,
-    its reader lock dropped); else a private copy (deleted on release).
+    ``shared``: the generation's shared copy (its reader lock dropped on release, and
+    the copy removed then if its generation is no longer live and no other reader
+    holds it); else a private copy (deleted on release).
     """
 
     path: Path
@@ -113,6 +115,8 @@ class ReadCopy:
             with contextlib.suppress(OSError):
                 os.close(self._lock_fd)
             self._lock_fd = None
+            if self.shared and _superseded(self.path.parent):
+                _remove_unused(self.path.parent)  # the last reader of a retired generation
         if not self.shared:
             shutil.rmtree(self.path.parent, ignore_errors=True)  # thresher-read-PID-…/
 

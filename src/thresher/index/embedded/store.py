@@ -8,10 +8,21 @@ process always answers from the latest complete index. :meth:`EmbeddedStore.pinn
 hands out the live generation fixed (:class:`~thresher.index.store.PinsGeneration`):
 the harness reads one generation for a whole episode.
 
+A generation an ingest retired is released as soon as nothing reads it any more: at
+the switch when no pinned store holds it, else when the last pinned store on it is
+dropped. Released: its chromadb client closed, its read copy released, its side
+indexes, vectors and records freed, and its folder no longer held against removal
+by the next ingest (:func:`~thresher.index.embedded.layout.hold_generation`). What
+holds a generation is a reference to its view (the store's live generation, a
+pinned store, a call still running on it), and a ``weakref.finalize`` on the view
+releases it, so no count is kept, a read never takes a lock, and nothing is released
+while something still reads it. :meth:`EmbeddedStore.close` releases every
+generation still open, pinned or not.
+
 It never writes to the index folder: chromadb cannot open a folder read-only,
 so the client runs on a read copy of the generation's chroma folder, shared by
-every reader of that generation (:mod:`thresher.index.embedded.read_copy`), released on
-:meth:`close`. A read-only index folder is read like any other. When that copy
+every reader of that generation (:mod:`thresher.index.embedded.read_copy`), released
+with the generation. A read-only index folder is read like any other. When that copy
 holds the saved vectors and chunk records of a small index, searches and reads
 never touch chromadb, which is imported and started only when something needs it
 (a filter, a listing, a grep the side index cannot answer).
@@ -19,9 +30,10 @@ never touch chromadb, which is imported and started only when something needs it
 
 from __future__ import annotations
 
+import itertools
 import os
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,6 +114,26 @@ class _Generation:
     copy: ReadCopy  # the read copy the client runs on
 
 
+#: the generations a store holds open, by the order it opened them: each one's name and
+#: its release (a ``weakref.finalize`` on its view: runs once, then does nothing)
+_Held = dict[int, tuple[str, Callable[[], object]]]
+
+
+def _release_generation(
+    chroma: _Chroma, copy: ReadCopy, hold: int | None, held: _Held, key: int
+) -> None:
+    """Release one generation: no longer held, its client closed, its read copy released,
+    its folder left for the next ingest to remove (:func:`layout.hold_generation`).
+
+    Runs where the last reference to its view goes (a store switching, a pinned store
+    dropped, a call ending) or at the store's close; takes no lock (a dict's ``pop``
+    is atomic), so it may run from the collector on any thread."""
+    held.pop(key, None)
+    chroma.release()
+    remove_read_copy(copy)
+    layout.drop_hold(hold)
+
+
 class EmbeddedStore(CollectionStore):
     """The ``Store`` protocol over a local index folder built by :func:`ingest`.
 
@@ -127,7 +159,10 @@ class EmbeddedStore(CollectionStore):
         summary = layout.read_summary(path)
         emb = embedder or get_embedder(summary.embedder)
         super().__init__(config or Config(), emb)
-        self._retired: list[_Generation] = []
+        #: every generation opened and not yet released: the live one, and each retired
+        #: one something still reads (written by :meth:`_open` and :func:`_release_generation`)
+        self._held: _Held = {}
+        self._serial = itertools.count()
         self._pointer_key: tuple[int, int, int] | None = None  # the CURRENT file's last stat
         self._pointer_name = path.name
         # the CURRENT file, as a path string (stat on every call: no Path built each time)
@@ -139,10 +174,14 @@ class EmbeddedStore(CollectionStore):
         lacks the saved vectors and records a search reads instead (see
         :mod:`thresher.index.embedded.saved_records`), else on first need."""
         check_built_with(self.embedder, summary.embedder, summary.dimension, str(self.index_dir))
-        bm25 = Bm25Index.load(path / "bm25")
-        grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
-        copy = make_read_copy(path / "chroma")
-        weakref.finalize(self, remove_read_copy, copy)  # also at exit, if never closed
+        hold = layout.hold_generation(path)  # its grep side index is read in place, lazily
+        try:
+            bm25 = Bm25Index.load(path / "bm25")
+            grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
+            copy = make_read_copy(path / "chroma")
+        except BaseException:
+            layout.drop_hold(hold)
+            raise
         chroma = _Chroma(self.index_dir, path, copy)
         source = LazyCollection(chroma.open)
         try:
@@ -151,8 +190,15 @@ class EmbeddedStore(CollectionStore):
                 source.get()  # reads go to chromadb: open it now (a damaged one fails here)
         except BaseException:
             remove_read_copy(copy)
+            layout.drop_hold(hold)
             raise
         view = IndexView.of(source, bm25, grep_side, copy.vectors, records)
+        key = next(self._serial)
+        # released when nothing holds the view any more (see the module docstring)
+        release = weakref.finalize(view, _release_generation, chroma, copy, hold, self._held, key)
+        release.atexit = False  # at exit chromadb may be shut down: only the copy goes
+        weakref.finalize(view, remove_read_copy, copy)  # also at exit, if never released
+        self._held[key] = (path.name, release)
         return _Generation(path, summary, chroma, view, copy)
 
     def _view(self) -> IndexView:
@@ -177,10 +223,16 @@ class EmbeddedStore(CollectionStore):
         with self._lock:
             if self._generation.path.name != name:
                 path = layout.current_generation(self.index_dir)
-                fresh = self._open(path, layout.read_summary(path))
-                self._retired.append(self._generation)
-                self._generation = fresh
+                # the retired one is released once nothing reads it: at this call's
+                # return (``generation`` goes) unless a pinned store or a call holds it
+                self._generation = self._open(path, layout.read_summary(path))
             return self._generation
+
+    def open_generations(self) -> list[str]:
+        """The names of the generations this store holds open, oldest first: the live one
+        and each retired one that a pinned store (or a call still running) reads; none
+        once closed."""
+        return [name for _, (name, _) in sorted(self._held.copy().items())]
 
     def delete_documents(self, doc_ids: Sequence[str]) -> IngestReport:
         """Delete whole documents as one committed generation (see
@@ -193,7 +245,8 @@ class EmbeddedStore(CollectionStore):
     def pinned(self) -> Store:
         """The live generation, fixed: every call through the returned store reads it,
         whatever an ingest commits meanwhile (:class:`~thresher.index.store.PinsGeneration`).
-        It shares this store's query vectors and filters; closing this store closes it.
+        It holds that generation open until it is dropped. It shares this store's query
+        vectors and filters; closing this store closes it.
 
         Raises:
             BackendUnavailableError: this store is closed.
@@ -225,20 +278,19 @@ class EmbeddedStore(CollectionStore):
         )
 
     def _release(self) -> None:
-        """Close the chromadb clients of the live and the retired generations; release
-        their read copies."""
-        for generation in [*self._retired, self._generation]:
-            generation.chroma.release()
-            remove_read_copy(generation.copy)
-        self._retired.clear()
+        """Release every generation still open: the live one and the retired ones pinned
+        stores read (they raise ``BackendUnavailableError`` from here on)."""
+        for _, release in list(self._held.copy().values()):
+            release()
 
 
 class _PinnedStore(CollectionStore):
     """One generation of an :class:`EmbeddedStore`, fixed (see :meth:`EmbeddedStore.pinned`).
 
-    A retired generation stays open until its store closes, so reads through a pinned
-    one keep working after an ingest commits a newer one. Writes (deleting documents)
-    go to the store, which switches to the generation they commit; this view does not.
+    It holds its generation open: reads through it keep working after an ingest commits
+    a newer one, and a retired generation is released once the last pinned store on it
+    is dropped (or its store closes). Writes (deleting documents) go to the store, which
+    switches to the generation they commit; this view does not.
     """
 
     backend = "embedded"
@@ -272,7 +324,8 @@ class _PinnedStore(CollectionStore):
         return self._owner.delete_documents(doc_ids)
 
     def close(self) -> None:
-        """Nothing: the store it came from owns the generation (closing that closes this)."""
+        """Nothing: the store it came from owns the generation (closing that closes this;
+        dropping this view lets a retired generation go)."""
 
     def _release(self) -> None:  # never called: close does nothing
         raise AssertionError("a pinned store is released by the store it came from")
