@@ -6,9 +6,9 @@ Two derived files, each made only from the registry package's ONNX file
 * ``fused``: the graph of :func:`thresher.index.embed.minilm_graph.fuse` (same vectors
   as the packaged file up to float rounding, about 1.25x less CPU);
 * ``dq``: ``fused`` with dynamic int8 quantization of its matrix products
-  (onnxruntime's ``quantize_dynamic``, per-channel weights; about 2.5x less CPU
-  than the packaged file; the vectors move, mean cosine about 0.99, so it is a
-  separate embedder, ``minilm-int8-dq``).
+  (:mod:`thresher.index.embed.minilm_quant`: per-channel weights, products exact
+  on every x86 CPU; about 2.5x less CPU than the packaged file; the vectors move,
+  mean cosine about 0.99, so it is a separate embedder, ``minilm-int8-dq``).
 
 They live in ``$THRESHER_CACHE`` or ``$XDG_CACHE_HOME/thresher`` or
 ``~/.cache/thresher``, under ``models/``, named by the packaged file's hash and
@@ -29,6 +29,11 @@ from typing import Literal
 __all__ = ["Variant", "cache_dir", "derived_model"]
 
 Variant = Literal["fused", "dq"]
+
+#: Each variant's file name part; a new recipe gets a new tag, so no file built
+#: by an older recipe is read (``dq-u8``: the unsigned weights of
+#: :mod:`thresher.index.embed.minilm_quant`, exact on CPUs without VNNI).
+_FILE_TAGS: dict[Variant, str] = {"fused": "fused", "dq": "dq-u8"}
 
 
 def cache_dir() -> Path:
@@ -64,7 +69,8 @@ def derived_model(source: Path, source_sha256: str, variant: Variant) -> Path:
     import onnxruntime
 
     folder = cache_dir()
-    path = folder / f"minilm-{source_sha256[:16]}-ort{onnxruntime.__version__}-{variant}.onnx"
+    tag = _FILE_TAGS[variant]
+    path = folder / f"minilm-{source_sha256[:16]}-ort{onnxruntime.__version__}-{tag}.onnx"
     mark = path.with_name(path.name + ".sha256")
     if path.is_file() and mark.is_file() and mark.read_text().strip() == _sha256(path):
         return path
@@ -88,21 +94,7 @@ def _build(source: Path, tmp: Path, variant: Variant) -> Path:
     fuse(tmp / "dequantized.onnx", tmp / "fused.onnx")
     if variant == "fused":
         return tmp / "fused.onnx"
-    import logging
+    from thresher.index.embed.minilm_quant import quantize
 
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)  # the quantizer's advice on pre-processing goes to root
-    try:
-        quantize_dynamic(
-            tmp / "fused.onnx",
-            tmp / "dq.onnx",
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            op_types_to_quantize=["MatMul", "Attention"],
-        )
-    finally:
-        root.setLevel(level)
+    quantize(tmp / "fused.onnx", tmp / "dq.onnx")
     return tmp / "dq.onnx"
