@@ -29,6 +29,7 @@ from thresher.config import Config
 from thresher.corpus.document import Chunk, Document
 from thresher.index.backends import ingest
 from thresher.index.bm25 import Bm25Index
+from thresher.index.embedded import holds as generation_holds
 from thresher.index.embedded import layout
 from thresher.index.embedded.collection import open_client
 from thresher.index.grep import side_index as grep_index
@@ -257,7 +258,7 @@ def build_synthetic(
     state: dict = json.loads(marker.read_text()) if marker.is_file() else {}
     generation = target / str(state.get("generation", ""))
     if state.get("n") != n or not state.get("generation") or not generation.is_dir():
-        layout.remove_stale_generations(target, keep=None)
+        generation_holds.remove_stale_generations(target, keep=None)
         generation = layout.new_generation(target)
         state = {"n": n, "generation": generation.name, "dense_s": 0.0}
         marker.write_text(json.dumps(state), encoding="utf-8")

@@ -163,3 +163,36 @@ def test_close_releases_every_generation_pinned_or_not(index_dir, copies, store)
     del pinned, live_pin
     gc.collect()  # releasing again (the pins' finalizers) is a no-op
     assert store.open_generations() == [] and _copies(copies) == []
+
+
+def test_a_store_opening_as_an_ingest_removes_that_generation_opens_the_next(
+    index_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CURRENT`` read, then (before the hold) an ingest commits twice and removes the
+    generation read: the store reads ``CURRENT`` again and opens the live one."""
+    from thresher.index.embedded import holds
+
+    real = holds.hold_generation
+    raced: list[str] = []
+    extra = [5, 6]
+
+    def commit_first(generation: Path) -> int | None:
+        if not raced:
+            raced.append(generation.name)
+            _commit(index_dir, extra[0])
+            _commit(index_dir, extra[1])  # the second ingest removes the first's leftovers
+            assert not (index_dir / generation.name).exists()
+        return real(generation)
+
+    monkeypatch.setattr(holds, "hold_generation", commit_first)
+    opened = EmbeddedStore(index_dir, Config(), embedder=HashEmbedder())
+    try:
+        assert raced and opened.stats().chunks == 36
+        assert opened.open_generations() == [_generations(index_dir)[-1]]
+        raced.clear()  # the next switch races the same way
+        _commit(index_dir, 7)
+        extra[:] = [8, 9]
+        assert opened.stats().chunks == 39 and raced
+        assert opened.open_generations() == [_generations(index_dir)[-1]]
+    finally:
+        opened.close()

@@ -21,7 +21,7 @@ from pathlib import Path
 from thresher import __version__
 from thresher.errors import InputError
 from thresher.index.bm25 import Bm25Index
-from thresher.index.embedded import layout
+from thresher.index.embedded import holds, layout
 from thresher.index.embedded.collection import open_client
 from thresher.index.grep import side_index as grep_index
 from thresher.index.grep.side_index import GrepIndex
@@ -55,7 +55,7 @@ def delete_embedded(index_dir: str | Path, doc_ids: Sequence[str]) -> IngestRepo
         old = layout.read_manifest(old_gen)
         gone = common.checked_deletion(doc_ids, old.documents, root)
         name = layout.next_generation_name(root)
-        layout.remove_stale_generations(root, keep=old_gen)
+        holds.remove_stale_generations(root, keep=old_gen)
         generation = layout.new_generation(root, name)
         try:
             manifest = _rewrite(generation, old_gen, old, gone)
@@ -69,7 +69,7 @@ def delete_embedded(index_dir: str | Path, doc_ids: Sequence[str]) -> IngestRepo
         except BaseException:
             shutil.rmtree(generation, ignore_errors=True)
             raise
-        layout.remove_stale_generations(root, keep=generation)
+        holds.remove_stale_generations(root, keep=generation)
     return common.deletion_report(old.documents, gone)
 
 

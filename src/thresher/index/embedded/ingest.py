@@ -41,7 +41,7 @@ from thresher.index.embed.embedder import (
     embedder_for_update,
     get_embedder,
 )
-from thresher.index.embedded import layout
+from thresher.index.embedded import holds, layout
 from thresher.index.embedded.collection import open_client
 from thresher.index.grep import side_index as grep_index
 from thresher.index.grep.side_index import GrepIndex
@@ -149,7 +149,7 @@ def _ingest_locked(
             emb, old.embedder, old.dimension, str(root), instead="build into a new index folder"
         )
     name = layout.next_generation_name(root)  # taken before leftovers go: never reused
-    layout.remove_stale_generations(root, keep=old_gen)
+    holds.remove_stale_generations(root, keep=old_gen)
 
     report = IngestReport()
     roots = dict(old.roots) if old and old.roots is not None else {}
@@ -201,7 +201,7 @@ def _ingest_locked(
             except BaseException:
                 shutil.rmtree(generation, ignore_errors=True)
                 raise
-            layout.remove_stale_generations(root, keep=generation)
+            holds.remove_stale_generations(root, keep=generation)
             old_gen, old = generation, manifest
     report.chunks_added = len(fresh)
     return report

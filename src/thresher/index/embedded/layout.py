@@ -18,11 +18,7 @@ generation to a new folder, changes the copy, fsyncs it and then replaces
 ``CURRENT`` atomically (write a temporary file, ``os.replace``), so a process
 killed at any point leaves the last committed generation live and complete.
 Folders that ``CURRENT`` does not name are leftovers, removed by the next ingest,
-except one a reader still holds: each reader keeps a shared ``flock`` on the
-``manifest.json`` of every generation it has open (:func:`hold_generation`; a
-pinned store keeps a retired one open), and an ingest leaves a held generation for
-a later one (the kernel drops a dead reader's lock). A read-only folder is held
-the same way (a lock needs only a file open for reading).
+except one a reader still holds (:mod:`thresher.index.embedded.holds`).
 """
 
 from __future__ import annotations
@@ -32,7 +28,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +39,7 @@ from thresher.index.manifest import FORMAT_VERSION, DocEntry
 __all__ = [
     "Manifest",
     "current_generation",
+    "GENERATION_NAME",
     "read_manifest",
     "Summary",
     "read_summary",
@@ -51,16 +47,14 @@ __all__ = [
     "next_generation_name",
     "new_generation",
     "commit_generation",
-    "remove_stale_generations",
-    "hold_generation",
-    "drop_hold",
     "ingest_lock",
     "fsync_tree",
 ]
 
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
-_GENERATION = re.compile(r"gen-(\d{6})")
+#: A generation folder's name (its number in group 1).
+GENERATION_NAME = re.compile(r"gen-(\d{6})")
 
 
 @dataclass(slots=True)
@@ -147,7 +141,7 @@ def current_generation(index_dir: Path) -> Path:
     except OSError as exc:
         raise IndexNotFoundError(f"cannot read {pointer}: {exc.strerror}") from exc
     generation = index_dir / name
-    if not _GENERATION.fullmatch(name) or not (generation / MANIFEST).is_file():
+    if not GENERATION_NAME.fullmatch(name) or not (generation / MANIFEST).is_file():
         raise IndexNotFoundError(
             f"no index at {index_dir}; build one with `thresher index PATH --index {index_dir}`"
         )
@@ -258,7 +252,9 @@ def write_manifest(generation: Path, manifest: Manifest) -> None:
 
 def next_generation_name(index_dir: Path) -> str:
     """The name after every generation folder present (numbers are never reused)."""
-    numbers = [int(m.group(1)) for p in index_dir.iterdir() if (m := _GENERATION.fullmatch(p.name))]
+    numbers = [
+        int(m.group(1)) for p in index_dir.iterdir() if (m := GENERATION_NAME.fullmatch(p.name))
+    ]
     return f"gen-{max(numbers, default=0) + 1:06d}"
 
 
@@ -291,65 +287,6 @@ def commit_generation(index_dir: Path, generation: Path, *, read_copy: bool = Tr
 
     with contextlib.suppress(InputError, OSError):
         prepare_read_copy(generation / "chroma")
-
-
-def remove_stale_generations(index_dir: Path, keep: Path | None) -> list[str]:
-    """Delete every generation folder except ``keep`` and those a reader holds
-    (:func:`hold_generation`); returns the names removed."""
-    removed = []
-    for path in sorted(index_dir.iterdir()):
-        stale = _GENERATION.fullmatch(path.name) and path.is_dir() and path != keep
-        if stale and _remove_unheld(path):
-            removed.append(path.name)
-    with contextlib.suppress(FileNotFoundError):
-        (index_dir / f"{CURRENT}.tmp").unlink()
-    return removed
-
-
-def _remove_unheld(generation: Path) -> bool:
-    """Delete ``generation`` unless a reader holds it; whether it was deleted. Its
-    manifest is locked exclusively while it goes, so no reader takes it meanwhile."""
-    try:
-        fd: int | None = os.open(generation / MANIFEST, os.O_RDONLY)
-    except OSError:
-        fd = None  # no manifest: an unfinished generation, which no reader opens
-    if fd is not None:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        except OSError:
-            pass  # no locks on this file system: removed, as before locks were taken
-    try:
-        shutil.rmtree(generation, ignore_errors=True)
-    finally:
-        if fd is not None:
-            os.close(fd)
-    return True
-
-
-def hold_generation(generation: Path) -> int | None:
-    """Hold ``generation`` against removal by an ingest while it is read: a shared lock
-    on its manifest, kept until :func:`drop_hold` (or the process ends). None when it
-    cannot be held (gone, being removed, or a file system without locks)."""
-    try:
-        fd = os.open(generation / MANIFEST, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return fd
-    except OSError:
-        os.close(fd)
-        return None
-
-
-def drop_hold(fd: int | None) -> None:
-    """Let an ingest remove the generation :func:`hold_generation` held (None: nothing)."""
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ A generation an ingest retired is released as soon as nothing reads it any more:
 the switch when no pinned store holds it, else when the last pinned store on it is
 dropped. Released: its chromadb client closed, its read copy released, its side
 indexes, vectors and records freed, and its folder no longer held against removal
-by the next ingest (:func:`~thresher.index.embedded.layout.hold_generation`). What
+by the next ingest (:mod:`thresher.index.embedded.holds`). What
 holds a generation is a reference to its view (the store's live generation, a
 pinned store, a call still running on it), and a ``weakref.finalize`` on the view
 releases it, so no count is kept, a read never takes a lock, and nothing is released
@@ -42,7 +42,7 @@ from thresher.config import Config
 from thresher.errors import BackendUnavailableError, IndexNotFoundError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
-from thresher.index.embedded import layout
+from thresher.index.embedded import holds, layout
 from thresher.index.embedded.collection import CollectionStore, IndexView, open_client
 from thresher.index.embedded.lazy_collection import LazyCollection
 from thresher.index.embedded.read_copy import ReadCopy, make_read_copy, remove_read_copy
@@ -123,7 +123,7 @@ def _release_generation(
     chroma: _Chroma, copy: ReadCopy, hold: int | None, held: _Held, key: int
 ) -> None:
     """Release one generation: no longer held, its client closed, its read copy released,
-    its folder left for the next ingest to remove (:func:`layout.hold_generation`).
+    its folder left for the next ingest to remove (:func:`holds.hold_generation`).
 
     Runs where the last reference to its view goes (a store switching, a pinned store
     dropped, a call ending) or at the store's close; takes no lock (a dict's ``pop``
@@ -131,7 +131,7 @@ def _release_generation(
     held.pop(key, None)
     chroma.release()
     remove_read_copy(copy)
-    layout.drop_hold(hold)
+    holds.drop_hold(hold)
 
 
 class EmbeddedStore(CollectionStore):
@@ -155,9 +155,13 @@ class EmbeddedStore(CollectionStore):
         self, index_dir: str | Path, config: Config | None = None, embedder: Embedder | None = None
     ) -> None:
         self.index_dir = Path(index_dir)
-        path = layout.current_generation(self.index_dir)
-        summary = layout.read_summary(path)
-        emb = embedder or get_embedder(summary.embedder)
+        path, hold = holds.hold_current(self.index_dir)
+        try:
+            summary = layout.read_summary(path)
+            emb = embedder or get_embedder(summary.embedder)
+        except BaseException:
+            holds.drop_hold(hold)
+            raise
         super().__init__(config or Config(), emb)
         #: every generation opened and not yet released: the live one, and each retired
         #: one something still reads (written by :meth:`_open` and :func:`_release_generation`)
@@ -167,20 +171,23 @@ class EmbeddedStore(CollectionStore):
         self._pointer_name = path.name
         # the CURRENT file, as a path string (stat on every call: no Path built each time)
         self._pointer = str(self.index_dir / layout.CURRENT)
-        self._generation = self._open(path, summary)
+        self._generation = self._open(path, summary, hold)
 
-    def _open(self, path: Path, summary: layout.Summary) -> _Generation:
-        """Open ``path``: its side indexes now; chromadb now only when the shared read copy
+    def _open(self, path: Path, summary: layout.Summary, hold: int | None) -> _Generation:
+        """Open ``path``, held by ``hold`` (:func:`holds.hold_current`; released with the
+        generation, or here if opening fails; its grep side index is read in place,
+        lazily): its side indexes now; chromadb now only when the shared read copy
         lacks the saved vectors and records a search reads instead (see
         :mod:`thresher.index.embedded.saved_records`), else on first need."""
-        check_built_with(self.embedder, summary.embedder, summary.dimension, str(self.index_dir))
-        hold = layout.hold_generation(path)  # its grep side index is read in place, lazily
         try:
+            check_built_with(
+                self.embedder, summary.embedder, summary.dimension, str(self.index_dir)
+            )
             bm25 = Bm25Index.load(path / "bm25")
             grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
             copy = make_read_copy(path / "chroma")
         except BaseException:
-            layout.drop_hold(hold)
+            holds.drop_hold(hold)
             raise
         chroma = _Chroma(self.index_dir, path, copy)
         source = LazyCollection(chroma.open)
@@ -190,7 +197,7 @@ class EmbeddedStore(CollectionStore):
                 source.get()  # reads go to chromadb: open it now (a damaged one fails here)
         except BaseException:
             remove_read_copy(copy)
-            layout.drop_hold(hold)
+            holds.drop_hold(hold)
             raise
         view = IndexView.of(source, bm25, grep_side, copy.vectors, records)
         key = next(self._serial)
@@ -222,10 +229,15 @@ class EmbeddedStore(CollectionStore):
             return generation
         with self._lock:
             if self._generation.path.name != name:
-                path = layout.current_generation(self.index_dir)
+                path, hold = holds.hold_current(self.index_dir)
+                try:
+                    summary = layout.read_summary(path)
+                except BaseException:
+                    holds.drop_hold(hold)
+                    raise
                 # the retired one is released once nothing reads it: at this call's
                 # return (``generation`` goes) unless a pinned store or a call holds it
-                self._generation = self._open(path, layout.read_summary(path))
+                self._generation = self._open(path, summary, hold)
             return self._generation
 
     def open_generations(self) -> list[str]:
