@@ -219,7 +219,7 @@ def test_similarity_is_each_rows_own_dot_product(store) -> None:
 
 
 def test_a_cache_holding_every_chunk_never_evicts_and_reads_in_bulk() -> None:
-    from thresher.index.embedded.collection import ChunkCache
+    from thresher.index.embedded.view import ChunkCache
 
     chunks = [Chunk(f"d{i}#0", f"d{i}", 0, "t", "text", 0, 4, "h", "s") for i in range(3)]
     whole = ChunkCache(maxsize=3, chunks=3)

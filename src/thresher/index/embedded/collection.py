@@ -16,7 +16,6 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
@@ -26,15 +25,13 @@ from thresher.config import Config
 from thresher.corpus.document import Chunk
 from thresher.corpus.ids import doc_of
 from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
-from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, QueryEmbeddingCache
 from thresher.index.embedded.exact_dense import LazyExactDense
-from thresher.index.embedded.lazy_collection import LazyCollection
-from thresher.index.embedded.saved_records import SavedRecords
+from thresher.index.embedded.view import IndexView
 from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep.guard import grep_ids
-from thresher.index.grep.side_index import GrepIndex, grep_indexed
+from thresher.index.grep.side_index import grep_indexed
 from thresher.index.id_table import positions_of
 from thresher.index.listing import left_out, list_documents
 from thresher.index.reader_memo import ReaderMemo
@@ -42,7 +39,7 @@ from thresher.index.records import chunk_from_record
 from thresher.index.store import DocumentInfo, GrepResult, Hit
 from thresher.workers import submit
 
-__all__ = ["ChunkCache", "IndexView", "CollectionStore", "open_client", "check_query"]
+__all__ = ["CollectionStore", "open_client", "check_query"]
 
 _GET_BATCH = 5000
 #: a dense search that excludes most of an index names the chunks it may return when
@@ -59,93 +56,6 @@ def open_client(path: str | Path) -> Any:
     from chromadb.config import Settings
 
     return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
-
-
-class ChunkCache:
-    """A thread-safe LRU of chunks read from one index state (chunks never change there).
-
-    ``chunks``: how many chunks that index holds, when known. When they all fit
-    (``chunks <= maxsize``) nothing is ever evicted, so the cache keeps no recency
-    order and :meth:`all_of` reads without the lock (a dict's reads are atomic; writes
-    still take it).
-    """
-
-    def __init__(self, maxsize: int = 20_000, chunks: int | None = None) -> None:
-        self.maxsize = maxsize
-        self._items: OrderedDict[str, Chunk] = OrderedDict()
-        self._lock = threading.Lock()
-        self._evicts = chunks is None or chunks > maxsize
-
-    def all_of(self, ids: Sequence[str]) -> list[Chunk] | None:
-        """The chunks of ``ids`` in order when every one is held and the cache never
-        evicts (no recency to update), else None: then ask :meth:`lookup`."""
-        if self._evicts:
-            return None
-        try:
-            return list(map(self._items.__getitem__, ids))
-        except KeyError:
-            return None
-
-    def lookup(self, ids: Sequence[str]) -> dict[str, Chunk]:
-        with self._lock:
-            found = {c: self._items[c] for c in ids if c in self._items}
-            if self._evicts:
-                for c in found:
-                    self._items.move_to_end(c)
-            return found
-
-    def store(self, chunks: Collection[Chunk]) -> None:
-        with self._lock:
-            for chunk in chunks:
-                self._items[chunk.chunk_id] = chunk
-                self._items.move_to_end(chunk.chunk_id)
-            while len(self._items) > self.maxsize:
-                self._items.popitem(last=False)
-
-
-@dataclass(frozen=True, slots=True, weakref_slot=True)
-class IndexView:
-    """One consistent state of an index: the collection (opened when first needed), BM25,
-    the corpus order, a cache of the chunks read from it and, when the index has them,
-    the grep side index and the saved chunk records; ``memo``: what readers derive from
-    its chunks (:class:`~thresher.index.reader_memo.ReaderMemo`). Weakly referenceable:
-    a store releases an index state once nothing holds its view."""
-
-    source: LazyCollection
-    bm25: Bm25Index
-    order: Mapping[str, int]
-    cache: ChunkCache
-    grep_index: GrepIndex | None = None
-    exact: LazyExactDense | None = None
-    records: SavedRecords | None = None
-    memo: ReaderMemo = field(default_factory=ReaderMemo)
-
-    @property
-    def collection(self) -> Any:
-        """The chromadb collection (opened now if it was not yet)."""
-        return self.source.get()
-
-    @classmethod
-    def of(
-        cls,
-        collection: Any,
-        bm25: Bm25Index,
-        grep_index: GrepIndex | None = None,
-        vectors: Path | None = None,
-        records: SavedRecords | None = None,
-    ) -> IndexView:
-        """The view of ``collection`` (a :class:`LazyCollection`, or one already open);
-        ``vectors``: a folder holding its saved vectors
-        (:func:`~thresher.index.embedded.exact_dense.save_vectors`), for exact dense
-        search; ``records``: its saved chunk records, read instead of the collection."""
-        source = (
-            collection
-            if isinstance(collection, LazyCollection)
-            else LazyCollection.ready(collection)
-        )
-        exact = LazyExactDense(source.get, vectors)
-        cache = ChunkCache(chunks=len(bm25))
-        return cls(source, bm25, bm25.positions, cache, grep_index, exact, records)
 
 
 def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:

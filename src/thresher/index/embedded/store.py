@@ -43,10 +43,11 @@ from thresher.errors import BackendUnavailableError, IndexNotFoundError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
 from thresher.index.embedded import holds, layout
-from thresher.index.embedded.collection import CollectionStore, IndexView, open_client
+from thresher.index.embedded.collection import CollectionStore, open_client
 from thresher.index.embedded.lazy_collection import LazyCollection
 from thresher.index.embedded.read_copy import ReadCopy, make_read_copy, remove_read_copy
 from thresher.index.embedded.saved_records import SavedRecords
+from thresher.index.embedded.view import IndexView
 from thresher.index.grep import side_index as grep_index
 from thresher.index.grep.side_index import GrepIndex
 from thresher.index.manifest import COLLECTION

@@ -46,7 +46,8 @@ from thresher.errors import (
 )
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
-from thresher.index.embedded.collection import CollectionStore, IndexView, check_query
+from thresher.index.embedded.collection import CollectionStore, check_query
+from thresher.index.embedded.view import IndexView
 from thresher.index.filters import DocFilter
 from thresher.index.records import indexed_text
 from thresher.index.server import layout as sl
