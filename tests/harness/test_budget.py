@@ -13,7 +13,7 @@ from thresher.harness.budget import (
     tool_room,
     usage_line,
 )
-from thresher.harness.render import TranscriptCounter
+from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.tokens import get_counter
 
 

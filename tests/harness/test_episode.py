@@ -9,7 +9,6 @@ import threading
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall, answer, call
 from thresher.harness.budget import HARD_NOTICE, SOFT_NOTICE, usage_line
 from thresher.harness.episode import MAX_HARD_REFUSALS, MAX_REFUSED_PROPOSALS, run_episode
-from thresher.harness.render import TranscriptCounter
 from thresher.harness.replay import replay
 from thresher.harness.result import ExitReason
 from thresher.harness.trace import (
@@ -22,6 +21,7 @@ from thresher.harness.trace import (
     read_jsonl,
     write_jsonl,
 )
+from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.policies.scripted import ScriptedPolicy
 from thresher.tokens import get_counter
 

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
 from thresher.harness.episode import run_episode
-from thresher.harness.render import TranscriptCounter
 from thresher.harness.replay import replay
 from thresher.harness.result import ExitReason, Result
 from thresher.harness.trace import (
@@ -31,6 +30,7 @@ from thresher.harness.trace import (
     ToolResult,
     event_from_dict,
 )
+from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.harness.transitions import CallContext, recall_result
 from thresher.policies.scripted import ScriptedPolicy
 from thresher.tokens import get_counter

@@ -9,7 +9,6 @@ from thresher.corpus.document import Chunk
 from thresher.corpus.ids import content_hash
 from thresher.harness.render import (
     MESSAGE_OVERHEAD,
-    TranscriptCounter,
     chunk_block,
     escape_id,
     one_line,
@@ -20,6 +19,7 @@ from thresher.harness.render import (
 )
 from thresher.harness.state import EpisodeState
 from thresher.harness.trace import EpisodeStart, ProposalEvent, QueryState, ToolResult
+from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.tokens import get_counter
 
 

@@ -25,7 +25,7 @@ from thresher.errors import ThresherError
 from thresher.harness.actions import Proposal, ToolCall
 from thresher.harness.budget import UsageState, tool_room
 from thresher.harness.policy import SearchReranker
-from thresher.harness.render import MESSAGE_OVERHEAD, TranscriptCounter, tool_content
+from thresher.harness.render import MESSAGE_OVERHEAD, tool_content
 from thresher.harness.state import EpisodeState
 from thresher.harness.tools import (
     INLINE_TOOLS,
@@ -36,6 +36,7 @@ from thresher.harness.tools import (
     tool_spec,
 )
 from thresher.harness.trace import ToolResult, TraceEvent
+from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.harness.transitions import CallContext, refused_result
 from thresher.harness.validate import plan_calls
 from thresher.index.store import SearchesInline, Store

@@ -53,12 +53,13 @@ from thresher.harness.observation import Observation, build_observation, query_s
 from thresher.harness.opening import cannot_begin, episode_config, open_policy, pin, prompt_cost
 from thresher.harness.policy import EpisodicPolicy, Policy, SearchReranker
 from thresher.harness.recorder import EventRecorder
-from thresher.harness.render import TranscriptCounter, render_messages
+from thresher.harness.render import render_messages
 from thresher.harness.replies import Replies
 from thresher.harness.result import ExitReason, Result
 from thresher.harness.state import EpisodeState
 from thresher.harness.stream import EpisodeStream
 from thresher.harness.trace import ProposalEvent, QueryState, Refusal, TraceEvent
+from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.index.store import Store
 from thresher.tokens import TokenCounter, get_counter
 

@@ -8,7 +8,7 @@ anything over its budget. After a reply, the usage its endpoint reported
 excess over our count corrects the counts that follow (:meth:`Meter.reconcile`);
 a policy that declares its chat template's cost has the ratio of its model's
 vocabulary to ours fitted instead
-(:meth:`~thresher.harness.render.TranscriptCounter.calibrate`). The reported
+(:meth:`~thresher.harness.transcript_counter.TranscriptCounter.calibrate`). The reported
 tokens add up into the Result's :class:`~thresher.harness.result.Usage`.
 
 The meter holds the recorder's ``emit``, not the episode's, so it makes no
@@ -23,10 +23,10 @@ from typing import Any
 
 from thresher.config import BudgetConfig
 from thresher.harness.budget import UsageState, notices_for, settle_usage
-from thresher.harness.render import TranscriptCounter
 from thresher.harness.result import Usage
 from thresher.harness.state import EpisodeState
 from thresher.harness.trace import TraceEvent, UsageReport
+from thresher.harness.transcript_counter import TranscriptCounter
 
 __all__ = ["Meter"]
 

@@ -1,4 +1,4 @@
-"""Render the transcript the policy will be sent next, and count its tokens exactly.
+"""Render the transcript the policy will be sent next (its tokens: :mod:`.transcript_counter`).
 
 The transcript is a list of chat messages (OpenAI shape)::
 
@@ -29,22 +29,8 @@ reorder or hide text; every line the harness composes around ids is also kept
 to one line (:func:`one_line`). A policy that sends an id back in its escaped
 form is understood (:func:`resolve_id`).
 
-Token count = Σ over messages of (``MESSAGE_OVERHEAD`` + tokens of the content
-+ for each tool call ``TOOL_CALL_OVERHEAD`` + tokens of name and arguments)
-+ tokens of the tool schemas (JSON) if the policy declares any. Counting is per
-message, hence additive; an endpoint's own chat template differs by a roughly
-constant amount, which the episode reconciles from reported usage.
-
-A policy that declares its chat template's costs
-(:class:`~thresher.harness.policy.DeclaresPromptCost`, the LLM policy) is counted
-with them instead (:class:`~thresher.tokens.PromptCost`: per message, per tool call,
-per tool result, the tools preamble), and the texts' tokens are scaled by the ratio
-of the model's vocabulary to ours, calibrated from each reported usage
-(:meth:`TranscriptCounter.calibrate`): the count is anchored on the last reported
-figure and only the text added since is estimated, at the ratio measured on the text
-added between earlier reports (mostly retrieved text, whose names, ids and numbers
-make it differ from the prompt's prose: Qwen2.5 spends a token per digit, o200k one
-per three).
+The tokens are counted by
+:class:`~thresher.harness.transcript_counter.TranscriptCounter` (which says how).
 """
 
 from __future__ import annotations
@@ -58,7 +44,6 @@ from typing import Any
 from thresher.corpus.document import Chunk
 from thresher.corpus.sanitize import chunk_flags
 from thresher.harness.state import EpisodeState, ToolOutcome
-from thresher.tokens import GENERIC_COST, PromptCost, SegmentedCounter, TokenCounter
 
 __all__ = [
     "MESSAGE_OVERHEAD",
@@ -77,7 +62,8 @@ __all__ = [
     "assistant_message",
     "dump_arguments",
     "render_messages",
-    "TranscriptCounter",
+    "dumped_arguments",
+    "outcome_content",
 ]
 
 MESSAGE_OVERHEAD = 4
@@ -219,7 +205,7 @@ def tool_content(header: str, blocks: Sequence[str], footer: str) -> str:
     return "\n".join(part for part in (header, *blocks, footer) if part)
 
 
-def _outcome_content(
+def outcome_content(
     state: EpisodeState, turn: int, outcome: ToolOutcome, memo: dict[Any, Any] | None
 ) -> str:
     where = (turn, outcome.call_id)
@@ -297,20 +283,20 @@ def render_messages(
             messages.append({"role": "user", "content": "\n".join(record.notices)})
         if record.assistant is not None:
             calls = record.assistant["tool_calls"]
-            dumped = _dumped_arguments(record.turn, calls, memo)
+            dumped = dumped_arguments(record.turn, calls, memo)
             messages.append(assistant_message(record.assistant["text"], calls, dumped))
         for outcome in record.outcomes:
             messages.append(
                 {
                     "role": "tool",
                     "tool_call_id": outcome.call_id,
-                    "content": _outcome_content(state, record.turn, outcome, memo),
+                    "content": outcome_content(state, record.turn, outcome, memo),
                 }
             )
     return messages
 
 
-def _dumped_arguments(
+def dumped_arguments(
     turn: int, calls: Sequence[dict[str, Any]], memo: dict[Any, Any] | None
 ) -> tuple[str, ...]:
     """:func:`dump_arguments` of a turn's calls, kept in ``memo`` with the list it dumped."""
@@ -321,189 +307,3 @@ def _dumped_arguments(
             memo[("arguments", turn)] = held
     dumped: tuple[str, ...] = held[1]
     return dumped
-
-
-#: counts of message segments shared by every episode of the process, keyed by
-#: (vocabulary, segment): a chunk's block is the same text in every episode that shows
-#: it, so a corpus's popular chunks are encoded once (a plain dict: reads and writes
-#: are atomic under the GIL; cleared when full)
-_SHARED_PIECES: dict[tuple[str, str], int] = {}
-_SHARED_MAX = 16_384
-
-
-#: bounds of a calibrated text scale (a reply's usage far off our count is not a vocabulary)
-_MIN_SCALE, _MAX_SCALE = 0.5, 3.0
-#: our text tokens added between reports before their ratio replaces the first one
-_MIN_ADDED = 200
-
-
-_DIGIT_RUN = re.compile(r"[0-9]+")
-
-
-def _bounded(scale: float) -> float:
-    return min(max(scale, _MIN_SCALE), _MAX_SCALE)
-
-
-def _schemas_json(schemas: Sequence[dict[str, Any]]) -> str:
-    return json.dumps(list(schemas), ensure_ascii=False, sort_keys=True)
-
-
-class TranscriptCounter:
-    """Exact token counts of messages, memoized per content string.
-
-    With a :class:`~thresher.tokens.SegmentedCounter` (the BPE counters), a new text
-    is counted as the sum of its newline segments, each memoized (per episode, and
-    per process in ``_SHARED_PIECES``): a tool message re-rendered after a prune, or a
-    result fitted to its budget, shares most of its lines with texts already
-    counted, so only the lines that changed are encoded.
-    """
-
-    def __init__(
-        self, counter: TokenCounter, memo_size: int = 8192, cost: PromptCost | None = None
-    ) -> None:
-        self.counter = counter
-        self._segmented = counter if isinstance(counter, SegmentedCounter) else None
-        self._memo: dict[str, int] = {}
-        self._memo_size = memo_size
-        #: rendered tool messages, for :func:`render_messages`
-        self.render_memo: dict[Any, Any] = {}
-        #: the chat template's costs; a declared one is calibrated from reported usage
-        self.cost = cost or GENERIC_COST
-        self._digit_memo: dict[str, int] = {}
-        self.calibrates = cost is not None
-        #: the model's tokens per token of ours on text (see :meth:`calibrate`)
-        self.scale = self.cost.text_scale
-        #: (model tokens of text, our text tokens) at the last report, and their
-        #: increments summed over the reports after the first
-        self._last: tuple[float, int] | None = None
-        self._added = (0.0, 0)
-
-    def text(self, text: str) -> int:
-        """Tokens in ``text``, in the model's tokens (``scale`` times :meth:`raw`)."""
-        n = self.raw(text)
-        return n if self.scale == 1.0 else round(n * self.scale)
-
-    def raw(self, text: str) -> int:
-        """Tokens in ``text`` by our vocabulary (memoized), plus, for a model whose
-        vocabulary splits digits (``cost.split_digits``), the tokens that costs."""
-        n = self._memo.get(text)
-        if n is None:
-            if self._segmented is None:
-                n = self.counter.count(text)
-            elif "\n" not in text:  # one line: its count is shared like a segment's
-                n = self._piece(text)
-            else:
-                n = sum(self._piece(p) for p in self._segmented.segments(text))
-            self._remember(text, n)
-        return n + self._digits(text) if self.cost.split_digits else n
-
-    def _digits(self, text: str) -> int:
-        """Tokens a digit-splitting vocabulary spends on ``text``'s numbers beyond ours
-        (o200k and cl100k read up to three digits as one token)."""
-        n = self._digit_memo.get(text)
-        if n is None:
-            n = sum(len(r) - -(-len(r) // 3) for r in _DIGIT_RUN.findall(text))
-            if len(self._digit_memo) >= self._memo_size:
-                self._digit_memo.clear()
-            self._digit_memo[text] = n
-        return n
-
-    def _piece(self, piece: str) -> int:
-        n = self._memo.get(piece)
-        if n is None:
-            key = (self.counter.name, piece)
-            n = _SHARED_PIECES.get(key)
-            if n is None:
-                n = self.counter.count(piece)
-                if len(_SHARED_PIECES) >= _SHARED_MAX:
-                    _SHARED_PIECES.clear()
-                _SHARED_PIECES[key] = n
-            self._remember(piece, n)
-        return n
-
-    def _remember(self, text: str, n: int) -> None:
-        if len(self._memo) >= self._memo_size:
-            self._memo.clear()
-        self._memo[text] = n
-
-    def message(self, message: dict[str, Any]) -> int:
-        """Tokens of one message, overheads included."""
-        cost = self.cost
-        n = cost.per_message + self.text(message.get("content") or "")
-        if message.get("role") == "tool":
-            n += cost.per_tool_result
-        for call in message.get("tool_calls") or ():
-            fn = call["function"]
-            n += cost.per_tool_call + self.text(fn["name"]) + self.text(fn["arguments"])
-        return n
-
-    def messages(self, messages: Sequence[dict[str, Any]]) -> int:
-        """Tokens of a message list."""
-        return sum(self.message(m) for m in messages)
-
-    def tools(self, schemas: Sequence[dict[str, Any]]) -> int:
-        """Tokens of the declared tool schemas (0 when none)."""
-        if not schemas:
-            return 0
-        return self.cost.tools_block + self.text(_schemas_json(schemas))
-
-    def raw_text(
-        self, messages: Sequence[dict[str, Any]], schemas: Sequence[dict[str, Any]] = ()
-    ) -> int:
-        """Tokens of the texts alone (no overheads, unscaled) of a transcript."""
-        n = self.raw(_schemas_json(schemas)) if schemas else 0
-        for m in messages:
-            n += self.raw(m.get("content") or "")
-            for call in m.get("tool_calls") or ():
-                n += self.raw(call["function"]["name"]) + self.raw(call["function"]["arguments"])
-        return n
-
-    def calibrate(self, reported: int, counted: int, raw_text: int) -> int | None:
-        """Fit ``scale`` to a reported usage; returns the correction that makes the
-        transcript just reported count exactly ``reported`` (None: not calibrated).
-
-        ``counted`` is what this counter counted for that transcript and ``raw_text``
-        its texts' unscaled tokens (:meth:`raw_text`). The first report sets the
-        ratio of the whole text; later ones the ratio of the text added between
-        reports, once 200 tokens of it were seen (a few tokens say nothing). Only
-        a declared :class:`~thresher.tokens.PromptCost` is calibrated: the overheads
-        are the template's, the ratio is what is left to learn.
-        """
-        if not self.calibrates or raw_text <= 0 or reported <= 0:
-            return None
-        text = reported - (counted - self.scale * raw_text)  # the model's tokens of text
-        if self._last is None:
-            self.scale = _bounded(text / raw_text)
-        else:
-            grown = raw_text - self._last[1]
-            if grown > 0:
-                self._added = (self._added[0] + text - self._last[0], self._added[1] + grown)
-            if self._added[1] >= _MIN_ADDED:
-                self.scale = _bounded(self._added[0] / self._added[1])
-        self._last = (text, raw_text)
-        return round(text - self.scale * raw_text)
-
-    def transcript(self, state: EpisodeState) -> int:
-        """Tokens of everything the state renders, tool schemas included.
-
-        The sum of :meth:`message` over :func:`render_messages` (the same terms, counted
-        from the parts of each message without building the message dicts: the
-        harness counts the transcript before every call it applies)."""
-        cost = self.cost
-        memo = self.render_memo
-        text = self.text
-        n = 2 * cost.per_message + text(state.system_prompt or "") + text(state.question or "")
-        for record in state.turns:
-            if record.notices:
-                n += cost.per_message + text("\n".join(record.notices))
-            if record.assistant is not None:
-                calls = record.assistant["tool_calls"]
-                n += cost.per_message + text(record.assistant["text"] or "")
-                if calls:
-                    dumped = _dumped_arguments(record.turn, calls, memo)
-                    for c, a in zip(calls, dumped, strict=True):
-                        n += cost.per_tool_call + text(c["name"]) + text(a)
-            for outcome in record.outcomes:
-                content = _outcome_content(state, record.turn, outcome, memo)
-                n += cost.per_message + text(content) + cost.per_tool_result
-        return n + self.tools(state.tool_schemas)
