@@ -135,6 +135,17 @@ def _release_generation(
     holds.drop_hold(hold)
 
 
+def _hold_live(index_dir: Path) -> tuple[Path, layout.Summary, int | None]:
+    """The live generation of ``index_dir``, its summary and its hold
+    (:func:`holds.hold_current`; dropped here if the summary cannot be read)."""
+    path, hold = holds.hold_current(index_dir)
+    try:
+        return path, layout.read_summary(path), hold
+    except BaseException:
+        holds.drop_hold(hold)
+        raise
+
+
 class EmbeddedStore(CollectionStore):
     """The ``Store`` protocol over a local index folder built by :func:`ingest`.
 
@@ -156,9 +167,8 @@ class EmbeddedStore(CollectionStore):
         self, index_dir: str | Path, config: Config | None = None, embedder: Embedder | None = None
     ) -> None:
         self.index_dir = Path(index_dir)
-        path, hold = holds.hold_current(self.index_dir)
+        path, summary, hold = _hold_live(self.index_dir)
         try:
-            summary = layout.read_summary(path)
             emb = embedder or get_embedder(summary.embedder)
         except BaseException:
             holds.drop_hold(hold)
@@ -230,12 +240,7 @@ class EmbeddedStore(CollectionStore):
             return generation
         with self._lock:
             if self._generation.path.name != name:
-                path, hold = holds.hold_current(self.index_dir)
-                try:
-                    summary = layout.read_summary(path)
-                except BaseException:
-                    holds.drop_hold(hold)
-                    raise
+                path, summary, hold = _hold_live(self.index_dir)
                 # the retired one is released once nothing reads it: at this call's
                 # return (``generation`` goes) unless a pinned store or a call holds it
                 self._generation = self._open(path, summary, hold)
