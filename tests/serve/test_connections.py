@@ -5,6 +5,7 @@ stalled connections cannot take the capacity a request needs, and the per-client
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -96,6 +97,20 @@ def test_a_flood_of_idle_and_slow_header_connections_leaves_requests_answered(qu
             found = client.post("/search", json={"query": QUESTION}, headers=JSON)
             assert found.status_code == 200 and found.json()["documents"]
         assert flood.still_open(CLOSED_WITHIN_S) == 0
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_a_flood_from_many_addresses_under_their_caps_leaves_requests_answered(quick):
+    port = _port(quick.url)
+    with contextlib.ExitStack() as stack:  # 10 clients x 30 connections: over 128, each under 32
+        floods = [
+            stack.enter_context(Flood("127.0.0.1", port, 15, 15, 0.5, source=f"127.0.1.{i}"))
+            for i in range(1, 11)
+        ]
+        with quick.client() as client:
+            assert client.get("/healthz").status_code == 200
+        assert sum(flood.still_open(CLOSED_WITHIN_S) for flood in floods) == 0
 
 
 @pytest.mark.server
