@@ -77,6 +77,62 @@ def test_at_the_server_cap_the_oldest_idle_connection_of_any_client_makes_room()
     assert guard.open_count() == 3
 
 
+async def _ok(scope, receive, send) -> None:
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]}
+    )
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _get(port: int) -> bytes:
+    """``GET /`` on a fresh connection: the reply's head and body (the server then closes)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=CLOSED_WITHIN_S) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        reply = b""
+        while chunk := sock.recv(65536):  # the idle keep-alive is closed after the reply
+            reply += chunk
+    return reply
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("impl", ["httptools", "h11"])
+def test_the_guard_holds_on_either_of_uvicorns_protocols(impl: str) -> None:
+    import threading
+
+    import uvicorn
+    from uvicorn.config import HTTP_PROTOCOLS
+    from uvicorn.importer import import_from_string
+
+    from thresher.serve.connections import uvicorn_options
+    from thresher.serve.settings import ServeSettings
+
+    pytest.importorskip(impl)
+    settings = ServeSettings(
+        {"a": "idx"},
+        max_connections=8,
+        max_connections_per_client=4,
+        header_timeout_s=0.5,
+        idle_timeout_s=0.5,
+    )
+    port = free_port()
+    options = uvicorn_options(settings, import_from_string(HTTP_PROTOCOLS[impl]))
+    server = uvicorn.Server(uvicorn.Config(_ok, port=port, lifespan="off", **options))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive()
+            time.sleep(0.05)
+        with Flood("127.0.0.1", port, idle=2, slow=2, every_s=0.2) as few:
+            assert few.still_open(CLOSED_WITHIN_S) == 0
+        with Flood("127.0.0.1", port, idle=20, slow=20, every_s=0.2) as flood:
+            assert _get(port).startswith(b"HTTP/1.1 200") and _get(port).endswith(b"ok")
+            assert flood.still_open(CLOSED_WITHIN_S) == 0
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
 @pytest.fixture(scope="module")
 def quick(serve_index: Path, tmp_path_factory: pytest.TempPathFactory):
     """``thresher serve`` with 1 s header and idle timeouts, the default caps."""

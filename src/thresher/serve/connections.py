@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 if TYPE_CHECKING:
     from thresher.serve.settings import ServeSettings
 
-__all__ = ["ConnectionGuard", "guarded_protocol", "serve"]
+__all__ = ["ConnectionGuard", "guarded_protocol", "serve", "uvicorn_options"]
 
 
 class _Tracked(Hashable, Protocol):
@@ -156,11 +156,16 @@ class _Guarded:
             self.transport.close()
 
 
-def guarded_protocol(settings: ServeSettings) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol class (httptools, else h11) with the rules above, one
-    :class:`ConnectionGuard` shared by the connections of one server."""
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+def guarded_protocol(
+    settings: ServeSettings, base: type[asyncio.Protocol] | None = None
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol class ``base`` (default: uvicorn's choice, httptools when
+    installed, else h11) with the rules above, one :class:`ConnectionGuard` shared by the
+    connections of one server."""
+    if base is None:
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+        base = AutoHTTPProtocol
     guard: ConnectionGuard[Any] = ConnectionGuard(
         settings.max_connections, settings.max_connections_per_client
     )
@@ -169,7 +174,20 @@ def guarded_protocol(settings: ServeSettings) -> type[asyncio.Protocol]:
         "header_timeout_s": settings.header_timeout_s,
         "idle_timeout_s": settings.idle_timeout_s,
     }
-    return type("GuardedHTTPProtocol", (_Guarded, AutoHTTPProtocol), attributes)
+    return type("GuardedHTTPProtocol", (_Guarded, base), attributes)
+
+
+def uvicorn_options(
+    settings: ServeSettings, base: type[asyncio.Protocol] | None = None
+) -> dict[str, Any]:
+    """The ``uvicorn.run`` / ``uvicorn.Config`` options holding ``settings``' connection limits
+    (``base``: as for :func:`guarded_protocol`)."""
+    return {
+        "http": guarded_protocol(settings, base),
+        "ws": "none",  # neither server speaks WebSocket
+        "limit_concurrency": settings.max_connections,
+        "log_level": "warning",
+    }
 
 
 def serve(app: Any, host: str, port: int, settings: ServeSettings, **options: Any) -> None:
@@ -180,13 +198,4 @@ def serve(app: Any, host: str, port: int, settings: ServeSettings, **options: An
     """
     import uvicorn
 
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        http=guarded_protocol(settings),
-        ws="none",  # neither server speaks WebSocket
-        limit_concurrency=settings.max_connections,
-        **options,
-    )
+    uvicorn.run(app, host=host, port=port, **uvicorn_options(settings), **options)
