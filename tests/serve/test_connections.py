@@ -209,11 +209,18 @@ def _closed(sock: socket.socket) -> bool:
 
 
 def _partial_body(port: int, source: str) -> socket.socket:
+    """A ``POST /search`` whose head the server has read (it asked for the body: ``100
+    Continue``) and whose body stops after a few bytes: a connection in a request."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
     sock.sendall(
         f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-        'Content-Length: 1000\r\n\r\n{"query": '.encode()
+        "Content-Length: 1000\r\nExpect: 100-continue\r\n\r\n".encode()
     )
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        reply += sock.recv(4096)
+    assert reply.startswith(b"HTTP/1.1 100"), reply
+    sock.sendall(b'{"query": ')
     return sock
 
 
@@ -238,7 +245,6 @@ def test_a_client_with_every_connection_in_a_request_is_refused_another(capped):
     port = _port(capped.url)
     held = [_partial_body(port, "127.0.0.3") for _ in range(4)]
     try:
-        time.sleep(0.5)  # let the server read their heads
         with Flood("127.0.0.1", port, idle=1, slow=0, source="127.0.0.3") as late:
             assert _closed(late.idle[0])
         with capped.client() as client:  # another client (127.0.0.1) is served
