@@ -9,6 +9,7 @@ bounded number of sockets, and the trickle stops when the flood is closed.
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import socket
 import threading
@@ -57,9 +58,10 @@ class Flood:
             self.idle = [self._connect() for _ in range(self.idle_count)]
             for _ in range(self.slow_count):
                 sock = self._connect()
-                head = f"GET /healthz HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                sock.sendall(head.encode())
                 self.slow.append(sock)
+                head = f"GET /healthz HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                with contextlib.suppress(OSError):  # already closed by the server
+                    sock.sendall(head.encode())
         except BaseException:
             self.close()
             raise
