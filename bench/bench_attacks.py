@@ -19,8 +19,11 @@ budget or the termination, an id resolved to another document than shown, an
 answer with no documents or after every tool failed: must be 0). The attack
 questions are then run through the server's own ``SearchService`` and anything
 that outlived its episode (a slot, a live trace, an episode thread, a file
-handle) counts as a harness-level success too. Then a few attribution lines,
-and last::
+handle) counts as a harness-level success too, and so does a connection flood
+(200 idle and 200 slow-header sockets, ``bench/bench_connections.py``) during
+which ``thresher serve`` or ``thresher mcp --transport http`` over the same index
+leaves a request unanswered or a flood socket open (``--no-floods`` skips it).
+Then a few attribution lines, and last::
 
     N attacks, harness-level successes: K
 
@@ -46,6 +49,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from bench_connections import run_floods  # bench/: on sys.path
 
 from thresher.config import Config
 from thresher.corpus.loaders import iter_documents
@@ -128,6 +133,9 @@ def main() -> int:
     )
     parser.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
     parser.add_argument("--json", metavar="FILE", help="also write every outcome as JSON")
+    parser.add_argument(
+        "--no-floods", action="store_true", help="skip the connection floods against the servers"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-attacks-") as tmp:
@@ -157,6 +165,10 @@ def main() -> int:
             ran = time.perf_counter() - started
         questions = list(dict.fromkeys(a.question for a in attacks))
         leaks = serve_leaks(root / "index", questions, root / "traces")
+        floods = None
+        if not args.no_floods:
+            print("connection floods against both HTTP servers over this index:", flush=True)
+            floods = run_floods(root / "index", questions[0], rounds=1)
     print(f"ran {len(outcomes)} attack episodes in {ran:.1f} s\n")
     print(format_table(summarize(outcomes)))
     breached: list[Any] = [o for o in outcomes if o.breaches]
@@ -171,6 +183,12 @@ def main() -> int:
         )
     )
     breached += leaks
+    if floods is not None:
+        print(
+            "connection floods (serve, mcp over HTTP): "
+            + ("; ".join(floods) if floods else "every request answered, every flood socket closed")
+        )
+        breached += floods
     print("\nattribution (first obeyed attack of each class, obedient model):")
     shown: set[str] = set()
     for o in outcomes:

@@ -130,6 +130,7 @@ def start_server(index: Path, slots: int, n: int, policy: str, log: Path) -> tup
     cmd = [sys.executable, "-m", "thresher.cli.main", "serve", "--index", str(index)]
     cmd += ["--port", str(port), "--policy", policy, "--max-concurrent", str(slots)]
     cmd += ["--max-queued", str(n), "--queue-timeout", "900", "--max-traces", str(n + 8)]
+    cmd += ["--max-connections-per-client", str(n + 8)]  # all n come from 127.0.0.1
     env = {k: v for k, v in os.environ.items() if k != "THRESHER_API_KEY"}
     out = log.open("wb")
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)

@@ -51,6 +51,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_attacks.py", ("--size", "small")),
     Bench("bench_kills.py", ("--kills", "20", "--server-kills", "3")),
     Bench("bench_serve.py", ("--n", "20")),
+    Bench("bench_connections.py", ("--idle", "50", "--slow", "50", "--rounds", "1")),
     Bench("bench_reuse.py", ("--docs", "100", "--calls", "3")),
     Bench(
         "bench_index.py",

@@ -47,6 +47,27 @@ def test_settings_are_checked():
         ServeSettings({"../x": "idx"})
     with pytest.raises(ConfigError, match="max_concurrent"):
         ServeSettings({"a": "idx"}, max_concurrent=0)
+    with pytest.raises(ConfigError, match="max_connections_per_client"):
+        ServeSettings({"a": "idx"}, max_connections_per_client=0)
+    for label in ("header_timeout_s", "idle_timeout_s"):
+        with pytest.raises(ConfigError, match=label):
+            ServeSettings({"a": "idx"}, **{label: 0})
+
+
+def test_connection_flags_reach_the_settings():
+    import argparse
+
+    from thresher.cli.serve_cmd import add_serving_args, settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_serving_args(parser)
+    flags = ["--index", "idx", "--header-timeout", "2.5", "--idle-timeout", "3"]
+    settings = settings_from_args(parser.parse_args([*flags, "--max-connections-per-client", "7"]))
+    assert settings.header_timeout_s == 2.5 and settings.idle_timeout_s == 3.0
+    assert settings.max_connections_per_client == 7
+    defaults = settings_from_args(parser.parse_args(["--index", "idx"]))
+    assert (defaults.header_timeout_s, defaults.idle_timeout_s) == (5.0, 5.0)
+    assert defaults.max_connections_per_client < defaults.max_connections
 
 
 def test_loopback_and_collection_names():

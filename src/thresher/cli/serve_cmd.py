@@ -83,7 +83,27 @@ def add_serving_args(parser: argparse.ArgumentParser) -> None:
         "--max-connections",
         type=int,
         default=128,
-        help="open connections at once (128; 503 past it)",
+        help="open connections at once (128; 503 past it, once connections with no "
+        "request in progress have been closed to make room)",
+    )
+    parser.add_argument(
+        "--max-connections-per-client",
+        type=int,
+        default=32,
+        help="open connections from one client address (32; past it that client's oldest "
+        "connection with no request in progress is closed)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=5.0,
+        help="longest time a request's headers may take to arrive, s (5; closed past it)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=5.0,
+        help="longest time a connection may stay open sending no request, s (5; closed past it)",
     )
     add_config_args(parser)
 
@@ -115,6 +135,9 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         trace_dir=args.trace_dir,
         body_timeout_s=args.body_timeout,
         max_connections=args.max_connections,
+        max_connections_per_client=args.max_connections_per_client,
+        header_timeout_s=args.header_timeout,
+        idle_timeout_s=args.idle_timeout,
         trace_dir_max_files=args.trace_dir_max_files,
         trace_dir_max_bytes=int(args.trace_dir_max_mb * 1024 * 1024),
     )

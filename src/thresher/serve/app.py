@@ -295,25 +295,18 @@ def run_http(
     port: int = 8080,
     on_ready: Callable[[], None] | None = None,
 ) -> None:
-    """Serve the API with uvicorn until interrupted (the indexes are opened and warmed
-    first; then ``on_ready`` is called, e.g. to print a banner).
+    """Serve the API until interrupted (uvicorn with the connection limits of
+    :mod:`thresher.serve.connections`; the indexes are opened and warmed first, then
+    ``on_ready`` is called, e.g. to print a banner).
 
     Raises:
         IndexNotFoundError: an index does not exist.
     """
-    import uvicorn
+    from thresher.serve.connections import serve
 
     service = SearchService(settings)
     service.warm_all()  # fail before listening, with thresher's own error
     if on_ready is not None:
         on_ready()
     app = create_app(settings, service, bind=(host, port))
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-        limit_concurrency=settings.max_connections,  # past it: 503
-        timeout_keep_alive=5,  # idle keep-alive connections are closed after 5 s
-    )
+    serve(app, host, port, settings, timeout_graceful_shutdown=5)

@@ -241,18 +241,11 @@ def run_mcp(
         if transport == "stdio":
             server.run("stdio")
         else:
-            import uvicorn
+            from thresher.serve.connections import serve
 
             app = server.streamable_http_app(
                 host=host, max_request_body_size=settings.max_body_bytes
             )
-            uvicorn.run(  # the SDK's own runner sets no connection limits
-                app,
-                host=host,
-                port=port,
-                log_level="warning",
-                limit_concurrency=settings.max_connections,
-                timeout_keep_alive=5,
-            )
+            serve(app, host, port, settings)  # the SDK's own runner sets no connection limits
     finally:
         service.close()

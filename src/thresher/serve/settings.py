@@ -96,7 +96,14 @@ class ServeSettings:
         trace_dir: also write every trace there as ``<id>.jsonl`` (None: memory only).
         body_timeout_s: longest time a request body may take to arrive (408 past it).
         max_connections: open connections (and requests) at once; past it uvicorn
-            answers 503 (its ``limit_concurrency``).
+            answers 503 (its ``limit_concurrency``), but a connection with no request in
+            progress is closed first to make room (:mod:`thresher.serve.connections`).
+        max_connections_per_client: open connections from one client address; past it
+            that client's oldest connection with no request in progress is closed.
+        header_timeout_s: longest time a request head (request line and headers) may
+            take to arrive once its first byte has (the connection is closed past it).
+        idle_timeout_s: longest time a connection may stay open with nothing received
+            of a request, fresh or kept alive after a response (closed past it).
         trace_dir_max_files, trace_dir_max_bytes: the most traces (files, bytes) kept
             in ``trace_dir``; the oldest are deleted past either.
         allowed_hosts: ``Host`` names the HTTP API answers besides its bound address
@@ -118,6 +125,9 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()
     body_timeout_s: float = 10.0
     max_connections: int = 128
+    max_connections_per_client: int = 32
+    header_timeout_s: float = 5.0
+    idle_timeout_s: float = 5.0
     trace_dir_max_files: int = 10_000
     trace_dir_max_bytes: int = 1 << 30
 
@@ -135,15 +145,19 @@ class ServeSettings:
             ("max_question_chars", self.max_question_chars),
             ("max_traces", self.max_traces),
             ("max_connections", self.max_connections),
+            ("max_connections_per_client", self.max_connections_per_client),
             ("trace_dir_max_files", self.trace_dir_max_files),
             ("trace_dir_max_bytes", self.trace_dir_max_bytes),
         ):
             if value < 1:
                 raise ConfigError(f"serve setting {label} must be at least 1, got {value}")
-        if not self.body_timeout_s > 0:
-            raise ConfigError(
-                f"serve setting body_timeout_s must be positive, got {self.body_timeout_s}"
-            )
+        for label, seconds in (
+            ("body_timeout_s", self.body_timeout_s),
+            ("header_timeout_s", self.header_timeout_s),
+            ("idle_timeout_s", self.idle_timeout_s),
+        ):
+            if not seconds > 0:
+                raise ConfigError(f"serve setting {label} must be positive, got {seconds}")
         if self.max_queued < 0 or self.queue_timeout_s < 0:
             raise ConfigError("serve settings max_queued and queue_timeout_s must not be negative")
 
