@@ -95,6 +95,7 @@ class Answer:
     docs: list[str]
     recall: float  # found hops / hops
     all_gold: float  # 1.0 when every hop is found
+    found: list[bool]  # per hop: one of its documents is in the top 5
     ms: float
 
 
@@ -115,7 +116,9 @@ def run_policy(
         )
         docs = [d.doc_id for d in result.documents][:5]
         recall, all_gold = hop_scores(docs, q)
-        out.append(Answer(q.qid, docs, recall, all_gold, 1000 * (time.perf_counter() - t0)))
+        found = [any(doc in docs for doc, _ in hop) for hop in q.hops]
+        ms = 1000 * (time.perf_counter() - t0)
+        out.append(Answer(q.qid, docs, recall, all_gold, found, ms))
     return out
 
 
@@ -131,6 +134,18 @@ def rows_of(
     return rows
 
 
+def hop_rows(runs: dict[str, list[Answer]]) -> list[tuple[str, int, dict[str, float]]]:
+    """Rows over hops rather than questions: the first hop, and every later hop pooled
+    (the part the question's own words do not lead to), share found in points."""
+    rows = []
+    for label, pick in (("first hop", slice(0, 1)), ("later hops", slice(1, None))):
+        flags = {n: [f for a in answers for f in a.found[pick]] for n, answers in runs.items()}
+        size = len(next(iter(flags.values())))
+        if size:
+            rows.append((label, size, {n: 100 * statistics.fmean(v) for n, v in flags.items()}))
+    return rows
+
+
 def table(
     split: str,
     questions: Sequence[TaggedQuestion],
@@ -141,16 +156,19 @@ def table(
     print(f"\n{split} ({len(questions)} questions): top-5 recall over gold documents")
     head = f"  {'row':<22} {'n':>3}" + "".join(f" {n:>13}" for n in names)
     print(head + f" {'best single':>17} {'local-best':>10}")
-    records = []
+    rows: list[tuple[str, int, dict[str, float]]] = []
     for label, keep in rows_of(questions):
         idx = [i for i, q in enumerate(questions) if keep(q)]
-        if not idx:
-            continue
-        means = {n: 100 * statistics.fmean(runs[n][i].recall for i in idx) for n in names}
+        if idx:
+            means = {n: 100 * statistics.fmean(runs[n][i].recall for i in idx) for n in names}
+            rows.append((label, len(idx), means))
+    rows += hop_rows(runs)
+    records: list[dict[str, object]] = []
+    for label, size, means in rows:
         singles = {SINGLE[n]: v for n, v in means.items() if n in SINGLE}
         best = max(singles.items(), key=lambda kv: kv[1]) if singles else None
-        line = f"  {label:<22} {len(idx):>3}" + "".join(f" {means[n]:13.1f}" for n in names)
         margin = means["local"] - best[1] if best and "local" in means else None
+        line = f"  {label:<22} {size:>3}" + "".join(f" {means[n]:13.1f}" for n in names)
         line += f" {best[0] + ' ' + format(best[1], '.1f'):>17}" if best else f" {'-':>17}"
         line += f" {margin:+10.1f}" if margin is not None else f" {'-':>10}"
         print(line)
@@ -158,14 +176,13 @@ def table(
             {
                 "split": split,
                 "row": label,
-                "n": len(idx),
+                "n": size,
                 "recall": means,
                 "best_single": best[0] if best else None,
                 "local_minus_best": margin,
             }
         )
-    ms = "  ms p50:" + "".join(f" {n} {_pct([r.ms for r in runs[n]], 0.5):.0f}" for n in names)
-    print(ms)
+    print("  ms p50:" + "".join(f" {n} {_pct([r.ms for r in runs[n]], 0.5):.0f}" for n in names))
     return records
 
 
