@@ -35,9 +35,10 @@ PROJECTS = {s.project for s in build.SDISTS}
 
 def test_question_files_are_multi_hop_split_and_point_into_the_folder() -> None:
     questions = build.load_questions()
-    assert len(questions) >= 20
+    assert len(questions) >= 120
     by_file = Counter(q.source for q in questions)
-    assert by_file["questions-pallets.jsonl"] >= 20
+    assert by_file["questions-pallets.jsonl"] >= 60
+    assert by_file["questions-django.jsonl"] >= 60
     for q in questions:
         assert len(q.hops) >= 2, q.qid
         assert q.split in ("tune", "test"), q.qid
@@ -46,12 +47,12 @@ def test_question_files_are_multi_hop_split_and_point_into_the_folder() -> None:
             assert hop, q.qid
             for doc, line in hop:
                 assert doc.split("/", 1)[0] in PROJECTS, (q.qid, doc)
-                assert 0 < len(build.normalize(line)) <= 120, (q.qid, line)
+                assert build.normalize(line), (q.qid, doc)  # a whole line (Markdown: a paragraph)
     for source, n in by_file.items():
         tune = sum(q.split == "tune" for q in questions if q.source == source)
         assert 0.3 <= tune / n <= 0.5, f"{source}: {tune} of {n} questions in the tune split"
     pallets = [q for q in questions if q.source == "questions-pallets.jsonl"]
-    assert sum(len(q.hops) == 3 for q in pallets) >= 4
+    assert sum(len(q.hops) == 3 for q in pallets) >= 15
 
 
 def _write(folder: Path, rel: str, text: str) -> None:
