@@ -13,7 +13,9 @@ Every policy runs through :func:`thresher.search` with ``k=5``: ``single-shot``
 weights, or ``--weights FILE`` for this policy and ``hybrid-rerank``). A hop
 counts as found when any of its documents is in the top 5; a question's
 recall is its found hops over its hops (:func:`bench_policies.hop_scores`).
-Printed per split, then per hop count and per question file inside it, with
+Printed per split, then per hop count, per question file, for the questions
+sharing no content word with a later hop's proving line, and over first and
+later hops (pooled) inside it, with
 the best single retriever (BM25, dense, hybrid) of each row and the local
 policy's margin over it. ``--json OUT`` writes every question's top-5
 documents and scores per policy.
@@ -45,6 +47,7 @@ from docfolders.build import (
     SdistError,
     TaggedQuestion,
     build_folder,
+    later_hop_overlap,
     load_questions,
     usable_questions,
 )
@@ -125,12 +128,14 @@ def run_policy(
 def rows_of(
     questions: Sequence[TaggedQuestion],
 ) -> list[tuple[str, Callable[[TaggedQuestion], bool]]]:
-    """The table's rows: all, by hop count, by question file."""
+    """The table's rows: all, by hop count, by question file, and the questions sharing no
+    content word with a later hop's proving line (:func:`docfolders.build.later_hop_overlap`)."""
     rows: list[tuple[str, Callable[[TaggedQuestion], bool]]] = [("all", lambda q: True)]
     for h in sorted({len(q.hops) for q in questions}):
         rows.append((f"{h}-hop", lambda q, h=h: len(q.hops) == h))
     for source in sorted({q.source for q in questions}):
         rows.append((source.removesuffix(".jsonl"), lambda q, s=source: q.source == s))
+    rows.append(("no later-hop word", lambda q: not later_hop_overlap(q)))
     return rows
 
 

@@ -34,6 +34,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,7 @@ __all__ = [
     "load_questions",
     "usable_questions",
     "cached_sdists",
+    "later_hop_overlap",
 ]
 
 
@@ -317,6 +319,40 @@ def usable_questions(
         else:
             dropped.append(q.qid)
     return kept, dropped
+
+
+#: words too common to make a question findable: function words, question words, and
+#: the projects' names
+_COMMON = frozenset(
+    """the a an and or of to in on for with by from at as is are be it its this that these
+    those which what when where who whom how why does do did can could should would will must
+    may might not no yes than then there their they them you your we our one two three also
+    only more most such into over under about after before per each any all some other same
+    own just very still has have had was were been being if else so but get gets set sets use
+    used uses using make makes made like need needs page pages doc docs documentation says say
+    said give gives given name named names way ways thing things python flask click werkzeug
+    jinja django attrs""".split()  # noqa: SIM905 (a word list reads better as text)
+)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9_]+", text.lower()) if len(w) > 2} - _COMMON
+
+
+def later_hop_overlap(q: Question) -> set[str]:
+    """Content words the question shares with a later hop's proving line (any alternative),
+    other than words of the first hop's proving lines.
+
+    Empty for a question whose later documents its own words do not point at: a check on
+    the text alone, used to write questions (no retriever involved).
+    """
+    first = set().union(*(_content_words(line) for _, line in q.hops[0]))
+    asked = _content_words(q.question)
+    shared: set[str] = set()
+    for hop in q.hops[1:]:
+        for _, line in hop:
+            shared |= (asked & _content_words(line)) - first
+    return shared
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -163,3 +163,27 @@ def test_every_gold_line_is_in_the_built_folder(tmp_path: Path) -> None:
     kept, dropped = build.usable_questions(asked, tmp_path / "docs")
     assert dropped == []
     assert len(kept) == len(asked)
+
+
+def test_later_hop_overlap_names_the_words_a_question_gives_away() -> None:
+    hops = (
+        (
+            (
+                "flask/docs/debugging.rst",
+                "The built-in Werkzeug development server provides a debugger",
+            ),
+        ),
+        (
+            (
+                "werkzeug/docs/debug.rst",
+                "the environment variable ``WERKZEUG_DEBUG_PIN``. This can be",
+            ),
+            ("flask/docs/x.rst", "Set the PIN through the environment."),
+        ),
+    )
+    leaky = build.Question("a", "Which environment variable sets the debugger's PIN?", hops)
+    strict = build.Question(
+        "b", "How is the code asked by Flask's debugger fixed in advance?", hops
+    )
+    assert build.later_hop_overlap(leaky) == {"environment", "variable", "pin"}  # debugger: hop 1
+    assert build.later_hop_overlap(strict) == set()
