@@ -187,3 +187,33 @@ def test_later_hop_overlap_names_the_words_a_question_gives_away() -> None:
     )
     assert build.later_hop_overlap(leaky) == {"environment", "variable", "pin"}  # debugger: hop 1
     assert build.later_hop_overlap(strict) == set()
+
+
+def test_the_table_scores_rows_and_hops_and_names_the_best_single_retriever(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))  # the bench imports bench_policies and docfolders.build
+    bench = _load("bench_docfolders_script", BENCH / "bench_docfolders.py")
+    hop = (("a/x.rst", "line"),)
+    two = build.TaggedQuestion("q1", "?", (hop, (("a/y.rst", "l"),)), "test", "", "f.jsonl")
+    three = build.TaggedQuestion("q2", "?", (hop, (("a/z.rst", "l"),), (("a/w.rst", "l"),)))
+
+    def answer(qid: str, found: list[bool]) -> object:
+        return bench.Answer(qid, [], sum(found) / len(found), float(all(found)), found, 1.0)
+
+    runs = {
+        "bm25": [answer("q1", [True, True]), answer("q2", [True, False, False])],
+        "dense": [answer("q1", [True, False]), answer("q2", [False, False, False])],
+        "local": [answer("q1", [True, True]), answer("q2", [True, True, False])],
+    }
+    records = {r["row"]: r for r in bench.table("test", [two, three], runs)}
+    assert records["all"]["recall"] == pytest.approx(
+        {"bm25": 100 * (1 + 1 / 3) / 2, "dense": 25.0, "local": 100 * (1 + 2 / 3) / 2}
+    )
+    assert records["3-hop"]["n"] == 1 and records["3-hop"]["best_single"] == "bm25"
+    assert records["first hop"]["recall"]["dense"] == 50.0
+    assert records["later hops"]["n"] == 3  # q1's second hop, q2's second and third
+    assert records["later hops"]["recall"]["local"] == pytest.approx(200 / 3)
+    assert records["all"]["local_minus_best"] == pytest.approx(100 / 6)
+    assert "best single" in capsys.readouterr().out
