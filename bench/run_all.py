@@ -15,7 +15,8 @@ Usage::
 
     .venv/bin/python bench/run_all.py [--full] [--only bench_harness ...]
 
-``bench_llm_real`` (a real model on llama.cpp) runs only when named with ``--only``.
+``bench_llm_real`` (a real model on llama.cpp) and ``bench_docfolders`` (a documentation
+folder built from PyPI sdists) run only when named with ``--only``.
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ BENCHES: tuple[Bench, ...] = (
     Bench(
         "bench_scale.py", ("--sizes", "10k", "--queries", "20", "--episodes", "3"), needs_dev=True
     ),
+    # downloads six pinned sdists from PyPI once and indexes 843 documents (~12 min on 2
+    # cores) before its first run: only when named
+    Bench("bench_docfolders.py", ("--policies", "single-shot,bm25,local"), on_request=True),
     # builds llama.cpp once (~40 min on 2 cores) and runs a real model: only when named
     Bench("bench_llm_real.py", ("--tasks", "2", "--max-turns", "4"), on_request=True),
 )
