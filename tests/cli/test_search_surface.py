@@ -226,3 +226,15 @@ def test_read_refuses_a_document_outside_the_filter(index, capsys):
     assert main(["read", "alder.md", "--index", str(index), "--path", "*.md"]) == 0
     assert main(["read", "alder.md", "--index", str(index), "--path", "sub/*"]) == 4
     assert "outside the filter" in capsys.readouterr().err
+
+
+def test_search_help_lists_every_built_in_policy(capsys, monkeypatch):
+    from thresher.policies import POLICIES
+
+    monkeypatch.setenv("COLUMNS", "400")  # no name wrapped at its hyphen
+
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "..." not in text
+    assert all(name in text for name in POLICIES)
