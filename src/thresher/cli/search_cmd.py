@@ -89,10 +89,12 @@ def run(args: argparse.Namespace) -> int:
     from thresher.api import searching, with_filter, with_k
     from thresher.cli.trace_cmd import format_event
     from thresher.errors import InputError
+    from thresher.harness.opening import check_searchable
     from thresher.harness.result import ExitReason
 
     if not args.question.strip():  # one line, before any episode (no live view, no result)
         raise InputError('the question is empty; ask one: thresher search "..." --index DIR')
+    check_searchable(args.question)
     config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
     config = with_filter(config, args.where, args.path)
     warming = _start_warm_up(args.index, config)

@@ -23,19 +23,22 @@ episode's first call reports that failure as the call's error, not the start.
 The start is recorded (``episode_start``) before anything can end the episode:
 a policy that cannot start or describe itself (``policy_error``), an empty
 question or one that held invalid Unicode (``invalid_input``) end it there
-(:func:`cannot_begin`).
+(:func:`cannot_begin`); so does a question with no letter or digit ("?"), which
+has nothing to search for (:func:`check_searchable`, which the CLI and the
+servers call before any episode).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from thresher.config import Config
-from thresher.errors import ThresherError
+from thresher.errors import NoSearchableWordsError, ThresherError
 from thresher.harness.ending import Exit
 from thresher.harness.policy import (
     BoundsBudget,
@@ -59,7 +62,14 @@ __all__ = [
     "prompt_cost",
     "open_policy",
     "cannot_begin",
+    "check_searchable",
+    "NO_SEARCHABLE_WORDS",
 ]
+
+#: a letter or a digit, in any script: what a question needs to be searched at all
+_WORD = re.compile(r"[^\W_]")
+#: why a question with none is refused
+NO_SEARCHABLE_WORDS = "the question has no searchable words (no letter or digit); ask it in words"
 
 _log = logging.getLogger(__name__)
 #: notices of fitted budgets already logged (each once per process, not once per episode)
@@ -181,6 +191,18 @@ def open_policy(given: Policy | EpisodicPolicy, question: str, store: Store) -> 
     return Opening(session, schemas, system_prompt, name)
 
 
+def check_searchable(question: str) -> None:
+    """Refuse a non-empty question with no letter or digit in any script ("?", "…!").
+
+    An empty one is left to the caller, whose message says how to ask.
+
+    Raises:
+        NoSearchableWordsError: saying so (:data:`NO_SEARCHABLE_WORDS`).
+    """
+    if question.strip() and not _WORD.search(question):
+        raise NoSearchableWordsError(NO_SEARCHABLE_WORDS)
+
+
 def cannot_begin(opened: Opening, question: str, invalid_text: bool) -> Exit | None:
     """Why an episode of ``question`` (scrubbed; ``invalid_text``: it held a lone
     surrogate) with the policy as ``opened`` ends at its start; None when it begins."""
@@ -188,6 +210,8 @@ def cannot_begin(opened: Opening, question: str, invalid_text: bool) -> Exit | N
         return Exit(ExitReason.POLICY_ERROR, opened.broken)
     if not question.strip():
         return Exit(ExitReason.INVALID_INPUT, "the question is empty")
+    if not _WORD.search(question):
+        return Exit(ExitReason.INVALID_INPUT, NO_SEARCHABLE_WORDS)
     if invalid_text:
         return Exit(
             ExitReason.INVALID_INPUT,
