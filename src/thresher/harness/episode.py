@@ -204,8 +204,9 @@ class _Episode:
     def start(self) -> Result | None:
         """Record the episode's start; a Result when it cannot begin."""
         opened = open_policy(self.given, self.question, self.store)
-        driver = opened.session if opened.session is not None else self.given
-        if not opened.broken:
+        ended = cannot_begin(opened, self.question, self.invalid_text)
+        if ended is None:  # the budget this episode runs with (recorded in its start)
+            driver = opened.session if opened.session is not None else self.given
             fitted, notice = fit_budget(driver, self.config)
             if notice:
                 self.configure(fitted)
@@ -214,7 +215,6 @@ class _Episode:
         if opened.session is not None:
             self.use(opened.session)
         self.emit(opened.start_event(self.question, self.config, self.tc.counter.name))
-        ended = cannot_begin(opened, self.question, self.invalid_text)
         return None if ended is None else self.finish(ended.reason, ended.message)
 
     def turn(self) -> Generator[TraceEvent, None, Result | None]:

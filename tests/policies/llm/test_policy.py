@@ -479,3 +479,29 @@ def test_a_given_budget_that_does_not_fit_is_refused(tmp_path, store, config):
     r = run.result
     assert r.exit_reason is ExitReason.POLICY_ERROR and run.requests == []
     assert r.message.startswith("ContextTooSmallError:") and "at most 28672" in r.message
+
+
+class _DownServer:
+    """A chat client whose server is down: every read of its context fails (counted)."""
+
+    def __init__(self) -> None:
+        from thresher.endpoint.settings import EndpointSettings
+
+        self.settings = EndpointSettings.resolve(Config().llm, {})
+        self.reads = 0
+
+    def context_size(self):
+        from thresher.endpoint.client import EndpointUnavailableError
+
+        self.reads += 1
+        raise EndpointUnavailableError("no server at http://127.0.0.1:9/v1")
+
+
+def test_a_down_server_is_asked_for_its_context_once_per_episode(store, config):
+    client = _DownServer()
+    policy = LLMPolicy(config, client=client)  # type: ignore[arg-type]
+    r = run_episode(QUESTION, store, policy, config)
+    assert r.exit_reason is ExitReason.ENDPOINT_UNAVAILABLE and "no server" in r.message
+    assert client.reads == 1  # the budget's fit asked; the first turn did not ask again
+    run_episode(QUESTION, store, policy, config)
+    assert client.reads == 2  # the next episode asks anew

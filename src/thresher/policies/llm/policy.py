@@ -109,6 +109,8 @@ class LLMPolicy:
         self._stats: Counter[str] = Counter()
         self._context_read = False
         self._context: ContextSize | None = None
+        #: why the last read failed, raised once more by the next check (not read twice)
+        self._context_error: ThresherError | None = None
         #: the model call in flight per observation (by id), for :meth:`cancel`
         self._inflight: dict[int, ChatClient] = {}
 
@@ -162,12 +164,21 @@ class LLMPolicy:
         """The server's context size (read once per instance; None: the server reports none).
 
         Raises:
-            EndpointUnavailableError: the server is down (not remembered: asked again).
+            EndpointUnavailableError: the server is down (the next call raises it again
+                without asking; the one after asks again).
         """
         with self._lock:
             if self._context_read:
                 return self._context
-        size = self.client.context_size()
+            failed, self._context_error = self._context_error, None
+        if failed is not None:  # just read and failed (before this episode's first turn)
+            raise failed
+        try:
+            size = self.client.context_size()
+        except ThresherError as exc:
+            with self._lock:
+                self._context_error = exc
+            raise
         with self._lock:
             self._context, self._context_read = size, True
         return size
