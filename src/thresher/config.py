@@ -10,6 +10,11 @@ must be one of its choices, and the budget's shares lie in (0, 1] with the
 soft one not above the hard one. Each bad value is a ``ConfigError`` naming
 the setting.
 
+A Config remembers which settings were given (:attr:`Config.given`: every dotted
+name a file, ``--set`` or ``override`` set, whatever its value), so a default can
+give way where an explicit choice must be honoured or refused: the LLM policy
+fits a default ``budget.total`` to its server's context, never a given one.
+
 The ``[policy]`` section (``--set policy.keep_docs=8``) holds the chosen policy's
 own settings, which only the policy knows: they are kept as given here and
 checked when the policy is built (:func:`thresher.policies.build_policy`), where
@@ -276,7 +281,12 @@ class LLMConfig:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """Every setting, grouped by concern."""
+    """Every setting, grouped by concern.
+
+    ``given``: the dotted names of the settings given through :meth:`load` or
+    :meth:`override` (not a setting itself: never in :meth:`to_dict`); a Config
+    built from section objects gives none unless told.
+    """
 
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
@@ -286,6 +296,7 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     #: the policy's own settings, ``(name, value)`` pairs (see the module docstring)
     policy: tuple[tuple[str, Any], ...] = ()
+    given: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def policy_options(self) -> dict[str, Any]:
@@ -328,8 +339,18 @@ class Config:
                 flat[f"{section}.{key}"] = value
         return cls().override(flat)
 
+    def is_given(self, dotted: str) -> bool:
+        """Whether the setting ``dotted`` (``"budget.total"``) was given, not left at its default."""
+        return dotted in self.given
+
+    def fitted(self, values: dict[str, Any]) -> Config:
+        """A copy with dotted keys replaced as :meth:`override` does, the given ones unchanged:
+        for what the library adjusts itself (a default fitted to a server)."""
+        return replace(self.override(values), given=self.given)
+
     def override(self, values: dict[str, Any]) -> Config:
-        """A copy with dotted keys (``"budget.total"``) replaced; values are type-checked."""
+        """A copy with dotted keys (``"budget.total"``) replaced, and marked given; values
+        are type-checked."""
         changes: dict[str, dict[str, Any]] = {}
         policy = dict(self.policy)
         for dotted, value in values.items():
@@ -341,7 +362,7 @@ class Config:
             if not is_dataclass(section) or not key:
                 raise ConfigError(
                     f"unknown config section in '{dotted}'; sections: "
-                    + ", ".join(f.name for f in fields(self))
+                    + ", ".join(f.name for f in fields(self) if f.name != "given")
                 )
             known = {f.name: f for f in fields(section)}
             if key not in known:
@@ -351,6 +372,7 @@ class Config:
             current = getattr(section, key)
             changes.setdefault(section_name, {})[key] = _coerce(dotted, value, type(current))
         config = replace(self, policy=tuple(policy.items())) if policy else self
+        config = replace(config, given=config.given | set(values))
         for section_name, updates in changes.items():  # one section at a time, checked whole
             updated: Any = replace(getattr(config, section_name), **updates)
             config = replace(config, **{section_name: updated})
@@ -366,6 +388,7 @@ class Config:
             if f.name != "policy"
             else self.policy_options
             for f in fields(self)
+            if f.name != "given"
         }
 
 

@@ -43,6 +43,14 @@ class IdRefusedError(InputError):
         self.doc_id = doc_id
 
 
+class NoSearchableWordsError(InputError):
+    """A question with no letter or digit ("?", "..."): there is nothing to search for.
+
+    Refused before any episode (CLI exit 2, HTTP 400, MCP tool error; an episode of it
+    ends ``invalid_input``), never answered with arbitrary documents.
+    """
+
+
 class ConfigError(ThresherError):
     """A configuration value is invalid."""
 

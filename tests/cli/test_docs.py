@@ -92,3 +92,13 @@ def test_no_citation_of_documents_outside_the_repository() -> None:
         if OUTSIDE.search(line)
     ]
     assert found == []
+
+
+def test_the_embedders_language_is_stated_where_a_user_looks_first():
+    """The shipped embedder reads English only: the README and docs/embedding.md say so,
+    and the README's link lands on the section that explains it."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    embedding = (REPO / "docs" / "embedding.md").read_text(encoding="utf-8")
+    assert "English-only" in readme
+    assert "docs/embedding.md#languages-english" in readme
+    assert "\n## Languages: English\n" in embedding

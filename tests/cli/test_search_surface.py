@@ -226,3 +226,40 @@ def test_read_refuses_a_document_outside_the_filter(index, capsys):
     assert main(["read", "alder.md", "--index", str(index), "--path", "*.md"]) == 0
     assert main(["read", "alder.md", "--index", str(index), "--path", "sub/*"]) == 4
     assert "outside the filter" in capsys.readouterr().err
+
+
+def test_search_help_lists_every_built_in_policy(capsys, monkeypatch):
+    from thresher.policies import POLICIES
+
+    monkeypatch.setenv("COLUMNS", "400")  # no name wrapped at its hyphen
+
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "..." not in text
+    assert all(name in text for name in POLICIES)
+
+
+@pytest.mark.parametrize("question", ["?", " ...!? ", "–"])
+def test_a_question_with_no_letter_or_digit_is_refused_everywhere(index, capsys, question):
+    import thresher
+    from thresher.errors import NoSearchableWordsError
+    from thresher.harness.result import ExitReason
+
+    capsys.readouterr()
+    assert main(["search", question, "--index", str(index), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no searchable words" in captured.err
+    result = thresher.search(question, index=index, policy="single-shot", reuse=False)
+    assert result.exit_reason is ExitReason.INVALID_INPUT and not result.documents
+    assert "no searchable words" in result.message
+    assert issubclass(NoSearchableWordsError, thresher.errors.InputError)
+
+
+def test_a_question_in_any_script_is_searched(index):
+    import thresher
+    from thresher.harness.result import ExitReason
+
+    for question in ("Vell?", "Où pousse l'aulne ?", "東京", "1901"):
+        result = thresher.search(question, index=index, policy="single-shot", reuse=False)
+        assert result.exit_reason is ExitReason.ANSWERED, question

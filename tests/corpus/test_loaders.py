@@ -54,7 +54,7 @@ def test_named_file_uses_its_name_and_first_line_title(tmp_path: Path) -> None:
 
 
 def test_markdown_title_rules() -> None:
-    assert markdown_title("intro\n\n## Second level ##\n# Later") == "Second level"
+    assert markdown_title("intro\n\n## Second level ##\n# Later") == "Later"  # the first H1
     assert markdown_title("```\n# not a heading\n```\nSetext\n======\n") == "Setext"
     assert markdown_title("no heading here") is None
 

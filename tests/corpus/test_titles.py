@@ -64,7 +64,8 @@ def test_long_first_lines_are_cut_at_a_word() -> None:
 
 
 def test_markdown_title_rules() -> None:
-    assert markdown_title("intro\n\n## Second level ##\n# Later") == "Second level"
+    assert markdown_title("intro\n\n## Second level ##\n# Later") == "Later"  # the first H1
+    assert markdown_title("## Only sections\n\ntext") is None
     assert markdown_title("```\n# not a heading\n```\nSetext\n======\n") == "Setext"
     assert markdown_title("no heading here") is None
 
@@ -131,3 +132,66 @@ def test_boilerplate_first_lines_are_never_titles(text: str, title: str | None) 
 )  # fmt: skip
 def test_rst_section_titles(text: str, title: str) -> None:
     assert text_title(text, rst=True) == title
+
+
+# -- Markdown sites (MkDocs and the like): what the rendered page is called ----------------
+@pytest.mark.parametrize(
+    ("heading", "title"),
+    [
+        ("# Install { #install }", "Install"),
+        ("# Install {#install}", "Install"),
+        ("# Install {: #install .lead }", "Install"),
+        ('# Install { #install data-level="one two" }', "Install"),
+        ("# Install { .lead } #", "Install"),
+        ("### Install ### {: #install }", "Install"),  # after the closing hashes
+        ("# C# notes", "C# notes"),
+        ("# Using {placeholder} values", "Using {placeholder} values"),  # no attribute
+        ("# Set {x}", "Set {x}"),
+        ("Install { #install }\n=======", "Install"),  # setext
+    ],
+)
+def test_markdown_headings_lose_their_attribute_list(heading: str, title: str) -> None:
+    assert text_title(f"{heading}\n\nHow to install it.\n", markdown=True) == title
+
+
+def test_a_clean_h1_wins_over_a_stem_with_a_digit() -> None:
+    page = "# OAuth2 scopes { #oauth2-scopes }\n\nScopes limit what a token may do.\n"
+    assert text_title(page, markdown=True, stem="oauth2-scopes") == "OAuth2 scopes"
+    # a level-1 heading anywhere before the first section counts, past an intro
+    later = "Some intro.\n\n# Python 3 types\n\n## Details\n"
+    assert text_title(later, markdown=True, stem="python3-types") == "Python 3 types"
+    # with no heading, a stem the first block states is still the title (as in .txt)
+    assert text_title("Ticket T-1042: the lens\nmore\n", markdown=True, stem="T-1042") == "T-1042"
+
+
+def test_a_page_without_h1_is_called_by_its_file_name() -> None:
+    page = "Intro line.\n\n## Before you start\n\nText.\n\n## Steps\n"
+    assert text_title(page, markdown=True, stem="first-steps") == "First steps"
+    assert text_title(page, markdown=True, stem="bigger_applications") == "Bigger applications"
+    # a name that says nothing (a folder's index page): its first heading
+    assert text_title(page, markdown=True, stem="index") == "Before you start"
+    assert text_title(page, markdown=True, stem="README") == "Before you start"
+    # front matter still comes first; a page with no heading keeps its first line
+    front = '---\ntitle: "Getting started"\n---\n## Steps\n'
+    assert text_title(front, markdown=True, stem="first-steps") == "Getting started"
+    assert text_title("Plain notes.\nMore.\n", markdown=True, stem="notes-1") == "Plain notes."
+
+
+def test_loader_titles_of_a_small_markdown_site(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "guide").mkdir(parents=True)
+    pages = {
+        "index.md": "# Lens works { #lens-works }\n\nWelcome.\n",
+        "guide/step-2-polish.md": "# Polishing a lens { #step-2-polish }\n\nStep 2.\n",
+        "guide/release-notes.md": "## 1.2.0 { #v120 }\n\nFixes.\n\n## 1.1.0\n\nMore.\n",
+        "guide/index.md": "## Overview {: .lead }\n\nThe guide.\n",
+    }
+    for name, text in pages.items():
+        (site / name).write_text(text, encoding="utf-8")
+    titles = {d.doc_id: d.title for d in iter_documents([site])}
+    assert titles == {
+        "index.md": "Lens works",
+        "guide/step-2-polish.md": "Polishing a lens",
+        "guide/release-notes.md": "Release notes",
+        "guide/index.md": "Overview",
+    }

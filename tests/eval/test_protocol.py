@@ -49,7 +49,7 @@ def test_outputs(world_run) -> None:
     for key in ("query_id", "status", "tool_call_counts", "retrieved_docids", "result"):
         assert key in side  # BrowseComp-Plus run fields
     assert side["result"][0]["type"] == "output_text"
-    assert side["status"] == "completed" and side["tool_call_counts"] == {"search_corpus": 1}
+    assert side["status"] == "completed" and set(side["tool_call_counts"]) == {"search_corpus"}
     assert (out / side["traces"][0]).is_file()
     assert set(rows[0]["diff"]) == set(PAIRED_METRICS)
     run_a = ranked_lists(read_run(paths["run_a"]))

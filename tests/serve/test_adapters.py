@@ -72,6 +72,27 @@ def test_llamaindex_retriever_in_process_and_over_http(serve_index, server, expe
     assert [n.node.node_id for n in remote] == expected.doc_ids
 
 
+def test_retrievers_honour_k_in_process(serve_index, expected):
+    pytest.importorskip("langchain_core")
+    pytest.importorskip("llama_index.core")
+    from thresher.serve.adapters.langchain import ThresherRetriever
+    from thresher.serve.adapters.llamaindex import ThresherLlamaRetriever
+
+    assert len(expected.documents) > 2
+    retriever = ThresherRetriever(index=str(serve_index), k=2)
+    assert [d.metadata["doc_id"] for d in retriever.invoke(QUESTION)] == expected.doc_ids[:2]
+    assert len(retriever.invoke(QUESTION, k=1)) == 1  # one call's own k
+    assert len(ThresherRetriever(index=str(serve_index)).invoke(QUESTION, k=2)) == 2
+    assert len(ThresherLlamaRetriever(index=str(serve_index), k=2).retrieve(QUESTION)) == 2
+
+
+def test_retrievers_honour_k_over_http(server):
+    pytest.importorskip("langchain_core")
+    from thresher.serve.adapters.langchain import ThresherRetriever
+
+    assert len(ThresherRetriever(url=server.url, k=2).invoke(QUESTION)) == 2
+
+
 def test_a_retriever_needs_exactly_one_of_index_and_url():
     from thresher.serve.adapters.searcher import Searcher
 

@@ -128,6 +128,7 @@ def test_where_and_path_keep_the_episode_inside_the_filter(server):
         ({"query": QUESTION, "config": {"llm.base_url": "http://10.0.0.1/v1"}}, 400, "may not set"),
         ({"query": QUESTION, "config": {"episode.max_turns": 1000}}, 400, "over this server"),
         ({"query": "   "}, 400, "empty"),
+        ({"query": " ?! "}, 400, "no searchable words"),
         ({"collection_name": "harness"}, 422, "query"),
     ],
 )

@@ -73,6 +73,11 @@ def test_mcp_stdio_lists_tools_and_search_returns_ranked_documents(serve_index, 
         assert outside.is_error and "outside the filter" in outside.content[0].text
         bad = await session.call_tool("grep_corpus", {"pattern": "a", "where": {"x": {"$y": 1}}})
         assert bad.is_error and "one operator" in bad.content[0].text
+        empty = await session.call_tool("search", {"question": "  "})
+        said = empty.content[0].text
+        assert empty.is_error and "'question'" in said and "'query'" not in said
+        nothing = await session.call_tool("search", {"question": "?"})
+        assert nothing.is_error and "no searchable words" in nothing.content[0].text
         return tools, found, hits, grep, doc, missing
 
     traces = tmp_path / "traces"

@@ -24,6 +24,7 @@ from thresher.cli._common import (
     print_json,
     shorten,
     terminal_line,
+    warnings_on_stderr,
 )
 from thresher.config import Config
 
@@ -31,12 +32,15 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from thresher.policies import POLICIES
+
     parser.add_argument("question", help="the question to find supporting documents for")
     add_index_arg(parser)
+    built_in = ", ".join(name for name in POLICIES if name != "local")
     parser.add_argument(
         "--policy",
         default="local",
-        help="policy: local (default), single-shot, bm25, dense, ..., or package.module:Factory",
+        help=f"policy: local (default), {built_in}, an installed one, or package.module:Factory",
     )
     parser.add_argument(
         "--k",
@@ -48,7 +52,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how many documents to return (default: the policy's own number)",
     )
     add_filter_args(parser)
-    parser.add_argument("--budget", type=int, metavar="N", help="token budget (default 32768)")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        metavar="N",
+        help="token budget (default 32768; the LLM policy fits an unset budget to its "
+        "server's context)",
+    )
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
     parser.add_argument(
         "--quiet", action="store_true", help="no live view on stderr (implied by --json)"
@@ -79,22 +89,27 @@ def run(args: argparse.Namespace) -> int:
     from thresher.api import searching, with_filter, with_k
     from thresher.cli.trace_cmd import format_event
     from thresher.errors import InputError
+    from thresher.harness.opening import check_searchable
     from thresher.harness.result import ExitReason
 
     if not args.question.strip():  # one line, before any episode (no live view, no result)
         raise InputError('the question is empty; ask one: thresher search "..." --index DIR')
+    check_searchable(args.question)
     config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
     config = with_filter(config, args.where, args.path)
     warming = _start_warm_up(args.index, config)
     watching = live_view(args)
-    with searching(
-        args.question,
-        index=args.index,
-        policy=args.policy,
-        config=config,
-        trace=args.trace,
-        reuse=False,  # one call per process: nothing to reuse
-    ) as episode:
+    with (
+        warnings_on_stderr("thresher"),
+        searching(
+            args.question,
+            index=args.index,
+            policy=args.policy,
+            config=config,
+            trace=args.trace,
+            reuse=False,  # one call per process: nothing to reuse
+        ) as episode,
+    ):
         for event in episode:  # the live view: each event as it is applied
             if watching:
                 for line in format_event(event):

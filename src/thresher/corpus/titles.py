@@ -16,9 +16,7 @@ this order:
 2. a ``Title:`` or ``Subject:`` field in the first block (the lines before the
    first blank line; a YAML front matter opened by ``---`` counts as the first
    block), as in e-mails, registry records and Markdown front matter;
-3. Markdown only: the first ATX (``# Title``) or setext (``Title`` over ``===``)
-   heading outside code fences;
-   reStructuredText only: the first section title (a line of text under, or
+3. reStructuredText only: the first section title (a line of text under, or
    between, a line of one repeated punctuation character: ``Title`` over
    ``=====``), after leading comments and directives (``.. ...``);
 4. the first line with a letter or digit (outside code fences), when more text
@@ -33,8 +31,21 @@ this order:
 5. none: the caller uses the file stem (an empty file, or one line or paragraph
    without a line break after it).
 
-Whitespace is collapsed and a title longer than :data:`MAX_TITLE_CHARS` is cut
-at a word boundary and ends with ``…``.
+Markdown follows what a reader of the rendered site sees (MkDocs' own order:
+front matter ``title``, then the page's first level-1 heading, then the file
+name): a ``Title:`` field (rule 2) first, then the first level-1 heading outside
+code fences (ATX ``# Title`` or setext ``Title`` over ``===``), then the stem
+when the first block states it (rule 1). A page with headings but no level-1
+one starts at a section (``## Install``): it is called by its file name,
+humanized (``first-steps.md`` gives ``First steps``), unless that name says
+nothing (``index``, ``README``), when its first heading is taken. A page with
+no heading at all goes on to rule 4.
+
+Headings lose a closing attribute list (``{ #anchor }``, ``{: .class }``,
+``{#id key=value}``: Python-Markdown's ``attr_list`` and Pandoc's header
+attributes), which the rendered page never shows. Whitespace is collapsed and a
+title longer than :data:`MAX_TITLE_CHARS` is cut at a word boundary and ends
+with ``…``.
 """
 
 from __future__ import annotations
@@ -44,8 +55,11 @@ import re
 __all__ = [
     "MAX_TITLE_CHARS",
     "is_boilerplate",
+    "markdown_headings",
     "markdown_title",
+    "humanize_stem",
     "rst_title",
+    "strip_attributes",
     "shorten_title",
     "text_title",
 ]
@@ -53,7 +67,18 @@ __all__ = [
 #: the longest title kept whole; longer ones are cut at a word boundary
 MAX_TITLE_CHARS = 120
 _ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_ATX_LEVEL = re.compile(r"^ {0,3}(#{1,6})[ \t]")
 _SETEXT = re.compile(r"^ {0,3}=+[ \t]*$")
+#: an attribute list closing a heading: ``{ #id }``, ``{: .class }``, ``{#id key="v"}``
+_ATTR_LIST = re.compile(
+    r"""[ \t]*\{:?[ \t]*
+        (?:(?:[#.][^\s{}=]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"']+))[ \t]*)+
+        \}[ \t]*$""",
+    re.VERBOSE,
+)
+_CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$")
+#: file stems that name no page (a folder's index page): never a humanized title
+_GENERIC_STEMS = frozenset({"index", "readme", "_index", "default", "home"})
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
 _FIELD = re.compile(r"^\s*(?:title|subject)\s*:\s*(\S.*?)\s*$", re.IGNORECASE)
 _WORDY = re.compile(r"\w")
@@ -79,8 +104,20 @@ _BOILERPLATE = re.compile(
 )
 
 
-def markdown_title(text: str) -> str | None:
-    """The first ATX (``# Title``) or setext (``Title`` over ``===``) heading, outside code fences."""
+def strip_attributes(heading: str) -> str:
+    """``heading`` without a closing attribute list (``Install { #install }`` gives ``Install``),
+    and without the closing ``#`` of an ATX heading it followed (``Install ## {: #i }``)."""
+    bare = _ATTR_LIST.sub("", heading)
+    if bare != heading:
+        bare = _CLOSING_HASHES.sub("", bare)
+    return bare.strip()
+
+
+def markdown_headings(text: str) -> list[tuple[int, str]]:
+    """Every ATX (``## Title``, level = the number of ``#``) and setext (``Title`` over
+    ``===``, level 1) heading outside code fences, in order, attribute lists removed;
+    headings left empty by that are passed over."""
+    out: list[tuple[int, str]] = []
     in_fence = False
     previous = ""
     for line in text.split("\n"):
@@ -88,12 +125,31 @@ def markdown_title(text: str) -> str | None:
             in_fence = not in_fence
         elif not in_fence:
             m = _ATX.match(line)
+            found: tuple[int, str] | None = None
             if m:
-                return m.group(1).strip()
-            if previous.strip() and _SETEXT.match(line):
-                return previous.strip()
+                level = _ATX_LEVEL.match(line)
+                found = (len(level.group(1)) if level else 1, m.group(1))
+            elif previous.strip() and _SETEXT.match(line):
+                found = (1, previous)
+            if found is not None and (title := strip_attributes(found[1])):
+                out.append((found[0], title))
         previous = "" if in_fence else line
-    return None
+    return out
+
+
+def markdown_title(text: str) -> str | None:
+    """The first level-1 heading (``# Title``, or ``Title`` over ``===``) outside code
+    fences, attribute list removed; None when there is none."""
+    return next((title for level, title in markdown_headings(text) if level == 1), None)
+
+
+def humanize_stem(stem: str) -> str | None:
+    """A file stem as a page name (``first-steps`` gives ``First steps``), as MkDocs names a
+    page without a title; None for a stem that names no page (``index``, ``README``)."""
+    words = " ".join(stem.replace("_", " ").replace("-", " ").split())
+    if not words or stem.lower() in _GENERIC_STEMS or not _WORDY.search(words):
+        return None
+    return words[0].upper() + words[1:]
 
 
 #: the first line of a license notice paragraph: the whole paragraph is passed over
@@ -192,7 +248,7 @@ def _first_line_title(lines: list[str]) -> str | None:
             if not any(rest.strip() for rest in lines[i + 1 :]):
                 return None
             m = _ATX.match(line)
-            return (m.group(1) if m else line).strip()
+            return strip_attributes(m.group(1)) if m else line.strip()
     return None
 
 
@@ -226,13 +282,30 @@ def text_title(
     dep5 = _dep5_title(block)
     if dep5 is not None:
         return shorten_title(dep5) if dep5 else None
-    if stem and _names_itself(block, stem):
-        return shorten_title(stem)
-    title = _field_title(block)
-    if title is None and markdown:
-        title = markdown_title("\n".join(body))
-    if title is None and rst:
-        title = rst_title("\n".join(body))
+    if markdown:
+        title = _markdown_page_title(block, body, stem)
+    else:
+        title = stem if stem and _names_itself(block, stem) else None
+        if title is None:
+            title = _field_title(block)
+        if title is None and rst:
+            title = rst_title("\n".join(body))
     if title is None:
         title = _first_line_title(body)
     return shorten_title(title) if title else None
+
+
+def _markdown_page_title(block: list[str], body: list[str], stem: str) -> str | None:
+    """A Markdown page's title by the module docstring's order, or None (go on to rule 4)."""
+    title = _field_title(block)
+    if title is not None:
+        return title
+    headings = markdown_headings("\n".join(body))
+    first = next((t for level, t in headings if level == 1), None)
+    if first is not None:
+        return first
+    if stem and _names_itself(block, stem):
+        return stem
+    if headings:  # it starts at a section: the page's own name says more
+        return (humanize_stem(stem) if stem else None) or headings[0][1]
+    return None

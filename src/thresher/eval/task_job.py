@@ -7,10 +7,22 @@ the traces on its own machine (a Ray worker may have another filesystem).
 :func:`failed_outcome` is the outcome recorded for a task whose job failed twice:
 scored as an episode that returned nothing, with ``exit_reason`` ``failed`` and
 the error, so it counts in every figure instead of vanishing.
+
+Timings are made fair between the two sides of a paired run: every episode
+starts with the store's per-query caches cleared
+(:class:`~thresher.index.store.KeepsQueryCaches`: query vectors, filter memos,
+the readers' memo), so it is timed as a fresh query is, whatever ran before it
+(side B used to meet what side A had computed for the same questions); and the
+first job of a store and of a configuration in a process first loads what a
+first episode would (:func:`warm_up`: a search, and an unscored episode of an
+in-process policy), so loading models is nobody's episode time (it used to be
+side A's first). Results do not depend on either.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,10 +33,48 @@ from thresher.eval.attribution import CAUSES, Attribution, Evidence, attribute
 from thresher.eval.episode_metrics import DEFAULT_KS, EpisodeMetrics, first_miss_hop
 from thresher.eval.records import Answerer, RunConfig, TaskOutcome, safe_name
 from thresher.eval.rollouts import fused_metrics
-from thresher.index.store import Store
+from thresher.index.store import KeepsQueryCaches, Store
 from thresher.tasks.task import Task
 
-__all__ = ["TaskJob", "TaskRun", "failed_outcome", "trace_path", "run_episode_of"]
+__all__ = ["TaskJob", "TaskRun", "failed_outcome", "trace_path", "run_episode_of", "warm_up"]
+
+#: the stores and configurations this process has warmed up (see :func:`warm_up`)
+_warm_stores: weakref.WeakSet[Any] = weakref.WeakSet()
+_warm_runs: set[tuple[str, str]] = set()
+_warm_lock = threading.Lock()
+
+
+def _first(key: Any, seen: Any) -> bool:
+    """Whether ``key`` is new to ``seen`` (then added), under the lock."""
+    with _warm_lock:
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
+
+def warm_up(task: Task, store: Store, run: RunConfig) -> None:
+    """Load, outside any timed episode, what a process's first episode would load.
+
+    Once per store in this process, search it for ``task``'s question (the embedding
+    model, the index files); once per configuration whose policy runs in process
+    (:class:`~thresher.harness.policy.InProcessPolicy`, itself or its session: the
+    local policy's models and their libraries), run one episode of ``task`` and drop
+    it. A policy that calls a model is not warmed that way (it would cost a model
+    call). The caches either fills are cleared after.
+    """
+    from thresher.harness.policy import EpisodicPolicy, InProcessPolicy
+    from thresher.policies import build_policy
+
+    if _first(store, _warm_stores):
+        store.hybrid_search(task.question, 1)
+    if _first((run.label, run.policy), _warm_runs):
+        policy = build_policy(run.policy, run.config, run.policy_options)
+        driver = policy.start(task.question) if isinstance(policy, EpisodicPolicy) else policy
+        if isinstance(driver, InProcessPolicy):
+            run_episode_of(task, store, run, None)
+    if isinstance(store, KeepsQueryCaches):
+        store.clear_query_caches()
 
 
 def trace_path(side: str, task_id: str, rollout: int, rollouts: int) -> str:
@@ -34,11 +84,14 @@ def trace_path(side: str, task_id: str, rollout: int, rollouts: int) -> str:
 
 
 def run_episode_of(task: Task, store: Store, run: RunConfig, seed: int | None) -> Any:
-    """One episode of ``run``'s policy on ``task``, built and run as every other caller does."""
+    """One episode of ``run``'s policy on ``task``, built and run as every other caller does
+    (the store's query caches cleared first: see the module docstring)."""
     from thresher.harness.episode import run_episode
     from thresher.policies import build_policy
 
     policy = build_policy(run.policy, run.config, run.policy_options, seed=seed)
+    if isinstance(store, KeepsQueryCaches):  # timed cold, whatever ran before
+        store.clear_query_caches()
     return run_episode(task.question, store, policy, run.config)
 
 
@@ -94,6 +147,7 @@ class TaskJob:
     def __call__(self, item: tuple[Task, frozenset[str] | None]) -> TaskRun:
         task, corpus = item
         store = resolve_store(self.store)
+        warm_up(task, store, self.run)
         retrieval = self.run.config.retrieval
         if corpus is not None:
             from thresher.tasks.corpus import RestrictedStore

@@ -50,7 +50,14 @@ from thresher.harness.calls import CallRunner
 from thresher.harness.ending import CANCELLED_MESSAGE, bare_result, cut_short_calls, end_episode
 from thresher.harness.metering import Meter
 from thresher.harness.observation import Observation, build_observation, query_state
-from thresher.harness.opening import cannot_begin, episode_config, open_policy, pin, prompt_cost
+from thresher.harness.opening import (
+    cannot_begin,
+    episode_config,
+    fit_budget,
+    open_policy,
+    pin,
+    prompt_cost,
+)
 from thresher.harness.policy import EpisodicPolicy, Policy, SearchReranker
 from thresher.harness.recorder import EventRecorder
 from thresher.harness.render import render_messages
@@ -89,7 +96,6 @@ class _Episode:
         self.question = scrub(question)  # what is recorded and searched is valid Unicode
         self.store = pin(store)
         self.given = policy
-        self.config = config
         self.reranker = reranker  # given by the caller; else the policy's (see :meth:`use`)
         self.should_stop = should_stop
         self.stop = threading.Event()  # set by the stream's reader (cancel, close)
@@ -100,20 +106,26 @@ class _Episode:
         # (the recorder, the meter, the call runner and the replies hold no reference
         # back to the episode: no cycle, see :mod:`thresher.harness.recorder`)
         self.recorder = EventRecorder(self.state)
+        self.configure(config)
+        if not isinstance(policy, EpisodicPolicy):
+            self.use(policy)
+
+    def configure(self, config: Config) -> None:
+        """Run with ``config``: the parts that read the settings are built from it
+        (at the start, before any turn)."""
+        self.config = config
         self.meter = Meter(self.state, self.tc, config.budget, self.recorder.emit)
         self.calls = CallRunner(
             self.state,
             self.store,
             config,
             self.tc,
-            reranker,
+            self.reranker,
             self.recorder.emit,
             self.recorder.elapsed,
             self.meter.notice_reserve(),
         )
         self.replies = Replies(self.recorder, config, self.meter, self.calls)
-        if not isinstance(policy, EpisodicPolicy):
-            self.use(policy)
 
     def use(self, policy: Policy) -> None:
         """Drive ``policy`` this episode; it reranks searches when it declares
@@ -192,10 +204,17 @@ class _Episode:
     def start(self) -> Result | None:
         """Record the episode's start; a Result when it cannot begin."""
         opened = open_policy(self.given, self.question, self.store)
+        ended = cannot_begin(opened, self.question, self.invalid_text)
+        if ended is None:  # the budget this episode runs with (recorded in its start)
+            driver = opened.session if opened.session is not None else self.given
+            fitted, notice = fit_budget(driver, self.config)
+            if notice:
+                self.configure(fitted)
+                if not isinstance(self.given, EpisodicPolicy):
+                    self.use(self.given)
         if opened.session is not None:
             self.use(opened.session)
         self.emit(opened.start_event(self.question, self.config, self.tc.counter.name))
-        ended = cannot_begin(opened, self.question, self.invalid_text)
         return None if ended is None else self.finish(ended.reason, ended.message)
 
     def turn(self) -> Generator[TraceEvent, None, Result | None]:

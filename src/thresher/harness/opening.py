@@ -5,6 +5,9 @@ Both may declare optional protocols, probed here once per episode:
 * a store that declares :class:`~thresher.index.store.PinsGeneration` is pinned
   to its live generation (:func:`pin`): the episode reads one index, and an
   ingest committed mid-episode shows in the next one;
+* a policy that declares :class:`~thresher.harness.policy.BoundsBudget` has a
+  ``budget.total`` left at its default lowered to what its model holds, with a
+  notice (:func:`fit_budget`); a given budget is left for the policy to refuse;
 * a policy that declares :class:`~thresher.harness.policy.ChoosesRetrievalMode`
   sets the episode's ``retrieval.mode`` (:func:`episode_config`), one that
   declares :class:`~thresher.harness.policy.DeclaresPromptCost` has its prompt
@@ -20,19 +23,25 @@ episode's first call reports that failure as the call's error, not the start.
 The start is recorded (``episode_start``) before anything can end the episode:
 a policy that cannot start or describe itself (``policy_error``), an empty
 question or one that held invalid Unicode (``invalid_input``) end it there
-(:func:`cannot_begin`).
+(:func:`cannot_begin`); so does a question with no letter or digit ("?"), which
+has nothing to search for (:func:`check_searchable`, which the CLI and the
+servers call before any episode).
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from thresher.config import Config
-from thresher.errors import ThresherError
+from thresher.errors import NoSearchableWordsError, ThresherError
 from thresher.harness.ending import Exit
 from thresher.harness.policy import (
+    BoundsBudget,
     ChoosesRetrievalMode,
     DeclaresPromptCost,
     EpisodicPolicy,
@@ -45,7 +54,27 @@ from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import KeepsReaderMemo, PinsGeneration, Store
 from thresher.tokens import PromptCost
 
-__all__ = ["Opening", "pin", "episode_config", "prompt_cost", "open_policy", "cannot_begin"]
+__all__ = [
+    "Opening",
+    "pin",
+    "episode_config",
+    "fit_budget",
+    "prompt_cost",
+    "open_policy",
+    "cannot_begin",
+    "check_searchable",
+    "NO_SEARCHABLE_WORDS",
+]
+
+#: a letter or a digit, in any script: what a question needs to be searched at all
+_WORD = re.compile(r"[^\W_]")
+#: why a question with none is refused
+NO_SEARCHABLE_WORDS = "the question has no searchable words (no letter or digit); ask it in words"
+
+_log = logging.getLogger(__name__)
+#: notices of fitted budgets already logged (each once per process, not once per episode)
+_noticed: set[str] = set()
+_noticed_lock = threading.Lock()
 
 
 def pin(store: Store) -> Store:
@@ -71,6 +100,36 @@ def episode_config(policy: Policy | EpisodicPolicy, config: Config) -> Config:
     if isinstance(policy, ChoosesRetrievalMode) and policy.retrieval_mode != config.retrieval.mode:
         return config.override({"retrieval.mode": policy.retrieval_mode})
     return config
+
+
+def fit_budget(policy: Policy | EpisodicPolicy, config: Config) -> tuple[Config, str]:
+    """``config`` with ``budget.total`` fitted to what ``policy`` holds, and the notice saying so.
+
+    A :class:`~thresher.harness.policy.BoundsBudget` policy whose ceiling is below
+    ``budget.total`` gets the ceiling when the budget was not given
+    (:meth:`~thresher.config.Config.is_given`); a given budget is kept (the policy
+    refuses it, saying what fits), as is every budget when the ceiling is unknown, not
+    positive, or its query fails. The notice ("" when nothing changed) is also logged
+    as a warning, once per process.
+    """
+    if not isinstance(policy, BoundsBudget) or config.is_given("budget.total"):
+        return config, ""
+    try:
+        ceiling = policy.budget_ceiling()
+    except Exception:  # the server cannot say (down, broken): the first turn reports it
+        return config, ""
+    if ceiling is None or not 0 < ceiling.tokens < config.budget.total:
+        return config, ""
+    notice = (
+        f"budget.total lowered from {config.budget.total} to {ceiling.tokens} tokens to fit "
+        f"{ceiling.reason}; set budget.total to choose it"
+    )
+    with _noticed_lock:
+        first = notice not in _noticed
+        _noticed.add(notice)
+    if first:
+        _log.warning("%s", notice)
+    return config.fitted({"budget.total": ceiling.tokens}), notice
 
 
 def prompt_cost(policy: Policy | EpisodicPolicy) -> PromptCost | None:
@@ -132,6 +191,18 @@ def open_policy(given: Policy | EpisodicPolicy, question: str, store: Store) -> 
     return Opening(session, schemas, system_prompt, name)
 
 
+def check_searchable(question: str) -> None:
+    """Refuse a non-empty question with no letter or digit in any script ("?", "…!").
+
+    An empty one is left to the caller, whose message says how to ask.
+
+    Raises:
+        NoSearchableWordsError: saying so (:data:`NO_SEARCHABLE_WORDS`).
+    """
+    if question.strip() and not _WORD.search(question):
+        raise NoSearchableWordsError(NO_SEARCHABLE_WORDS)
+
+
 def cannot_begin(opened: Opening, question: str, invalid_text: bool) -> Exit | None:
     """Why an episode of ``question`` (scrubbed; ``invalid_text``: it held a lone
     surrogate) with the policy as ``opened`` ends at its start; None when it begins."""
@@ -139,6 +210,8 @@ def cannot_begin(opened: Opening, question: str, invalid_text: bool) -> Exit | N
         return Exit(ExitReason.POLICY_ERROR, opened.broken)
     if not question.strip():
         return Exit(ExitReason.INVALID_INPUT, "the question is empty")
+    if not _WORD.search(question):
+        return Exit(ExitReason.INVALID_INPUT, NO_SEARCHABLE_WORDS)
     if invalid_text:
         return Exit(
             ExitReason.INVALID_INPUT,

@@ -27,6 +27,11 @@ The capabilities:
   in the store's per-generation :class:`~thresher.index.reader_memo.ReaderMemo`
   (when the store keeps one: :class:`~thresher.index.store.KeepsReaderMemo`), so
   the next episode on that index does not derive it again.
+* :class:`BoundsBudget`: a policy whose model holds at most so many tokens (an
+  LLM server's context less the reply); before the first turn the harness lowers
+  a ``budget.total`` left at its default to that ceiling, with a notice, and
+  leaves a given one for the policy to refuse
+  (:func:`~thresher.harness.opening.fit_budget`).
 * :class:`ChoosesRetrievalMode`: the single-retriever baselines (``bm25``,
   ``dense``) set ``retrieval_mode``; :func:`~thresher.harness.episode.run_episode`
   applies it to the episode's config, so every caller (API, CLI, eval,
@@ -57,6 +62,8 @@ __all__ = [
     "InProcessPolicy",
     "CancelsCalls",
     "DeclaresPromptCost",
+    "BoundsBudget",
+    "BudgetCeiling",
     "QuestionScorer",
     "UsesReaderMemo",
 ]
@@ -204,3 +211,25 @@ class DeclaresPromptCost(Protocol):
     """
 
     prompt_cost: PromptCost
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetCeiling:
+    """The largest ``budget.total`` a policy's model holds, and why (for the notice)."""
+
+    tokens: int
+    reason: str
+
+
+@runtime_checkable
+class BoundsBudget(Protocol):
+    """A policy whose model can be sent at most so many tokens (an LLM served with a
+    fixed context: the context less the reply it asks room for)."""
+
+    def budget_ceiling(self) -> BudgetCeiling | None:
+        """The ceiling, or None when unknown (a server that reports no context size).
+
+        Called on the episode's thread before its first turn; it may ask a server
+        (once per policy object is enough: the answer does not change). An error it
+        raises leaves the budget as it is (the first turn reports the failure)."""
+        ...

@@ -154,7 +154,7 @@ class Result:
 
 
 def rank_by_retrieval(
-    active: Iterable[tuple[Chunk, LineageRecord | None]], limit: int
+    active: Iterable[tuple[Chunk, LineageRecord | None]], limit: int, *, turn_first: bool = False
 ) -> list[tuple[str, list[str], int]]:
     """Documents of the given chunks ranked by their best retrieval: the one owner of that order.
 
@@ -164,6 +164,8 @@ def rank_by_retrieval(
     Args:
         active: chunks in view with their origin lineage, in the order they entered.
         limit: keep at most this many documents.
+        turn_first: key on (turn, rank, position) instead: every chunk of an earlier
+            turn first (a search repeated to show more continues the first one's list).
 
     Returns:
         ``(doc_id, chunk_ids, best_rank)`` tuples, best first.
@@ -172,6 +174,8 @@ def rank_by_retrieval(
     chunks: dict[str, list[str]] = {}
     for order, (chunk, origin) in enumerate(active):
         key = (origin.rank, origin.turn, order) if origin else (10**9, 10**9, order)
+        if turn_first:
+            key = (key[1], key[0], order)
         chunks.setdefault(chunk.doc_id, []).append(chunk.chunk_id)
         best[chunk.doc_id] = min(best.get(chunk.doc_id, key), key)
     ranked = sorted(best, key=lambda d: best[d])[:limit]

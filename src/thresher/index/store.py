@@ -25,6 +25,7 @@ __all__ = [
     "Store",
     "ManagesDocuments",
     "KeepsReaderMemo",
+    "KeepsQueryCaches",
     "SearchesInline",
     "PinsGeneration",
 ]
@@ -178,6 +179,17 @@ class KeepsReaderMemo(Protocol):
 
     def reader_memo(self) -> ReaderMemo:
         """The live generation's reader memo (a new generation starts an empty one)."""
+        ...
+
+
+@runtime_checkable
+class KeepsQueryCaches(Protocol):
+    """A store that remembers what it computed for earlier queries (their vectors, the
+    chunks a filter leaves out, its readers' memo): answers never change with them,
+    only their time. A measurement that must time every query alike clears them first."""
+
+    def clear_query_caches(self) -> None:
+        """Forget what earlier queries left behind (the next query computes it again)."""
         ...
 
 

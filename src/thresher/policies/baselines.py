@@ -11,6 +11,10 @@ comparison isolates the strategy:
 * ``hybrid-rerank``: one hybrid search, candidates reranked and the final
   documents ranked by the local policy's learned scorer;
 * ``no-prune``: the local policy's hops, nothing pruned.
+
+Asked for ``k`` documents, each searches the question again until ``k``
+documents are in view (:mod:`thresher.policies.fill`): ``k`` counts documents,
+and a search's chunks may belong to fewer.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ __all__ = [
     "no_prune",
 ]
 
-#: the hybrid-rerank baseline's options: one hybrid search, reranked; no hop, prune or grep
-HYBRID_RERANK = LocalOptions(max_hops=0, prune=False, grep=False, first_k=10)
+#: the hybrid-rerank baseline's options: one hybrid search, reranked (repeated until ``k``
+#: documents are in view); no hop, prune or grep
+HYBRID_RERANK = LocalOptions(max_hops=0, prune=False, grep=False, first_k=10, fill=True)
 
 
 class Bm25SingleShotPolicy(SingleShotPolicy):
@@ -68,8 +73,9 @@ def hybrid_rerank_policy(
 def no_prune_policy(
     options: LocalOptions | None = None, *, config: Config | None = None
 ) -> LocalPolicy:
-    """The local policy's multi-turn search with pruning turned off (whatever ``options`` say)."""
-    policy = LocalPolicy(replace(options or LocalOptions(), prune=False), config=config)
+    """The local policy's multi-turn search with pruning turned off and the answer filled to
+    ``final_k`` documents (whatever ``options`` say)."""
+    policy = LocalPolicy(replace(options or LocalOptions(), prune=False, fill=True), config=config)
     policy.name = "no-prune"
     return policy
 
@@ -94,4 +100,4 @@ def _no_prune(config: Config, seed: int | None, options: LocalOptions) -> LocalP
 bm25 = Factory(_bm25, SingleShotOptions())
 dense = Factory(_dense, SingleShotOptions())
 hybrid_rerank = Factory(_hybrid_rerank, HYBRID_RERANK)
-no_prune = Factory(_no_prune, replace(LocalOptions(), prune=False))
+no_prune = Factory(_no_prune, replace(LocalOptions(), prune=False, fill=True))

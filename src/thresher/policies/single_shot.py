@@ -1,9 +1,11 @@
 """SingleShotPolicy: one hybrid search on the question, then answer (a baseline).
 
-The simplest policy the paired protocol compares against, and the CLI's
-default until a learned or LLM policy is configured: turn 0 searches the
-question as is; turn 1 answers with the documents of the active context,
-ranked by their best retrieval rank.
+The simplest policy the paired protocol compares against: turn 0 searches the
+question as is; while fewer than ``top_k`` documents are in view (several chunks
+of one document make one answered document), it searches the question again
+for the next-ranked chunks (:func:`~thresher.policies.fill.fill_search`); then it
+answers with the documents of the active context in the order the searches
+ranked them.
 """
 
 from __future__ import annotations
@@ -17,16 +19,19 @@ from thresher.harness.observation import Observation
 from thresher.harness.result import rank_by_retrieval
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.factory import Factory
+from thresher.policies.fill import fill_search
 
 __all__ = ["SingleShotPolicy", "SingleShotOptions", "single_shot", "rank_active_documents"]
 
 
 def rank_active_documents(observation: Observation, limit: int) -> list[RankedDocument]:
-    """Documents in view, best first, by their best retrieval rank (the harness's order).
+    """Documents in view, best first, by their best retrieval rank (the harness's order),
+    earlier turns first: a repeated search's chunks continue the first one's list.
 
     Each document is justified by how it was found.
     """
-    ranked = rank_by_retrieval(((a.chunk, a.lineage) for a in observation.active), limit)
+    active = ((a.chunk, a.lineage) for a in observation.active)
+    ranked = rank_by_retrieval(active, limit, turn_first=True)
     return [
         RankedDocument(doc, f"Rank {rank} of the search for the question.", tuple(chunk_ids))
         for doc, chunk_ids, rank in ranked
@@ -50,10 +55,15 @@ class SingleShotPolicy:
         return []
 
     def propose(self, observation: Observation) -> Proposal:
-        """Turn 0: ``search_corpus(question)``; afterwards: the final answer."""
+        """Turn 0: ``search_corpus(question)``; then the same search again while fewer
+        than ``top_k`` documents are in view (see :func:`~thresher.policies.fill.fill_search`);
+        then the final answer."""
         if observation.turn == 0:
             call = ToolCall("search_corpus", {"query": observation.question}, "search")
             return Proposal(tool_calls=(call,), hop=0)
+        more = fill_search(observation, self.top_k, f"fill{observation.turn}")
+        if more is not None:
+            return Proposal(tool_calls=(more,), hop=0)
         return Proposal(final=FinalAnswer(tuple(rank_active_documents(observation, self.top_k))))
 
 

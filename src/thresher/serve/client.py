@@ -37,8 +37,10 @@ class ThresherClient:
         collection_name: str | None = None,
         policy: str | None = None,
         config: dict[str, Any] | None = None,
+        k: int | None = None,
     ) -> dict[str, Any]:
-        """One episode's Result as the server returns it (``documents``, ``exit_reason``, ...).
+        """One episode's Result as the server returns it (``documents``, ``exit_reason``, ...);
+        ``k``: how many documents (the request's ``"k"``; None: the policy's own number).
 
         Raises:
             InputError: the server refused the request (4xx), with its message.
@@ -52,6 +54,8 @@ class ThresherClient:
                 body[key] = value
         if config:
             body["config"] = config
+        if k is not None:
+            body["k"] = k
         headers = {"Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"

@@ -132,6 +132,8 @@ def build_mcp_server(service: SearchService) -> Any:
         path: str | None = None,
         collection_name: str | None = None,
     ) -> dict[str, Any]:
+        if not isinstance(question, str) or not question.strip():
+            raise ToolError("the question is empty; send {'question': 'your question'}")
         if k is not None and k < 1:
             raise ToolError(f"k is how many documents to return, 1 or more; got {k}")
         try:

@@ -42,6 +42,7 @@ from anyio.to_thread import run_sync
 from thresher.config import Config
 from thresher.corpus.sanitize import invalid_path
 from thresher.errors import InputError, ThresherError
+from thresher.harness.opening import check_searchable
 from thresher.harness.result import Result
 from thresher.harness.stream import EpisodeStream
 from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl
@@ -295,8 +296,8 @@ class SearchService:
 
         Raises:
             TooLarge: the question is over ``max_question_chars``.
-            InputError: an empty question, an unknown collection or policy, a
-                refused config override.
+            InputError: an empty question (NoSearchableWordsError: one with no letter
+                or digit), an unknown collection or policy, a refused config override.
             ConfigError: an unknown or ill-typed config setting.
         """
         where = invalid_path(
@@ -320,6 +321,7 @@ class SearchService:
             )
         if not question.strip():
             raise InputError("the question is empty; send {'query': 'your question'}")
+        check_searchable(question)
         name, _ = self.settings.choose_collection(collection)
         chosen = self.settings.choose_policy(policy)
         config = request_config(self.settings.config, overrides)

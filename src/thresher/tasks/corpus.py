@@ -452,5 +452,14 @@ class RestrictedStore:
             {**base.extra, "restricted": True},
         )
 
+    def clear_query_caches(self) -> None:
+        """Forget this view's filter memo and the wrapped store's query caches
+        (:class:`~thresher.index.store.KeepsQueryCaches`)."""
+        from thresher.index.store import KeepsQueryCaches
+
+        self._outside.clear()
+        if isinstance(self._store, KeepsQueryCaches):
+            self._store.clear_query_caches()
+
     def close(self) -> None:
         """Nothing to release: the wrapped store stays open (its owner closes it)."""

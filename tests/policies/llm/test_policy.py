@@ -452,3 +452,56 @@ def test_injection_in_a_retrieved_chunk_stays_delimited_data(tmp_path, store, co
     assert run.requests[1]["tools"] == run.requests[0]["tools"]
     assert [x.code for x in run.refusals()] == ["no_known_documents"]
     assert run.result.exit_reason is ExitReason.ANSWERED and list(run.result.doc_ids) == ["hostile"]
+
+
+# -- the server's context against the budget --------------------------------------------
+#: a llama.cpp server started with -c 32768, as its /v1/models lists it
+LLAMA_32K = {"object": "list", "data": [{"id": "replay", "meta": {"n_ctx": 32768}}]}
+
+
+def test_a_default_budget_is_fitted_to_a_32k_server_with_a_notice(tmp_path, store, config, caplog):
+    assert config.budget.total == 32768  # the default, not given
+    with caplog.at_level("WARNING", logger="thresher"):
+        run = episode(
+            tmp_path, store, config, [SEARCH, FINAL], models_reply={"completion": LLAMA_32K}
+        )
+    r = run.result
+    assert r.exit_reason is ExitReason.ANSWERED, r.message
+    fitted = 32768 - config.llm.max_tokens
+    assert r.trace[0].config["budget"]["total"] == fitted and r.usage.budget == fitted
+    notices = [m for m in caplog.messages if "budget.total lowered" in m]
+    assert notices and f"from 32768 to {fitted}" in notices[0] and "meta.n_ctx" in notices[0]
+
+
+def test_a_given_budget_that_does_not_fit_is_refused(tmp_path, store, config):
+    given = config.override({"budget.total": 32768})  # the default's value, but given
+    run = episode(tmp_path, store, given, [SEARCH, FINAL], models_reply={"completion": LLAMA_32K})
+    r = run.result
+    assert r.exit_reason is ExitReason.POLICY_ERROR and run.requests == []
+    assert r.message.startswith("ContextTooSmallError:") and "at most 28672" in r.message
+
+
+class _DownServer:
+    """A chat client whose server is down: every read of its context fails (counted)."""
+
+    def __init__(self) -> None:
+        from thresher.endpoint.settings import EndpointSettings
+
+        self.settings = EndpointSettings.resolve(Config().llm, {})
+        self.reads = 0
+
+    def context_size(self):
+        from thresher.endpoint.client import EndpointUnavailableError
+
+        self.reads += 1
+        raise EndpointUnavailableError("no server at http://127.0.0.1:9/v1")
+
+
+def test_a_down_server_is_asked_for_its_context_once_per_episode(store, config):
+    client = _DownServer()
+    policy = LLMPolicy(config, client=client)  # type: ignore[arg-type]
+    r = run_episode(QUESTION, store, policy, config)
+    assert r.exit_reason is ExitReason.ENDPOINT_UNAVAILABLE and "no server" in r.message
+    assert client.reads == 1  # the budget's fit asked; the first turn did not ask again
+    run_episode(QUESTION, store, policy, config)
+    assert client.reads == 2  # the next episode asks anew

@@ -523,6 +523,11 @@ class QueryEmbeddingCache:
                 self._cache.popitem(last=False)
         return vector
 
+    def clear(self) -> None:
+        """Forget every cached vector."""
+        with self._lock:
+            self._cache.clear()
+
 
 _shared: dict[str, Embedder] = {}
 _shared_lock = threading.Lock()

@@ -132,6 +132,14 @@ class CollectionStore:
         (:class:`~thresher.index.store.KeepsReaderMemo`)."""
         return self._view().memo
 
+    def clear_query_caches(self) -> None:
+        """Forget the query vectors, the filters' excluded chunks and the live generation's
+        reader memo (:class:`~thresher.index.store.KeepsQueryCaches`)."""
+        self._queries.clear()
+        with self._lock:
+            self._filtered.clear()
+        self.reader_memo().clear()
+
     def searches_inline(self) -> bool:
         """A search reads only memory and local files when dense search is the exact scan
         and chunks come from the saved records (:class:`~thresher.index.store.SearchesInline`)."""

@@ -12,6 +12,12 @@ into a :class:`~thresher.harness.actions.Proposal`, or into a
 and explains to the model at the next turn. The policy keeps no episode
 state: what it needs (earlier searches, refused replies so far) is read from
 the transcript, so one instance can serve concurrent episodes.
+
+The server's context must hold the budget and a reply: the policy declares
+:class:`~thresher.harness.policy.BoundsBudget` (its ceiling is the context the
+server reports less ``llm.max_tokens``), so a budget left at its default is fitted
+to the server before the first turn, and a given one that does not fit is refused
+(:class:`ContextTooSmallError`).
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from thresher.config import Config
 from thresher.errors import ThresherError
 from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.observation import Observation
+from thresher.harness.policy import BudgetCeiling
 from thresher.harness.render import escape_id
 from thresher.llm.client import ChatClient, EndpointSettings
+from thresher.llm.context import ContextSize
 from thresher.policies.llm.messages import chat_messages
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
@@ -99,7 +107,10 @@ class LLMPolicy:
         self._count = get_counter(cfg.chunking.tokenizer).count
         self._lock = threading.Lock()
         self._stats: Counter[str] = Counter()
-        self._context_checked = False
+        self._context_read = False
+        self._context: ContextSize | None = None
+        #: why the last read failed, raised once more by the next check (not read twice)
+        self._context_error: ThresherError | None = None
         #: the model call in flight per observation (by id), for :meth:`cancel`
         self._inflight: dict[int, ChatClient] = {}
 
@@ -149,28 +160,63 @@ class LLMPolicy:
             params["reasoning_effort"] = llm.reasoning_effort
         return params
 
-    def check_context(self) -> None:
-        """Check, once per instance, that the server's context holds the budget and a reply.
+    def context_size(self) -> ContextSize | None:
+        """The server's context size (read once per instance; None: the server reports none).
 
         Raises:
-            ContextTooSmallError: ``budget.total + llm.max_tokens`` is over the context
-                size the server reports (a server that reports none is not checked).
+            EndpointUnavailableError: the server is down (the next call raises it again
+                without asking; the one after asks again).
         """
         with self._lock:
-            if self._context_checked:
-                return
-        size = self.client.context_size()
+            if self._context_read:
+                return self._context
+            failed, self._context_error = self._context_error, None
+        if failed is not None:  # just read and failed (before this episode's first turn)
+            raise failed
+        try:
+            size = self.client.context_size()
+        except ThresherError as exc:
+            with self._lock:
+                self._context_error = exc
+            raise
         with self._lock:
-            self._context_checked = True
-        need = self.config.budget.total + self.config.llm.max_tokens
+            self._context, self._context_read = size, True
+        return size
+
+    def budget_ceiling(self) -> BudgetCeiling | None:
+        """The largest ``budget.total`` the server's context holds with a reply of
+        ``llm.max_tokens`` (a harness :class:`~thresher.harness.policy.BoundsBudget`);
+        None when the server reports no context size."""
+        size = self.context_size()
+        if size is None:
+            return None
+        max_tokens = self.config.llm.max_tokens
+        return BudgetCeiling(
+            size.tokens - max_tokens,
+            f"the server's context of {size.tokens} tokens ({size.source}) "
+            f"less llm.max_tokens={max_tokens}",
+        )
+
+    def check_context(self, budget: int | None = None) -> None:
+        """Check that the server's context holds ``budget`` (default ``budget.total``) and a reply.
+
+        Raises:
+            ContextTooSmallError: ``budget + llm.max_tokens`` is over the context
+                size the server reports (a server that reports none is not checked).
+        """
+        size = self.context_size()
+        budget = self.config.budget.total if budget is None else budget
+        max_tokens = self.config.llm.max_tokens
+        need = budget + max_tokens
         if size is None or need <= size.tokens:
             return
         raise ContextTooSmallError(
             f"the server's context is {size.tokens} tokens ({size.source}), but an episode "
-            f"may send budget.total={self.config.budget.total} tokens and ask for "
-            f"llm.max_tokens={self.config.llm.max_tokens} more ({need}): lower budget.total "
-            f"to at most {max(size.tokens - self.config.llm.max_tokens, 0)}, or start the "
-            "server with a larger context (llama.cpp -c, vLLM --max-model-len)"
+            f"may send budget.total={budget} tokens and ask for "
+            f"llm.max_tokens={max_tokens} more ({need}): lower budget.total "
+            f"to at most {max(size.tokens - max_tokens, 0)} (or leave it unset: it is then "
+            "fitted to the server), or start the server with a larger context "
+            "(llama.cpp -c, vLLM --max-model-len)"
         )
 
     def cancel(self, observation: Observation) -> None:
@@ -196,7 +242,7 @@ class LLMPolicy:
             and corrective message.
 
         Raises:
-            ContextTooSmallError: (first call) the server's context cannot hold the budget.
+            ContextTooSmallError: the server's context cannot hold the episode's budget.
             MalformedReplyLimitError: ``llm.max_malformed`` replies were already refused.
             EndpointUnavailableError: no server at ``base_url`` (at once), or the endpoint
                 stayed unreachable through the retries; the harness ends the episode
@@ -214,7 +260,7 @@ class LLMPolicy:
                 "the model is not following the tool format: check the server's tool-call "
                 "parser (docs/serving.md) or raise llm.max_malformed"
             )
-        self.check_context()
+        self.check_context(observation.usage.budget)
         params = self.request_params(observation)
         call = self.client.fork()
         with self._lock:

@@ -55,7 +55,8 @@ class EpisodeMemory:
             harness's question scorer gave them (a chunk a later search lists again is
             not asked again).
         hop: follow-up turns proposed so far.
-        phase: ``search``, then ``prune``, then ``final``.
+        phase: ``search``, then ``fill`` (a baseline's, see :mod:`thresher.policies.fill`),
+            then ``prune``, then ``final``.
         text: the episode's memo of chunk text.
         bridge_memo: the episode's memo of what bridge extraction reads of the question
             and the titles it knows (:mod:`.memo_reads`).

@@ -32,6 +32,10 @@ class LocalOptions:
         prune_below: within those documents, utility under which a chunk other
             than the document's best is pruned.
         prune: False gives the no-prune multi-turn baseline.
+        fill: before answering, search the question again while fewer than ``final_k``
+            documents are in view (the baselines, asked for ``k`` documents, answer
+            with ``k`` whenever the corpus has them; the local policy answers with
+            the documents its evidence supports).
         stop_at: sufficiency above which the policy stops hopping (1.0: never early).
         grep: also grep the question's quoted names and codes.
         first_clue: for a question stated as linked clues, also search its first
@@ -58,6 +62,7 @@ class LocalOptions:
     keep_docs: int = _D.keep_docs
     prune_below: float = _D.prune_below
     prune: bool = True
+    fill: bool = False
     stop_at: float | None = None
     grep: bool = True
     first_clue: bool = True

@@ -110,6 +110,7 @@ class LocalPolicy:
         self.keep_docs = o.keep_docs
         self.prune_below = o.prune_below
         self.prune = o.prune
+        self.fill = o.fill
         self.stop_at = float(tuned["stop_at"] if o.stop_at is None else o.stop_at)
         self.grep = o.grep
         self.first_clue = o.first_clue
@@ -163,5 +164,6 @@ class LocalPolicy:
             planner=planner,
             answer=answer,
             prune=self.prune,
+            fill=self.fill,
             constants=constants,
         )

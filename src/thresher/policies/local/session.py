@@ -10,8 +10,11 @@ call order. Its turns:
 1. hops: the planner's follow-ups, until it has none, ``max_hops`` is reached,
    the soft budget threshold is near, or the stop model says the evidence is in
    hand;
-2. prune: what the answer ranker would not keep (skipped with ``prune=False``);
-3. final: the answer ranker's documents, justified and scored.
+2. fill (the baselines only, ``fill=True``): the question searched again while
+   fewer than the answer's ``final_k`` documents are in view
+   (:func:`~thresher.policies.fill.fill_search`);
+3. prune: what the answer ranker would not keep (skipped with ``prune=False``);
+4. final: the answer ranker's documents, justified and scored.
 
 Everything the episode learns lives in its :class:`~.memory.EpisodeMemory`
 (what it derives from chunk text alone, in the index generation's reader memo
@@ -29,6 +32,7 @@ from thresher.harness.observation import Observation
 from thresher.harness.policy import RerankRequest
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import Hit
+from thresher.policies.fill import fill_search
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.candidate import QuestionContext
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
@@ -52,6 +56,8 @@ class LocalSession:
         planner: the planner of follow-ups (and its stop model).
         answer: the answer ranker.
         prune: prune before answering (False: the no-prune baseline).
+        fill: search the question again until the answer's ``final_k`` documents are
+            in view (the baselines: ``k`` documents whenever the corpus has them).
         constants: the policy's constants (the episode's memory reads them).
     """
 
@@ -68,6 +74,7 @@ class LocalSession:
         planner: Planner,
         answer: AnswerRanker,
         prune: bool,
+        fill: bool = False,
         constants: Constants = DEFAULT_CONSTANTS,
     ) -> None:
         self.name = name
@@ -77,6 +84,7 @@ class LocalSession:
         self.planner = planner
         self.answer = answer
         self.prune = prune
+        self.fill = fill
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return []
@@ -98,6 +106,11 @@ class LocalSession:
             proposal = self.planner.next_hop(memory, observation, ranked)
             if proposal is not None:
                 return proposal
+            memory.phase = "fill" if self.fill else "prune" if self.prune else "final"
+        if memory.phase == "fill":
+            more = fill_search(observation, self.answer.final_k, f"f{observation.turn}")
+            if more is not None:
+                return Proposal(tool_calls=(more,), hop=memory.hop)
             memory.phase = "prune" if self.prune else "final"
         if memory.phase == "prune":
             memory.phase = "final"

@@ -6,7 +6,8 @@ supporting chunks' text, and its metadata holds ``doc_id``, ``title``,
 ``exit_reason`` (and ``trace_id`` over HTTP)::
 
     from thresher.serve.adapters.langchain import ThresherRetriever
-    docs = ThresherRetriever(index="./idx").invoke("Which town hosts ...?")
+    docs = ThresherRetriever(index="./idx", k=5).invoke("Which town hosts ...?")
+    docs = retriever.invoke("...", k=3)   # this call's number of documents
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class ThresherRetriever(BaseRetriever):
         config: settings overrides (``{"budget.total": 16384}``).
         collection_name: the server's collection (HTTP only).
         api_key: the server's key (HTTP only).
+        k: how many documents each query returns (``invoke(query, k=3)`` sets one call's);
+            None: the policy's own number.
     """
 
     index: str | None = None
@@ -56,13 +59,18 @@ class ThresherRetriever(BaseRetriever):
     config: dict[str, Any] | None = None
     collection_name: str | None = None
     api_key: str | None = None
+    k: int | None = None
     _searcher: Searcher | None = PrivateAttr(default=None)
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
     ) -> list[Document]:
         if self._searcher is None:
             self._searcher = Searcher(
                 self.index, self.url, self.policy, self.config, self.collection_name, self.api_key
             )
-        return to_documents(self._searcher(query))
+        return to_documents(self._searcher(query, self.k if k is None else k))

@@ -46,6 +46,7 @@ class ThresherLlamaRetriever(BaseRetriever):
         config: settings overrides (``{"budget.total": 16384}``).
         collection_name: the server's collection (HTTP only).
         api_key: the server's key (HTTP only).
+        k: how many documents each query returns (None: the policy's own number).
         **kwargs: passed to LlamaIndex's ``BaseRetriever`` (callback manager, ...).
     """
 
@@ -57,10 +58,11 @@ class ThresherLlamaRetriever(BaseRetriever):
         config: dict[str, Any] | None = None,
         collection_name: str | None = None,
         api_key: str | None = None,
+        k: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self._searcher = Searcher(index, url, policy, config, collection_name, api_key)
+        self._searcher = Searcher(index, url, policy, config, collection_name, api_key, k)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return to_nodes(self._searcher(query_bundle.query_str))

@@ -25,6 +25,8 @@ class Searcher:
         config: settings (in-process: any; over HTTP: what the server lets a request set).
         collection_name: the server's collection (HTTP only).
         api_key: the server's key (HTTP only).
+        k: how many documents each search returns (``episode.k``; over HTTP at most the
+            server's cap); None: the policy's own number.
     """
 
     def __init__(
@@ -35,17 +37,21 @@ class Searcher:
         config: Mapping[str, Any] | None = None,
         collection_name: str | None = None,
         api_key: str | None = None,
+        k: int | None = None,
     ) -> None:
         if (index is None) == (url is None):
             raise ConfigError("give either index= (search in-process) or url= (a thresher server)")
         self.index, self.url = index, url
         self.policy, self.config = policy, dict(config or {})
         self.collection_name, self.api_key = collection_name, api_key
+        self.k = k
         self._store: Any = None
         self._lock = threading.Lock()
 
-    def __call__(self, question: str) -> dict[str, Any]:
-        """The Result of one episode for ``question`` (``documents`` ranked best first)."""
+    def __call__(self, question: str, k: int | None = None) -> dict[str, Any]:
+        """The Result of one episode for ``question`` (``documents`` ranked best first);
+        ``k``: this call's number of documents (None: the searcher's ``k``)."""
+        k = self.k if k is None else k
         if self.url is not None:
             from thresher.serve.client import ThresherClient
 
@@ -54,12 +60,13 @@ class Searcher:
                 collection_name=self.collection_name,
                 policy=self.policy,
                 config=self.config or None,
+                k=k,
             )
         from thresher.api import resolve_config, search
 
         config = resolve_config(self.config)
         result = search(
-            question, index=self._open(config), policy=self.policy or "local", config=config
+            question, index=self._open(config), policy=self.policy or "local", config=config, k=k
         )
         return result.to_dict()
 
