@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.conftest import corpus
 from harness.conftest import test_config as small_config
@@ -75,3 +77,137 @@ def test_an_endpoint_reporting_one_prompt_token_does_not_lift_the_budget(
     # and what was sent grew no further than without any reported usage
     assert max(lying_sent) <= max(honest_sent) * 1.1
     assert lying.exit_reason == honest.exit_reason
+
+
+# -- item 5: malformed JSON-RPC over MCP stdio -------------------------------------------
+DEEP = "[" * 20_000 + "]" * 20_000  # past the parser, within the line cap
+
+
+def _call(rid: object, params: str) -> str:
+    return '{"jsonrpc":"2.0","id":' + str(rid) + ',"method":"tools/call","params":' + params + "}"
+
+
+def _search(arguments: str) -> str:
+    return '{"name":"search","arguments":' + arguments + "}"
+
+
+#: (line sent, the error code and id the reply must carry)
+MALFORMED = [
+    ("{not json", -32700, None),
+    ('[{"jsonrpc":"2.0","id":5,"method":"ping"}]', -32600, None),
+    ('{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', -32600, None),
+    ('{"jsonrpc":"2.0","id":[1],"method":"ping"}', -32600, None),
+    ('{"id":7,"method":"ping"}', -32600, 7),
+    ('{"jsonrpc":"1.0","id":7,"method":"ping"}', -32600, 7),
+    ('"just a string"', -32600, None),
+    ('{"jsonrpc":"2.0","id":12,"method":7}', -32600, 12),
+    (_call(8, '"x"'), -32602, 8),
+    (_call(9, _search('{"question":' + DEEP + "}")), -32700, None),
+    (_call(19, _search('{"q":' + "[" * 200 + "]" * 200 + "}")), -32600, 19),
+    (_call(10, _search('{"question":"a\\ud800b"}')), -32602, 10),
+    (_call(11, _search('{"\\udc00":"x"}')), -32602, 11),
+    (_call('"s\\ud800"', '{"name":"search"}'), -32600, None),
+    (
+        _call(14, _search('{"question":"' + "a" * 100_000 + '"}')),
+        -32600,
+        None,
+    ),
+]
+
+
+def _mcp_exchange(index: Path, lines: list[bytes], tmp_path: Path) -> list[list[dict]]:
+    """Start ``thresher mcp`` over stdio, initialize, then send each line followed by a
+    ``ping``; returns, per line, the replies that came before its ping's."""
+    import json
+    import os
+    import select
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "thresher.cli.main", "mcp", "--index", str(index)]
+    cmd += ["--trace-dir", str(tmp_path / "traces")]
+    with (tmp_path / "mcp-stderr.log").open("wb") as err:
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=dict(os.environ)
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    buffered = b""
+
+    def read_until(ping_id: str) -> list[dict]:
+        nonlocal buffered
+        got: list[dict] = []
+        while True:
+            while b"\n" not in buffered:
+                ready, _, _ = select.select([proc.stdout], [], [], 120)  # a hang guard only
+                assert ready, f"no reply before ping {ping_id}; got {got}"
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                assert chunk, f"server closed stdout; got {got}"
+                buffered += chunk
+            line, buffered = buffered.split(b"\n", 1)
+            message = json.loads(line)
+            if message.get("id") == ping_id:
+                return got
+            got.append(message)
+
+    def send(raw: bytes) -> None:
+        proc.stdin.write(raw + b"\n")
+        proc.stdin.flush()
+
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        init["clientInfo"] = {"name": "t", "version": "0"}
+        send(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": init}
+            ).encode()
+        )
+        read_until("init")
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        out = []
+        for i, raw in enumerate(lines):
+            send(raw)
+            send(json.dumps({"jsonrpc": "2.0", "id": f"ping{i}", "method": "ping"}).encode())
+            out.append(read_until(f"ping{i}"))
+        return out
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_mcp_stdio_answers_malformed_json_rpc_with_errors(index_dir, tmp_path) -> None:
+    lines = [text.encode("utf-8") for text, _, _ in MALFORMED]
+    lines.append(b'{"jsonrpc":"2.0","id":13,"method":"ping","x":"\xff\xfe"}')  # not UTF-8
+    expected = [(code, rid) for _, code, rid in MALFORMED] + [(-32700, None)]
+    replies = _mcp_exchange(index_dir, lines, tmp_path)
+    for (text, (code, rid)), got in zip(zip(lines, expected, strict=True), replies, strict=True):
+        assert len(got) == 1, (text[:80], got)
+        (reply_,) = got
+        assert reply_["jsonrpc"] == "2.0" and reply_["id"] == rid, (text[:80], reply_)
+        assert reply_["error"]["code"] == code and reply_["error"]["message"], (text[:80], reply_)
+
+
+@given(
+    st.binary(max_size=512)
+    | st.text(max_size=256).map(lambda t: t.encode("utf-8", "surrogatepass"))
+)
+@settings(max_examples=300, deadline=None)
+def test_screening_a_line_never_raises(line: bytes) -> None:
+    from thresher.serve.mcp_stdio import screen
+
+    reply_ = screen(line)
+    assert reply_ is None or reply_["error"]["code"] in (-32700, -32600, -32602)
+
+
+def test_a_well_formed_request_passes_the_screen() -> None:
+    from thresher.serve.mcp_stdio import screen
+
+    call = _call(1, _search('{"question":"who?","where":{"a":1}}'))
+    assert screen(call.encode()) is None
+    assert screen(b'{"jsonrpc":"2.0","method":"notifications/initialized"}') is None
+    assert screen(b'{"jsonrpc":"2.0","id":"x","result":{}}') is None
