@@ -211,3 +211,85 @@ def test_a_well_formed_request_passes_the_screen() -> None:
     assert screen(call.encode()) is None
     assert screen(b'{"jsonrpc":"2.0","method":"notifications/initialized"}') is None
     assert screen(b'{"jsonrpc":"2.0","id":"x","result":{}}') is None
+
+
+# -- item 5: a `where` chromadb would refuse is refused at the door ---------------------
+#: wheres chromadb's own validate_where refuses (a search would end ``tools_failed``)
+BAD_WHERES = [
+    {"$and": [{"lang": "en"}]},
+    {"$or": []},
+    {"$and": [{"lang": "en"}, {}]},
+    {"lang": {"$in": []}},
+    {"lang": {"$in": "en"}},
+    {"lang": {"$in": ["en", 1]}},
+    {"year": {"$gt": "2019"}},
+    {"lang": {"$eq": None}},
+    {"lang": {"$ne": []}},
+]
+#: wheres chromadb takes and then fails on (text it cannot encode), or reads oddly
+REFUSED_HERE = [
+    {"\ud800": "x"},
+    {"lang": "a\udc00"},
+    {"lang": {"$in": ["\ud800"]}},
+    {"year": {"$gte": True}},
+]
+GOOD_WHERES = [
+    {"lang": "en"},
+    {"lang": "en", "year": 2020},
+    {"$and": [{"lang": "en"}, {"year": {"$gte": 2019}}]},
+    {"$or": [{"lang": "en"}, {"$and": [{"a": 1}, {"b": {"$nin": ["x", "y"]}}]}]},
+    {"lang": {"$in": ["en", "fr"]}},
+    {"ok": {"$ne": True}},
+    {"year": {"$lt": 2.5}},
+]
+
+
+@pytest.mark.parametrize("where", BAD_WHERES, ids=range(len(BAD_WHERES)))
+def test_a_where_chromadb_refuses_is_an_input_error(where) -> None:
+    from chromadb.api.types import validate_where
+
+    from thresher.errors import InputError
+    from thresher.index.filters import DocFilter
+
+    with pytest.raises(ValueError):  # chromadb's own check agrees
+        validate_where(where)
+    with pytest.raises(InputError, match="where"):
+        DocFilter.parse(where, None)
+
+
+@pytest.mark.parametrize("where", REFUSED_HERE, ids=range(len(REFUSED_HERE)))
+def test_a_where_with_text_chromadb_cannot_encode_is_an_input_error(where) -> None:
+    from thresher.errors import InputError
+    from thresher.index.filters import DocFilter
+
+    with pytest.raises(InputError, match="where"):
+        DocFilter.parse(where, None)
+
+
+@pytest.mark.parametrize("where", GOOD_WHERES, ids=range(len(GOOD_WHERES)))
+def test_a_where_we_admit_chromadb_reads(where) -> None:
+    from chromadb.api.types import validate_where
+
+    from thresher.index.filters import DocFilter
+
+    checked = DocFilter.parse(where, None)
+    assert checked is not None
+    validate_where(checked.chroma_where())
+
+
+@pytest.mark.server
+def test_http_search_with_a_where_chromadb_refuses_is_a_400(index_dir, tmp_path) -> None:
+    from serve.conftest import running_server
+
+    bodies = [
+        b'{"query": "glassworks", "where": {"\\ud800": "x"}}',
+        b'{"query": "glassworks", "where": {"$and": [{"lang": "en"}]}}',
+        b'{"query": "glassworks", "config": {"retrieval.where": "{\\"$or\\": []}"}}',
+    ]
+    with running_server(index_dir, tmp_path) as server, server.client() as client:
+        replies = [
+            client.post("/search", content=b, headers={"Content-Type": "application/json"})
+            for b in bodies
+        ]
+    for body, r in zip(bodies, replies, strict=True):
+        assert r.status_code == 400 and "where" in r.text, (body, r.status_code, r.text[:300])

@@ -45,6 +45,7 @@ from thresher.errors import InputError, ThresherError
 from thresher.harness.result import Result
 from thresher.harness.stream import EpisodeStream
 from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl
+from thresher.index.filters import DocFilter
 from thresher.index.store import Store
 from thresher.serve.gate import EpisodeGate
 from thresher.serve.settings import ServeSettings, request_config
@@ -296,7 +297,7 @@ class SearchService:
         Raises:
             TooLarge: the question is over ``max_question_chars``.
             InputError: an empty question, an unknown collection or policy, a
-                refused config override.
+                refused config override, a ``retrieval.where`` chromadb would refuse.
             ConfigError: an unknown or ill-typed config setting.
         """
         where = invalid_path(
@@ -323,6 +324,8 @@ class SearchService:
         name, _ = self.settings.choose_collection(collection)
         chosen = self.settings.choose_policy(policy)
         config = request_config(self.settings.config, overrides)
+        # a filter set through ``config`` is checked like the request's ``where`` (400)
+        DocFilter.parse(config.retrieval.where, config.retrieval.path)
         return question, name, chosen, config
 
     # -- stores -----------------------------------------------------------------------
