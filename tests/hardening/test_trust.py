@@ -293,3 +293,77 @@ def test_http_search_with_a_where_chromadb_refuses_is_a_400(index_dir, tmp_path)
         ]
     for body, r in zip(bodies, replies, strict=True):
         assert r.status_code == 400 and "where" in r.text, (body, r.status_code, r.text[:300])
+
+
+# -- item 5: a configured URL a client cannot open is one line -------------------------
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1",
+        "http://host:port/v1",
+        "localhost:8000",
+        "ftp://h/v1",
+        "http:///v1",
+        "http://h /v1",
+    ],
+)
+def test_a_malformed_llm_base_url_is_one_error_line(url, tmp_path, capsys) -> None:
+    from thresher.cli.main import main
+
+    code = main(
+        ["search", "who?", "--index", str(tmp_path / "none"), "--policy", "llm",
+         "--set", f"llm.base_url={url}"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and "llm.base_url" in err, err
+
+
+def test_a_malformed_base_url_in_the_environment_names_the_variable() -> None:
+    from thresher.config import LLMConfig
+    from thresher.endpoint.settings import EndpointSettings
+    from thresher.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="THRESHER_LLM_BASE_URL"):
+        EndpointSettings.resolve(LLMConfig(), {"THRESHER_LLM_BASE_URL": "http://[::1"})
+    with pytest.raises(ConfigError, match="OPENAI_BASE_URL"):
+        EndpointSettings.openai_env("m", env={"OPENAI_BASE_URL": "http://h:99999999"})
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "http://",
+                "https://",
+                "[",
+                "]",
+                "::1",
+                ":",
+                "80",
+                "h",
+                "/v1",
+                "@",
+                "%",
+                "?",
+                "#",
+                "x.y",
+                " ",
+            ]
+        )
+        | st.text(max_size=3),
+        max_size=7,
+    ).map("".join)
+)
+@settings(max_examples=400, deadline=None)
+def test_a_base_url_we_admit_the_openai_client_opens(url: str) -> None:
+    import openai
+
+    from thresher.config import check_url
+    from thresher.errors import ConfigError
+
+    try:
+        check_url(url, "url")
+    except ConfigError:
+        return
+    openai.OpenAI(base_url=url, api_key="k")
