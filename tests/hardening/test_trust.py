@@ -367,3 +367,91 @@ def test_a_base_url_we_admit_the_openai_client_opens(url: str) -> None:
     except ConfigError:
         return
     openai.OpenAI(base_url=url, api_key="k")
+
+
+# -- item 4: a tampered index fails with one line naming the file and the fix ----------
+def _rotate_id_map(generation: Path) -> None:
+    """Rotate the BM25 id map by one, consistently across its files (sizes unchanged
+    when the ids have one length): every position now names another chunk."""
+    import json
+
+    from thresher.index.id_table import save_ids
+
+    folder = generation / "bm25"
+    ids = json.loads((folder / "ids.json").read_text(encoding="utf-8"))
+    save_ids(folder, ids[1:] + ids[:1])
+
+
+def _truncate_npy(generation: Path) -> None:
+    target = generation / "bm25" / "bm25s" / "data.csc.index.npy"
+    target.write_bytes(target.read_bytes()[:100])
+
+
+def _delete_chroma(generation: Path) -> None:
+    import shutil
+
+    shutil.rmtree(generation / "chroma")
+
+
+def _garbage_in_sqlite(generation: Path) -> None:
+    target = generation / "chroma" / "chroma.sqlite3"
+    size = target.stat().st_size
+    with target.open("r+b") as fh:  # same size: only a checksum sees it
+        fh.seek(size // 2)
+        fh.write(b"\xa5" * 4096)
+
+
+TAMPERING = {
+    "rotated-id-map": (_rotate_id_map, "bm25/ids"),
+    "truncated-npy": (_truncate_npy, "data.csc.index.npy"),
+    "deleted-chroma": (_delete_chroma, "chroma"),
+    "garbage-in-sqlite": (_garbage_in_sqlite, "chroma.sqlite3"),
+}
+
+
+@pytest.fixture
+def index_copy(index_dir: Path, tmp_path: Path, monkeypatch) -> Path:
+    import shutil
+
+    monkeypatch.setenv("THRESHER_READ_COPIES", str(tmp_path / "copies"))
+    target = tmp_path / "index"
+    shutil.copytree(index_dir, target)
+    return target
+
+
+@pytest.mark.parametrize("case", list(TAMPERING))
+def test_a_tampered_index_is_one_line_naming_the_file_and_the_fix(
+    case: str, index_copy: Path, capsys
+) -> None:
+    from thresher.cli.main import main
+    from thresher.index.embedded.layout import current_generation
+
+    tamper, named = TAMPERING[case]
+    tamper(current_generation(index_copy))
+    code = main(["search", QUESTION, "--index", str(index_copy), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 3 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert named in err and "thresher index" in err, err
+
+
+def test_an_index_written_before_side_file_checksums_still_opens(index_copy: Path, capsys) -> None:
+    from thresher.cli.main import main
+    from thresher.index.embedded.layout import current_generation
+
+    (current_generation(index_copy) / "files.json").unlink()
+    code = main(["search", QUESTION, "--index", str(index_copy), "--quiet", "--json"])
+    assert code == 0, capsys.readouterr().err
+
+
+def test_an_old_index_with_a_truncated_side_file_is_one_line_too(index_copy: Path, capsys) -> None:
+    from thresher.cli.main import main
+    from thresher.index.embedded.layout import current_generation
+
+    generation = current_generation(index_copy)
+    (generation / "files.json").unlink()
+    _truncate_npy(generation)
+    code = main(["search", QUESTION, "--index", str(index_copy), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 3 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "bm25" in err and "thresher index" in err, err
