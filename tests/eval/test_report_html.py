@@ -71,6 +71,7 @@ def test_report_renders_without_console_errors(world_run, tmp_path: Path) -> Non
     assert 'data-loaded="1"' in dom
     assert _errors(dom) == []
     assert "Uncaught" not in stderr
+    assert "Content Security Policy" not in stderr  # its own script and styles are allowed
     assert dom.count("<svg") == 3
     assert len(re.findall(r"<tr><td>chain-", dom)) == len(report.tasks)
     assert "http://" not in paths["html"].read_text().replace(
