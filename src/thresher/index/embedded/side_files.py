@@ -34,8 +34,9 @@ __all__ = [
 ]
 
 FILES = "files.json"
-#: the BM25 id map's files (position -> chunk id), checked by checksum at every open
-ID_MAP = ("bm25/ids.utf8", "bm25/ids.offsets.npy", "bm25/ids.sorted.npy", "bm25/ids.json")
+#: the BM25 id map's files (position -> chunk id) a reader maps, checked by checksum at
+#: every open (``ids.json``, kept for older readers, is size-checked only)
+ID_MAP = ("bm25/ids.utf8", "bm25/ids.offsets.npy", "bm25/ids.sorted.npy")
 _UNLISTED = frozenset({"manifest.json", FILES})
 
 
