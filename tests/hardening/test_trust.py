@@ -63,6 +63,7 @@ def _lying_episode(tmp_path: Path, store, config, prompt_tokens: int | None):
 
 
 @pytest.mark.server
+@pytest.mark.slow
 def test_an_endpoint_reporting_one_prompt_token_does_not_lift_the_budget(
     tmp_path, store, config
 ) -> None:
@@ -183,7 +184,10 @@ def _mcp_exchange(index: Path, lines: list[bytes], tmp_path: Path) -> list[list[
 def test_mcp_stdio_answers_malformed_json_rpc_with_errors(index_dir, tmp_path) -> None:
     lines = [text.encode("utf-8") for text, _, _ in MALFORMED]
     lines.append(b'{"jsonrpc":"2.0","id":13,"method":"ping","x":"\xff\xfe"}')  # not UTF-8
+    lines.append(b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{}}')  # the SDK's
+    lines.append(b'{"jsonrpc":"2.0","id":21,"method":"no/such/method"}')
     expected = [(code, rid) for _, code, rid in MALFORMED] + [(-32700, None)]
+    expected += [(-32602, 20), (-32601, 21)]
     replies = _mcp_exchange(index_dir, lines, tmp_path)
     for (text, (code, rid)), got in zip(zip(lines, expected, strict=True), replies, strict=True):
         assert len(got) == 1, (text[:80], got)
@@ -278,6 +282,7 @@ def test_a_where_we_admit_chromadb_reads(where) -> None:
 
 
 @pytest.mark.server
+@pytest.mark.slow
 def test_http_search_with_a_where_chromadb_refuses_is_a_400(index_dir, tmp_path) -> None:
     from serve.conftest import running_server
 
