@@ -186,10 +186,19 @@ def test_mcp_stdio_answers_malformed_json_rpc_with_errors(index_dir, tmp_path) -
     lines.append(b'{"jsonrpc":"2.0","id":13,"method":"ping","x":"\xff\xfe"}')  # not UTF-8
     lines.append(b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{}}')  # the SDK's
     lines.append(b'{"jsonrpc":"2.0","id":21,"method":"no/such/method"}')
-    expected = [(code, rid) for _, code, rid in MALFORMED] + [(-32700, None)]
+    expected: list[tuple[int, int | None] | None] = [(c, r) for _, c, r in MALFORMED]
+    expected.append((-32700, None))
     expected += [(-32602, 20), (-32601, 21)]
+    # notifications are never answered, malformed or not; the server goes on
+    lines.append(b'{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\ud800"}}')
+    lines.append(b'{"jsonrpc":"2.0","method":"notifications/x","params":"s"}')
+    expected += [None, None]
     replies = _mcp_exchange(index_dir, lines, tmp_path)
-    for (text, (code, rid)), got in zip(zip(lines, expected, strict=True), replies, strict=True):
+    for text, want, got in zip(lines, expected, replies, strict=True):
+        if want is None:
+            assert got == [], (text[:80], got)
+            continue
+        code, rid = want
         assert len(got) == 1, (text[:80], got)
         (reply_,) = got
         assert reply_["jsonrpc"] == "2.0" and reply_["id"] == rid, (text[:80], reply_)
