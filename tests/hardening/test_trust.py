@@ -80,6 +80,15 @@ def test_an_endpoint_reporting_one_prompt_token_does_not_lift_the_budget(
     assert lying.exit_reason == honest.exit_reason
 
 
+def test_trace_show_says_a_report_was_not_used() -> None:
+    from thresher.cli.trace_cmd import format_event
+
+    report = UsageReport(turn=1, counted=2400, prompt_tokens=1, discrepancy=True)
+    (line,) = format_event(report)
+    assert "discrepancy" in line and "not used" in line
+    assert "discrepancy" not in format_event(UsageReport(turn=1, counted=9, prompt_tokens=9))[0]
+
+
 # -- item 5: malformed JSON-RPC over MCP stdio -------------------------------------------
 DEEP = "[" * 20_000 + "]" * 20_000  # past the parser, within the line cap
 
