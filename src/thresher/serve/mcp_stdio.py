@@ -184,6 +184,10 @@ async def serve_stdio(server: Any, max_line: int) -> None:
     until the client closes stdin; lines longer than ``max_line`` bytes are refused."""
     from mcp.server.stdio import stdio_server
 
+    lowlevel = getattr(server, "_lowlevel_server", None)  # what the SDK's run_stdio_async runs
+    if lowlevel is None:  # another SDK layout: its own transport, unscreened
+        await server.run_stdio_async()
+        return
     private_in, private_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     sys.stdout.flush()
@@ -196,7 +200,6 @@ async def serve_stdio(server: Any, max_line: int) -> None:
             os.fdopen(private_out, "wb", closefd=False) as raw_out,
         ):
             wire = _Wire(raw_in, raw_out, max_line)
-            lowlevel = server._lowlevel_server  # the SDK's run_stdio_async, on our streams
             async with stdio_server(wire.lines(), wire) as (read, write):  # type: ignore[arg-type]
                 await lowlevel.run(read, write, lowlevel.create_initialization_options())
     finally:
