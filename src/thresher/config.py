@@ -70,6 +70,33 @@ ToolChoice = Literal["auto", "required"]
 FirstResponseFormat = Literal["json_schema", "none"]
 
 
+_URL_SCHEMES = ("http", "https")
+
+
+def check_url(value: str, label: str) -> str:
+    """``value`` when it is an ``http(s)://host[:port][/path]`` URL a client can open.
+
+    Raises:
+        ConfigError: one line naming ``label`` and what is wrong (a bracket left open,
+            a port that is not a number, no host, another scheme, spaces).
+    """
+    from urllib.parse import urlsplit
+
+    example = "e.g. http://localhost:8000/v1"
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ConfigError(f"{label} must be a URL without spaces ({example}), got {value!r}")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  (parsing the port raises for one that is not a number)
+    except ValueError as exc:
+        raise ConfigError(f"{label} is not a valid URL ({exc}; {example}), got {value!r}") from exc
+    if parts.scheme not in _URL_SCHEMES or not parts.hostname:
+        raise ConfigError(
+            f"{label} must be an http:// or https:// URL with a host ({example}), got {value!r}"
+        )
+    return value
+
+
 def _check_choices(section: object) -> None:
     """Raise ``ConfigError`` when a ``Literal``-typed field holds a value outside its choices."""
     for name, hint in get_type_hints(type(section)).items():
@@ -277,6 +304,8 @@ class LLMConfig:
 
     def __post_init__(self) -> None:
         _check_choices(self)
+        if self.base_url:
+            check_url(self.base_url, "setting llm.base_url")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ __all__ = [
     "IdRefusedError",
     "IndexNotFoundError",
     "IndexVersionError",
+    "IndexDamagedError",
     "PatternRejectedError",
     "UnknownIdError",
     "BackendUnavailableError",
@@ -59,6 +60,12 @@ class ConfigError(ThresherError):
 
 class IndexNotFoundError(ThresherError):
     """No index at the given location."""
+
+    exit_code = 3
+
+
+class IndexDamagedError(IndexNotFoundError):
+    """A file of the index is missing or not the one that was written: rebuild it."""
 
     exit_code = 3
 

@@ -71,6 +71,7 @@ def test_report_renders_without_console_errors(world_run, tmp_path: Path) -> Non
     assert 'data-loaded="1"' in dom
     assert _errors(dom) == []
     assert "Uncaught" not in stderr
+    assert "Content Security Policy" not in stderr  # its own script and styles are allowed
     assert dom.count("<svg") == 3
     assert len(re.findall(r"<tr><td>chain-", dom)) == len(report.tasks)
     assert "http://" not in paths["html"].read_text().replace(
@@ -90,3 +91,36 @@ def test_the_probe_sees_a_script_error(tmp_path: Path) -> None:
     errors = _errors(dom)
     assert any("bad thing" in e for e in errors)
     assert any("undefinedFunction" in e for e in errors)
+
+
+def test_shown_text_has_its_bidi_controls_written_out(world_run) -> None:
+    from thresher.eval.report import task_records
+    from thresher.eval.report_html import render_html
+
+    report, _, _ = world_run
+    records = task_records(report)
+    records[0] = {**records[0], "question": "evil\u202egnp.exe\u2066 and\u200b\x1b[31m"}
+    records[0]["query_id"] = "chain-\u202e0"
+    page = render_html(report, records)
+    hidden = [
+        c for c in page if c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\x1b"
+    ]
+    assert hidden == []
+    assert "evil[U+202E]gnp.exe[U+2066] and[U+200B][U+001B][31m" in page
+
+
+def test_the_page_carries_a_policy_that_admits_only_its_own_script(world_run) -> None:
+    import base64
+    import hashlib
+
+    _, _, paths = world_run
+    page = paths["html"].read_text(encoding="utf-8")
+    policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', page)
+    assert policy, "no Content-Security-Policy"
+    rules = dict(r.strip().split(" ", 1) for r in policy.group(1).split(";"))
+    assert rules["default-src"] == "'none'" and "unsafe-inline" not in rules["script-src"]
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert rules["script-src"] == f"'sha256-{digest}'"
+    assert page.index("Content-Security-Policy") < page.index("<style>")

@@ -159,6 +159,7 @@ def test_a_damaged_generation_is_one_clear_error(
 
     monkeypatch.setenv("THRESHER_READ_COPIES", str(tmp_path / "copies"))
     (current_generation(index_dir) / "chroma" / "chroma.sqlite3").write_bytes(b"\x00" * 4096)
-    with pytest.raises(IndexNotFoundError, match="cannot open the index.*rebuild it"):
+    with pytest.raises(IndexNotFoundError, match="(cannot open the index|is damaged).*rebuild it"):
         EmbeddedStore(index_dir, small_config, embedder=minilm)
-    assert list((tmp_path / "copies").iterdir()) == []  # its read copy went too
+    copies = tmp_path / "copies"
+    assert not copies.exists() or list(copies.iterdir()) == []  # its read copy went too

@@ -133,10 +133,13 @@ def _event_lines(event: Any) -> list[str]:
     if kind == "refusal":
         return [f"   ✗ refusal {event.code}: {shorten(event.message, 200)}"]
     if kind == "usage":
-        return [
+        line = (
             f"   endpoint usage: prompt {event.prompt_tokens} (counted {event.counted}),"
             f" completion {event.completion_tokens}, correction {event.correction}"
-        ]
+        )
+        if event.discrepancy:
+            line += " · discrepancy: far below our count, not used"
+        return [line]
     if kind == "final":
         lines = [f"   final: {len(event.documents)} document(s)", *_flagged_line(event.flagged)]
         for d in event.documents:

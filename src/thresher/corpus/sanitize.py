@@ -32,6 +32,7 @@ __all__ = [
     "safe_json",
     "REPLACEMENT",
     "sanitize_text",
+    "reveal_hidden",
     "flag_injection",
     "chunk_flags",
     "merge_counts",
@@ -149,6 +150,15 @@ def sanitize_text(text: str) -> tuple[str, dict[str, int]]:
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
     return text, counts
+
+
+def reveal_hidden(text: str) -> str:
+    """``text`` with every character that hides or reorders text (the ones
+    :func:`sanitize_text` removes, ``\r`` included) written as ``[U+XXXX]``: for
+    showing a text that may carry them, such as a task's question in a report."""
+    if _ANY.search(text) is None:
+        return text
+    return _ANY.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
 
 # Cyrillic and Greek letters drawn like Latin ones (the look-alikes of Unicode's

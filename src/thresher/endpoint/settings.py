@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from thresher.config import LLMConfig
+from thresher.config import LLMConfig, check_url
 
 __all__ = ["DEFAULT_BASE_URL", "OPENAI_BASE_URL", "PLACEHOLDER_KEY", "EndpointSettings"]
 
@@ -52,14 +52,20 @@ class EndpointSettings:
         then :data:`DEFAULT_BASE_URL`. model: ``config.model``, ``THRESHER_LLM_MODEL``,
         else '' (discovered later). key: ``$<config.api_key_env>``, ``OPENAI_API_KEY``,
         else a placeholder for keyless local servers.
+
+        Raises:
+            ConfigError: the chosen base URL is not an ``http(s)://`` URL with a host.
         """
         env = os.environ if env is None else env
-        base_url = (
-            config.base_url
-            or env.get("THRESHER_LLM_BASE_URL", "")
-            or env.get("OPENAI_BASE_URL", "")
-            or DEFAULT_BASE_URL
-        )
+        base_url, label = DEFAULT_BASE_URL, "the default"
+        for label, value in (
+            ("setting llm.base_url", config.base_url),
+            ("THRESHER_LLM_BASE_URL", env.get("THRESHER_LLM_BASE_URL", "")),
+            ("OPENAI_BASE_URL", env.get("OPENAI_BASE_URL", "")),
+        ):
+            if value:
+                base_url = check_url(value, label)
+                break
         model = config.model or env.get("THRESHER_LLM_MODEL", "")
         key, source = PLACEHOLDER_KEY, ""
         for name in (config.api_key_env, "OPENAI_API_KEY"):
@@ -93,7 +99,12 @@ class EndpointSettings:
         (keyless local servers ignore it). Retries as ``LLMConfig``'s defaults.
         """
         env = os.environ if env is None else env
-        base = base_url or env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        if base_url:
+            base = check_url(base_url, "the endpoint's base URL")
+        elif env.get("OPENAI_BASE_URL"):
+            base = check_url(env["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
+        else:
+            base = OPENAI_BASE_URL
         if api_key is not None:
             key, source = api_key, ""
         else:

@@ -1,6 +1,9 @@
 """The paired run as one self-contained HTML page: inline CSS, JS and SVG plots.
 
-No CDN, no fonts, no network: the page opens from disk anywhere. Plots are
+No CDN, no fonts, no network: the page opens from disk anywhere. A
+Content-Security-Policy in the page lets only its own script (by hash) run and
+loads nothing from anywhere; every shown text has its bidi, zero-width and control
+characters written out as ``[U+XXXX]`` (a question cannot reorder what is shown). Plots are
 drawn here as SVG: recall@5 against context tokens (one point per task and
 side), failures by cause, failures by hop (stacked by cause); a cost table
 (tokens, wall time, USD per episode and per resolved question); then a per-task
@@ -9,9 +12,12 @@ table (sortable by clicking a header) linking to each trace file.
 
 from __future__ import annotations
 
-from html import escape
+import base64
+import hashlib
+from html import escape as _escape
 from typing import Any, NamedTuple
 
+from thresher.corpus.sanitize import reveal_hidden
 from thresher.eval.attribution import (
     CAUSE_LABELS,
     CAUSES,
@@ -324,6 +330,20 @@ def _task_table(records: list[dict[str, Any]]) -> str:
     return f"<table id=tasks>{head}<tbody>{''.join(rows)}</tbody></table>"
 
 
+def escape(text: str) -> str:
+    """``text`` for HTML, its hidden and reordering characters written out."""
+    return _escape(reveal_hidden(text))
+
+
+def content_security_policy() -> str:
+    """The page's policy: nothing loaded, inline styles, and the page's script by hash."""
+    digest = base64.b64encode(hashlib.sha256(_JS.encode("utf-8")).digest()).decode("ascii")
+    return (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+
+
 def render_html(report: PairedReport, records: list[dict[str, Any]]) -> str:
     """The whole report page (``records``: one dict per task, as ``report.task_records`` makes)."""
     a, b = report.run_a.label, report.run_b.label
@@ -346,6 +366,7 @@ def render_html(report: PairedReport, records: list[dict[str, Any]]) -> str:
     s = report.settings
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+        f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy()}">'
         f"<title>thresher eval: {escape(a)} vs {escape(b)}</title><style>{_CSS}</style></head>"
         f"<body><h1>Paired evaluation: A = {escape(a)} vs B = {escape(b)}</h1>"
         f"<p><small>{len(report.tasks)} tasks · rollouts {s['rollouts']} · corpus {s['corpus']}"

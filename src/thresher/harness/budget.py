@@ -24,6 +24,8 @@ __all__ = [
     "notices_for",
     "settle_usage",
     "tool_room",
+    "UNDERSTATED_SHARE",
+    "understated",
 ]
 
 SOFT_NOTICE = (
@@ -126,6 +128,17 @@ def settle_usage(
         hard=used >= hard_limit(config),
     )
     return state, notices
+
+
+#: a reported prompt under this share of the harness's own count is not believed: no
+#: vocabulary is that much denser than ours (the calibrated ratio's lower bound too)
+UNDERSTATED_SHARE = 0.5
+
+
+def understated(reported: int, own: int) -> bool:
+    """Whether an endpoint's ``prompt_tokens`` is far below the harness's own count
+    ``own`` of the same prompt (a discrepancy: the report is recorded, not used)."""
+    return reported < own * UNDERSTATED_SHARE
 
 
 def tool_room(counted_now: int, correction: int, config: BudgetConfig, reserve: int) -> int:

@@ -11,6 +11,11 @@ vocabulary to ours fitted instead
 (:meth:`~thresher.harness.transcript_counter.TranscriptCounter.calibrate`). The reported
 tokens add up into the Result's :class:`~thresher.harness.result.Usage`.
 
+The harness's own count bounds what an endpoint reports: a ``prompt_tokens`` far
+below it (:func:`~thresher.harness.budget.understated`) is recorded as a
+discrepancy and changes nothing (no calibration, the correction kept), so an
+endpoint cannot lift the budget by under-reporting.
+
 The meter holds the recorder's ``emit``, not the episode's, so it makes no
 reference cycle back to the episode (see :mod:`thresher.harness.recorder`).
 """
@@ -22,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from thresher.config import BudgetConfig
-from thresher.harness.budget import UsageState, notices_for, settle_usage
+from thresher.harness.budget import UsageState, notices_for, settle_usage, understated
 from thresher.harness.result import Usage
 from thresher.harness.state import EpisodeState
 from thresher.harness.trace import TraceEvent, UsageReport
@@ -80,7 +85,10 @@ class Meter:
         self.sent_text = self.tc.raw_text(messages, self.state.tool_schemas)
 
     def reconcile(self, turn: int, usage: UsageState, reported: dict[str, int] | None) -> None:
-        """Record endpoint-reported usage; its excess over our count corrects later counts."""
+        """Record endpoint-reported usage; its excess over our count corrects later counts.
+
+        A prompt count far below our own (:func:`~thresher.harness.budget.understated`)
+        is recorded with ``discrepancy`` set and otherwise ignored."""
         reported = reported or {}
         prompt = reported.get("prompt_tokens")
         completion = reported.get("completion_tokens")
@@ -90,10 +98,15 @@ class Meter:
         completion = completion if isinstance(completion, int) else None
         self.prompt_tokens += prompt or 0
         self.completion_tokens += completion or 0
-        correction = max(0, prompt - usage.counted) if prompt is not None else usage.correction
-        fitted = self.tc.calibrate(prompt, usage.counted, self.sent_text) if prompt else None
-        if fitted is not None:  # a declared template cost: the ratio is fitted, may be < 0
-            correction = fitted
+        own = self.tc.uncalibrated(usage.counted, self.sent_text)
+        discrepancy = prompt is not None and understated(prompt, own)
+        if prompt is None or discrepancy:
+            correction = usage.correction
+        else:
+            correction = max(0, prompt - usage.counted)
+            fitted = self.tc.calibrate(prompt, usage.counted, self.sent_text) if prompt else None
+            if fitted is not None:  # a declared template cost: the ratio is fitted, may be < 0
+                correction = fitted
         self.emit(
             UsageReport(
                 turn=turn,
@@ -101,6 +114,7 @@ class Meter:
                 prompt_tokens=prompt,
                 completion_tokens=completion,
                 correction=correction,
+                discrepancy=discrepancy,
             )
         )
 

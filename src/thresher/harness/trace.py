@@ -157,13 +157,18 @@ class ToolResult(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class UsageReport(TraceEvent):
-    """Endpoint-reported usage next to the harness's own count (reconciliation)."""
+    """Endpoint-reported usage next to the harness's own count (reconciliation).
+
+    discrepancy: the reported prompt was far below the harness's own count; it was
+    recorded, not used (``correction`` is the one before it).
+    """
 
     type: ClassVar[str] = "usage"
     counted: int = 0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     correction: int = 0
+    discrepancy: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

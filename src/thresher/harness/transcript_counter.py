@@ -167,6 +167,12 @@ class TranscriptCounter:
                 n += self.raw(call["function"]["name"]) + self.raw(call["function"]["arguments"])
         return n
 
+    def uncalibrated(self, counted: int, raw_text: int) -> int:
+        """What a transcript this counter counted ``counted`` (texts of ``raw_text``
+        unscaled tokens) counts at the declared text scale, before any calibration: the
+        harness's own count, which no reported usage has moved."""
+        return counted + round((self.cost.text_scale - self.scale) * raw_text)
+
     def calibrate(self, reported: int, counted: int, raw_text: int) -> int | None:
         """Fit ``scale`` to a reported usage; returns the correction that makes the
         transcript just reported count exactly ``reported`` (None: not calibrated).

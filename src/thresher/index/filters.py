@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from thresher.corpus.sanitize import has_surrogate
 from thresher.errors import InputError
 
 __all__ = ["DocFilter", "BUILTIN_FIELDS", "OPERATORS"]
@@ -91,17 +92,38 @@ class DocFilter:
         return {"where": self.where, "path": self.path}
 
 
-def _check(where: Mapping[str, Any]) -> None:
+#: the deepest ``$and``/``$or`` nesting a ``where`` may have
+MAX_WHERE_DEPTH = 32
+_SCALAR = (str, int, float, bool)
+_ORDER = frozenset({"$gt", "$gte", "$lt", "$lte"})
+
+
+def _check(where: Mapping[str, Any], depth: int = 0) -> None:
     """Raise ``InputError`` for a ``where`` Chroma would not read (checked here, where the
-    message can say what to write)."""
+    message can say what to write): every rule of chromadb's own ``validate_where``,
+    and no text it could not encode (a lone surrogate)."""
+    if depth > MAX_WHERE_DEPTH:
+        raise InputError(f"where: $and/$or nested deeper than {MAX_WHERE_DEPTH} levels")
     if not where:
         return
     for key, value in where.items():
+        if not isinstance(key, str) or has_surrogate(key):
+            raise InputError(
+                f"where: field name {key!r} is not valid Unicode (a lone surrogate); "
+                "send UTF-8 text"
+            )
         if key in _LOGICAL:
             if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
                 raise InputError(f"where: {key} takes a list of conditions, got {value!r}")
+            if len(value) < 2:
+                raise InputError(
+                    f"where: {key} takes at least two conditions, got {len(value)}; "
+                    "write a single condition without it"
+                )
             for v in value:
-                _check(v)
+                if not v:
+                    raise InputError(f"where: {key} holds an empty condition {{}}")
+                _check(v, depth + 1)
         elif key.startswith("$"):
             raise InputError(
                 f"where: unknown operator {key!r} at the top; use $and, $or, or a field name"
@@ -113,8 +135,32 @@ def _check(where: Mapping[str, Any]) -> None:
                     f"where: field {key!r} takes one operator of "
                     f"{', '.join(sorted(OPERATORS))}; got {dict(value)!r}"
                 )
-        elif not isinstance(value, str | int | float | bool):
+            ((op, operand),) = value.items()
+            _check_operand(key, op, operand)
+        elif not isinstance(value, _SCALAR):
             raise InputError(f"where: field {key!r} compares with a string, number or boolean")
+        elif isinstance(value, str) and has_surrogate(value):
+            raise InputError(f"where: field {key!r}'s value is not valid Unicode; send UTF-8 text")
+
+
+def _check_operand(key: str, op: str, operand: Any) -> None:
+    """Raise ``InputError`` for an operand Chroma refuses for ``op``."""
+    if op in _ORDER:
+        if isinstance(operand, bool) or not isinstance(operand, int | float):
+            raise InputError(f"where: {key!r} {op} compares with a number, got {operand!r}")
+        return
+    values = operand if isinstance(operand, list) else [operand]
+    if op in ("$in", "$nin") and (not isinstance(operand, list) or not operand):
+        raise InputError(f"where: {key!r} {op} takes a non-empty list, got {operand!r}")
+    if isinstance(operand, list) and not operand:
+        raise InputError(f"where: {key!r} {op} takes a value or a non-empty list, got []")
+    if not all(isinstance(v, _SCALAR) for v in values) or len({type(v) for v in values}) > 1:
+        raise InputError(
+            f"where: {key!r} {op} takes strings, numbers or booleans, all of one type; "
+            f"got {operand!r}"
+        )
+    if any(isinstance(v, str) and has_surrogate(v) for v in values):
+        raise InputError(f"where: {key!r} {op} holds text that is not valid Unicode")
 
 
 def _translate(where: Mapping[str, Any]) -> dict[str, Any]:

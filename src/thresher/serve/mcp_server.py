@@ -15,7 +15,8 @@ Tools:
   a question (a pattern like ``grep.max_pattern_chars``) and each call holds one
   of the server's episode slots while it runs (the HTTP API's gate).
 
-Transports: stdio (what Claude Desktop and Cursor start) and streamable HTTP
+Transports: stdio (what Claude Desktop and Cursor start; malformed JSON-RPC is
+answered with errors, :mod:`thresher.serve.mcp_stdio`) and streamable HTTP
 (``/mcp`` on loopback by default).
 """
 
@@ -241,7 +242,11 @@ def run_mcp(
     server = build_mcp_server(service)
     try:
         if transport == "stdio":
-            server.run("stdio")
+            import anyio
+
+            from thresher.serve.mcp_stdio import serve_stdio
+
+            anyio.run(serve_stdio, server, settings.max_body_bytes)
         else:
             from thresher.serve.connections import serve
 

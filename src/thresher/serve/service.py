@@ -46,6 +46,7 @@ from thresher.harness.opening import check_searchable
 from thresher.harness.result import Result
 from thresher.harness.stream import EpisodeStream
 from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl
+from thresher.index.filters import DocFilter
 from thresher.index.store import Store
 from thresher.serve.gate import EpisodeGate
 from thresher.serve.settings import ServeSettings, request_config
@@ -297,7 +298,8 @@ class SearchService:
         Raises:
             TooLarge: the question is over ``max_question_chars``.
             InputError: an empty question (NoSearchableWordsError: one with no letter
-                or digit), an unknown collection or policy, a refused config override.
+                or digit), an unknown collection or policy, a refused config override,
+                a ``retrieval.where`` chromadb would refuse.
             ConfigError: an unknown or ill-typed config setting.
         """
         where = invalid_path(
@@ -325,6 +327,8 @@ class SearchService:
         name, _ = self.settings.choose_collection(collection)
         chosen = self.settings.choose_policy(policy)
         config = request_config(self.settings.config, overrides)
+        # a filter set through ``config`` is checked like the request's ``where`` (400)
+        DocFilter.parse(config.retrieval.where, config.retrieval.path)
         return question, name, chosen, config
 
     # -- stores -----------------------------------------------------------------------

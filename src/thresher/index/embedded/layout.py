@@ -7,6 +7,7 @@
       ingest.lock        held (flock) by the one ingest allowed at a time
       gen-000003/
         manifest.json    format, versions, embedder, chunking, documents (corpus order)
+        files.json       size and SHA-256 of every other file, written at commit
         chroma/          chromadb PersistentClient folder, collection "chunks"
         bm25/            the BM25 side index (Bm25Index.save)
         grep.sqlite3     the grep side index: texts and trigrams (thresher.index.grep.side_index)
@@ -266,13 +267,18 @@ def new_generation(index_dir: Path, name: str | None = None) -> Path:
 
 
 def commit_generation(index_dir: Path, generation: Path, *, read_copy: bool = True) -> None:
-    """Make ``generation`` the live one: fsync it, then replace ``CURRENT`` atomically.
+    """Make ``generation`` the live one: list its files (``files.json``,
+    :mod:`~thresher.index.embedded.side_files`), fsync it, then replace ``CURRENT``
+    atomically.
 
     Then, unless ``read_copy`` is False (an ingest's intermediate commits, which the
     next part supersedes), its shared read copy is made
     (:func:`~thresher.index.embedded.read_copy.prepare_read_copy`), so no reader pays for it;
     if that fails the first reader makes it.
     """
+    from thresher.index.embedded.side_files import record_files
+
+    record_files(generation)  # sizes and checksums, checked when the generation is read
     fsync_tree(generation)
     temp = index_dir / f"{CURRENT}.tmp"
     with temp.open("w", encoding="utf-8") as fh:

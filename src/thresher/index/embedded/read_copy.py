@@ -342,6 +342,21 @@ def prepare_read_copy(chroma_dir: Path) -> Path | None:
     return target / "chroma"
 
 
+def _check_source(chroma_dir: Path) -> None:
+    """The generation's chromadb files are the ones committed (checksums of
+    ``files.json``; read whole anyway by the copy about to be made).
+
+    Raises:
+        IndexDamagedError: one of them is missing or differs.
+    """
+    from thresher.index.embedded import side_files
+
+    generation = chroma_dir.parent
+    files = side_files.read_files(generation)
+    if files is not None:
+        side_files.verify(generation, files, [f"{chroma_dir.name}/"])
+
+
 def make_read_copy(chroma_dir: Path) -> ReadCopy:
     """A copy of ``chroma_dir`` to open chromadb on, never the original: the generation's
     shared copy (made if missing), or a private one (see the module docstring).
@@ -354,6 +369,8 @@ def make_read_copy(chroma_dir: Path) -> ReadCopy:
 
     Raises:
         InputError: the copy could not be made (no space, nowhere writable).
+        IndexDamagedError: a chromadb file the copy is made from is not the one
+            committed (:mod:`~thresher.index.embedded.side_files`).
     """
     root = _usable_root()
     _sweep(root)
@@ -361,10 +378,12 @@ def make_read_copy(chroma_dir: Path) -> ReadCopy:
         target = root / f"{_SHARED}{_key(chroma_dir)}"
         for _ in range(3):  # a copy removed between our look and our lock: make it again
             if not target.is_dir():
+                _check_source(chroma_dir)
                 _make_shared(chroma_dir, target)
             fd = _hold(target)
             if fd is not None:
                 return ReadCopy(target / "chroma", shared=True, _lock_fd=fd)
+    _check_source(chroma_dir)
     private = root / f"{_PRIVATE}{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
         _copy_tree(chroma_dir, private / "chroma")

@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
-from thresher.errors import BackendUnavailableError, IndexNotFoundError
+from thresher.errors import BackendUnavailableError, IndexDamagedError, IndexNotFoundError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
-from thresher.index.embedded import holds, layout
+from thresher.index.embedded import holds, layout, side_files
 from thresher.index.embedded.collection import CollectionStore, open_client
 from thresher.index.embedded.lazy_collection import LazyCollection
 from thresher.index.embedded.read_copy import ReadCopy, make_read_copy, remove_read_copy
@@ -135,6 +135,24 @@ def _release_generation(
     holds.drop_hold(hold)
 
 
+def _load_bm25(generation: Path) -> Bm25Index:
+    """The generation's BM25 side index.
+
+    Raises:
+        IndexDamagedError: its files cannot be read (truncated, missing: an index
+            committed before ``files.json`` is not size-checked first).
+    """
+    try:
+        return Bm25Index.load(generation / "bm25")
+    except (OSError, ValueError, EOFError, KeyError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        index_dir = generation.parent
+        raise IndexDamagedError(
+            f"the index at {index_dir} is damaged: {generation.name}/bm25 is unreadable "
+            f"({detail}); rebuild it with `thresher index PATH --index {index_dir}`"
+        ) from exc
+
+
 def _hold_live(index_dir: Path) -> tuple[Path, layout.Summary, int | None]:
     """The live generation of ``index_dir``, its summary and its hold
     (:func:`holds.hold_current`; dropped here if the summary cannot be read)."""
@@ -194,7 +212,11 @@ class EmbeddedStore(CollectionStore):
             check_built_with(
                 self.embedder, summary.embedder, summary.dimension, str(self.index_dir)
             )
-            bm25 = Bm25Index.load(path / "bm25")
+            files = side_files.read_files(path)
+            if files is not None:  # cheap: a stat per file, the id map's checksums
+                side_files.check_sizes(path, files)
+                side_files.verify(path, files, side_files.ID_MAP)
+            bm25 = _load_bm25(path)
             grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
             copy = make_read_copy(path / "chroma")
         except BaseException:
