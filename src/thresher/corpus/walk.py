@@ -17,7 +17,14 @@ are skipped, each counted by reason (see :class:`Skips`):
   (:func:`thresher.corpus.filetypes.file_kind`; their paths are shown);
 - ``bad_name``: names that are not valid UTF-8 (ids must be text), with a warning;
 - ``beir_queries``: the queries file and the ``qrels/`` judgments folder of a BEIR
-  dataset folder (tasks, not documents).
+  dataset folder (tasks, not documents);
+- ``unreadable_folder``: a folder below the one named that cannot be listed
+  (permissions), with everything under it;
+- ``path_too_long``: an entry whose path is longer than the system allows
+  (``ENAMETOOLONG``: hundreds of nested folders), with everything under it.
+
+A folder named that cannot be listed is an error; below it, one folder that
+cannot be walked never stops the others.
 
 Pure listing: nothing is read here but folder entries and ``.thresherignore``
 files.
@@ -25,6 +32,7 @@ files.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -152,9 +160,15 @@ def walk_files(root: Path, rules: WalkRules, skip: Skips) -> Iterator[Path]:
         skip: told of every entry left out, with its reason.
 
     Raises:
-        InputError: a folder cannot be listed.
+        InputError: ``root`` cannot be listed (a folder below it is skipped).
     """
-    stack: list[tuple[Iterator[Path], _Specs, bool]] = [_listing(root, ())]
+    try:
+        first = _listing(root, ())
+    except OSError as exc:
+        raise InputError(
+            f"cannot list folder {root}: {exc.strerror}; check its permissions"
+        ) from exc
+    stack: list[tuple[Iterator[Path], _Specs, bool]] = [first]
     while stack:
         entries, specs, beir = stack[-1]
         entry = next(entries, None)
@@ -164,24 +178,46 @@ def walk_files(root: Path, rules: WalkRules, skip: Skips) -> Iterator[Path]:
         if beir and entry.name in (QUERIES_FILE, QRELS_DIR):
             skip("beir_queries", str(entry))  # queries and judgments are tasks (tasks.beir)
             continue
-        kind = _classify(entry, rules, specs)
+        try:
+            kind = _classify(entry, rules, specs)
+            if kind == "folder":
+                stack.append(_listing(entry, specs))
+        except OSError as exc:
+            kind = _unwalkable(entry, exc)
         if kind == "file":
             yield entry
-        elif kind == "folder":
-            stack.append(_listing(entry, specs))
-        else:
+        elif kind != "folder":
             skip(kind, str(entry))
+
+
+def _unwalkable(entry: Path, exc: OSError) -> str:
+    """The reason an entry that raised ``exc`` is skipped, with a warning."""
+    if exc.errno == errno.ENAMETOOLONG:
+        _log.warning(
+            "%s: skipped with everything under it, its path is longer than the system "
+            "allows; move it nearer the folder named to index it",
+            entry,
+        )
+        return "path_too_long"
+    _log.warning("%s: skipped, it cannot be read (%s); check its permissions", entry, exc.strerror)
+    return "unreadable_folder" if not entry.is_symlink() and _is_dir(entry) else "unreadable"
+
+
+def _is_dir(entry: Path) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _listing(folder: Path, specs: _Specs) -> tuple[Iterator[Path], _Specs, bool]:
     """The sorted entries of ``folder``, the ignore specs in force inside it, and whether
-    it is a BEIR dataset folder (whose queries file is no document)."""
-    try:
-        entries = sorted(folder.iterdir(), key=lambda p: p.name)
-    except OSError as exc:
-        raise InputError(
-            f"cannot list folder {folder}: {exc.strerror}; check its permissions"
-        ) from exc
+    it is a BEIR dataset folder (whose queries file is no document).
+
+    Raises:
+        OSError: the folder cannot be listed.
+    """
+    entries = sorted(folder.iterdir(), key=lambda p: p.name)
     spec = _ignore_spec(folder)
     specs = specs if spec is None else (*specs, (folder, spec))
     return iter(entries), specs, is_beir_folder(folder)
