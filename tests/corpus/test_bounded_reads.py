@@ -283,4 +283,4 @@ def test_an_unreadable_subfolder_is_skipped_with_its_reason(tmp_path, monkeypatc
     stats = LoadStats()
     assert [d.doc_id for d in iter_documents([folder], stats)] == ["a.txt", "z.txt"]
     assert stats.skipped == {"unreadable_folder": 1}
-    assert stats.examples["unreadable_folder"] == [str(locked)]
+    assert stats.examples["unreadable_folder"] == [str(locked) + os.sep]

@@ -300,7 +300,9 @@ def test_binary_file_is_skipped_with_its_reason(tmp_path: Path, caplog) -> None:
     with caplog.at_level("WARNING", logger="thresher.corpus.loaders"):
         docs = list(iter_documents([tmp_path], stats))
     assert [d.doc_id for d in docs] == ["ok.txt"]
-    assert stats.to_dict()["skipped"] == {"binary": {"count": 1, "examples": [str(f)]}}
+    assert stats.to_dict()["skipped"] == {
+        "binary": {"count": 1, "examples": [str(f)], "extensions": {".txt": 1}}
+    }
     assert "bin.txt: binary content (NUL byte at byte offset 3)" in caplog.text
 
 

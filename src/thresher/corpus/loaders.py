@@ -60,7 +60,8 @@ What is read: a file named explicitly with an unsupported extension is an
 error; inside a folder, :mod:`thresher.corpus.walk` leaves out hidden entries,
 tool folders (``node_modules``, ``venv``, ...), index folders, paths matched by
 a ``.thresherignore``, folder links, file links resolving outside the folders
-named (unless ``follow_links``), unsupported files, folders that cannot be
+named (unless ``follow_links``), paths the caller's exclude patterns match or
+its include patterns do not, unsupported files, folders that cannot be
 listed and paths longer than the system allows; each is counted, with its
 first paths, in :class:`LoadStats`. A folder with no supported file is an error.
 A text file that is not UTF-8 is decoded in the encoding detected
@@ -98,7 +99,7 @@ from thresher.corpus.jsondoc import is_records, read_json_document
 from thresher.corpus.jsonl import LongLine, iter_json_records, iter_jsonl
 from thresher.corpus.load_stats import EXAMPLES, SKIP_REASONS, LoadStats
 from thresher.corpus.records import MAX_NESTING, make_document, record_document, valid_text
-from thresher.corpus.walk import WalkRules, is_index_folder, valid_name, walk_files
+from thresher.corpus.walk import WalkRules, glob_spec, is_index_folder, valid_name, walk_files
 from thresher.errors import InputError
 
 __all__ = [
@@ -127,6 +128,8 @@ def iter_documents(
     max_chars: int = MAX_DOCUMENT_CHARS,
     follow_links: bool = False,
     exclude: Sequence[str | Path] = (),
+    include_globs: Sequence[str] = (),
+    exclude_globs: Sequence[str] = (),
 ) -> Iterator[Document]:
     """Every document under ``paths``, sanitized, in a deterministic order.
 
@@ -139,6 +142,9 @@ def iter_documents(
         max_chars: documents longer than this are skipped with a warning.
         follow_links: read file links that resolve outside every folder named.
         exclude: folders never read (the index being written).
+        include_globs: gitignore-style patterns; when given, a folder walk reads only
+            the files they match (relative to the folder named). Files named are read.
+        exclude_globs: gitignore-style patterns of what a folder walk leaves out.
 
     Returns:
         An iterator of :class:`Document`. File documents have ``doc_id`` = path
@@ -152,7 +158,7 @@ def iter_documents(
 
     Raises:
         InputError: a path does not exist, names an unsupported file, or is a folder
-            with no supported file (raised by this call); malformed JSON/JSONL
+            with no supported file, or a pattern is not valid (raised by this call); malformed JSON/JSONL
             records and duplicate ids (raised while iterating).
     """
     stats = stats if stats is not None else LoadStats()
@@ -162,6 +168,8 @@ def iter_documents(
         roots=tuple(os.path.realpath(p) for p in paths),
         exclude=tuple(os.path.realpath(p) for p in exclude),
         follow_links=follow_links,
+        include_spec=glob_spec(tuple(include_globs), "--include"),
+        exclude_spec=glob_spec(tuple(exclude_globs), "--exclude"),
     )
     plan = [item for p in paths for item in _plan(Path(p), stats, rules)]
     return _Reader(stats, max_chars).run(plan)

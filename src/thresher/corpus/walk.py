@@ -10,6 +10,12 @@ are skipped, each counted by reason (see :class:`Skips`):
   holding an index's ``CURRENT`` pointer and generations);
 - ``ignored``: paths matched by a ``.thresherignore`` file (gitignore syntax,
   read with :mod:`pathspec`) in the folder or one above it, up to the root named;
+- ``excluded``: paths matched by an exclude pattern the caller gave
+  (``thresher index --exclude``: gitignore syntax, relative to the root named;
+  a folder matched is not walked);
+- ``not_included``: files matched by none of the include patterns the caller
+  gave, when it gave some (``--include``; folders are always walked, so
+  ``docs/**/*.md`` and ``*.md`` both work);
 - ``folder_link``: links to folders (never followed: cycles);
 - ``outside_link``: links to files that resolve outside every root named, unless
   ``follow_links`` (a link to ``/etc/passwd`` must not become searchable);
@@ -49,6 +55,7 @@ __all__ = [
     "TOOL_FOLDERS",
     "IGNORE_FILE",
     "Skips",
+    "glob_spec",
     "WalkRules",
     "walk_files",
     "is_index_folder",
@@ -68,7 +75,8 @@ IGNORE_FILE = ".thresherignore"
 _log = logging.getLogger("thresher.corpus.loaders")
 
 Skips = Callable[[str, str], None]
-"""Called as ``skip(reason, path)`` for every entry left out."""
+"""Called as ``skip(reason, path)`` for every entry left out (a folder's path ends
+with a separator)."""
 _Specs = tuple[tuple[Path, pathspec.PathSpec], ...]
 
 
@@ -92,6 +100,22 @@ def is_index_folder(folder: Path) -> bool:
         return False
 
 
+def glob_spec(patterns: tuple[str, ...], option: str) -> pathspec.PathSpec | None:
+    """The gitignore-style patterns ``patterns`` as one spec (None when there are none).
+
+    Raises:
+        InputError: a pattern is not valid gitignore syntax (naming ``option``).
+    """
+    if not patterns:
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(patterns)
+    except (ValueError, TypeError) as exc:  # GitWildMatchPatternError is a ValueError
+        raise InputError(
+            f"{option}: not a gitignore-style pattern ({exc}); write e.g. '*.md' or 'drafts/'"
+        ) from exc
+
+
 @dataclass(frozen=True, slots=True)
 class WalkRules:
     """What a walk leaves out beyond the fixed rules.
@@ -100,11 +124,15 @@ class WalkRules:
         roots: real paths of every root named (a file link resolving under one is inside).
         exclude: real paths of folders never walked (the index being written).
         follow_links: read file links that resolve outside every root.
+        include_spec: when given, only files it matches (relative to the root) are read.
+        exclude_spec: paths it matches (relative to the root) are left out.
     """
 
     roots: tuple[str, ...]
     exclude: tuple[str, ...]
     follow_links: bool
+    include_spec: pathspec.PathSpec | None = None
+    exclude_spec: pathspec.PathSpec | None = None
 
     def excluded(self, folder: Path) -> bool:
         """Whether ``folder`` is one of :attr:`exclude` (compared by device and inode:
@@ -149,6 +177,12 @@ def _ignored(specs: _Specs, path: Path, is_dir: bool) -> bool:
     return False
 
 
+def _matches(spec: pathspec.PathSpec | None, root: Path, path: Path, is_dir: bool) -> bool:
+    if spec is None:
+        return False
+    return spec.match_file(path.relative_to(root).as_posix() + ("/" if is_dir else ""))
+
+
 def walk_files(root: Path, rules: WalkRules, skip: Skips) -> Iterator[Path]:
     """The files to read under the folder ``root``, in sorted order (depth first).
 
@@ -176,10 +210,10 @@ def walk_files(root: Path, rules: WalkRules, skip: Skips) -> Iterator[Path]:
             stack.pop()
             continue
         if beir and entry.name in (QUERIES_FILE, QRELS_DIR):
-            skip("beir_queries", str(entry))  # queries and judgments are tasks (tasks.beir)
+            skip("beir_queries", _shown(entry))  # queries and judgments are tasks (tasks.beir)
             continue
         try:
-            kind = _classify(entry, rules, specs)
+            kind = _classify(entry, rules, specs, root)
             if kind == "folder":
                 stack.append(_listing(entry, specs))
         except OSError as exc:
@@ -187,7 +221,12 @@ def walk_files(root: Path, rules: WalkRules, skip: Skips) -> Iterator[Path]:
         if kind == "file":
             yield entry
         elif kind != "folder":
-            skip(kind, str(entry))
+            skip(kind, _shown(entry))
+
+
+def _shown(entry: Path) -> str:
+    """The path of a skipped entry, ending with a separator when it is a folder."""
+    return str(entry) + os.sep if _is_dir(entry) else str(entry)
 
 
 def _unwalkable(entry: Path, exc: OSError) -> str:
@@ -223,8 +262,8 @@ def _listing(folder: Path, specs: _Specs) -> tuple[Iterator[Path], _Specs, bool]
     return iter(entries), specs, is_beir_folder(folder)
 
 
-def _classify(entry: Path, rules: WalkRules, specs: _Specs) -> str:
-    """``file``, ``folder`` or the reason ``entry`` is skipped."""
+def _classify(entry: Path, rules: WalkRules, specs: _Specs, root: Path) -> str:
+    """``file``, ``folder`` or the reason ``entry`` (under ``root``) is skipped."""
     name = entry.name
     if not valid_name(name):
         _log.warning("%s: skipped, its name is not valid UTF-8; rename it to index it", entry)
@@ -239,9 +278,15 @@ def _classify(entry: Path, rules: WalkRules, specs: _Specs) -> str:
             return "folder_link"
         if rules.excluded(entry) or is_index_folder(entry):
             return "index"
-        return "ignored" if _ignored(specs, entry, True) else "folder"
+        if _ignored(specs, entry, True):
+            return "ignored"
+        return "excluded" if _matches(rules.exclude_spec, root, entry, True) else "folder"
     if _ignored(specs, entry, False):
         return "ignored"
+    if _matches(rules.exclude_spec, root, entry, False):
+        return "excluded"
+    if rules.include_spec is not None and not _matches(rules.include_spec, root, entry, False):
+        return "not_included"
     if not entry.is_file():
         return "unsupported"  # a socket, a fifo, a dangling link
     if link and not rules.follow_links and not rules.inside(os.path.realpath(entry)):
