@@ -126,6 +126,9 @@ def test_include_and_exclude_globs_select_what_a_walk_reads(tmp_path, capsys):
     named = corpus / "docs" / "notes.txt"  # a file named is read whatever the patterns
     assert _index(named, "--index", tmp_path / "idx3", "--include", "*.md") == 0
     assert _ids(tmp_path / "idx3") == ["notes.txt"]
+    capsys.readouterr()
+    assert _index(corpus, "--index", tmp_path / "idx4", "--exclude", "!") == 2
+    assert "--exclude: not a gitignore-style pattern" in capsys.readouterr().err
 
 
 def test_a_file_link_outside_the_folders_named_is_skipped_unless_followed(tmp_path, capsys):

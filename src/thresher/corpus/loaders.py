@@ -158,8 +158,8 @@ def iter_documents(
 
     Raises:
         InputError: a path does not exist, names an unsupported file, or is a folder
-            with no supported file, or a pattern is not valid (raised by this call); malformed JSON/JSONL
-            records and duplicate ids (raised while iterating).
+            with no supported file, or a pattern is not valid (raised by this call);
+            malformed JSON/JSONL records and duplicate ids (raised while iterating).
     """
     stats = stats if stats is not None else LoadStats()
     if not paths:
