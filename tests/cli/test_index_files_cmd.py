@@ -106,6 +106,14 @@ def test_tool_folders_and_thresherignore_are_skipped(tmp_path, capsys):
     }
 
 
+def test_the_account_by_extension_is_terminal_safe(tmp_path, capsys):
+    corpus = _project(tmp_path / "corpus", "Ivybridge")
+    (corpus / "x.\x1b[2Jclear").write_text("a file whose extension clears the screen\n")
+    assert _index(corpus, "--index", tmp_path / "idx") == 0
+    out = capsys.readouterr().out
+    assert "unsupported type: 1  (" in out and "\x1b" not in out
+
+
 def test_include_and_exclude_globs_select_what_a_walk_reads(tmp_path, capsys):
     corpus = _project(tmp_path / "corpus", "Hollowmere")
     for name in ("docs/guide.md", "docs/api/ref.md", "docs/notes.txt", "drafts/wip.md", "x.log"):

@@ -158,7 +158,7 @@ def file_account(files: dict[str, Any], verbose: bool = False) -> list[str]:
     lines = [f"files: {files['files']} read, {total} skipped" + (":" if total else "")]
     for reason, info in skipped.items():
         kinds = list(info.get("extensions", {}).items())
-        shown = ", ".join(f"{kind} {n}" for kind, n in kinds[:_KINDS_SHOWN])
+        shown = ", ".join(f"{shorten(kind, 24)} {n}" for kind, n in kinds[:_KINDS_SHOWN])
         if len(kinds) > _KINDS_SHOWN:
             shown += f", {len(kinds) - _KINDS_SHOWN} more"
         label = SKIP_REASONS.get(reason, reason)
