@@ -172,6 +172,19 @@ def test_a_file_too_large_is_counted_once(tmp_path: Path) -> None:
     assert stats.files == 1 and stats.skipped == {"too_large": 2}
 
 
+def test_a_sparse_ignore_file_is_refused_without_being_held(tmp_path: Path) -> None:
+    from thresher.errors import InputError
+
+    folder = tmp_path / "docs"
+    write(folder / "note.txt", "A short note.")
+    sparse(folder / ".thresherignore", b"drafts/\n", 64 * MB)
+    with pytest.raises(InputError, match="too large for a file of patterns") as info:
+        peak_bytes(lambda: iter_documents([folder]))
+    assert "\n" not in str(info.value)
+    _, peak = peak_bytes(lambda: pytest.raises(InputError, iter_documents, [folder]))
+    assert peak < 8 * MB
+
+
 # -- files that change after the walk ----------------------------------------------------
 
 

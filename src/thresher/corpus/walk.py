@@ -48,6 +48,8 @@ from pathlib import Path
 import pathspec
 
 from thresher.corpus.beir import QRELS_DIR, QUERIES_FILE, is_beir_folder
+from thresher.corpus.bounded import identity, open_checked, read_capped
+from thresher.corpus.decode import UnreadableFileError
 from thresher.corpus.filetypes import file_kind
 from thresher.errors import InputError
 
@@ -72,6 +74,8 @@ TOOL_FOLDERS = frozenset(
 )  # fmt: skip
 #: The file of gitignore patterns a folder may hold.
 IGNORE_FILE = ".thresherignore"
+#: The most bytes an ignore file may hold (patterns, not data).
+MAX_IGNORE_BYTES = 1 << 20
 _log = logging.getLogger("thresher.corpus.loaders")
 
 Skips = Callable[[str, str], None]
@@ -159,13 +163,28 @@ def _same(st: os.stat_result, path: str) -> bool:
 
 
 def _ignore_spec(folder: Path) -> pathspec.PathSpec | None:
+    """The patterns of ``folder``'s ignore file, if it has one: read as any file is
+    (:func:`~thresher.corpus.bounded.open_checked`), at most :data:`MAX_IGNORE_BYTES`.
+
+    Raises:
+        InputError: it cannot be read, changed kind, or is larger (never skipped:
+            what it leaves out may be secrets).
+    """
     path = folder / IGNORE_FILE
     if not path.is_file():
         return None
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}; fix its permissions") from exc
+        fh, _size = open_checked(path, identity(path))
+        with fh:
+            data = read_capped(fh, MAX_IGNORE_BYTES, path)
+    except UnreadableFileError as exc:
+        if exc.reason == "too_large":
+            raise InputError(
+                f"{path}: over {MAX_IGNORE_BYTES:,} bytes, too large for a file of patterns; "
+                "fix or remove it"
+            ) from exc
+        raise InputError(str(exc)) from exc
+    lines = data.decode("utf-8", errors="replace").splitlines()
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
