@@ -50,6 +50,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_harness.py", ("--docs", "80", "--repeats", "2", "--turns", "4")),
     Bench("bench_synth_tasks.py", ("--world-size", "small", "--n", "20")),
     Bench("bench_attacks.py", ("--size", "small")),
+    Bench("bench_ingest_bounds.py", ("--size-mb", "256", "--docx-mb", "200")),
     Bench("bench_kills.py", ("--kills", "20", "--server-kills", "3")),
     Bench("bench_serve.py", ("--n", "20")),
     Bench("bench_connections.py", ("--idle", "50", "--slow", "50", "--rounds", "1")),

@@ -106,6 +106,39 @@ def test_tool_folders_and_thresherignore_are_skipped(tmp_path, capsys):
     }
 
 
+def test_the_account_by_extension_is_terminal_safe(tmp_path, capsys):
+    corpus = _project(tmp_path / "corpus", "Ivybridge")
+    (corpus / "x.\x1b[2Jclear").write_text("a file whose extension clears the screen\n")
+    assert _index(corpus, "--index", tmp_path / "idx") == 0
+    out = capsys.readouterr().out
+    assert "unsupported type: 1  (" in out and "\x1b" not in out
+
+
+def test_include_and_exclude_globs_select_what_a_walk_reads(tmp_path, capsys):
+    corpus = _project(tmp_path / "corpus", "Hollowmere")
+    for name in ("docs/guide.md", "docs/api/ref.md", "docs/notes.txt", "drafts/wip.md", "x.log"):
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(f"# {name}\n\nText of {name}.\n")
+    index = tmp_path / "idx"
+    assert _index(corpus, "--index", index, "--include", "*.md", "--exclude", "drafts/") == 0
+    assert sorted(_ids(index)) == ["README.md", "docs/api/ref.md", "docs/guide.md"]
+    out = capsys.readouterr().out
+    assert "excluded (--exclude): 1  (folder 1)" in out
+    assert "not matched by --include: 2  (.log 1, .txt 1)" in out
+    args = ("--include", "docs/**/*.md", "--exclude", "api/", "--json")
+    assert _index(corpus, "--index", tmp_path / "idx2", *args) == 0
+    skipped = json.loads(capsys.readouterr().out)["files"]["skipped"]
+    assert sorted(_ids(tmp_path / "idx2")) == ["docs/guide.md"]
+    assert skipped["excluded"]["examples"] == [str(corpus / "docs" / "api") + os.sep]
+    assert skipped["not_included"]["count"] == 4  # README.md, notes.txt, wip.md, x.log
+    named = corpus / "docs" / "notes.txt"  # a file named is read whatever the patterns
+    assert _index(named, "--index", tmp_path / "idx3", "--include", "*.md") == 0
+    assert _ids(tmp_path / "idx3") == ["notes.txt"]
+    capsys.readouterr()
+    assert _index(corpus, "--index", tmp_path / "idx4", "--exclude", "!") == 2
+    assert "--exclude: not a gitignore-style pattern" in capsys.readouterr().err
+
+
 def test_a_file_link_outside_the_folders_named_is_skipped_unless_followed(tmp_path, capsys):
     secret = tmp_path / "outside" / "passwd.txt"
     secret.parent.mkdir()
@@ -138,16 +171,24 @@ def test_every_file_is_accounted_for_in_text_and_json(tmp_path, capsys):
     assert _index(corpus, "--index", index) == 0
     out = capsys.readouterr().out
     assert "files: 6 read, 4 skipped:" in out  # NEWS, guide.rst, data.csv are read now
-    assert "unsupported type: 2  (" in out and "logo.png" in out and "src.tar.gz" in out
-    assert "binary: 1  (" in out and "blob.txt" in out
-    assert "empty: 1" in out
+    assert "unsupported type: 2  (.png 1, .tar.gz 1)" in out  # counts, not look-alike paths
+    assert "binary: 1  (.txt 1)" in out and "empty: 1  (.md 1)" in out
+    assert "logo.png" not in out and "(--verbose lists the first paths of each)" in out
+    assert _index(corpus, "--index", index, "--verbose") == 0
+    out = capsys.readouterr().out
+    assert f"      {corpus / 'logo.png'}\n" in out and f"      {corpus / 'blob.txt'}\n" in out
     assert _index(corpus, "--index", index, "--json") == 0
     files = json.loads(capsys.readouterr().out)["files"]
     assert files["files"] == 6 and files["documents"] == 5
     unsupported = files["skipped"]["unsupported"]
     assert unsupported["count"] == 2
     assert sorted(Path(p).name for p in unsupported["examples"]) == ["logo.png", "src.tar.gz"]
-    assert files["skipped"]["binary"] == {"count": 1, "examples": [str(corpus / "blob.txt")]}
+    assert files["skipped"]["binary"] == {
+        "count": 1,
+        "examples": [str(corpus / "blob.txt")],
+        "extensions": {".txt": 1},
+    }
+    assert unsupported["extensions"] == {".png": 1, ".tar.gz": 1}
     assert {"NEWS.txt", "NEWS", "guide.rst", "data.csv"} <= set(_ids(index))
 
 

@@ -132,3 +132,18 @@ def test_site_navigation_and_footer_are_dropped_where_the_page_marks_them() -> N
     assert text.startswith("Bokrin Zeinrast\n\nBokrin Zeinrast was born in Stosstead.")
     assert "kept: a class" in text and "Born 1984" in text
     assert title == "Bokrin Zeinrast" and counts == {}  # chrome is no hidden text
+
+
+def test_iframe_and_object_fallback_content_is_dropped() -> None:
+    """A browser shows the framed page or the embedded object, never the markup inside
+    the element: text there is invisible to a reader, so it is not indexed."""
+    page = (
+        "<p>Visible before.</p>"
+        '<iframe src="https://example.org/frame">FRAME-FALLBACK <p>nested FRAME</p></iframe>'
+        '<object data="movie.swf"><param name="q" value="1">OBJECT-FALLBACK'
+        "<p>nested OBJECT</p></object>"
+        "<p>Visible after.</p>"
+    )
+    text, _, _ = html_to_text(page)
+    assert "FRAME" not in text and "OBJECT" not in text
+    assert text == "Visible before.\n\nVisible after."

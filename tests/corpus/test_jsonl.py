@@ -69,3 +69,30 @@ def test_iter_json_records_errors_name_the_line(tmp_path: Path) -> None:
     g = write(tmp_path / "y.json", json.dumps({"a": 1}) + "\n{bad\n")
     with pytest.raises(InputError, match=r"y\.json:2: not valid JSON"):
         list(iter_json_records(g))
+
+
+def test_a_line_over_the_bound_is_given_as_its_length_and_the_next_read(tmp_path) -> None:
+    from thresher.corpus.jsonl import LongLine
+
+    path = tmp_path / "r.jsonl"
+    long = '{"text": "' + "x" * 3_000_000 + '"}\n'  # longer than one step of 1 MiB
+    path.write_text('{"a": 1}\n' + long + '{"b": 2}\n' + long.rstrip("\n"), encoding="utf-8")
+    got = list(iter_jsonl(path, max_line_bytes=100))
+    size = len(long)
+    assert got == [(1, {"a": 1}), (2, LongLine(size)), (3, {"b": 2}), (4, LongLine(size - 1))]
+    with path.open("rb") as fh:
+        assert list(iter_jsonl(path, fh=fh, max_line_bytes=100)) == got
+
+
+@pytest.mark.parametrize("cap", [5, 100, 2_999_999, 3_000_010, 3_000_011, 3_000_012, 10**7])
+def test_lines_around_the_bound_are_kept_or_measured_exactly(tmp_path, cap) -> None:
+    from thresher.corpus.jsonl import LongLine
+
+    lines = ['{"a": 1}\n', '{"t": "' + "x" * 3_000_000 + '"}\n', '{"b": 2}']
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    expected = [
+        (n, LongLine(len(line)) if len(line.rstrip("\n")) > cap else json.loads(line))
+        for n, line in enumerate(lines, start=1)
+    ]
+    assert list(iter_jsonl(path, max_line_bytes=cap)) == expected

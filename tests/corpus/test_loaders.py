@@ -300,7 +300,9 @@ def test_binary_file_is_skipped_with_its_reason(tmp_path: Path, caplog) -> None:
     with caplog.at_level("WARNING", logger="thresher.corpus.loaders"):
         docs = list(iter_documents([tmp_path], stats))
     assert [d.doc_id for d in docs] == ["ok.txt"]
-    assert stats.to_dict()["skipped"] == {"binary": {"count": 1, "examples": [str(f)]}}
+    assert stats.to_dict()["skipped"] == {
+        "binary": {"count": 1, "examples": [str(f)], "extensions": {".txt": 1}}
+    }
     assert "bin.txt: binary content (NUL byte at byte offset 3)" in caplog.text
 
 
@@ -327,11 +329,14 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     f.chmod(0)
     try:
         if os.access(f, os.R_OK):  # root reads anything: simulate the refusal instead
+            real_open = os.open
 
-            def refuse(self: Path) -> bytes:
-                raise PermissionError(13, "Permission denied")
+            def refuse(path: object, flags: int, *args: object, **kwargs: object) -> int:
+                if os.fspath(path) == str(f):  # type: ignore[call-overload]
+                    raise PermissionError(13, "Permission denied")
+                return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
-            monkeypatch.setattr(Path, "read_bytes", refuse)
+            monkeypatch.setattr(os, "open", refuse)
         stats = LoadStats()
         assert list(iter_documents([f], stats)) == []
         assert stats.skipped == {"unreadable": 1} and stats.files == 0
@@ -401,9 +406,9 @@ def test_a_document_over_the_size_limit_is_skipped_with_a_warning(tmp_path, capl
     (folder / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     real = files.read_text_file
 
-    def never_the_huge_one(path, max_bytes=None):
+    def never_the_huge_one(path, max_bytes=None, fh=None):
         assert path.name != "huge.txt", "a file certainly over the limit must not be read"
-        return real(path, max_bytes)
+        return real(path, max_bytes, fh)
 
     monkeypatch.setattr(files, "read_text_file", never_the_huge_one)
     stats = LoadStats()

@@ -266,6 +266,50 @@ def test_document_loaders(tmp_path: Path, content: tuple[str, bytes]) -> None:
 
 
 @FILES
+@given(content=file_contents, max_chars=st.integers(min_value=1, max_value=120))
+def test_document_loaders_under_small_bounds(
+    tmp_path: Path, content: tuple[str, bytes], max_chars: int
+) -> None:
+    """Every bound of a reader (a file, a .json parsed whole, one .jsonl line) at its
+    smallest: a typed error, or documents within the limit and files skipped as too
+    large counted once."""
+    from thresher.corpus.loaders import LoadStats, iter_documents
+
+    suffix, data = content
+    path = tmp_path / f"input{suffix}"
+    path.write_bytes(data)
+    stats = LoadStats()
+    with hang_guard():
+        try:
+            docs = list(iter_documents([path], stats, max_chars=max_chars))
+        except InputError:
+            return
+    assert all(0 < len(d.text) <= max_chars for d in docs)
+    assert stats.files + stats.skipped.get("too_large", 0) <= 1 or suffix in (".jsonl", ".json")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None)
+@given(
+    lines=st.lists(st.text(max_size=40).map(json.dumps), max_size=6),
+    cap=st.integers(min_value=0, max_value=50),
+)
+def test_jsonl_lines_over_a_bound_are_measured_never_parsed(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], cap: int
+) -> None:
+    from thresher.corpus.jsonl import LongLine, iter_jsonl
+
+    path = tmp_path_factory.mktemp("bound") / "r.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    expected = [
+        (n, LongLine(len(line.encode()) + (n < len(lines))))
+        if len(line.encode()) > cap
+        else (n, json.loads(line))
+        for n, line in enumerate(lines, start=1)
+    ]
+    assert list(iter_jsonl(path, max_line_bytes=cap)) == expected
+
+
+@FILES
 @given(content=file_contents.filter(lambda c: c[0] in (".jsonl", ".json")))
 def test_task_readers(tmp_path: Path, content: tuple[str, bytes]) -> None:
     from thresher.tasks.readers import read_tasks

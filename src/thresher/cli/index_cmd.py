@@ -9,7 +9,9 @@ nothing. While another ingest holds the index folder, the command says that it
 waits for it.
 
 Every run ends with an account of the files: how many were read and, by
-reason, how many were skipped with their first paths (``--json``: ``files``).
+reason, how many were skipped, by extension (``--verbose``: with their first
+paths; ``--json``: ``files``, both). ``--include``/``--exclude`` select what a
+folder's walk reads with gitignore-style patterns, as a ``.thresherignore`` does.
 """
 
 from __future__ import annotations
@@ -62,6 +64,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="read links to files outside the folders named (default: skipped with a warning)",
     )
     parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="read only files matching GLOB in the folders named (gitignore-style, relative "
+        "to each folder: '*.md', 'docs/**/*.rst'; repeatable; files named are always read)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out files and folders matching GLOB in the folders named (gitignore-style "
+        "like .thresherignore: 'drafts/', '*.log'; repeatable)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list the first paths skipped for each reason (default: counts by extension)",
+    )
+    parser.add_argument(
         "--sync",
         action="store_true",
         help="make the index hold exactly these inputs: delete every document not in them "
@@ -87,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             stats,
             follow_links=args.follow_links,
             exclude=() if remote else (args.index,),
+            include_globs=args.include,
+            exclude_globs=args.exclude,
             **limit,
         )
         report = ingest(
@@ -115,14 +141,15 @@ def run(args: argparse.Namespace) -> int:
     removed = {k: v for k, v in report.sanitized.items() if v}
     if removed:
         print("sanitized: " + ", ".join(f"{k} {v}" for k, v in sorted(removed.items())))
-    for line in file_account(report.files):
+    for line in file_account(report.files, verbose=args.verbose):
         print(line)
     return 0
 
 
-def file_account(files: dict[str, Any]) -> list[str]:
+def file_account(files: dict[str, Any], verbose: bool = False) -> list[str]:
     """The lines accounting for every file of an ingest: read, then skipped by reason
-    with the first paths (``files`` is :meth:`LoadStats.to_dict`)."""
+    with counts by extension, and with ``verbose`` the first paths (``files`` is
+    :meth:`LoadStats.to_dict`)."""
     from thresher.cli._common import shorten
     from thresher.corpus.loaders import SKIP_REASONS
 
@@ -130,8 +157,21 @@ def file_account(files: dict[str, Any]) -> list[str]:
     total = sum(s["count"] for s in skipped.values())
     lines = [f"files: {files['files']} read, {total} skipped" + (":" if total else "")]
     for reason, info in skipped.items():
-        shown = ", ".join(shorten(p, 80) for p in info["examples"])
-        more = ", …" if info["count"] > len(info["examples"]) and shown else ""
+        kinds = list(info.get("extensions", {}).items())
+        shown = ", ".join(f"{shorten(kind, 24)} {n}" for kind, n in kinds[:_KINDS_SHOWN])
+        if len(kinds) > _KINDS_SHOWN:
+            shown += f", {len(kinds) - _KINDS_SHOWN} more"
         label = SKIP_REASONS.get(reason, reason)
-        lines.append(f"  {label}: {info['count']}" + (f"  ({shown}{more})" if shown else ""))
+        lines.append(f"  {label}: {info['count']}" + (f"  ({shown})" if shown else ""))
+        if verbose:
+            more = info["count"] - len(info["examples"])
+            lines += [f"      {shorten(p, 160)}" for p in info["examples"]]
+            if more > 0 and info["examples"]:
+                lines.append(f"      … {more} more")
+    if total and not verbose:
+        lines.append("  (--verbose lists the first paths of each)")
     return lines
+
+
+#: how many extensions are named per skip reason
+_KINDS_SHOWN = 6

@@ -7,9 +7,9 @@ cp1252, preferred when other code pages fit about as well). A file that is binar
 (a NUL byte outside a UTF-16/32 byte order mark) or that no encoding decodes
 raises :class:`UnreadableFileError`, whose ``reason`` the loader counts the
 file under (``binary``, ``undecodable``, ``unreadable``) before going on with
-the next file. A ``.gz`` file is decompressed first (:mod:`gzip`), reading no
-more than a limit the caller gives (a small file can expand without bound):
-past it, ``too_large``.
+the next file. A ``.gz`` file is decompressed first (:mod:`gzip`); no more than
+a limit the caller gives is read (a small file can expand without bound): past
+it, ``too_large``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ import codecs
 import gzip
 import zlib
 from pathlib import Path
-
-from charset_normalizer import from_bytes
+from typing import BinaryIO
 
 from thresher.errors import InputError
 
-__all__ = ["UnreadableFileError", "decode_text", "read_text_file"]
+__all__ = ["UnreadableFileError", "decode_text", "read_text_file", "too_large_error"]
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -45,6 +44,16 @@ class UnreadableFileError(InputError):
     def __init__(self, message: str, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+def too_large_error(path: Path | str, limit: int, what: str = "it holds") -> UnreadableFileError:
+    """The error of a file over a byte limit derived from the document size limit
+    (reason ``too_large``): ``what`` it holds, or decompresses to."""
+    return UnreadableFileError(
+        f"{path}: skipped, {what} over {limit:,} bytes, over the document size limit; "
+        "split it into smaller files (or raise the limit: --max-doc-chars)",
+        "too_large",
+    )
 
 
 def decode_text(data: bytes, where: str) -> tuple[str, str]:
@@ -79,6 +88,8 @@ def decode_text(data: bytes, where: str) -> tuple[str, str]:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as exc:
         bad = exc.start
+    from charset_normalizer import from_bytes  # the fallback: loaded only when needed
+
     matches = from_bytes(data)
     best = matches.best()
     if best is None:
@@ -93,10 +104,11 @@ def decode_text(data: bytes, where: str) -> tuple[str, str]:
     return str(best), best.encoding
 
 
-def _gunzip(path: Path, max_bytes: int | None) -> bytes:
-    """The decompressed bytes of the gzip file ``path``, at most ``max_bytes``."""
+def _gunzip(path: Path, max_bytes: int | None, fh: BinaryIO | None) -> bytes:
+    """The decompressed bytes of the gzip file ``path`` (read from ``fh`` when given),
+    at most ``max_bytes``."""
     try:
-        with gzip.open(path, "rb") as f:
+        with gzip.GzipFile(filename=None if fh else path, fileobj=fh, mode="rb") as f:
             data = f.read(-1 if max_bytes is None else max_bytes + 1)
     except (OSError, EOFError, zlib.error) as exc:
         raise UnreadableFileError(
@@ -105,33 +117,39 @@ def _gunzip(path: Path, max_bytes: int | None) -> bytes:
             "unreadable",
         ) from exc
     if max_bytes is not None and len(data) > max_bytes:
-        raise UnreadableFileError(
-            f"{path}: skipped, it decompresses to over {max_bytes:,} bytes, over the "
-            "document size limit; split it into smaller files (or raise the limit: "
-            "--max-doc-chars)",
-            "too_large",
-        )
+        raise too_large_error(path, max_bytes, "it decompresses to")
     return data
 
 
-def read_text_file(path: Path, max_bytes: int | None = None) -> tuple[str, str]:
+def read_text_file(
+    path: Path, max_bytes: int | None = None, fh: BinaryIO | None = None
+) -> tuple[str, str]:
     """:func:`decode_text` of the file ``path`` (decompressed first when it ends in ``.gz``).
 
     Args:
-        path: the file.
-        max_bytes: the most bytes a ``.gz`` file may decompress to (None: no limit).
+        path: the file (named in errors).
+        max_bytes: the most bytes it may hold, decompressed for a ``.gz`` file
+            (None: no limit).
+        fh: the file, already open (:func:`thresher.corpus.bounded.open_checked`);
+            None: ``path`` is opened.
 
     Raises:
         UnreadableFileError: ``unreadable`` (cannot be opened, read or decompressed),
-            ``too_large`` (decompresses past ``max_bytes``), ``binary`` or
-            ``undecodable``.
+            ``too_large`` (holds, or decompresses to, more than ``max_bytes``),
+            ``binary`` or ``undecodable``.
     """
     if path.name.lower().endswith(".gz"):
-        return decode_text(_gunzip(path, max_bytes), str(path))
+        return decode_text(_gunzip(path, max_bytes, fh), str(path))
     try:
-        data = path.read_bytes()
+        if fh is None:
+            with path.open("rb") as own:
+                data = own.read(-1 if max_bytes is None else max_bytes + 1)
+        else:
+            data = fh.read(-1 if max_bytes is None else max_bytes + 1)
     except OSError as exc:
         raise UnreadableFileError(
             f"cannot read {path}: {exc.strerror}; check that it is readable", "unreadable"
         ) from exc
+    if max_bytes is not None and len(data) > max_bytes:
+        raise too_large_error(path, max_bytes)
     return decode_text(data, str(path))

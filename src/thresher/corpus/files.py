@@ -33,8 +33,9 @@ import csv
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from thresher.corpus.bounded import ReadLimits
 from thresher.corpus.decode import UnreadableFileError, read_text_file
 from thresher.corpus.document import Document
 from thresher.corpus.filetypes import CODE_LANGUAGES, plain_name
@@ -62,7 +63,13 @@ def looks_binary(text: str) -> bool:
     return bool(head) and len(_CONTROL.findall(head)) > _MAX_CONTROL_SHARE * len(head)
 
 
-def file_document(path: Path, rel: str, kind: str, max_bytes: int | None = None) -> Document:
+def file_document(
+    path: Path,
+    rel: str,
+    kind: str,
+    limits: ReadLimits | None = None,
+    fh: BinaryIO | None = None,
+) -> Document:
     """The document of the file ``path`` read as ``kind`` (see the module docstring).
 
     Args:
@@ -70,7 +77,10 @@ def file_document(path: Path, rel: str, kind: str, max_bytes: int | None = None)
         rel: its path relative to the folder it was read under (the document's id,
             source, and the title of code and of text files without one).
         kind: its kind (:func:`thresher.corpus.filetypes.file_kind`; not ``records``).
-        max_bytes: the most bytes a ``.gz`` file may decompress to.
+        limits: the most bytes it may hold (a text file, a ``.gz`` decompressed) and
+            a ``.docx`` may decompress to (None: no limit).
+        fh: the file, already open and seekable
+            (:func:`thresher.corpus.bounded.open_checked`; None: ``path`` is opened).
 
     Returns:
         The sanitized document (``pages`` set for a PDF).
@@ -81,13 +91,13 @@ def file_document(path: Path, rel: str, kind: str, max_bytes: int | None = None)
     plain = Path(plain_name(path.name))  # a .gz file is read as the file it compresses
     stem, suffix = plain.stem, plain.suffix.lower()
     if kind == "pdf":
-        pdf = read_pdf(path)
+        pdf = read_pdf(path, fh)
         doc = make_document(rel, pdf.title or stem, pdf.text, rel, {}, pdf.counts)
         return replace(doc, pages=pdf.pages)
     if kind == "docx":
-        text, heading = read_docx(path)
+        text, heading = read_docx(path, fh, limits.unzipped_bytes if limits else None)
         return make_document(rel, heading or stem, text, rel, {})
-    text, _encoding = read_text_file(path, max_bytes)
+    text, _encoding = read_text_file(path, limits.file_bytes if limits else None, fh)
     meta: dict[str, Any] = {}
     extra: dict[str, int] = {}
     title: str | None = None

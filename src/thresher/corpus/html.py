@@ -1,7 +1,9 @@
 """HTML to plain text with a real parser, dropping what a reader would not see.
 
 Dropped with their whole content: ``script``, ``style``, ``noscript``,
-``template``, ``head`` (its ``<title>`` is still read), and any element hidden
+``template``, ``head`` (its ``<title>`` is still read), ``iframe`` and ``object``
+(a browser shows the framed page or the object, not the fallback markup inside
+the element), and any element hidden
 by the ``hidden`` attribute, ``aria-hidden="true"`` or an inline style with
 ``display:none``, ``visibility:hidden``, ``font-size:0``, ``opacity:0``, text
 coloured like its own background (``color:#fff;background-color:#fff``), or
@@ -31,7 +33,9 @@ from html.parser import HTMLParser
 
 __all__ = ["html_to_text"]
 
-_DROP = frozenset({"script", "style", "noscript", "template", "head", "title", "svg", "math"})
+_DROP = frozenset(
+    {"script", "style", "noscript", "template", "head", "title", "svg", "math", "iframe", "object"}
+)
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
      "source", "track", "wbr"}

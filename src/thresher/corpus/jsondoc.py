@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from thresher.corpus.datasets import detect_format
 from thresher.corpus.decode import UnreadableFileError, read_text_file
@@ -102,15 +102,24 @@ def is_records(first: Any) -> bool:
     return (isinstance(first, dict) and "text" in first) or detect_format(first) is not None
 
 
-def read_json_document(path: Path) -> tuple[str, str | None]:
+def read_json_document(
+    path: Path, fh: BinaryIO | None = None, max_bytes: int | None = None
+) -> tuple[str, str | None]:
     """(text, title or None) of the JSON file ``path`` read as one document.
+
+    Args:
+        path: the file (named in errors).
+        fh: the file, already open (read from its start; None: ``path`` is opened).
+        max_bytes: the most bytes it may hold (None: no limit).
 
     Raises:
         UnreadableFileError: ``not_records`` when the file is not one JSON value
             (JSON Lines of other values, invalid JSON) or nests too deep;
-            ``binary``/``undecodable``/``unreadable`` from reading it.
+            ``binary``/``undecodable``/``unreadable``/``too_large`` from reading it.
     """
-    text, _encoding = read_text_file(path)
+    if fh is not None:
+        fh.seek(0)
+    text, _encoding = read_text_file(path, max_bytes, fh)
     try:
         value = json.loads(text)
         return flatten_json(value), json_title(value)

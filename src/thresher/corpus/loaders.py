@@ -37,10 +37,20 @@ Titles: a document record's ``title`` (else its id); a file's by its kind (see
 Size: a document longer than ``max_chars`` characters (default
 :data:`MAX_DOCUMENT_CHARS`, 8 million: about 4,000 chunks of 512 tokens) is
 skipped with a warning on the ``thresher.corpus.loaders`` logger and counted
-as ``too_large``; a text or HTML file that large is not even read. One such
-document is almost always a log or a dump, whose chunks would take many
-minutes to embed and drown out every other document in retrieval: split it
-into smaller files, or raise the limit deliberately.
+as ``too_large``. One such document is almost always a log or a dump, whose
+chunks would take many minutes to embed and drown out every other document in
+retrieval: split it into smaller files, or raise the limit deliberately. Every
+file's size is checked before any parser reads it, by the bounds
+:class:`~thresher.corpus.bounded.ReadLimits` derives from ``max_chars``: a file
+read whole over 4 bytes per character, a ``.json`` (parsed whole) over 16, a
+``.docx`` decompressing past 16 (at least 32 MiB) is skipped unread, counted
+once as ``too_large``; a ``.jsonl`` is streamed, and one line over 16 bytes per
+character is read through without being kept (that record is ``too_large``).
+
+Files change while they are read: each is opened as
+:func:`~thresher.corpus.bounded.open_checked` says (no link followed but one
+the walk accepted, no FIFO waited on, the device and inode it had when listed);
+a file that became something else is skipped and counted as ``changed``.
 
 A BEIR dataset folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``; see
 :mod:`thresher.corpus.beir`) contributes ``corpus.jsonl`` only: its queries are
@@ -50,7 +60,9 @@ What is read: a file named explicitly with an unsupported extension is an
 error; inside a folder, :mod:`thresher.corpus.walk` leaves out hidden entries,
 tool folders (``node_modules``, ``venv``, ...), index folders, paths matched by
 a ``.thresherignore``, folder links, file links resolving outside the folders
-named (unless ``follow_links``) and unsupported files; each is counted, with its
+named (unless ``follow_links``), paths the caller's exclude patterns match or
+its include patterns do not, unsupported files, folders that cannot be
+listed and paths longer than the system allows; each is counted, with its
 first paths, in :class:`LoadStats`. A folder with no supported file is an error.
 A text file that is not UTF-8 is decoded in the encoding detected
 (:mod:`thresher.corpus.decode`); a file that is binary, undecodable, unreadable,
@@ -74,8 +86,9 @@ import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from thresher.corpus.bounded import FileIdentity, ReadLimits, identity, open_checked
 from thresher.corpus.datasets import detect_format, record_paragraphs
 from thresher.corpus.decode import UnreadableFileError
 from thresher.corpus.document import Document
@@ -83,10 +96,10 @@ from thresher.corpus.files import file_document
 from thresher.corpus.filetypes import CODE_LANGUAGES, KINDS, file_kind, supported_hint
 from thresher.corpus.ids import paragraph_doc_id
 from thresher.corpus.jsondoc import is_records, read_json_document
-from thresher.corpus.jsonl import iter_json_records, iter_jsonl
+from thresher.corpus.jsonl import LongLine, iter_json_records, iter_jsonl
 from thresher.corpus.load_stats import EXAMPLES, SKIP_REASONS, LoadStats
 from thresher.corpus.records import MAX_NESTING, make_document, record_document, valid_text
-from thresher.corpus.walk import WalkRules, is_index_folder, valid_name, walk_files
+from thresher.corpus.walk import WalkRules, glob_spec, is_index_folder, valid_name, walk_files
 from thresher.errors import InputError
 
 __all__ = [
@@ -115,6 +128,8 @@ def iter_documents(
     max_chars: int = MAX_DOCUMENT_CHARS,
     follow_links: bool = False,
     exclude: Sequence[str | Path] = (),
+    include_globs: Sequence[str] = (),
+    exclude_globs: Sequence[str] = (),
 ) -> Iterator[Document]:
     """Every document under ``paths``, sanitized, in a deterministic order.
 
@@ -127,6 +142,9 @@ def iter_documents(
         max_chars: documents longer than this are skipped with a warning.
         follow_links: read file links that resolve outside every folder named.
         exclude: folders never read (the index being written).
+        include_globs: gitignore-style patterns; when given, a folder walk reads only
+            the files they match (relative to the folder named). Files named are read.
+        exclude_globs: gitignore-style patterns of what a folder walk leaves out.
 
     Returns:
         An iterator of :class:`Document`. File documents have ``doc_id`` = path
@@ -140,8 +158,8 @@ def iter_documents(
 
     Raises:
         InputError: a path does not exist, names an unsupported file, or is a folder
-            with no supported file (raised by this call); malformed JSON/JSONL
-            records and duplicate ids (raised while iterating).
+            with no supported file, or a pattern is not valid (raised by this call);
+            malformed JSON/JSONL records and duplicate ids (raised while iterating).
     """
     stats = stats if stats is not None else LoadStats()
     if not paths:
@@ -150,6 +168,8 @@ def iter_documents(
         roots=tuple(os.path.realpath(p) for p in paths),
         exclude=tuple(os.path.realpath(p) for p in exclude),
         follow_links=follow_links,
+        include_spec=glob_spec(tuple(include_globs), "--include"),
+        exclude_spec=glob_spec(tuple(exclude_globs), "--exclude"),
     )
     plan = [item for p in paths for item in _plan(Path(p), stats, rules)]
     return _Reader(stats, max_chars).run(plan)
@@ -157,8 +177,9 @@ def iter_documents(
 
 # -- planning ------------------------------------------------------------------
 
-_Planned = tuple[Path, str, str, bool]
-"""(file, its id relative to its root, the root's real path, whether a walk found it)."""
+_Planned = tuple[Path, str, str, bool, FileIdentity | None]
+"""(file, its id relative to its root, the root's real path, whether a walk found it,
+its identity when listed)."""
 
 
 def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
@@ -182,7 +203,7 @@ def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
                 f"no supported files in folder {path} ({detail}); "
                 f"add {_SUPPORTED_HINT} files or name another folder"
             )
-        return [(f, f.relative_to(path).as_posix(), root, True) for f in files]
+        return [(f, f.relative_to(path).as_posix(), root, True, identity(f)) for f in files]
     if not path.is_file():
         raise InputError(f"not a regular file or folder: {path}; name a file or a folder")
     if file_kind(path.name) is None:
@@ -190,7 +211,7 @@ def _plan(path: Path, stats: LoadStats, rules: WalkRules) -> list[_Planned]:
             f"unsupported file type '{path.suffix or '(none)'}': {path}; "
             f"convert it to one of {_SUPPORTED_HINT}"
         )
-    return [(path, path.name, os.path.realpath(path.parent), False)]
+    return [(path, path.name, os.path.realpath(path.parent), False, identity(path))]
 
 
 # -- reading ---------------------------------------------------------------------
@@ -202,37 +223,51 @@ class _Reader:
     def __init__(self, stats: LoadStats, max_chars: int = MAX_DOCUMENT_CHARS) -> None:
         self.stats = stats
         self.max_chars = max_chars
+        self.limits = ReadLimits(max_chars)
         # doc_id -> (where first seen, whether its id is a content hash)
         self.seen: dict[str, tuple[str, bool]] = {}
         self.files: set[tuple[int, int]] = set()  # (device, inode) of the files read
         self.origin = ""  # the path of the file being read, under its root's real path
 
     def run(self, plan: list[_Planned]) -> Iterator[Document]:
-        for path, rel, root, walked in plan:
-            try:
-                st = path.stat()
-                key = (st.st_dev, st.st_ino)
-            except OSError:
-                key = (-1, len(self.files))  # reading it reports the problem
+        for path, rel, root, walked, ident in plan:
+            key = (ident.dev, ident.ino) if ident else (-1, len(self.files))
             if key in self.files:
                 self.stats.skip("same_file", 1, str(path))
                 continue
             self.files.add(key)
             self.stats.files += 1
             self.origin = os.path.join(root, *rel.split("/"))
-            kind = file_kind(path.name)
-            if path.suffix.lower() == ".jsonl":
-                lines = ((f":{n}", record) for n, record in iter_jsonl(path))
-                yield from self._record_file(lines, path, rel, walked)
-            elif kind == "records":
-                yield from self._record_file(iter_json_records(path), path, rel, walked, root)
-            elif kind is not None and not self._too_large_file(path):
-                try:
-                    doc = file_document(path, rel, kind, 4 * self.max_chars)
-                except UnreadableFileError as exc:
-                    self._unreadable(exc, path, walked)
-                    continue
-                yield from self._emit(dataclasses.replace(doc, root=root), str(path), file=True)
+            try:
+                fh, size = open_checked(path, ident)
+            except UnreadableFileError as exc:
+                self._unreadable(exc, path, walked)
+                continue
+            with fh:
+                yield from self._read(fh, size, path, rel, root, walked)
+
+    def _read(
+        self, fh: BinaryIO, size: int, path: Path, rel: str, root: str, walked: bool
+    ) -> Iterator[Document]:
+        """The documents of the open file ``fh`` (``size`` bytes), by its kind; its
+        size is checked before any parser reads it."""
+        kind = file_kind(path.name)
+        if path.suffix.lower() == ".jsonl":  # streamed: each line bounded
+            numbered = iter_jsonl(path, fh=fh, max_line_bytes=self.limits.record_bytes)
+            lines = ((f":{n}", record) for n, record in numbered)
+            yield from self._record_file(lines, path, rel, walked)
+        elif kind == "records":  # parsed whole
+            if self._too_large_file(path, size, self.limits.record_bytes):
+                return
+            records = iter_json_records(path, fh=fh, max_bytes=self.limits.record_bytes)
+            yield from self._record_file(records, path, rel, walked, root, fh)
+        elif kind is not None and not self._too_large_file(path, size, self.limits.file_bytes):
+            try:
+                doc = file_document(path, rel, kind, self.limits, fh)
+            except UnreadableFileError as exc:
+                self._unreadable(exc, path, walked)
+                return
+            yield from self._emit(dataclasses.replace(doc, root=root), str(path), file=True)
 
     def _too_large(self, where: str, chars: int, exact: bool = True) -> bool:
         """Skip (warn, count) a document of ``chars`` characters over the limit."""
@@ -249,14 +284,26 @@ class _Reader:
         self.stats.skip("too_large", 1, where)
         return True
 
-    def _too_large_file(self, path: Path) -> bool:
-        """A text/HTML file certainly over the limit (4 bytes per character at most):
-        skipped without reading it."""
-        try:
-            size = path.stat().st_size
-        except OSError:
-            return False  # reading it reports the problem
-        return size > 4 * self.max_chars and self._too_large(str(path), size, exact=False)
+    def _too_large_file(self, path: Path, size: int, limit: int) -> bool:
+        """Skip (warn, count once: not as read) a file of ``size`` bytes over ``limit``
+        (:class:`~thresher.corpus.bounded.ReadLimits`), without reading it."""
+        if size <= limit:
+            return False
+        _log.warning(
+            "%s: skipped, a file of %s bytes is over the limit of %s bytes (%s characters "
+            "per document); split it into smaller files%s (or raise the limit: "
+            "--max-doc-chars)",
+            path,
+            f"{size:,}",
+            f"{limit:,}",
+            f"{self.max_chars:,}",
+            ", or a .json into JSON Lines (.jsonl, read line by line)"
+            if path.suffix.lower() == ".json"
+            else "",
+        )
+        self.stats.files -= 1
+        self.stats.skip("too_large", 1, str(path))
+        return True
 
     def _unreadable(self, exc: UnreadableFileError, path: Path, walked: bool) -> None:
         """Warn about and count a file that cannot be read as its kind; a file named
@@ -267,12 +314,12 @@ class _Reader:
         self.stats.files -= 1
         self.stats.skip(exc.reason, 1, str(path))
 
-    def _json_document(self, path: Path, rel: str, root: str, walked: bool) -> Iterator[Document]:
+    def _json_document(
+        self, path: Path, rel: str, root: str, walked: bool, fh: BinaryIO | None
+    ) -> Iterator[Document]:
         """A ``.json`` file that holds no records, as one document (its path is its id)."""
-        if self._too_large_file(path):
-            return
         try:
-            text, title = read_json_document(path)
+            text, title = read_json_document(path, fh, self.limits.file_bytes)
         except UnreadableFileError as exc:
             if not walked and exc.reason == "not_records":
                 raise
@@ -288,6 +335,7 @@ class _Reader:
         rel: str,
         walked: bool,
         root: str = "",
+        fh: BinaryIO | None = None,
     ) -> Iterator[Document]:
         """Documents of one JSON/JSONL file. A ``.json`` file (``root`` given) whose
         first value is not a record (:func:`~thresher.corpus.jsondoc.is_records`) is one
@@ -298,10 +346,14 @@ class _Reader:
         as_document = False  # one JSON value (or array) that holds no records
         try:
             head = next(values, None)
-            if head is not None and root:  # .json: lines of other values are not_records
+            parsed = head is not None and not isinstance(head[1], LongLine)  # else too large
+            if head is not None and parsed and root:  # .json: other values: not_records
                 as_document = not is_records(head[1])
-            if head is not None and walked and not as_document:
+            if head is not None and parsed and walked and not as_document:
                 _check_record(head[1], f"{path}{head[0]}", rel, head[0])
+        except UnreadableFileError as exc:
+            self._unreadable(exc, path, walked)
+            return
         except InputError as exc:
             if not walked:
                 raise
@@ -310,7 +362,7 @@ class _Reader:
             self.stats.skip("not_records", 1, str(path))
             return
         if as_document:
-            yield from self._json_document(path, rel, root, walked)
+            yield from self._json_document(path, rel, root, walked, fh)
         elif head is not None:
             yield from self._records(itertools.chain([head], values), path, rel)
 
@@ -322,6 +374,9 @@ class _Reader:
         first = True
         for location, record in records:
             where = f"{path}{location}"
+            if isinstance(record, LongLine):  # never parsed
+                self._too_large(where, record.size, exact=False)
+                continue
             if first:
                 fmt, first = detect_format(record), False
                 if fmt == "paragraph_corpus":
@@ -358,6 +413,8 @@ class _Reader:
         """Count and yield ``doc``; a file's id is checked at ingestion, which labels it
         by its root (two folders may each hold a ``README.md``)."""
         if self._too_large(where, len(doc.text)):
+            if file:
+                self.stats.files -= 1  # a file skipped is not also read
             return
         if not file:
             if doc.doc_id in self.seen:

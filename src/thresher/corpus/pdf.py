@@ -20,7 +20,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from thresher.corpus.decode import UnreadableFileError
 from thresher.corpus.sanitize import merge_counts, sanitize_text
@@ -69,8 +69,12 @@ def _info_title(reader: PdfReader) -> str | None:
     return title if title and not _FILE_NAME_TITLE.match(title) else None
 
 
-def read_pdf(path: Path) -> PdfText:
+def read_pdf(path: Path, fh: BinaryIO | None = None) -> PdfText:
     """The text of the PDF ``path``, page by page (see the module docstring).
+
+    Args:
+        path: the file (named in errors).
+        fh: the file, already open (None: ``path`` is opened).
 
     Raises:
         UnreadableFileError: ``unreadable`` (pypdf cannot parse or decrypt it) or
@@ -79,7 +83,7 @@ def read_pdf(path: Path) -> PdfText:
     from pypdf import PdfReader
 
     try:
-        reader = PdfReader(path)
+        reader = PdfReader(path if fh is None else fh)
         if reader.is_encrypted and not reader.decrypt(""):
             raise UnreadableFileError(
                 f"{path}: an encrypted PDF; save a copy without a password to index it",

@@ -9,12 +9,18 @@ Text: the body's paragraphs and tables in document order, one paragraph per
 block (blank lines between them), a table row as its cells joined by `` | ``.
 Title: the core properties' ``title``, else the first paragraph styled
 ``Title`` or ``Heading 1``, else the title :mod:`thresher.corpus.titles` finds.
+
+A ``.docx`` is a zip archive of XML: its decompressed size is checked against a
+limit before python-docx reads it (:func:`thresher.corpus.bounded.check_zip`), so
+a small file that inflates to gigabytes is refused (``too_large``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
+from thresher.corpus.bounded import check_zip
 from thresher.corpus.decode import UnreadableFileError
 from thresher.corpus.titles import text_title
 
@@ -28,12 +34,20 @@ class MissingExtraError(UnreadableFileError):
         super().__init__(message, "needs_extra")
 
 
-def read_docx(path: Path) -> tuple[str, str | None]:
+def read_docx(
+    path: Path, fh: BinaryIO | None = None, max_unzipped: int | None = None
+) -> tuple[str, str | None]:
     """(text, title or None) of the ``.docx`` file ``path`` (module docstring).
+
+    Args:
+        path: the file (named in errors).
+        fh: the file, already open and seekable (None: ``path`` is opened).
+        max_unzipped: the most bytes its entries may decompress to (None: no limit).
 
     Raises:
         MissingExtraError: python-docx is not installed.
-        UnreadableFileError: ``unreadable``: not a Word document python-docx can open.
+        UnreadableFileError: ``unreadable``: not a Word document python-docx can open;
+            ``too_large``: it decompresses to more than ``max_unzipped``.
     """
     try:
         import docx
@@ -43,8 +57,14 @@ def read_docx(path: Path) -> tuple[str, str | None]:
         raise MissingExtraError(
             f"{path}: reading .docx needs python-docx; install it with pip install 'thresher[docx]'"
         ) from exc
+    if max_unzipped is not None:
+        if fh is None:
+            with path.open("rb") as own:
+                check_zip(own, max_unzipped, path)
+        else:
+            check_zip(fh, max_unzipped, path)
     try:
-        document = docx.Document(str(path))
+        document = docx.Document(str(path) if fh is None else fh)
         blocks: list[str] = []
         heading: str | None = None
         for item in document.iter_inner_content():
