@@ -100,7 +100,7 @@ FILE_EXTENSIONS = frozenset(
     ]
 )
 _HEX = re.compile(r"#[0-9a-f]{3,8}|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)(?:[0-9a-f]{8}|[0-9a-f]{6})")
-_FILE = re.compile(r"[\w./-]*\w\.([a-z0-9]+)")
+_FILE = re.compile(r"[\w./-]*\w\.([a-z0-9]+)", re.ASCII)
 _SYNTAX = re.compile(r"[{}<>=`|]|^:\w[\w:-]*:$|^[#.][a-z]|--")
 _WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
 _EDGES = "\"'(),;:!?*[]"
@@ -158,8 +158,8 @@ def word_kind(word: str, source_raw: str, source_prose: set[str]) -> str | None:
         return None
     if _HEX.fullmatch(w):
         return "hex"
-    m = _FILE.fullmatch(w.rstrip("."))
-    if m and m.group(1) in FILE_EXTENSIONS:
+    m = _FILE.fullmatch(word.strip(_EDGES).rstrip("."))
+    if m and m.group(1) in FILE_EXTENSIONS:  # a lowercase extension: "markdown.Markdown" is none
         return "file"
     if _SYNTAX.search(w):
         return "syntax"

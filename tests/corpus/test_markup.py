@@ -182,3 +182,22 @@ def test_ingested_chunks_carry_their_code(tmp_path: Path):
     ]
     assert any("palette: slate" in part for part in code)
     assert all(len(c.text) >= b for c in chunks for _, b in c.metadata.get("code", []))
+
+
+def test_a_text_file_written_in_restructuredtext_is_read_as_one(tmp_path: Path):
+    path = tmp_path / "settings.txt"
+    path.write_text(
+        ".. _settings:\n\nSettings\n========\n\n.. setting:: DEBUG\n\n"
+        "See :setting:`ALLOWED_HOSTS <allowed-hosts>` first.\n",
+        encoding="utf-8",
+    )
+    doc = file_document(path, "settings.txt", "text")
+    assert doc.title == "Settings"
+    assert ".. " not in doc.text and ":setting:" not in doc.text
+    assert "DEBUG" in doc.text and "See ALLOWED_HOSTS first." in doc.text
+    plain = tmp_path / "notes.txt"
+    plain.write_text("Notes\n\nTwo dots .. and :colons: stay.\n", encoding="utf-8")
+    assert (
+        file_document(plain, "notes.txt", "text").text
+        == "Notes\n\nTwo dots .. and :colons: stay.\n"
+    )

@@ -7,7 +7,7 @@ then, by kind:
 ==========  ===============================================  ==========================
 kind        text                                             title (else)
 ==========  ===============================================  ==========================
-text        as is                                            from the text (file stem)
+text        as is (reStructuredText as ``rst``)                  from the text (file stem)
 markdown    as a reader sees it, code blocks marked              headings too (file stem)
             (:mod:`thresher.corpus.markup`)
 rst         as a reader sees it, code blocks marked          section titles too (stem)
@@ -40,7 +40,7 @@ from thresher.corpus.decode import UnreadableFileError, read_text_file
 from thresher.corpus.document import Document
 from thresher.corpus.filetypes import CODE_LANGUAGES, plain_name
 from thresher.corpus.html import html_to_text
-from thresher.corpus.markup import MARKUP_KINDS, code_ranges, reader_text
+from thresher.corpus.markup import MARKUP_KINDS, code_ranges, markup_kind, reader_text
 from thresher.corpus.pdf import read_pdf
 from thresher.corpus.records import make_document
 from thresher.corpus.sanitize import sanitize_text
@@ -113,6 +113,7 @@ def file_document(path: Path, rel: str, kind: str, max_bytes: int | None = None)
             )
         title = text_title(sanitize_text(text)[0], stem=stem) or rel
     else:
+        kind = markup_kind(text, kind)  # a .txt file may be reStructuredText
         text = reader_text(text, kind)
         clean = sanitize_text(text)[0]
         title = text_title(clean, markdown=kind == "markdown", rst=kind == "rst", stem=stem)

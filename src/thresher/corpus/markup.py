@@ -21,7 +21,10 @@ and code directives (``.. code-block::``, ``.. literalinclude::`` options aside)
 :func:`code_ranges` finds those blocks in a text, so chunking can mark each
 chunk's code (``metadata["code"]``) for readers that must tell code from prose.
 
-:func:`is_changelog` recognizes a release-notes document by its path or title.
+:func:`markup_kind` tells a ``.txt`` file written in reStructuredText (read as
+one); :func:`prose` is a text with its code and leftover markup masked, what
+names are read in; :func:`is_changelog` recognizes a release-notes document by
+its path or title.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-__all__ = ["reader_text", "code_ranges", "prose", "is_changelog", "MARKUP_KINDS"]
+__all__ = ["reader_text", "code_ranges", "prose", "is_changelog", "markup_kind", "MARKUP_KINDS"]
 
 #: the file kinds (:mod:`.filetypes`) whose markup :func:`reader_text` removes
 MARKUP_KINDS = frozenset({"markdown", "rst"})
@@ -95,6 +98,27 @@ _CHANGELOG_TITLE = re.compile(
     r"|news|what'?s new)(?:\s*[:-]?\s*(?:v?\d[\w.]*|(?:for|in|since)\b.*))?$",
     re.IGNORECASE,
 )
+
+
+_RST_MARK = re.compile(r"^[ \t]*\.\.[ \t]+(?:[\w:-]+::|_[^:\n]+:)", re.MULTILINE)
+_RST_ROLE = re.compile(r"(?<![\w`]):[\w-]+:`")
+#: how much of a plain text file is looked at to tell its markup
+_SNIFF = 65536
+
+
+def markup_kind(text: str, kind: str) -> str:
+    """The kind whose markup ``text`` is read with: ``kind`` itself, or ``rst`` for a
+    ``text`` file written in reStructuredText (Django's and Python's documentation
+    sources are ``.txt``): two directives or targets, or five roles, in its first
+    64 KiB."""
+    if kind != "text":
+        return kind
+    head = text[:_SNIFF]
+    if ".. " not in head and ":`" not in head:
+        return kind
+    if len(_RST_MARK.findall(head)) >= 2 or len(_RST_ROLE.findall(head)) >= 5:
+        return "rst"
+    return kind
 
 
 def _indent(line: str) -> int:
