@@ -24,7 +24,8 @@ that do not depend on the code being measured:
   but only in code or markup: never in a line of its prose (a line outside
   fenced blocks, reStructuredText literal and code blocks and HTML comments,
   once inline code, HTML tags, ``{...}`` attributes, link targets and role,
-  directive and option names are removed).
+  directive and option names are removed; a role's text is prose: the page
+  shows it as a link).
 
 Usage (the before/after figures of docs/local-policy.md; run the "before" with
 ``PYTHONPATH`` on the base commit's ``src``)::
@@ -112,7 +113,9 @@ _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _ATTRS = re.compile(r"\{[^{}\n]*\}")
 _LINK_TARGET = re.compile(r"\]\([^)\n]*\)|\]\[[^\]\n]*\]|^\s*\[[^\]\n]+\]:.*$")
-_ROLE = re.compile(r":[\w:-]+:(?=`)")
+#: a role with its text (Sphinx ``:ref:`text <target>```, MyST ``{ref}`text```): the
+#: rendered page shows the text (a link), so it is prose, its target is not
+_ROLE = re.compile(r"(?::[\w:-]+:|\{[\w:-]+\})`([^`\n]*?)(?:\s*<[^<>`\n]*>)?`")
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:-]+::|^\s*\.\.\s+_[^:]*:.*$|^\s*:[\w -]+:")
 _BLOCK_MARKER = re.compile(r"^\s*(?:/{3,}|!!!|\?\?\?\+?|-{1,3}8<-{1,3})\s*[\w-]*")
 
@@ -140,11 +143,11 @@ def prose_words(raw: str) -> set[str]:
             literal_indent = -1
         if stripped.endswith("::") or re.match(r"\s*\.\.\s+(?:code|code-block|sourcecode)::", line):
             literal_indent = indent
-        text = _INLINE_CODE.sub(" ", line)
+        text = _ROLE.sub(lambda m: f" {m.group(1)} ", line)
+        text = _INLINE_CODE.sub(" ", text)
         text = _TAG.sub(" ", text)
         text = _ATTRS.sub(" ", text)
         text = _LINK_TARGET.sub(" ", text)
-        text = _ROLE.sub(" ", text)
         text = _DIRECTIVE.sub(" ", text)
         text = _BLOCK_MARKER.sub(" ", text)
         out.update(_WORD.findall(text.lower()))
