@@ -62,6 +62,9 @@ def test_an_index_built_before_still_reads_prose_only():
     assert anchor_prose(passage, "") == "The `Ballad` of  ; "
     plain = _chunk("p-2", "Song", "The Ballad of Foo")
     assert anchor_prose(plain, "") is plain.text
+    # a .txt file written in reStructuredText (Django's sources) is told by its literals
+    rst = _chunk("docs/ref/settings.txt", "Settings", "Set ``ROOT_URLCONF`` in Foo Bar.")
+    assert "ROOT_URLCONF" not in anchor_prose(rst, "") and "Foo Bar" in anchor_prose(rst, "")
 
 
 def test_a_web_build_file_is_no_identifier_but_a_config_file_is():

@@ -5,7 +5,8 @@ markup leads nowhere: a CSS class ("termy"), a hex colour ("#D3D7CF"), an
 anchor attribute (``{ #settings }``), a word of a code sample. The planner reads
 every anchor through :func:`anchor_prose`: the chunk's code blocks (its
 ``metadata["code"]``, marked at ingestion), and in a Markdown or
-reStructuredText file's chunk also inline code (unless the question states it)
+reStructuredText file's chunk (a ``.txt`` file's holding ````literals````
+too) also inline code (unless the question states it)
 and markup an older index still holds, become breaks no name spans
 (:func:`thresher.corpus.markup.prose`). Text without any of these is read
 unchanged. :func:`is_release_notes` tells a changelog's chunk, whose bridges
@@ -35,18 +36,22 @@ def _code(metadata: dict[str, Any]) -> tuple[tuple[int, int], ...]:
     )
 
 
-def _is_markup(doc_id: str) -> bool:
-    """Whether the document is a Markdown or reStructuredText file's (by its path)."""
+def _is_markup(doc_id: str, text: str) -> bool:
+    """Whether the chunk is a Markdown or reStructuredText file's: by its path, or a
+    ``.txt`` file's holding reStructuredText's inline literal (````name````)."""
     name = doc_id.rsplit("/", 1)[-1]
-    return "." in name and file_kind(name) in MARKUP_KINDS
+    if "." not in name:
+        return False
+    kind = file_kind(name)
+    return kind in MARKUP_KINDS or (kind == "text" and "``" in text)
 
 
 def anchor_prose(chunk: Chunk, question_lower: str) -> str:
     """The text of ``chunk`` bridges are read from (see the module docstring);
     ``question_lower``: the question lowercased (inline code it states is kept)."""
-    markup = _is_markup(chunk.doc_id)
-    code = _code(chunk.metadata)
     text = chunk.text
+    markup = _is_markup(chunk.doc_id, text)
+    code = _code(chunk.metadata)
     if not code and not markup and "#" not in text:
         return text
     return prose(text, code, markup=markup, named=question_lower if markup and "`" in text else "")
