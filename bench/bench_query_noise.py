@@ -23,7 +23,8 @@ that do not depend on the code being measured:
 - ``markup-only``: a word of three letters or more that the source file holds,
   but only in code or markup: never in a line of its prose (a line outside
   fenced blocks, reStructuredText literal and code blocks and HTML comments,
-  once inline code, HTML tags, ``{...}`` attributes, link targets and role,
+  once inline code (in a ``.rst`` or ``.txt`` source: ````literals```` only, a
+  ```text <url>`_`` link is its text), HTML tags, ``{...}`` attributes, link targets and role,
   directive and option names are removed; a role's text is prose: the page
   shows it as a link).
 
@@ -109,6 +110,9 @@ _EDGES = "\"'(),;:!?*[]"
 # the prose of a source file, by this bench's own rules
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1")
+#: reStructuredText: only ````double backticks```` are code; ```text <url>`_`` is a link
+_RST_LITERAL = re.compile(r"``(?!`).+?``")
+_RST_LINK = re.compile(r"`([^`<\n]+?)\s*(?:<[^<>`\n]*>)?`__?")
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _ATTRS = re.compile(r"\{[^{}\n]*\}")
@@ -120,8 +124,9 @@ _DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:-]+::|^\s*\.\.\s+_[^:]*:.*$|^\s*:[\w -]
 _BLOCK_MARKER = re.compile(r"^\s*(?:/{3,}|!!!|\?\?\?\+?|-{1,3}8<-{1,3})\s*[\w-]*")
 
 
-def prose_words(raw: str) -> set[str]:
-    """The words of ``raw`` (lowercased) in its prose lines, by the rules above."""
+def prose_words(raw: str, rst: bool = False) -> set[str]:
+    """The words of ``raw`` (lowercased) in its prose lines, by the rules above
+    (``rst``: a reStructuredText source, whose single backticks are no code)."""
     lines = _COMMENT.sub("", raw).split("\n")
     out: set[str] = set()
     fence = ""
@@ -141,10 +146,16 @@ def prose_words(raw: str) -> set[str]:
             if not stripped or indent > literal_indent:
                 continue
             literal_indent = -1
-        if stripped.endswith("::") or re.match(r"\s*\.\.\s+(?:code|code-block|sourcecode)::", line):
+        directive = re.match(r"\s*\.\.\s+([\w:-]+)::", line)
+        if (stripped.endswith("::") and not directive) or (
+            directive and directive.group(1) in ("code", "code-block", "sourcecode")
+        ):
             literal_indent = indent
         text = _ROLE.sub(lambda m: f" {m.group(1)} ", line)
-        text = _INLINE_CODE.sub(" ", text)
+        if rst:
+            text = _RST_LINK.sub(lambda m: f" {m.group(1)} ", _RST_LITERAL.sub(" ", text))
+        else:
+            text = _INLINE_CODE.sub(" ", text)
         text = _TAG.sub(" ", text)
         text = _ATTRS.sub(" ", text)
         text = _LINK_TARGET.sub(" ", text)
@@ -207,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         if doc_id not in raws:
             path = folder / doc_id
             raw = path.read_text(errors="replace") if path.is_file() else ""
-            raws[doc_id] = (raw.lower(), prose_words(raw))
+            rst = path.suffix in (".rst", ".txt")
+            raws[doc_id] = (raw.lower(), prose_words(raw, rst))
         return raws[doc_id]
 
     with EmbeddedStore(index, config) as store:

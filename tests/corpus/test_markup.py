@@ -98,6 +98,7 @@ Fixtures
    :class: tip
 
    See :ref:`the fixture guide <fixture-guide>` and :func:`~pytest.fixture`.
+   Read `the Python docs <https://docs.python.org>`_ and `PEP 8`_, keep ``x`` as is.
 
 .. autofunction:: pytest.fixture
    :no-index:
@@ -129,6 +130,7 @@ def test_sphinx_roles_directives_and_fields_read_as_rendered():
                    "toctree", "maxdepth", "how-to/index", "a comment", ":param"):  # fmt: skip
         assert markup not in text, markup
     for shown in ("Fixtures\n========", "See the fixture guide and fixture.", "pytest.fixture",
+                  "Read the Python docs and PEP 8, keep ``x`` as is.",
                   "timeout: Seconds to wait."):  # fmt: skip
         assert shown in text, shown
     found = [text[a:b] for a, b in code_ranges(text, "rst")]

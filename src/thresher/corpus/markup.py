@@ -6,7 +6,8 @@ MkDocs ``attr_list`` attributes (``{ #anchor }``, ``{: .class }``,
 lines, ``///`` block fences, ``!!! note "Title"`` admonition markers, ``===
 "Tab"`` content tabs, ``> [!note]`` callouts, ``:material-icon:`` shortcodes), raw HTML tags with their
 classes and styles, link targets and reference definitions, and Sphinx roles
-and directives (``:ref:`text <target>```, ``:func:`~pkg.name```, ``.. note::``,
+and directives (``:ref:`text <target>```, ``:func:`~pkg.name```, hyperlinks
+```text <https://...>`_``, ``.. note::``,
 ``:maxdepth: 2`` options, ``.. _label:`` targets). Indexed as they are, their
 tokens crowd the words a question is phrased in, and the local policy reads
 follow-up names in them ("termy", "D3D7CF", "md-button").
@@ -67,6 +68,8 @@ _MYST_OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 # reStructuredText
 _ROLE = re.compile(r"(?<![\w`]):(?:[\w-]+:)*[\w-]+:`([^`\n]*)`")
 _ROLE_TARGET = re.compile(r"^(.*?)\s*<[^<>]*>$")
+# hyperlinks: `text <https://...>`_, `text`_, `text`__ (anonymous)
+_RST_LINK = re.compile(r"(?<![\w`:])`([^`<\n]+?)\s*(?:<[^<>`\n]*>)?`__?(?![\w`])")
 _LABEL = re.compile(r"^[ \t]*\.\.[ \t]+(?:_[^:\n]*:|\|[^|\n]+\|[ \t]+\w+::).*$")
 _DIRECTIVE = re.compile(r"^([ \t]*)\.\.[ \t]+([\w:-]+)::[ \t]*(.*)$")
 _RST_COMMENT = re.compile(r"^[ \t]*\.\.(?:[ \t]+.*)?$")
@@ -343,7 +346,7 @@ def _rst_lines(lines: list[str], code: set[int]) -> Iterator[str]:
             words = [w for w in (field.group(3), field.group(4)) if w]
             line = field.group(1) + ": ".join(words)
         if "`" in line:
-            line = _ROLE.sub(_rst_role, line)
+            line = _RST_LINK.sub(lambda m: m.group(1), _ROLE.sub(_rst_role, line))
         if "<" in line:
             line = _TAG.sub("", line)
         yield line
