@@ -170,7 +170,9 @@ def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> lis
         ``ingested_at=""`` and the document's title, source and metadata; a
         paged document's chunks (``doc.pages``) also carry ``page`` and
         ``page_end`` in their metadata: the 1-based first and last page their
-        text spans (equal for a chunk within one page).
+        text spans (equal for a chunk within one page); a chunk holding part of a
+        document's code blocks (``doc.code``) carries ``metadata["code"]``: a list of
+        ``[start, end]`` offsets in its own text.
 
     Raises:
         ConfigError: ``max_tokens`` is below ``MIN_MAX_TOKENS`` (4), the least that
@@ -201,8 +203,14 @@ def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> lis
 
 
 def _chunk_metadata(doc: Document, start: int, end: int) -> dict[str, Any]:
-    """The document's metadata, with the pages ``text[start:end]`` spans when it has pages."""
+    """The document's metadata, with the pages ``text[start:end]`` spans when it has pages
+    and the parts of its code blocks it holds (offsets in the chunk's text)."""
     meta = dict(doc.metadata)
+    code = [
+        [max(a, start) - start, min(b, end) - start] for a, b in doc.code if a < end and b > start
+    ]
+    if code:
+        meta["code"] = code
     if doc.pages:
         meta["page"] = max(1, bisect_right(doc.pages, start))
         meta["page_end"] = max(meta["page"], bisect_right(doc.pages, end - 1))

@@ -37,6 +37,10 @@ class Document:
             page starts (page 1 first); chunking gives every chunk the pages it
             spans (``metadata["page"]``, ``metadata["page_end"]``). Empty for
             text without pages.
+        code: for a Markdown or reStructuredText file, the ``(start, end)`` offsets
+            in ``text`` of its code blocks (:func:`thresher.corpus.markup.code_ranges`);
+            chunking gives every chunk the parts of them it holds
+            (``metadata["code"]``). Empty for other documents.
     """
 
     doc_id: str
@@ -48,6 +52,7 @@ class Document:
     origin: str = ""
     root: str = ""
     pages: tuple[int, ...] = ()
+    code: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,10 @@ then, by kind:
 ==========  ===============================================  ==========================
 kind        text                                             title (else)
 ==========  ===============================================  ==========================
-text        as is                                            from the text (file stem)
-markdown    as is                                            headings too (file stem)
-rst         as is                                            section titles too (stem)
+text        as is (reStructuredText as ``rst``)                  from the text (file stem)
+markdown    as a reader sees it, code blocks marked              headings too (file stem)
+            (:mod:`thresher.corpus.markup`)
+rst         as a reader sees it, code blocks marked          section titles too (stem)
 html        parsed (:mod:`thresher.corpus.html`)             ``<title>``, ``<h1>`` (stem)
 sniffed     as is, if text (else ``binary``)                 from the text (its path)
 code        as is; ``metadata["language"]``                  its path
@@ -40,6 +41,7 @@ from thresher.corpus.decode import UnreadableFileError, read_text_file
 from thresher.corpus.document import Document
 from thresher.corpus.filetypes import CODE_LANGUAGES, plain_name
 from thresher.corpus.html import html_to_text
+from thresher.corpus.markup import MARKUP_KINDS, code_ranges, markup_kind, reader_text
 from thresher.corpus.pdf import read_pdf
 from thresher.corpus.records import make_document
 from thresher.corpus.sanitize import sanitize_text
@@ -121,6 +123,11 @@ def file_document(
             )
         title = text_title(sanitize_text(text)[0], stem=stem) or rel
     else:
+        kind = markup_kind(text, kind)  # a .txt file may be reStructuredText
+        text = reader_text(text, kind)
         clean = sanitize_text(text)[0]
         title = text_title(clean, markdown=kind == "markdown", rst=kind == "rst", stem=stem)
-    return make_document(rel, title or stem, text, rel, meta, extra)
+    doc = make_document(rel, title or stem, text, rel, meta, extra)
+    if kind in MARKUP_KINDS:
+        doc = replace(doc, code=tuple(code_ranges(doc.text, kind)))
+    return doc

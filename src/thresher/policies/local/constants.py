@@ -88,6 +88,11 @@ class Constants:
     # -- planner: where each hop reads its bridges (planner.Planner) --------------------
     hop_anchors: int = _c(3, "best retained chunks each hop reads bridges from")
     edge_bridges: int = _c(2, "bridges read from each chain edge (the best new one is taken)")
+    changelog_weight: float = _c(
+        0.5,
+        "share of its weight a chunk of release notes (a changelog) lends the bridges "
+        "read from it: its lines name every part of a project in passing",
+    )
     # -- candidate scorer (scoring.CandidateScorer) ---------------------------------------
     retriever_head: int = _c(
         3, "a follow-up's hit within either retriever's best this many is ranked"

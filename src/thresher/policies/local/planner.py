@@ -25,6 +25,7 @@ from thresher.policies.local.edges import Edge, clue_edge, frontier
 from thresher.policies.local.entities import question_patterns
 from thresher.policies.local.memo_reads import MemoReads
 from thresher.policies.local.memory import EpisodeMemory
+from thresher.policies.local.prose import anchor_prose, is_release_notes
 from thresher.policies.local.scoring import Ranked
 from thresher.policies.local.sources import (
     CapitalSpans,
@@ -191,13 +192,21 @@ class Planner:
         of a clue chain their documents answer, when known, and ``passed``: the names
         the chain came through to it (see :class:`~.bridges.Anchor`)."""
         chain = memory.chain()
+        question = memory.question.question.lower()
+        release_notes = self.constants.changelog_weight
         anchors = [
             Anchor(
                 r.chunk_id,
                 r.cand.chunk.doc_id,
                 r.cand.chunk.title,
-                r.cand.chunk.text,
-                r.prob,
+                # names are read in prose: not in code or markup (:mod:`.prose`)
+                anchor_prose(r.cand.chunk, question),
+                r.prob
+                * (
+                    release_notes
+                    if is_release_notes(r.cand.chunk.doc_id, r.cand.chunk.title)
+                    else 1.0
+                ),
                 chain.path(r.cand.subquery),
                 via.phrase if (via := chain.bridge_of(r.cand)) else "",
                 clue,

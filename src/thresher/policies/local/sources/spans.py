@@ -8,7 +8,8 @@ function (``pam_deny``, ``os.path.join``), a program's page
 (``deluser.conf(5)``). :class:`IdentifierSpans` finds those by their *shape*,
 whatever their case: a token whose letters and digits are joined by ``_``,
 ``.`` or ``/`` (a path, a dotted or snake_case name), not a number, a version,
-an abbreviation ("e.g.") or an address (an e-mail, a URL). A call's or
+an abbreviation ("e.g.") or an address (an e-mail, a URL), nor a web page's build
+file (``404.html``, ``extra.css``, ``logo.png``). A call's or
 reference's parentheses are cut off (``deluser.conf(5)`` is ``deluser.conf``).
 :class:`NamedSpans` finds the names of known documents (:mod:`.names`), in any
 case. :class:`SpanUnion` reads several sources in turn.
@@ -36,6 +37,13 @@ _EDGES = "\"'`“”‘’()[]{}<>,;:!?*"
 _ADDRESS = ("@", "://")
 #: a part of a name: a run of letters
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
+#: the files of a web page's build (templates, styles, scripts, images, fonts): a name
+#: read in a page's source, not a document's (one the corpus holds is a known name:
+#: :class:`NamedSpans`)
+_ASSETS = (
+    ".html", ".htm", ".css", ".scss", ".sass", ".less", ".js", ".mjs", ".map", ".png",
+    ".jpg", ".jpeg", ".gif", ".svg", ".ico", ".webp", ".woff", ".woff2", ".ttf", ".eot",
+)  # fmt: skip
 
 
 def identifier_spans(sentence: str) -> list[str]:
@@ -49,6 +57,8 @@ def identifier_spans(sentence: str) -> list[str]:
             continue
         if not _LETTERS.search(token):
             continue  # a number, a version ("3.2.1", "v1.2") or an abbreviation ("e.g")
+        if token.lower().endswith(_ASSETS):
+            continue  # "404.html", "extra.css", "logo.png"
         if token not in out:
             out.append(token)
     return out
