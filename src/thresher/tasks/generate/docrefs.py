@@ -17,6 +17,8 @@ does:
 - :func:`resolve_doc` maps a ``:doc:`` or Markdown link target, read from one
   document, to another document id of the corpus (relative to the linking
   document's folder, or from the corpus root when the target starts with ``/``).
+- :func:`unwrap` joins the wrapped lines of a paragraph of a page written in
+  reST or Markdown (:func:`has_markup`), so a sentence is not cut at a line end.
 - :func:`reader_text` is a sentence as a reader sees it: roles, literals and
   links replaced by their visible text.
 
@@ -40,6 +42,9 @@ __all__ = [
     "noun_for",
     "role_of",
     "mask_ref",
+    "has_markup",
+    "unwrap",
+    "tidy",
 ]
 
 #: a Sphinx role with its content: ``:py:func:`~a.b` ``
@@ -252,9 +257,7 @@ def noun_for(name: str, kind: str, role: str = "") -> str:
         return "option"
     if name.endswith("()"):
         return "function"
-    if kind in ("ident", "code"):
-        return "name"
-    return "one"
+    return "name"
 
 
 def role_of(sentence: str, name: str) -> str:
@@ -278,3 +281,55 @@ def mask_ref(sentence: str, name: str, placeholder: str) -> str:
         lambda m: placeholder if (m.group(1) or m.group(2) or "").strip() == name else m.group(0),
         text,
     )
+
+
+_MARKUP = re.compile(r"``[^`\n]+``|:[a-z]+:`[^`\n]+`|^\s*\.\.\s+\S|\]\([^)\s]+\)", re.MULTILINE)
+_BLOCK = re.compile(
+    r"^\s*(?:[-*+•|>#=~^\"']|```|:[\w -]+:(?:\s|$)|\d+[.)]\s|\.\.\s|[A-Za-z][\w ]{0,24}:\s*$)"
+)
+_UNDERLINE = re.compile(r"^\s*([=\-~^\"'`#*+_])\1{2,}\s*$")
+
+
+def has_markup(text: str) -> bool:
+    """Whether ``text`` is written in reST or Markdown markup (roles, literals, directives, links)."""
+    return _MARKUP.search(text) is not None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def unwrap(text: str) -> str:
+    """``text`` with the wrapped lines of each paragraph joined by a space.
+
+    A line joins the one before when both are prose at the same indentation: not
+    blank, not a list item, heading, heading underline, table row, directive or
+    field, and the line after is not an underline (the line would be a heading).
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    joinable = False
+    for i, line in enumerate(lines):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        prose = (
+            bool(line.strip())
+            and _BLOCK.match(line) is None
+            and _UNDERLINE.match(line) is None
+            and _UNDERLINE.match(nxt) is None
+        )
+        if prose and joinable and out and _indent(out[-1]) == _indent(line):
+            out[-1] = out[-1].rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+        joinable = prose
+    return "\n".join(out)
+
+
+_ARTICLE = re.compile(r"\b(the|a|an|this|that|your|its|their)\s+(?:a|that)\s+(\w+)", re.IGNORECASE)
+
+
+def tidy(text: str) -> str:
+    """Placeholder phrases read as English: ``the a setting`` -> ``the setting``, a noun
+    not doubled (``a function function`` -> ``a function``)."""
+    text = _ARTICLE.sub(lambda m: f"{m.group(1)} {m.group(2)}", text)
+    return re.sub(r"\b(\w+) \1\b", r"\1", text)

@@ -31,9 +31,11 @@ from thresher.index.store import Store
 from thresher.tasks.generate.docrefs import (
     code_mentions,
     definitions,
+    has_markup,
     link_mentions,
     reader_text,
     resolve_doc,
+    unwrap,
 )
 from thresher.tasks.generate.text import (
     STOP,
@@ -188,14 +190,21 @@ class CorpusView:
                 if chunk.doc_id not in titled_docs[key]:
                     titled_docs[key].append(chunk.doc_id)
             rows = []
-            for i, text in enumerate(sentences(chunk.text)):
+            notes = is_release_notes(chunk.doc_id)
+            marked = has_markup(chunk.text)
+            body = unwrap(chunk.text) if marked else chunk.text
+            for i, text in enumerate(sentences(body)):
                 named = entities(text)
                 refs = doc_mentions(text, named)
                 mentions = tuple(sorted((*named, *refs), key=lambda m: m.start))
                 for m in refs:
                     if m.kind in ("doc", "ref"):
                         link_refs.append((chunk.doc_id, m))
-                fact = is_fact(reader_text(text), named)
+                fact = (
+                    not notes
+                    and is_fact(reader_text(text), named)
+                    and (not marked or is_prose(text))
+                )
                 keys = frozenset(normalize_short(m.text) for m in mentions)
                 rows.append(
                     Sentence(chunk.chunk_id, i, text, normalize(text), mentions, fact, keys)
@@ -262,6 +271,29 @@ class CorpusView:
     def titled(self, doc_id: str, phrase: str) -> bool:
         """Whether ``doc_id`` is titled with ``phrase`` (see :func:`title_keys`)."""
         return doc_id in self.titled_docs.get(normalize_short(phrase), ())
+
+
+_RELEASE_NOTES = re.compile(
+    r"(?:^|/)(?:changes|changelog|history|news|release[-_ ]?notes?|whatsnew|whats[-_]new)"
+    r"(?:[-_.][^/]*)?(?:/|$)",
+    re.IGNORECASE,
+)
+
+
+def is_release_notes(doc_id: str) -> bool:
+    """Whether a document is release notes (a changelog, history or news file or folder):
+    its lines record changes, not how things are, so none of them is a fact."""
+    return _RELEASE_NOTES.search(doc_id) is not None
+
+
+_PROSE = re.compile(r"^(?:[A-Z]|:[a-z:]+:`|``?\w|\[)[^\n]*[.!?]$")
+
+
+def is_prose(sentence: str) -> bool:
+    """Whether a sentence of a page written in markup reads as a whole sentence: it opens
+    with a capital (or a role, literal or link) and closes with ``.``, ``!`` or ``?``
+    (not a wrapped fragment, a code line or a list of names)."""
+    return _PROSE.match(sentence.strip()) is not None
 
 
 #: mention kinds that link to a document rather than name an entity

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from thresher.tasks.generate.docrefs import mask_ref, noun_for, reader_text, role_of
+from thresher.tasks.generate.docrefs import mask_ref, noun_for, reader_text, role_of, tidy
 from thresher.tasks.generate.extend import Chain
 from thresher.tasks.generate.text import mask
 
@@ -129,6 +129,7 @@ _ASKS = ("What is the missing {kind}?", "Which {kind} fills the blank?", "What g
 #: words kept on each side of the blank in the last hop's sentence (the rest would let
 #: one search find the last page without following the chain)
 BLANK_WINDOW = 10
+_BLANK_MARK = "Qblankmarkq"
 
 
 def _mask_all(sentence: str, target: str, placeholder: str) -> str:
@@ -162,9 +163,9 @@ def phrase_sentences(chain: Chain, rng: random.Random) -> Phrasing:
         if i < len(chain.hops) - 1:
             text = _mask_all(text, hop.out, f"a {nouns[i]}")
         else:
-            text = _mask_all(text, chain.answer, "___")
-            text = _window(reader_text(text), "___", BLANK_WINDOW)
-        text = _end(reader_text(text))
+            text = _mask_all(text, chain.answer, _BLANK_MARK)
+            text = _window(reader_text(text), _BLANK_MARK, BLANK_WINDOW)
+        text = _end(tidy(reader_text(text))).replace(_BLANK_MARK, "___")
         if i == 0:
             parts.append(rng.choice(_OPENINGS) + f"“{text}”")
         else:
