@@ -132,6 +132,10 @@ BLANK_WINDOW = 10
 _BLANK_MARK = "Qblankmarkq"
 
 
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
 def _mask_all(sentence: str, target: str, placeholder: str) -> str:
     return mask(mask_ref(sentence, target, placeholder), target, placeholder)
 
@@ -161,7 +165,7 @@ def phrase_sentences(chain: Chain, rng: random.Random) -> Phrasing:
         if i > 0:
             text = _mask_all(text, hop.link, f"that {nouns[i - 1]}")
         if i < len(chain.hops) - 1:
-            text = _mask_all(text, hop.out, f"a {nouns[i]}")
+            text = _mask_all(text, hop.out, f"{_article(nouns[i])} {nouns[i]}")
         else:
             text = _mask_all(text, chain.answer, _BLANK_MARK)
             text = _window(reader_text(text), _BLANK_MARK, BLANK_WINDOW)
