@@ -325,7 +325,9 @@ def unwrap(text: str) -> str:
     return "\n".join(out)
 
 
-_ARTICLE = re.compile(r"\b(the|a|an|this|that|your|its|their)\s+(?:an?|that)\s+(\w+)", re.IGNORECASE)
+_ARTICLE = re.compile(
+    r"\b(the|a|an|this|that|your|its|their)\s+(?:an?|that)\s+(\w+)", re.IGNORECASE
+)
 
 
 def tidy(text: str) -> str:
