@@ -137,7 +137,13 @@ def _article(noun: str) -> str:
 
 
 def _mask_all(sentence: str, target: str, placeholder: str) -> str:
-    return mask(mask_ref(sentence, target, placeholder), target, placeholder)
+    """Every occurrence of ``target`` replaced: in a role, literal or link, and bare, with
+    the dotted name around it (``pkg.Target.method``) replaced whole."""
+    text = mask_ref(sentence, target, placeholder)
+    if not target:
+        return text
+    dotted = rf"(?<![\w-])(?:\w+\.)*\.?{re.escape(target)}(?:\.\w+)*(?:\(\))?(?![\w-])"
+    return re.sub(dotted, lambda _m: placeholder, text, flags=re.IGNORECASE)
 
 
 def _window(text: str, marker: str, keep: int) -> str:
