@@ -62,6 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep only chains of the drawn hop count (default: fall back to fewer hops)",
     )
+    parser.add_argument(
+        "--phrasing",
+        choices=("auto", "clues", "sentences"),
+        default="auto",
+        help="offline questions: from the documents' own sentences, or lettered clues "
+        "(default auto: sentences when the corpus defines names or links its pages)",
+    )
     parser.add_argument("--k", type=int, default=5, help="single-shot cut (default 5)")
     parser.add_argument(
         "--distractors", type=int, default=8, help="distractors per task (default 8)"
@@ -104,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             args.mode,
             hop_weights=args.hops,
             strict_hops=args.strict_hops,
+            phrasing=args.phrasing,
             k=args.k,
             n_distractors=args.distractors,
             phraser=phraser,

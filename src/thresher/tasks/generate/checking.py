@@ -33,7 +33,14 @@ from thresher.batch.stores import StoreSource, resolve_store
 from thresher.tasks.generate.distract import mine_distractors
 from thresher.tasks.generate.explore import CorpusView
 from thresher.tasks.generate.extend import Chain
-from thresher.tasks.generate.phrase import LLMPhraser, PhraseError, Phrasing, clues, phrase_offline
+from thresher.tasks.generate.phrase import (
+    LLMPhraser,
+    PhraseError,
+    Phrasing,
+    clues,
+    phrase_offline,
+    phrase_sentences,
+)
 from thresher.tasks.generate.text import normalize
 from thresher.tasks.generate.verify import (
     TEXT_CHECKS,
@@ -132,8 +139,12 @@ def prepare(
     phraser: LLMPhraser | None,
     rng: random.Random,
     seen_keys: set[tuple[str, ...]],
+    phrasing: str = "clues",
 ) -> Prepared:
-    """The caller's checks of one candidate, up to the store checks (no counting here)."""
+    """The caller's checks of one candidate, up to the store checks (no counting here).
+
+    ``phrasing`` (offline): ``clues`` (:func:`phrase_offline`) or ``sentences``
+    (:func:`phrase_sentences`)."""
     out = Prepared(chain)
     if mode == "llm":
         assert phraser is not None
@@ -144,11 +155,12 @@ def prepare(
             return out
         out.passed.append("llm_unparsable")
     else:
-        out.phrasing = phrase_offline(chain, rng)
-    phrasing = out.phrasing
+        phrase = phrase_sentences if phrasing == "sentences" else phrase_offline
+        out.phrasing = phrase(chain, rng)
+    phrased = out.phrasing
     texts = {h.chunk_id: view.chunks[h.chunk_id].text for h in chain.hops}
     out.texts = list(texts.values())
-    reason, _share = text_checks(chain, phrasing, texts, require_anchor=mode == "offline")
+    reason, _share = text_checks(chain, phrased, texts, require_anchor=mode == "offline")
     for check in TEXT_CHECKS:
         if check == reason:
             out.reason = reason
@@ -160,7 +172,7 @@ def prepare(
     out.ambiguous = ambiguous_hop(view, chain) is not None
     if not out.ambiguous:
         out.request = StoreRequest(
-            phrasing.question,
+            phrased.question,
             tuple(chain.chunk_ids),
             tuple(clues(chain)),
             tuple(h.doc_id for h in chain.hops),

@@ -28,6 +28,15 @@ from dataclasses import dataclass, field
 from thresher.corpus.document import Chunk
 from thresher.errors import PatternRejectedError
 from thresher.index.store import Store
+from thresher.tasks.generate.docrefs import (
+    code_mentions,
+    definitions,
+    has_markup,
+    link_mentions,
+    reader_text,
+    resolve_doc,
+    unwrap,
+)
 from thresher.tasks.generate.text import (
     STOP,
     Mention,
@@ -142,6 +151,10 @@ class CorpusView:
     title_norm: dict[str, str]
     mention_df: dict[str, int]
     titled_docs: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: (linking document, normalized link target) -> the document it resolves to
+    links: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    #: names and labels the documents define (directives, labels): > 0 on documentation
+    definitions: int = 0
     postings: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _containing: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _df: dict[str, int] = field(default_factory=dict, repr=False)
@@ -159,6 +172,8 @@ class CorpusView:
         docs_of: dict[str, set[str]] = defaultdict(set)
         postings: dict[str, list[str]] = defaultdict(list)
         titled_docs: dict[str, list[str]] = defaultdict(list)
+        link_refs: list[tuple[str, Mention]] = []
+        n_defined = 0
         for chunk in chunks:
             by_id[chunk.chunk_id] = chunk
             doc_chunks[chunk.doc_id].append(chunk.chunk_id)
@@ -169,10 +184,27 @@ class CorpusView:
             norm_text[chunk.chunk_id] = normalize(chunk.text)
             for token in set(norm_text[chunk.chunk_id].split()):
                 postings[token].append(chunk.chunk_id)
+            names, labels = definitions(chunk.text)
+            n_defined += len(names) + len(labels)
+            for key in {normalize_short(x) for x in (*names, *labels)} - {""}:
+                if chunk.doc_id not in titled_docs[key]:
+                    titled_docs[key].append(chunk.doc_id)
             rows = []
-            for i, text in enumerate(sentences(chunk.text)):
-                mentions = tuple(entities(text))
-                fact = is_fact(text, mentions)
+            notes = is_release_notes(chunk.doc_id)
+            marked = has_markup(chunk.text)
+            body = unwrap(chunk.text) if marked else chunk.text
+            for i, text in enumerate(sentences(body)):
+                named = entities(text)
+                refs = doc_mentions(text, named)
+                mentions = tuple(sorted((*named, *refs), key=lambda m: m.start))
+                for m in refs:
+                    if m.kind in ("doc", "ref"):
+                        link_refs.append((chunk.doc_id, m))
+                fact = (
+                    not notes
+                    and is_fact(reader_text(text), named)
+                    and (not marked or is_prose(text))
+                )
                 keys = frozenset(normalize_short(m.text) for m in mentions)
                 rows.append(
                     Sentence(chunk.chunk_id, i, text, normalize(text), mentions, fact, keys)
@@ -180,7 +212,10 @@ class CorpusView:
                 for m in mentions:
                     docs_of[normalize_short(m.text)].add(chunk.doc_id)
             sents[chunk.chunk_id] = rows
+        links = _resolve_links(link_refs, titled_docs, doc_chunks)
         return cls(
+            links=links,
+            definitions=n_defined,
             chunks=by_id,
             sentences=sents,
             norm_text=norm_text,
@@ -190,6 +225,11 @@ class CorpusView:
             titled_docs={k: tuple(v) for k, v in titled_docs.items()},
             postings={k: tuple(v) for k, v in postings.items()},
         )
+
+    @property
+    def is_documentation(self) -> bool:
+        """Whether the corpus reads as documentation: it defines names or links its pages."""
+        return self.definitions > 0 or bool(self.links)
 
     @property
     def n_docs(self) -> int:
@@ -224,9 +264,76 @@ class CorpusView:
             n = self._df[phrase] = len({self.chunks[c].doc_id for c in self.containing(phrase)})
         return n
 
+    def link_target(self, doc_id: str, target: str) -> str | None:
+        """The document a link ``target`` written in ``doc_id`` resolves to (None: unresolved)."""
+        return self.links.get((doc_id, normalize_short(target)))
+
     def titled(self, doc_id: str, phrase: str) -> bool:
         """Whether ``doc_id`` is titled with ``phrase`` (see :func:`title_keys`)."""
         return doc_id in self.titled_docs.get(normalize_short(phrase), ())
+
+
+_RELEASE_NOTES = re.compile(
+    r"(?:^|/)(?:changes|changelog|history|news|release[-_ ]?notes?|whatsnew|whats[-_]new)"
+    r"(?:[-_.][^/]*)?(?:/|$)",
+    re.IGNORECASE,
+)
+
+
+def is_release_notes(doc_id: str) -> bool:
+    """Whether a document is release notes (a changelog, history or news file or folder):
+    its lines record changes, not how things are, so none of them is a fact."""
+    return _RELEASE_NOTES.search(doc_id) is not None
+
+
+_PROSE = re.compile(r"^(?:[A-Z]|:[a-z:]+:`|``?\w|\[)[^\n]*[.!?]$")
+
+
+def is_prose(sentence: str) -> bool:
+    """Whether a sentence of a page written in markup reads as a whole sentence: it opens
+    with a capital (or a role, literal or link) and closes with ``.``, ``!`` or ``?``
+    (not a wrapped fragment, a code line or a list of names)."""
+    return _PROSE.match(sentence.strip()) is not None
+
+
+#: mention kinds that link to a document rather than name an entity
+LINK_KINDS = frozenset({"doc", "ref"})
+
+
+def doc_mentions(text: str, named: Sequence[Mention]) -> list[Mention]:
+    """The documentation names and links of a sentence (:mod:`~thresher.tasks.generate.docrefs`)
+    as mentions (kinds ``ident``, ``doc``, ``ref``), minus names ``named`` already gives."""
+    have = {normalize_short(m.text) for m in named}
+    out: list[Mention] = []
+    for d in (*code_mentions(text), *link_mentions(text)):
+        key = normalize_short(d.text)
+        if key and key not in have and key not in STOP:
+            have.add(key)
+            out.append(Mention(d.text, d.kind, d.start))
+    return out
+
+
+def _resolve_links(
+    refs: Sequence[tuple[str, Mention]],
+    titled_docs: dict[str, list[str]],
+    doc_chunks: dict[str, list[str]],
+) -> dict[tuple[str, str], str]:
+    """Where each link resolves: a ``ref`` to the one document carrying its label, a ``doc``
+    link by path (:func:`~thresher.tasks.generate.docrefs.resolve_doc`)."""
+    stems: dict[str, list[str]] = defaultdict(list)
+    for doc in doc_chunks:
+        stems[re.sub(r"\.(rst|md|txt|markdown)$", "", doc, flags=re.IGNORECASE)].append(doc)
+    out: dict[tuple[str, str], str] = {}
+    for doc, m in refs:
+        key = normalize_short(m.text)
+        if m.kind == "ref":
+            targets = titled_docs.get(key, [])
+            target = targets[0] if len(targets) == 1 and targets[0] != doc else None
+        else:
+            target = resolve_doc(m.text, doc, stems)
+        if target is not None:
+            out[(doc, key)] = target
+    return out
 
 
 _TITLE_SEPARATORS = re.compile(r"\s+[-|–—:]\s+")
@@ -291,7 +398,9 @@ def is_ambiguous(view: CorpusView, incoming: str, hop: Hop) -> bool:
     return False
 
 
-def _usable_bridge(view: CorpusView, m: Mention, cfg: ExploreConfig) -> bool:
+def _usable_bridge(view: CorpusView, m: Mention, cfg: ExploreConfig, doc_id: str = "") -> bool:
+    if m.kind in LINK_KINDS:
+        return view.link_target(doc_id, m.text) is not None
     if m.is_number or m.text.lower() in STOP:
         return False
     if view.mention_df.get(normalize_short(m.text), 0) > cfg.max_title_df:
@@ -329,7 +438,7 @@ def first_hops(
                 b_norm = normalize_short(bridge.text)
                 if b_norm == a_norm or b_norm in a_norm or a_norm in b_norm:
                     continue
-                if not _usable_bridge(view, bridge, cfg):
+                if not _usable_bridge(view, bridge, cfg, chunk.doc_id):
                     continue
                 hop = Hop(chunk_id, chunk.doc_id, sent.text, "", bridge.text, bridge.kind)
                 if is_ambiguous(view, anchor.text, hop):
@@ -348,7 +457,7 @@ def answer_candidates(
     out = []
     excluded = [normalize(e) for e in exclude if e]
     for m in sent.mentions:
-        if m.is_number and not cfg.numbers_as_answers:
+        if m.is_number and not cfg.numbers_as_answers or m.kind in LINK_KINDS:
             continue
         key = normalize_short(m.text)
         if not key or any(key in e or e in key for e in excluded):
@@ -388,8 +497,12 @@ def next_hops(
         _collect(
             view, cid, link, False, used_docs, earlier, earlier_chunks, final, cfg, candidates, rng
         )
-    if titled_ok:
-        for doc in view.titled_docs.get(normalize_short(link), ()):
+    linked = view.link_target(chain[-1].doc_id, link)
+    titled_docs = view.titled_docs.get(normalize_short(link), ()) if titled_ok else ()
+    if linked is not None:
+        titled_docs = (linked,)
+    if titled_docs:
+        for doc in titled_docs:
             if doc in used_docs:
                 continue
             for cid in view.doc_chunks[doc]:
@@ -444,7 +557,10 @@ def _collect(
             options = [
                 m
                 for m in sent.mentions
-                if not m.is_number
+                if m.kind in LINK_KINDS
+                and view.link_target(chunk.doc_id, m.text) not in {None, *used_docs, chunk.doc_id}
+                or not m.is_number
+                and m.kind not in LINK_KINDS
                 and _rare(view, m.text, cfg)
                 and not any(
                     normalize_short(m.text) in normalize(e) or normalize_short(e) in normalize_short(m.text)

@@ -1,6 +1,16 @@
 """Phrase: turn a chain of facts into a question, offline (templates) or with an LLM.
 
-Offline (:func:`phrase_offline`): each hop's fact becomes a *clue*, the
+Offline, from the documents' own sentences (:func:`phrase_sentences`, used on
+documentation): the first hop's sentence as a reader sees it, the bridge it
+introduces replaced by what a reader would call it ("a setting", "a page"),
+then the later hops' sentences with the incoming bridge as "that setting" and
+the answer as a blank, in a few seeded plain-prose frames::
+
+    A page says: "Set a setting to mock modules that cannot be imported." On the
+    page about that setting: "The default of that setting is ___." What is the
+    missing name?
+
+Offline, clues (:func:`phrase_offline`): each hop's fact becomes a *clue*, the
 sentence with the bridge entities replaced by letters (``[A]``, ``[B]``, ...)
 and the answer by ``[?]``; a seeded template strings the clues together and
 asks for ``[?]``. The anchor stays in the first clue, so the question names
@@ -26,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from thresher.tasks.generate.docrefs import mask_ref, noun_for, reader_text, role_of, tidy
 from thresher.tasks.generate.extend import Chain
 from thresher.tasks.generate.text import mask
 
@@ -33,6 +44,7 @@ __all__ = [
     "Phrasing",
     "clues",
     "phrase_offline",
+    "phrase_sentences",
     "LLMPhraser",
     "PhraseError",
     "parse_json_reply",
@@ -104,6 +116,73 @@ def phrase_offline(chain: Chain, rng: random.Random) -> Phrasing:
         kind=_KINDS.get(chain.answer_kind, "name"),
         noun="entity",
     )
+    return Phrasing(question, tuple(h.sentence for h in chain.hops), "offline", chain.answer)
+
+
+_OPENINGS = ("One page of the documentation says: ", "The documentation says: ", "A page reads: ")
+_FOLLOW = (
+    "On the page about that {noun}: ",
+    "Where that {noun} is described: ",
+    "Following that {noun}, another page says: ",
+)
+_ASKS = ("What is the missing {kind}?", "Which {kind} fills the blank?", "What goes in the blank?")
+#: words kept on each side of the blank in the last hop's sentence (the rest would let
+#: one search find the last page without following the chain)
+BLANK_WINDOW = 10
+_BLANK_MARK = "Qblankmarkq"
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
+def _mask_all(sentence: str, target: str, placeholder: str) -> str:
+    """Every occurrence of ``target`` replaced: in a role, literal or link, and bare, with
+    the dotted name around it (``pkg.Target.method``) replaced whole."""
+    text = mask_ref(sentence, target, placeholder)
+    if not target:
+        return text
+    dotted = rf"(?<![\w-])(?:\w+\.)*\.?{re.escape(target)}(?:\.\w+)*(?:\(\))?(?![\w-])"
+    return re.sub(dotted, lambda _m: placeholder, text, flags=re.IGNORECASE)
+
+
+def _window(text: str, marker: str, keep: int) -> str:
+    words = text.split()
+    at = [i for i, w in enumerate(words) if marker in w]
+    if not at:
+        return text
+    lo, hi = max(0, at[0] - keep), min(len(words), at[-1] + keep + 1)
+    return ("… " if lo else "") + " ".join(words[lo:hi]) + (" …" if hi < len(words) else "")
+
+
+def phrase_sentences(chain: Chain, rng: random.Random) -> Phrasing:
+    """A question made of the hops' own sentences, as a reader sees them (no letters).
+
+    The first sentence names the anchor, its bridge replaced by "a <noun>"; each
+    later sentence has its incoming bridge as "that <noun>" (or, when the hop's
+    page is the bridge's own page or link target, is introduced as that page's
+    text); the answer of the last is a blank, shown with at most
+    :data:`BLANK_WINDOW` words either side. The quotes are the hops' facts, verbatim.
+    """
+    nouns = [noun_for(h.out, h.out_kind, role_of(h.sentence, h.out)) for h in chain.hops[:-1]]
+    parts: list[str] = []
+    for i, hop in enumerate(chain.hops):
+        text = hop.sentence
+        if i > 0:
+            text = _mask_all(text, hop.link, f"that {nouns[i - 1]}")
+        if i < len(chain.hops) - 1:
+            text = _mask_all(text, hop.out, f"{_article(nouns[i])} {nouns[i]}")
+        else:
+            text = _mask_all(text, chain.answer, _BLANK_MARK)
+            text = _window(reader_text(text), _BLANK_MARK, BLANK_WINDOW)
+        text = _end(tidy(reader_text(text))).replace(_BLANK_MARK, "___")
+        if i == 0:
+            parts.append(rng.choice(_OPENINGS) + f"“{text}”")
+        else:
+            follow = rng.choice(_FOLLOW).format(noun=nouns[i - 1])
+            parts.append(follow[0].upper() + follow[1:] + f"“{text}”")
+    kind = _KINDS.get(chain.answer_kind, "name")
+    question = " ".join(parts) + " " + rng.choice(_ASKS).format(kind=kind)
     return Phrasing(question, tuple(h.sentence for h in chain.hops), "offline", chain.answer)
 
 

@@ -65,6 +65,7 @@ class SynthReport:
     tasks: list[SynthTask] = field(default_factory=list)
     requested: int = 0
     mode: str = "offline"
+    phrasing: str = "clues"
     seed: int = 0
     candidates: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
@@ -87,6 +88,7 @@ class SynthReport:
         """A JSON-safe summary (without the tasks themselves)."""
         return {
             "mode": self.mode,
+            "phrasing": self.phrasing,
             "seed": self.seed,
             "requested": self.requested,
             "kept": self.kept,
@@ -182,6 +184,7 @@ def synthesize_tasks(
     strict_hops: bool = False,
     progress: bool = False,
     runner: Runner | None = None,
+    phrasing: Literal["auto", "clues", "sentences"] = "auto",
 ) -> SynthReport:
     """Synthesize up to ``n`` verified multi-hop tasks from the corpus behind ``store``.
 
@@ -205,6 +208,10 @@ def synthesize_tasks(
             count (a full hop count is no longer drawn), so the kept tasks
             follow ``hop_weights`` when the corpus has enough seeds.
         progress: show a tqdm bar.
+        phrasing: offline questions from the hops' own sentences (``sentences``,
+            :func:`~thresher.tasks.generate.phrase.phrase_sentences`) or as lettered
+            clues (``clues``); ``auto``: sentences when the corpus reads as
+            documentation (:attr:`CorpusView.is_documentation`), else clues.
         runner: where the store checks run (:mod:`thresher.tasks.generate.checking`);
             default: one at a time here. Any runner keeps the same tasks and counts.
 
@@ -221,6 +228,8 @@ def synthesize_tasks(
         raise InputError(f"n must be at least 1, got {n}")
     if mode not in ("offline", "llm"):
         raise InputError(f"mode must be 'offline' or 'llm', got {mode!r}")
+    if phrasing not in ("auto", "clues", "sentences"):
+        raise InputError(f"phrasing must be 'auto', 'clues' or 'sentences', got {phrasing!r}")
     weights = dict(hop_weights or DEFAULT_HOP_WEIGHTS)
     if not weights or any(h < 2 or h > 8 for h in weights) or sum(weights.values()) <= 0:
         raise InputError(f"hop weights must name hop counts 2..8 with positive total: {weights}")
@@ -242,6 +251,9 @@ def synthesize_tasks(
     report = SynthReport(requested=n, mode=mode, seed=seed, k=k)
     report.read_seconds = time.perf_counter() - started
     report.chunks, report.documents = len(view.chunks), view.n_docs
+    if phrasing == "auto":
+        phrasing = "sentences" if view.is_documentation else "clues"
+    report.phrasing = phrasing
     rejected: Counter[str] = Counter()
     passed: Counter[str] = Counter()
     refused_before = Counter(view.refused)
@@ -271,7 +283,9 @@ def synthesize_tasks(
             if not batch:
                 break
             prepared = [
-                None if chain is None else prepare(view, chain, mode, phraser, rng, seen_keys)
+                None
+                if chain is None
+                else prepare(view, chain, mode, phraser, rng, seen_keys, phrasing)
                 for _seed_chunk, rng, chain in batch
             ]
             requests = [p.request for p in prepared if p is not None and p.request is not None]
