@@ -78,6 +78,7 @@ BENCHES: tuple[Bench, ...] = (
         needs_dev=True,
     ),
     Bench("bench_filters.py", ("--queries", "10"), needs_dev=True),
+    Bench("bench_open_checks.py", ("--paragraphs", "300", "--rounds", "2"), needs_dev=True),
     Bench(
         "bench_world_chains.py",
         ("--size", "small", "--n", "12", "--cache", "/tmp/thresher-world-bench-quick"),
@@ -93,6 +94,12 @@ BENCHES: tuple[Bench, ...] = (
     # downloads six pinned sdists from PyPI once and indexes 843 documents (~12 min on 2
     # cores) before its first run: only when named
     Bench("bench_docfolders.py", ("--policies", "single-shot,bm25,local"), on_request=True),
+    # needs a documentation folder and questions of the user's (docs/local-policy.md)
+    Bench(
+        "bench_query_noise.py",
+        ("--folder", "docs", "--questions", "bench/query_noise/dev_questions.jsonl"),
+        on_request=True,
+    ),
     # builds llama.cpp once (~40 min on 2 cores) and runs a real model: only when named
     Bench("bench_llm_real.py", ("--tasks", "2", "--max-turns", "4"), on_request=True),
 )

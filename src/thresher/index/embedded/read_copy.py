@@ -343,18 +343,17 @@ def prepare_read_copy(chroma_dir: Path) -> Path | None:
 
 
 def _check_source(chroma_dir: Path) -> None:
-    """The generation's chromadb files are the ones committed (checksums of
-    ``files.json``; read whole anyway by the copy about to be made).
+    """The generation's chromadb database is there and is an SQLite file, when the
+    generation keeps a listing (:func:`~thresher.index.embedded.side_files.check_chroma`).
 
     Raises:
-        IndexDamagedError: one of them is missing or differs.
+        IndexDamagedError: it is missing or is not SQLite.
     """
     from thresher.index.embedded import side_files
 
     generation = chroma_dir.parent
-    files = side_files.read_files(generation)
-    if files is not None:
-        side_files.verify(generation, files, [f"{chroma_dir.name}/"])
+    if side_files.read_files(generation) is not None:
+        side_files.check_chroma(generation)
 
 
 def make_read_copy(chroma_dir: Path) -> ReadCopy:

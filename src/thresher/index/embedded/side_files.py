@@ -6,7 +6,12 @@ At commit every file of a generation but its manifest (``chroma/``, ``bm25/``,
 there with its size (:func:`check_sizes`: a ``stat`` each), and the checksums of
 the files it reads whole anyway: the BM25 id map (:data:`ID_MAP`: a map rotated
 consistently keeps every size and returns other documents) and, when a read copy
-is made from it, the chromadb folder (:func:`verify`). A mismatch is an
+is made from it. chromadb's own files (``chroma/``) are not listed: chromadb
+keeps writing them after the commit (its log applied to the vector segments, its
+database's write-ahead log checkpointed), so their bytes and sizes are its own
+to change; opening checks only that its database is there and is an SQLite
+file (:func:`check_chroma`). A listing that names them, as the first listings
+did, is read without them. A mismatch is an
 :class:`~thresher.errors.IndexDamagedError`: one line naming the file and the fix
 (re-index). A generation committed before ``files.json`` existed has none and is
 opened unchecked, as before.
@@ -40,6 +45,16 @@ ID_MAP = ("bm25/ids.utf8", "bm25/ids.offsets.npy", "bm25/ids.sorted.npy")
 _UNLISTED = frozenset({"manifest.json", FILES})
 
 
+CHROMA = "chroma/"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _listed(rel: str) -> bool:
+    """Whether a generation's file (path relative to it) is listed: all but the
+    manifest, the listing and chromadb's files (chromadb rewrites them)."""
+    return rel not in _UNLISTED and not rel.startswith(CHROMA)
+
+
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """One committed file: its size in bytes and the SHA-256 of its bytes (hex)."""
@@ -61,7 +76,7 @@ def record_files(generation: Path) -> dict[str, FileRecord]:
         for name in names:
             path = Path(folder) / name
             rel = path.relative_to(generation).as_posix()
-            if rel not in _UNLISTED:
+            if _listed(rel):
                 files[rel] = FileRecord(path.stat().st_size, _digest(path))
     data = {rel: {"size": r.size, "sha256": r.sha256} for rel, r in sorted(files.items())}
     with (generation / FILES).open("w", encoding="utf-8") as fh:
@@ -96,6 +111,7 @@ def read_files(generation: Path) -> dict[str, FileRecord] | None:
         return {
             rel: FileRecord(int(r["size"]), str(r["sha256"]))
             for rel, r in json.loads(text)["files"].items()
+            if _listed(rel)
         }
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _damaged(generation, f"{FILES} is unreadable ({exc})") from exc
@@ -114,6 +130,22 @@ def check_sizes(generation: Path, files: Mapping[str, FileRecord]) -> None:
             raise _damaged(generation, f"{rel} is missing") from None
         if size != record.size:
             raise _damaged(generation, f"{rel} has {size} bytes, {record.size} when it was written")
+
+
+def check_chroma(generation: Path) -> None:
+    """The generation's chromadb database is there and starts as an SQLite file.
+
+    Raises:
+        IndexDamagedError: ``chroma/chroma.sqlite3`` is missing, unreadable or not SQLite.
+    """
+    rel = f"{CHROMA}chroma.sqlite3"
+    try:
+        with (generation / rel).open("rb") as fh:
+            head = fh.read(len(_SQLITE_MAGIC))
+    except OSError:
+        raise _damaged(generation, f"{rel} is missing or unreadable") from None
+    if head != _SQLITE_MAGIC:
+        raise _damaged(generation, f"{rel} is not an SQLite database")
 
 
 def verify(generation: Path, files: Mapping[str, FileRecord], names: Iterable[str]) -> None:

@@ -216,6 +216,7 @@ class EmbeddedStore(CollectionStore):
             if files is not None:  # cheap: a stat per file, the id map's checksums
                 side_files.check_sizes(path, files)
                 side_files.verify(path, files, side_files.ID_MAP)
+                side_files.check_chroma(path)
             bm25 = _load_bm25(path)
             grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
             copy = make_read_copy(path / "chroma")
