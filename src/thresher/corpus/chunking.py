@@ -12,8 +12,9 @@ Markdown and reStructuredText documents (:func:`thresher.corpus.sections.markup_
 are cut along their sections instead: a section that fits is one chunk; a larger
 one is cut into its own text (packed as above, but with a code block kept whole
 unless it alone exceeds the limit) and its subsections, each handled the same
-way; a section under a quarter of the limit then merges with its neighbour
-under the same parent when the two fit together. Such a chunk carries its
+way; a section under a quarter of the limit then merges with a whole
+neighbouring section under the same parent when the two fit together (a
+section's tiny heading and lead also with the start of its first subsection). Such a chunk carries its
 heading path (the titles from the top-level section down to the deepest one
 that holds the whole chunk, the document's own title left out) in
 ``metadata["heading_path"]``; the index prepends it, after the document's
@@ -259,7 +260,8 @@ class _Unit:
     """A chunk in the making: its span, token count and heading path.
 
     ``whole`` says it holds a whole section (or a section's whole own text) of
-    the level being merged, not a fragment of a larger one.
+    the level being merged, not a fragment of a larger one; ``lead`` that it is
+    a section's whole own text (its heading and what precedes its subsections).
     """
 
     start: int
@@ -267,6 +269,7 @@ class _Unit:
     tokens: int
     path: tuple[str, ...]
     whole: bool
+    lead: bool = False
 
 
 class _SectionChunker:
@@ -300,26 +303,27 @@ class _SectionChunker:
                 self.text, _pieces(self.text, self.max_tokens, self.counter, blocks),
                 self.max_tokens, self.counter,
             )  # fmt: skip
+            lead = len(packed) == 1
             for s, e in packed:
-                units.append(
-                    _Unit(s, e, self.counter.count(self.text[s:e]), path, len(packed) == 1)
-                )
+                units.append(_Unit(s, e, self.counter.count(self.text[s:e]), path, lead, lead))
         for child in section.children:
             child_path = (*path, child.title) if child.title else path
             units.extend(self.visit(child, child_path))
         merged = self._merge_tiny(units)
         # seen from the parent, the parts of a section cut up are fragments
-        return [dataclasses.replace(u, whole=False) for u in merged]
+        return [dataclasses.replace(u, whole=False, lead=False) for u in merged]
 
     def _merge_tiny(self, units: list[_Unit]) -> list[_Unit]:
-        """Neighbours joined, left to right, where one is a tiny whole section and
-        the two fit in one chunk; the joined unit's path is their common prefix."""
+        """Neighbours joined, left to right, where one is tiny and the two fit in one
+        chunk: two whole sections, or a section's tiny lead with the first part of
+        its first subsection. The joined unit's path is their common prefix."""
         out: list[_Unit] = []
         for unit in units:
             if out:
                 prev = out[-1]
-                tiny = (prev.whole and prev.tokens < self.tiny) or (
-                    unit.whole and unit.tokens < self.tiny
+                tiny_prev = prev.whole and prev.tokens < self.tiny
+                tiny = (tiny_prev or (unit.whole and unit.tokens < self.tiny)) and (
+                    (prev.whole and unit.whole) or (prev.lead and tiny_prev)
                 )
                 n = self._fit(prev.start, unit.end) if tiny else None
                 if n is not None:
