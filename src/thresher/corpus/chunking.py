@@ -14,11 +14,11 @@ one is cut into its own text (packed as above, but with a code block kept whole
 unless it alone exceeds the limit) and its subsections, each handled the same
 way; a section under a quarter of the limit then merges with a whole
 neighbouring section under the same parent when the two fit together (a
-section's tiny heading and lead also with the start of its first subsection). Such a chunk carries its
-heading path (the titles from the top-level section down to the deepest one
-that holds the whole chunk, the document's own title left out) in
-``metadata["heading_path"]``; the index prepends it, after the document's
-title, to the text it embeds and BM25-indexes (``thresher.index.records``).
+section's tiny heading and lead also with the start of its first subsection).
+Such a chunk carries its heading path (the titles from the top-level section
+down to the deepest one that holds the whole chunk, the document's own title
+left out) in ``metadata["heading_path"]``; its text stays a slice of the
+document.
 Other documents keep the paragraph packing alone.
 """
 

@@ -9,10 +9,7 @@ searches) and a flat metadata dict:
   float or bool, else as ``meta_json:k`` holding its JSON encoding.
 
 What is embedded and BM25-indexed is :func:`indexed_text`: title and text, so a
-chunk that never names its subject can still be found by its document's title;
-a Markdown/RST chunk's heading path (``meta:heading_path``) follows the title,
-as in ``Configuration Handling > Builtin Configuration Values``, so a chunk deep
-in a page is also found by the sections that hold it.
+chunk that never names its subject can still be found by its document's title.
 """
 
 from __future__ import annotations
@@ -22,38 +19,17 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from thresher.corpus.chunking import HEADING_PATH
 from thresher.corpus.document import Chunk
 
-__all__ = [
-    "chunk_metadata",
-    "chunk_from_record",
-    "chunk_indexed_text",
-    "indexed_text",
-    "record_indexed_text",
-]
+__all__ = ["chunk_metadata", "chunk_from_record", "indexed_text"]
 
 _SCALAR_PREFIX = "meta:"
 _JSON_PREFIX = "meta_json:"
 
 
-def indexed_text(title: str, text: str, heading_path: str = "") -> str:
-    """The text embedded and BM25-indexed for a chunk: ``title`` (then `` > `` and
-    the chunk's heading path, when it has one) on the first line, then ``text``."""
-    head = f"{title} > {heading_path}" if title and heading_path else title or heading_path
-    return f"{head}\n{text}" if head else text
-
-
-def record_indexed_text(text: str, meta: Mapping[str, Any]) -> str:
-    """:func:`indexed_text` of a stored chunk, from its chromadb document and metadata."""
-    return indexed_text(
-        str(meta.get("title", "")), text, str(meta.get(_SCALAR_PREFIX + HEADING_PATH, ""))
-    )
-
-
-def chunk_indexed_text(chunk: Chunk) -> str:
-    """:func:`indexed_text` of ``chunk``."""
-    return indexed_text(chunk.title, chunk.text, str(chunk.metadata.get(HEADING_PATH, "")))
+def indexed_text(title: str, text: str) -> str:
+    """The text embedded and BM25-indexed for a chunk: ``title`` then ``text``."""
+    return f"{title}\n{text}" if title else text
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:

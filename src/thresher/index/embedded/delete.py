@@ -27,6 +27,7 @@ from thresher.index.grep import side_index as grep_index
 from thresher.index.grep.side_index import GrepIndex
 from thresher.index.ingest import common
 from thresher.index.manifest import COLLECTION
+from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
 
 __all__ = ["delete_embedded"]
@@ -97,6 +98,8 @@ def _rewrite(
         texts = _chunk_texts(collection, ids, {}, batch)
     finally:
         client.close()
-    Bm25Index.build(ids, [indexed for indexed, _ in texts]).save(generation / "bm25")
+    Bm25Index.build(ids, [indexed_text(title, text) for title, text in texts]).save(
+        generation / "bm25"
+    )
     GrepIndex.build(generation / grep_index.FILE, (text for _, text in texts))
     return manifest

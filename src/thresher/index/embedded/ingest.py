@@ -50,7 +50,7 @@ from thresher.index.ingest import roots as ingest_roots
 from thresher.index.ingest.common import document_hash
 from thresher.index.ingest.progress import IngestProgress
 from thresher.index.manifest import COLLECTION, FORMAT_VERSION, DocEntry
-from thresher.index.records import chunk_indexed_text, record_indexed_text
+from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
 
 __all__ = ["ingest_embedded", "document_hash"]
@@ -288,11 +288,13 @@ def _build_generation(
             updated_at=now,
         )
         ids = manifest.chunk_ids()
-        known_texts = {c.chunk_id: (chunk_indexed_text(c), c.text) for c in fresh}
+        known_texts = {c.chunk_id: (c.title, c.text) for c in fresh}
         texts = _chunk_texts(collection, ids, known_texts, batch)
     finally:
         client.close()
-    Bm25Index.build(ids, [indexed for indexed, _ in texts]).save(generation / "bm25")
+    Bm25Index.build(ids, [indexed_text(title, text) for title, text in texts]).save(
+        generation / "bm25"
+    )
     GrepIndex.build(generation / grep_index.FILE, (text for _, text in texts))
     return manifest
 
@@ -300,7 +302,7 @@ def _build_generation(
 def _chunk_texts(
     collection: Any, ids: list[str], texts: dict[str, tuple[str, str]], batch: int
 ) -> list[tuple[str, str]]:
-    """The (indexed text, text) of every chunk, in the order of ``ids``.
+    """The (title, text) of every chunk, in the order of ``ids``.
 
     ``texts`` holds those already known (the chunks just added); the rest are read
     back from the collection.
@@ -309,7 +311,7 @@ def _chunk_texts(
     for start in range(0, len(stored), batch):
         got = collection.get(ids=stored[start : start + batch], include=["documents", "metadatas"])
         for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-            texts[cid] = (record_indexed_text(text or "", meta), text or "")
+            texts[cid] = (str(meta.get("title", "")), text or "")
     missing = [c for c in ids if c not in texts]
     if missing:
         raise IndexNotFoundError(

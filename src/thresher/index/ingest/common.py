@@ -41,7 +41,7 @@ from thresher.errors import InputError, UnknownIdError
 from thresher.index.embed.embedder import Embedder, batch_size_of
 from thresher.index.ingest.progress import IngestProgress
 from thresher.index.manifest import DocEntry
-from thresher.index.records import chunk_indexed_text, chunk_metadata, record_indexed_text
+from thresher.index.records import chunk_metadata, indexed_text
 from thresher.index.store import IngestReport
 from thresher.tokens import get_counter
 
@@ -320,7 +320,7 @@ def stored_vectors(collection: Any, ids: Sequence[str], batch: int) -> dict[str,
         for vector, text, meta in zip(
             got["embeddings"], got["documents"], got["metadatas"], strict=True
         ):
-            key = text_key(record_indexed_text(text or "", meta))
+            key = text_key(indexed_text(str(meta.get("title", "")), text or ""))
             out[key] = np.asarray(vector, dtype=np.float32)
     return out
 
@@ -363,7 +363,7 @@ def write_chunks(
     with own as shown:
         for start in range(0, len(chunks), step):
             part = chunks[start : start + step]
-            texts = [chunk_indexed_text(c) for c in part]
+            texts = [indexed_text(c.title, c.text) for c in part]
             keys = [text_key(t) for t in texts]
             missing = [i for i, k in enumerate(keys) if k not in reuse]
             vectors = np.zeros((len(part), embedder.dimension), dtype=np.float32)

@@ -49,7 +49,7 @@ from thresher.index.embed.embedder import Embedder, check_built_with, get_embedd
 from thresher.index.embedded.collection import CollectionStore, check_query
 from thresher.index.embedded.view import IndexView
 from thresher.index.filters import DocFilter
-from thresher.index.records import record_indexed_text
+from thresher.index.records import indexed_text
 from thresher.index.server import layout as sl
 from thresher.index.server.search import (
     hybrid_searches,
@@ -221,7 +221,7 @@ class ServerStore(CollectionStore):
             for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
                 doc_id = str(meta["doc_id"])
                 rows.append((order.get(doc_id, tail), doc_id, int(meta["position"]), cid,
-                             record_indexed_text(text or "", meta)))  # fmt: skip
+                             indexed_text(str(meta.get("title", "")), text or "")))  # fmt: skip
         rows.sort(key=lambda r: r[:3])
         return Bm25Index.build([r[3] for r in rows], [r[4] for r in rows])
 
