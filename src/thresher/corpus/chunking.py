@@ -7,20 +7,41 @@ pieces are then packed greedily, in order, into chunks. Every chunk is a
 stripped slice of the document text: ``doc.text[chunk.start:chunk.end] ==
 chunk.text``, so chunks together cover every non-whitespace character of the
 document exactly once, in order.
+
+Markdown and reStructuredText documents (:func:`thresher.corpus.sections.markup_of`)
+are cut along their sections instead: a section that fits is one chunk; a larger
+one is cut into its own text (packed as above, but with a code block kept whole
+unless it alone exceeds the limit) and its subsections, each handled the same
+way; a section under a quarter of the limit then merges with a whole
+neighbouring section under the same parent when the two fit together (a
+section's tiny heading and lead also with the start of its first subsection).
+Such a chunk carries its heading path (the titles from the top-level section
+down to the deepest one that holds the whole chunk, the document's own title
+left out) in ``metadata["heading_path"]``; its text stays a slice of the
+document.
+Other documents keep the paragraph packing alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_right
+from dataclasses import dataclass
 from typing import Any
 
 from thresher.corpus.document import Chunk, Document
 from thresher.corpus.ids import chunk_id, content_hash
+from thresher.corpus.sections import Section, markup_of, parse_sections
 from thresher.errors import ConfigError
 from thresher.tokens import TokenCounter
 
-__all__ = ["chunk_document", "MIN_MAX_TOKENS", "MAX_CHUNK_CHARS"]
+__all__ = ["chunk_document", "HEADING_PATH", "MIN_MAX_TOKENS", "MAX_CHUNK_CHARS"]
+
+#: metadata key of a Markdown/RST chunk's heading path ("Configuration > Builtin Values")
+HEADING_PATH = "heading_path"
+#: a section of fewer than ``max_tokens // TINY_SHARE`` tokens merges with a neighbour
+TINY_SHARE = 4
 
 # One code point is at most 4 UTF-8 bytes, so at most 4 tokens of a byte-level BPE.
 MIN_MAX_TOKENS = 4
@@ -33,6 +54,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 # which stays with its sentence), or a single newline.
 _SENTENCE_BREAK = re.compile(r"(?:(?<=[.!?。！？])|(?<=[.!?。！？][\"'”’)\]]))\s+|\n")
 _WORD = re.compile(r"\S+")
+_INLINE_MARKS = re.compile(r"[`*]+")
 _NON_SPACE = re.compile(r"\S")
 
 Span = tuple[int, int]
@@ -100,8 +122,13 @@ def _hard_cut(
     return spans
 
 
-def _pieces(text: str, max_tokens: int, counter: TokenCounter) -> list[tuple[int, int, int]]:
-    """Spans ``(start, end, tokens)`` each within ``max_tokens``, coarsest level first."""
+def _pieces(
+    text: str, max_tokens: int, counter: TokenCounter, blocks: list[Span] | None = None
+) -> list[tuple[int, int, int]]:
+    """Spans ``(start, end, tokens)`` each within ``max_tokens``, coarsest level first.
+
+    ``blocks`` are the top-level spans to start from (default: the paragraphs).
+    """
     out: list[tuple[int, int, int]] = []
     levels = (_SENTENCE_BREAK, _WORD)
 
@@ -122,7 +149,7 @@ def _pieces(text: str, max_tokens: int, counter: TokenCounter) -> list[tuple[int
             for s, e in _hard_cut(text, start, end, max_tokens, counter):
                 out.append((s, e, counter.count(text[s:e])))
 
-    for s, e in _split(text, 0, len(text), _PARAGRAPH_BREAK):
+    for s, e in _split(text, 0, len(text), _PARAGRAPH_BREAK) if blocks is None else blocks:
         visit(s, e, 0)
     return out
 
@@ -183,7 +210,14 @@ def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> lis
             f"chunking max_tokens is {max_tokens}; set it to at least {MIN_MAX_TOKENS}"
         )
     text = doc.text
-    spans = _pack(text, _pieces(text, max_tokens, counter), max_tokens, counter)
+    markup = markup_of(doc.source, text)
+    if markup is None:
+        spans = _pack(text, _pieces(text, max_tokens, counter), max_tokens, counter)
+        paths: list[str] = [""] * len(spans)
+    else:
+        units = _SectionChunker(text, max_tokens, counter).visit(parse_sections(text, markup), ())
+        spans = [(u.start, u.end) for u in units]
+        paths = [_heading_path(u.path, doc.title) for u in units]
     return [
         Chunk(
             chunk_id=chunk_id(doc.doc_id, position),
@@ -196,22 +230,122 @@ def chunk_document(doc: Document, max_tokens: int, counter: TokenCounter) -> lis
             content_hash=content_hash(text[start:end]),
             source=doc.source,
             ingested_at="",
-            metadata=_chunk_metadata(doc, start, end),
+            metadata=_chunk_metadata(doc, start, end, path),
         )
-        for position, (start, end) in enumerate(spans)
+        for position, ((start, end), path) in enumerate(zip(spans, paths, strict=True))
     ]
 
 
-def _chunk_metadata(doc: Document, start: int, end: int) -> dict[str, Any]:
-    """The document's metadata, with the pages ``text[start:end]`` spans when it has pages
-    and the parts of its code blocks it holds (offsets in the chunk's text)."""
+def _chunk_metadata(doc: Document, start: int, end: int, path: str) -> dict[str, Any]:
+    """The document's metadata, with the pages ``text[start:end]`` spans when it has
+    pages, the parts of its code blocks it holds (offsets in the chunk's text) and its
+    heading path when it has one."""
     meta = dict(doc.metadata)
     code = [
         [max(a, start) - start, min(b, end) - start] for a, b in doc.code if a < end and b > start
     ]
     if code:
         meta["code"] = code
+    if path:
+        meta[HEADING_PATH] = path
     if doc.pages:
         meta["page"] = max(1, bisect_right(doc.pages, start))
         meta["page_end"] = max(meta["page"], bisect_right(doc.pages, end - 1))
     return meta
+
+
+def _heading_path(path: tuple[str, ...], title: str) -> str:
+    """``path`` joined with " > ", without inline-markup marks (backquotes,
+    asterisks) and without a first title equal to the document's."""
+    plain = [_INLINE_MARKS.sub("", t).strip() for t in path]
+    if plain and plain[0].casefold() == _INLINE_MARKS.sub("", title).strip().casefold():
+        plain = plain[1:]
+    return " > ".join(t for t in plain if t)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """A chunk in the making: its span, token count and heading path.
+
+    ``whole`` says it holds a whole section (or a section's whole own text) of
+    the level being merged, not a fragment of a larger one; ``lead`` that it is
+    a section's whole own text (its heading and what precedes its subsections).
+    """
+
+    start: int
+    end: int
+    tokens: int
+    path: tuple[str, ...]
+    whole: bool
+    lead: bool = False
+
+
+class _SectionChunker:
+    """Cuts a section tree into units within ``max_tokens`` (see the module docs)."""
+
+    def __init__(self, text: str, max_tokens: int, counter: TokenCounter) -> None:
+        self.text = text
+        self.max_tokens = max_tokens
+        self.counter = counter
+        self.tiny = max_tokens // TINY_SHARE
+
+    def _fit(self, start: int, end: int) -> int | None:
+        """The token count of ``text[start:end]`` when it fits in one chunk, else None."""
+        if end - start > MAX_CHUNK_CHARS:
+            return None
+        n = self.counter.count(self.text[start:end])
+        return n if n <= self.max_tokens else None
+
+    def visit(self, section: Section, path: tuple[str, ...]) -> list[_Unit]:
+        """The units of ``section`` (whose heading path is ``path``), in order."""
+        span = section.span()
+        if span is None:
+            return []
+        n = self._fit(*span)
+        if n is not None:
+            return [_Unit(span[0], span[1], n, path, True)]
+        units: list[_Unit] = []
+        if section.blocks:
+            blocks = [(b.start, b.end) for b in section.blocks]
+            packed = _pack(
+                self.text, _pieces(self.text, self.max_tokens, self.counter, blocks),
+                self.max_tokens, self.counter,
+            )  # fmt: skip
+            lead = len(packed) == 1
+            for s, e in packed:
+                units.append(_Unit(s, e, self.counter.count(self.text[s:e]), path, lead, lead))
+        for child in section.children:
+            child_path = (*path, child.title) if child.title else path
+            units.extend(self.visit(child, child_path))
+        merged = self._merge_tiny(units)
+        # seen from the parent, the parts of a section cut up are fragments
+        return [dataclasses.replace(u, whole=False, lead=False) for u in merged]
+
+    def _merge_tiny(self, units: list[_Unit]) -> list[_Unit]:
+        """Neighbours joined, left to right, where one is tiny and the two fit in one
+        chunk: two whole sections, or a section's tiny lead with the first part of
+        its first subsection. The joined unit's path is their common prefix."""
+        out: list[_Unit] = []
+        for unit in units:
+            if out:
+                prev = out[-1]
+                tiny_prev = prev.whole and prev.tokens < self.tiny
+                tiny = (tiny_prev or (unit.whole and unit.tokens < self.tiny)) and (
+                    (prev.whole and unit.whole) or (prev.lead and tiny_prev)
+                )
+                n = self._fit(prev.start, unit.end) if tiny else None
+                if n is not None:
+                    out[-1] = _Unit(
+                        prev.start, unit.end, n, _common_prefix(prev.path, unit.path),
+                        prev.whole and unit.whole,
+                    )  # fmt: skip
+                    continue
+            out.append(unit)
+        return out
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
