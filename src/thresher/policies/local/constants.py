@@ -98,16 +98,16 @@ class Constants:
     # -- do no harm (guards): what the retrievers agree on in the question's search ------
     agree_fused: int = _c(1, "a hit of the question's search within this fused rank is agreed on")
     agree_head: int = _c(
-        5,
+        2,
         "a hit of the question's search within both BM25's and dense's best this many is agreed on",
     )
     agree_keep: int = _c(
-        2, "agreed documents the answer keeps among its best unless clearly beaten"
+        1, "agreed documents the answer keeps among its best unless clearly beaten"
     )
     agree_margin: float = _c(
         0.25,
-        "an agreed document stays out of the answer's best only when the weakest document "
-        "there has an evidence probability this much above its own",
+        "an agreed document leaves the answer's best only for documents whose evidence "
+        "probability is this much above its own",
     )
     # -- clue chains (clues.clue_docs, chain.Chain) ---------------------------------------
     chain_depth: int = _c(4, "chain links followed back from one chunk, at most")

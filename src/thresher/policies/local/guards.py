@@ -10,9 +10,8 @@ against the retrievers alone (pure functions over ids, ranks and probabilities):
   the utility model's order of the rest (a chunk a search shows is never
   returned by a later search: one left unshown is lost for the episode);
 - :func:`keep_agreed`: the answer keeps the first ``agree_keep`` agreed documents
-  among its best ``slots``, each in the place of the weakest document there,
-  unless even that one is clearly likelier evidence (its probability
-  ``agree_margin`` above the agreed one's);
+  among its best ``slots`` unless every document there is clearly likelier
+  evidence (its probability ``agree_margin`` above the agreed one's);
 - :func:`keep_best_evidence`: pruning never drops a chunk whose evidence
   probability is above every kept chunk's, nor a protected chunk (an agreed
   document's best) while a weaker chunk stays.
@@ -79,27 +78,19 @@ def keep_agreed(
     margin: float,
 ) -> list[str]:
     """``order`` (documents, best first) with the first ``keep`` of ``agreed`` that are in
-    it kept among the best ``slots``: an agreed document below them takes the place of
-    the weakest (lowest ``prob``) document there that is not one of those agreed, which
-    moves to just below the best ``slots``, unless that weakest one's probability is at
-    least ``margin`` above the agreed document's (the learned scores clearly beat it).
-    The others keep their order."""
+    it moved up to the last of the best ``slots`` when below them, unless each of the
+    best ``slots`` has a probability (``prob``) at least ``margin`` above the agreed
+    document's (the learned scores clearly beat it). The others keep their order."""
     out = list(order)
     present = [d for d in agreed if d in prob and d in out][:keep]
-    guarded = set(present)
     for d in present:
         if out.index(d) < slots:
             continue
-        head = [x for x in out[:slots] if x not in guarded]
-        if not head:
-            continue
-        weakest = min(reversed(head), key=lambda x: prob.get(x, 0.0))
-        if prob.get(weakest, 0.0) >= prob[d] + margin:
+        head = out[:slots]
+        if head and all(prob.get(x, 0.0) >= prob[d] + margin for x in head):
             continue
         out.remove(d)
-        at = out.index(weakest)
-        out[at] = d
-        out.insert(min(slots, len(out)), weakest)
+        out.insert(max(slots - 1, 0), d)
     return out
 
 
