@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thresher.corpus.document import Chunk
@@ -39,6 +39,7 @@ def pruning(draw: st.DrawFn) -> tuple[list[str], list[str], dict[str, float], li
     return active, pruned, prob, protected
 
 
+@settings(deadline=None)  # a loaded machine: no time limit per example
 @given(pruning())
 def test_a_chunk_above_every_kept_chunk_is_never_pruned(case) -> None:
     active, pruned, prob, protected = case
@@ -54,6 +55,7 @@ def test_a_chunk_above_every_kept_chunk_is_never_pruned(case) -> None:
             assert prob[c] <= low  # a protected chunk goes only when every kept one is stronger
 
 
+@settings(deadline=None)  # a loaded machine: no time limit per example
 @given(pruning())
 def test_nothing_pruned_needs_no_guard(case) -> None:
     active, _, prob, protected = case
@@ -71,6 +73,7 @@ def orders(draw: st.DrawFn) -> tuple[list[str], dict[str, float], list[str], int
     return order, prob, agreed, slots, margin
 
 
+@settings(deadline=None)  # a loaded machine: no time limit per example
 @given(orders())
 def test_the_agreed_document_stays_among_the_best_unless_clearly_beaten(case) -> None:
     order, prob, agreed, slots, margin = case
@@ -90,6 +93,7 @@ def test_the_agreed_document_stays_among_the_best_unless_clearly_beaten(case) ->
         assert out.index(first) == slots - 1
 
 
+@settings(deadline=None)  # a loaded machine: no time limit per example
 @given(
     st.permutations(range(12)),
     st.lists(st.integers(min_value=0, max_value=11), max_size=4),
@@ -118,6 +122,7 @@ def test_agreed_hits_are_the_fused_top_and_both_retrievers_heads() -> None:
     assert agreed_hits(hits, 0, 3) == [1, 3, 4]
 
 
+@settings(deadline=None)  # a loaded machine: no time limit per example
 @given(
     st.lists(probs, max_size=10),
     probs,

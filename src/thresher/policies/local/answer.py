@@ -182,7 +182,8 @@ class AnswerRanker:
         c = self.constants
         keep = found(scores, c.answer_floor, c.answer_min_docs, [d in memory.agreed for d in docs])
         docs = [d for d, k in zip(docs, keep, strict=True) if k]
-        scores = [s for s, k in zip(scores, keep, strict=True) if k]
+        if len(docs) < len(scores):  # the scores of what stays, fit to its own order
+            scores = answer_scores([best[d].prob for d in docs])
         out = []
         for doc, score in zip(docs, scores, strict=True):
             r = best[doc]
