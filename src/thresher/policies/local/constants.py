@@ -133,7 +133,7 @@ class Constants:
     fallback_chars: int = _c(300, "characters of the first-sentence justification, at most")
     fallback_min_chars: int = _c(20, "a first sentence ends at a stop past this many characters")
     answer_floor: float = _c(
-        0.02,
+        0.01,
         "an answered document scored below this is left out (not found), the first "
         "answer_min_docs and the agreed ones aside",
     )
