@@ -23,11 +23,12 @@ from thresher.policies.local.clues import Sentences, by_link
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import links
 from thresher.policies.local.entities import names_in
+from thresher.policies.local.guards import keep_agreed, keep_best_evidence
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.scoring import Ranked
 from thresher.policies.local.text import best_sentences
 
-__all__ = ["AnswerRanker", "ClueInputs", "answer_scores"]
+__all__ = ["AnswerRanker", "ClueInputs", "answer_scores", "found"]
 
 #: what :func:`~.clues.clue_docs` reads of the documents in view: each one's words,
 #: nearest chain link, sentences (words, names the question lacks) and title
@@ -144,6 +145,7 @@ class AnswerRanker:
         those, chunks of low utility other than each document's best one."""
         active = {a.chunk_id for a in obs.active}
         order, best, _ = self.order(memory, ranked, active)
+        order = self.keep_agreed(memory, order, best)
         kept = set(order[: self.keep_docs])
         prob = {r.chunk_id: r.prob for r in ranked}
         out = []
@@ -154,15 +156,34 @@ class AnswerRanker:
             ):
                 continue
             out.append(a.chunk_id)
-        return out
+        agreed = [best[d].chunk_id for d in memory.agreed if d in best]
+        return keep_best_evidence([a.chunk_id for a in obs.active], out, prob, agreed)
+
+    def keep_agreed(
+        self, memory: EpisodeMemory, order: list[str], best: Mapping[str, Ranked]
+    ) -> list[str]:
+        """``order`` with the documents the question's search agreed on kept among the
+        answer's best unless clearly beaten (:func:`~.guards.keep_agreed`)."""
+        if not memory.agreed:
+            return order
+        c = self.constants
+        slots = min(self.keep_docs, self.final_k)
+        prob = {d: r.prob for d, r in best.items()}
+        return keep_agreed(order, prob, memory.agreed, slots, c.agree_keep, c.agree_margin)
 
     def final(
         self, memory: EpisodeMemory, obs: Observation, ranked: list[Ranked]
     ) -> list[RankedDocument]:
         """The documents still in view, best first: the answer cites only evidence it kept."""
         order, best, chunks = self.order(memory, ranked, {a.chunk_id for a in obs.active})
+        order = self.keep_agreed(memory, order, best)
         docs = order[: self.final_k]
         scores = answer_scores([best[d].prob for d in docs])
+        c = self.constants
+        keep = found(scores, c.answer_floor, c.answer_min_docs, [d in memory.agreed for d in docs])
+        docs = [d for d, k in zip(docs, keep, strict=True) if k]
+        if len(docs) < len(scores):  # the scores of what stays, fit to its own order
+            scores = answer_scores([best[d].prob for d in docs])
         out = []
         for doc, score in zip(docs, scores, strict=True):
             r = best[doc]
@@ -190,6 +211,16 @@ def answer_scores(probs: list[float]) -> list[float]:
     """
     given: list[float | None] = [*probs]
     return rank_scores(given) if given else []
+
+
+def found(scores: list[float], floor: float, min_docs: int, agreed: list[bool]) -> list[bool]:
+    """Which answered documents stay (``scores`` best first, non-increasing): each
+    scored at least ``floor``, the first ``min_docs`` and the ``agreed`` ones whatever
+    their scores. The rest are "not found": the answer holds fewer documents than
+    asked rather than fillers it finds unlikely to be evidence."""
+    return [
+        i < min_docs or s >= floor or a for i, (s, a) in enumerate(zip(scores, agreed, strict=True))
+    ]
 
 
 def _first_sentence(text: str, limit: int, min_chars: int) -> str:

@@ -100,6 +100,20 @@ class Constants:
     first_anchors: int = _c(3, "anchors of a search made before any hop (by base utility)")
     cache_anchors: int = _c(4, "anchors the cache is ranked against between turns")
     unlisted_rank: int = _c(5, "the fused rank given to a grep hit or a read chunk")
+    # -- do no harm (guards): what the retrievers agree on in the question's search ------
+    agree_fused: int = _c(1, "a hit of the question's search within this fused rank is agreed on")
+    agree_head: int = _c(
+        2,
+        "a hit of the question's search within both BM25's and dense's best this many is agreed on",
+    )
+    agree_keep: int = _c(
+        1, "agreed documents the answer keeps among its best unless clearly beaten"
+    )
+    agree_margin: float = _c(
+        0.25,
+        "an agreed document leaves the answer's best only for documents whose evidence "
+        "probability is this much above its own",
+    )
     # -- clue chains (clues.clue_docs, chain.Chain) ---------------------------------------
     chain_depth: int = _c(4, "chain links followed back from one chunk, at most")
     refound_rank: int = _c(3, "a follow-up's rank within which a document is linked again")
@@ -123,6 +137,12 @@ class Constants:
     justification_sentences: int = _c(2, "sentences justifying each answered document")
     fallback_chars: int = _c(300, "characters of the first-sentence justification, at most")
     fallback_min_chars: int = _c(20, "a first sentence ends at a stop past this many characters")
+    answer_floor: float = _c(
+        0.01,
+        "an answered document scored below this is left out (not found), the first "
+        "answer_min_docs and the agreed ones aside",
+    )
+    answer_min_docs: int = _c(1, "documents the answer keeps whatever their scores")
     #: where the values came from (a tuning run's data, or "hand-set")
     tuned_on: str = "hand-set (the values the policy was developed with; not tuned)"
 

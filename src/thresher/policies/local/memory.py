@@ -54,6 +54,9 @@ class EpisodeMemory:
         question_scores: chunk id -> (BM25, cosine) against the question, as the
             harness's question scorer gave them (a chunk a later search lists again is
             not asked again).
+        agreed: the documents the retrievers agree on in the question's own search
+            (:func:`~.guards.agreed_docs`), best fused first: what the first hop keeps
+            in view and the answer keeps unless the learned scores clearly beat it.
         hop: follow-up turns proposed so far.
         phase: ``search``, then ``fill`` (a baseline's, see :mod:`thresher.policies.fill`),
             then ``prune``, then ``final``.
@@ -82,6 +85,7 @@ class EpisodeMemory:
     source_utility: dict[bytes, list[float]] = field(default_factory=dict)
     order_logits: dict[bytes, float] = field(default_factory=dict)
     question_scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    agreed: list[str] = field(default_factory=list)
     hop: int = 0
     phase: str = "search"
     text: TextMemo = field(default_factory=TextMemo)

@@ -5,7 +5,8 @@ scored against the question through the harness's question scorer and against
 the subquery) get their features (:mod:`.base_features`, and
 :mod:`.link_features` against anchors: the best candidates by base utility,
 :func:`anchor_views`); the learned models (:mod:`.scorer`) give each its
-utility, and the best few are shown. Between turns every cached chunk is given
+utility, and the best few are shown (the question's own search also shows every
+hit the retrievers agree on: :mod:`.guards`). Between turns every cached chunk is given
 a record and ranked again with links to the current anchors (:class:`Ranked`).
 Configured once per policy; an episode's state is the
 :class:`~.memory.EpisodeMemory` it is handed.
@@ -24,6 +25,7 @@ from thresher.index.store import Hit
 from thresher.policies.local.base_features import base_matrix
 from thresher.policies.local.candidate import AnchorView, Candidate
 from thresher.policies.local.constants import Constants
+from thresher.policies.local.guards import agreed_docs, agreed_hits, show_agreed
 from thresher.policies.local.link_features import link_matrix
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.pool import (
@@ -94,7 +96,8 @@ class CandidateScorer:
         query, hits = request.query, list(request.hits)
         if not hits:
             return hits
-        if query.strip() != memory.question.question.strip() and self.rerank_depth > 0:
+        is_question = query.strip() == memory.question.question.strip()
+        if not is_question and self.rerank_depth > 0:
             hits = rerank_pool(hits, self.rerank_depth, self.constants.retriever_head)
         show = memory.show.get(query.strip(), self.hop_k)
         anchors = list(memory.anchors)
@@ -113,7 +116,15 @@ class CandidateScorer:
         if self.recorder is not None:
             self.recorder("pool", memory.question.question, cands, bx, links)
         memory.pools[query.strip()] = {c.chunk.chunk_id: c for c in cands}
-        order = np.argsort(-full, kind="stable")[:show]
+        order = np.argsort(-full, kind="stable").tolist()
+        if is_question and memory.hop == 0:
+            # do no harm: what the retrievers agree on is shown whatever the model's order
+            c = self.constants
+            agreed = agreed_hits(hits, c.agree_fused, c.agree_head)
+            memory.agreed = agreed_docs(hits, c.agree_fused, c.agree_head)
+            order = show_agreed(order, agreed, show)
+        else:
+            order = order[:show]
         if self.recorder is not None:
             empty = np.zeros((0, 0))
             shown = [cands[i] for i in order]
