@@ -47,6 +47,7 @@ against the question in their lineage.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from thresher.config import Config
@@ -129,6 +130,8 @@ class LocalPolicy:
     def start(self, question: str) -> LocalSession:
         """A session for one episode of ``question``, built from the current settings."""
         constants = self.weights.constants
+        if self.fill:  # a baseline answers with its k documents: no "not found" cut
+            constants = replace(constants, answer_floor=0.0)
         answer = AnswerRanker(
             keep_docs=self.keep_docs,
             prune_below=self.prune_below,
