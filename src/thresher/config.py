@@ -94,6 +94,15 @@ def check_url(value: str, label: str) -> str:
         raise ConfigError(
             f"{label} must be an http:// or https:// URL with a host ({example}), got {value!r}"
         )
+    if not parts.hostname.isascii():  # the HTTP clients encode it by IDNA 2008, as here
+        import idna
+
+        try:
+            idna.encode(parts.hostname)
+        except idna.IDNAError as exc:
+            raise ConfigError(
+                f"{label} has a host name that is not valid ({exc}; {example}), got {value!r}"
+            ) from exc
     return value
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.conftest import corpus
@@ -378,6 +378,9 @@ def test_a_malformed_base_url_in_the_environment_names_the_variable() -> None:
         max_size=7,
     ).map("".join)
 )
+@example("http://-\u00a1")  # hosts the HTTP clients' IDNA 2008 refuses (found by this test)
+@example("http://.\u00a1")
+@example("https://\u00a1/v1")
 @settings(max_examples=400, deadline=None)
 def test_a_base_url_we_admit_the_openai_client_opens(url: str) -> None:
     import openai
