@@ -6,7 +6,7 @@ from pathlib import Path
 
 from thresher.corpus.chunking import chunk_document
 from thresher.corpus.files import file_document
-from thresher.corpus.markup import code_ranges, is_changelog, prose, reader_text
+from thresher.corpus.markup import code_ranges, is_changelog, markup_kind, prose, reader_text
 from thresher.tokens import get_counter
 
 MKDOCS = """\
@@ -177,7 +177,8 @@ def test_ingested_chunks_carry_their_code(tmp_path: Path):
     path.write_text(MKDOCS, encoding="utf-8")
     doc = file_document(path, "guide.md", "markdown")
     assert doc.title == "Settings"
-    assert "termy" not in doc.text
+    # indexed as written (section chunking reads the source); read as prose by a policy
+    assert doc.text == MKDOCS and "termy" not in prose(doc.text, doc.code, markup=True)
     chunks = chunk_document(doc, 40, get_counter())
     code = [
         c.text[a:b] for c in chunks for a, b in c.metadata.get("code", []) if c.metadata.get("code")
@@ -186,7 +187,7 @@ def test_ingested_chunks_carry_their_code(tmp_path: Path):
     assert all(len(c.text) >= b for c in chunks for _, b in c.metadata.get("code", []))
 
 
-def test_a_text_file_written_in_restructuredtext_is_read_as_one(tmp_path: Path):
+def test_a_text_file_written_in_restructuredtext_is_titled_and_read_as_one(tmp_path: Path):
     path = tmp_path / "settings.txt"
     path.write_text(
         ".. _settings:\n\nSettings\n========\n\n.. setting:: DEBUG\n\n"
@@ -195,8 +196,10 @@ def test_a_text_file_written_in_restructuredtext_is_read_as_one(tmp_path: Path):
     )
     doc = file_document(path, "settings.txt", "text")
     assert doc.title == "Settings"
-    assert ".. " not in doc.text and ":setting:" not in doc.text
-    assert "DEBUG" in doc.text and "See ALLOWED_HOSTS first." in doc.text
+    assert ".. setting:: DEBUG" in doc.text  # indexed as written
+    read = reader_text(doc.text, markup_kind(doc.text, "text"))
+    assert ".. " not in read and ":setting:" not in read
+    assert "DEBUG" in read and "See ALLOWED_HOSTS first." in read
     plain = tmp_path / "notes.txt"
     plain.write_text("Notes\n\nTwo dots .. and :colons: stay.\n", encoding="utf-8")
     assert (

@@ -8,9 +8,10 @@ then, by kind:
 kind        text                                             title (else)
 ==========  ===============================================  ==========================
 text        as is (reStructuredText as ``rst``)                  from the text (file stem)
-markdown    as a reader sees it, code blocks marked              headings too (file stem)
-            (:mod:`thresher.corpus.markup`)
-rst         as a reader sees it, code blocks marked          section titles too (stem)
+markdown    as is, code blocks marked                            headings, as a reader
+            (:mod:`thresher.corpus.markup`)                  sees them (file stem)
+rst         as is, code blocks marked                        section titles, as a
+                                                             reader sees them (stem)
 html        parsed (:mod:`thresher.corpus.html`)             ``<title>``, ``<h1>`` (stem)
 sniffed     as is, if text (else ``binary``)                 from the text (its path)
 code        as is; ``metadata["language"]``                  its path
@@ -124,8 +125,9 @@ def file_document(
         title = text_title(sanitize_text(text)[0], stem=stem) or rel
     else:
         kind = markup_kind(text, kind)  # a .txt file may be reStructuredText
-        text = reader_text(text, kind)
-        clean = sanitize_text(text)[0]
+        # the text is indexed as written (section chunking reads its structure); the
+        # title is what a reader of the rendered page sees
+        clean = sanitize_text(reader_text(text, kind))[0]
         title = text_title(clean, markdown=kind == "markdown", rst=kind == "rst", stem=stem)
     doc = make_document(rel, title or stem, text, rel, meta, extra)
     if kind in MARKUP_KINDS:
