@@ -94,6 +94,12 @@ BENCHES: tuple[Bench, ...] = (
     # downloads six pinned sdists from PyPI once and indexes 843 documents (~12 min on 2
     # cores) before its first run: only when named
     Bench("bench_docfolders.py", ("--policies", "single-shot,bm25,local"), on_request=True),
+    # needs a generated world's tasks and index (docs/local-policy.md): only when named
+    Bench(
+        "bench_answer_floor.py",
+        ("--tasks", "world/tasks.jsonl", "--index", "world/index", "--limit", "20"),
+        on_request=True,
+    ),
     # needs a documentation folder and questions of the user's (docs/local-policy.md)
     Bench(
         "bench_query_noise.py",
