@@ -11,7 +11,7 @@ was listed (:func:`identity`). Anything else raises
 :class:`~thresher.corpus.decode.UnreadableFileError` with the reason ``changed``.
 
 Sizes are bounded before any parser runs, all derived from the document size
-limit (:class:`ReadLimits`); :func:`read_capped` reads a stream no further
+limit (:class:`ReadLimits`); :func:`~thresher.corpus.decode.read_capped` reads a stream no further
 than its limit (a file may grow after it was measured), and
 :func:`check_zip` measures a zip-based file (``.docx``) by decompressing
 every entry in bounded steps (the sizes its headers declare may lie).
@@ -37,7 +37,6 @@ __all__ = [
     "check_zip",
     "identity",
     "open_checked",
-    "read_capped",
 ]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -145,23 +144,6 @@ def open_checked(path: Path, expected: FileIdentity | None) -> tuple[BinaryIO, i
         os.close(fd)
         raise
     return handle, st.st_size
-
-
-def read_capped(fh: BinaryIO, limit: int | None, path: Path | str) -> bytes:
-    """The rest of ``fh``, at most ``limit`` bytes (None: no limit).
-
-    Raises:
-        UnreadableFileError: ``too_large`` past the limit, ``unreadable`` on a read error.
-    """
-    try:
-        data = fh.read(-1 if limit is None else limit + 1)
-    except OSError as exc:
-        raise UnreadableFileError(
-            f"cannot read {path}: {exc.strerror}; check that it is readable", "unreadable"
-        ) from exc
-    if limit is not None and len(data) > limit:
-        raise too_large_error(path, limit)
-    return data
 
 
 def check_zip(fh: BinaryIO, limit: int, path: Path | str) -> None:

@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 from thresher.errors import InputError
 
-__all__ = ["UnreadableFileError", "decode_text", "read_text_file", "too_large_error"]
+__all__ = ["UnreadableFileError", "decode_text", "read_capped", "read_text_file", "too_large_error"]
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -140,16 +140,32 @@ def read_text_file(
     """
     if path.name.lower().endswith(".gz"):
         return decode_text(_gunzip(path, max_bytes, fh), str(path))
+    if fh is not None:
+        return decode_text(read_capped(fh, max_bytes, path), str(path))
     try:
-        if fh is None:
-            with path.open("rb") as own:
-                data = own.read(-1 if max_bytes is None else max_bytes + 1)
-        else:
-            data = fh.read(-1 if max_bytes is None else max_bytes + 1)
+        own = path.open("rb")
     except OSError as exc:
-        raise UnreadableFileError(
-            f"cannot read {path}: {exc.strerror}; check that it is readable", "unreadable"
-        ) from exc
-    if max_bytes is not None and len(data) > max_bytes:
-        raise too_large_error(path, max_bytes)
-    return decode_text(data, str(path))
+        raise _unreadable(path, exc) from exc
+    with own:
+        return decode_text(read_capped(own, max_bytes, path), str(path))
+
+
+def read_capped(fh: BinaryIO, limit: int | None, path: Path | str) -> bytes:
+    """The rest of ``fh``, at most ``limit`` bytes (None: no limit).
+
+    Raises:
+        UnreadableFileError: ``too_large`` past the limit, ``unreadable`` on a read error.
+    """
+    try:
+        data = fh.read(-1 if limit is None else limit + 1)
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+    if limit is not None and len(data) > limit:
+        raise too_large_error(path, limit)
+    return data
+
+
+def _unreadable(path: Path | str, exc: OSError) -> UnreadableFileError:
+    return UnreadableFileError(
+        f"cannot read {path}: {exc.strerror}; check that it is readable", "unreadable"
+    )

@@ -48,8 +48,8 @@ from pathlib import Path
 import pathspec
 
 from thresher.corpus.beir import QRELS_DIR, QUERIES_FILE, is_beir_folder
-from thresher.corpus.bounded import identity, open_checked, read_capped
-from thresher.corpus.decode import UnreadableFileError
+from thresher.corpus.bounded import identity, open_checked
+from thresher.corpus.decode import UnreadableFileError, read_capped
 from thresher.corpus.filetypes import file_kind
 from thresher.errors import InputError
 
