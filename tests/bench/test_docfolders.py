@@ -6,28 +6,16 @@ built only when every pinned sdist is already in the cache (else skipped)."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import sys
 import tarfile
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
+from benchload import BENCH
+from benchload import load_bench_module as _load
 
 build = _load("bench_docfolders_build", BENCH / "docfolders" / "build.py")
 PROJECTS = {s.project for s in build.SDISTS}
