@@ -2,7 +2,7 @@
 
 Shared by :mod:`thresher.eval.protocol` (which plans the run and tests the
 differences) and :mod:`thresher.eval.task_job` (which runs one task), so that
-neither imports the other (:mod:`thresher.eval.protocol` re-exports them).
+neither imports the other.
 """
 
 from __future__ import annotations

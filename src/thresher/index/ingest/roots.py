@@ -15,8 +15,7 @@ loader) this way:
   reached by any spelling (``./a/../a``, a linked folder, the file named alone,
   a parent folder named later) keeps one id;
 - a file under no recorded root makes its folder a new root: the index's first
-  root gets the empty label (its ids are plain relative paths, as before
-  labels existed); a recorded root whose folder no longer exists passes its
+  root gets the empty label (its ids are plain relative paths); a recorded root whose folder no longer exists passes its
   label to a new folder holding its documents' paths (a sample of them), so a
   moved or renamed folder keeps its ids and nothing is re-embedded, while an
   unrelated folder indexed while a drive is unmounted does not; any other

@@ -16,8 +16,8 @@ Modules: :mod:`.catalog` (the attacks and their goals), :mod:`.templates` (their
 texts), :mod:`.obedient` (the replies of a model that obeys every instruction
 it is shown, as replay-server script entries), :mod:`.judge` (success
 conditions, harness breaches, attribution evidence), :mod:`.run` (running an
-attack and the summary table). The default ``thresher synth world`` output is
-unchanged: :func:`write_attacks` adds the attacks to a world folder on request.
+attack and the summary table). The default ``thresher synth world`` output holds
+no attack: :func:`write_attacks` adds the attacks to a world folder on request.
 """
 
 from __future__ import annotations
