@@ -5,7 +5,7 @@ What is retried, and what is not:
 * retried: HTTP 408, 429 and 5xx, timeouts, and connections dropped before
   or during the response. The wait is exponential with jitter,
   ``backoff_s · 2^attempt · U(0.5, 1)``, never shorter than the server's
-  ``Retry-After`` and never longer than :data:`MAX_WAIT_S`. When every attempt
+  ``Retry-After`` and never longer than :data:`~thresher.endpoint.retry.MAX_WAIT_S`. When every attempt
   fails the request raises :class:`EndpointUnavailableError`
   (:class:`EndpointTimeoutError` when every attempt timed out).
 * failing at once with :class:`EndpointUnavailableError`: a refused connection

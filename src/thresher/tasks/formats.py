@@ -305,7 +305,7 @@ def query_task(record: dict[str, Any], where: str) -> Task:
 
 
 def thresher_task(record: dict[str, Any], where: str) -> Task:
-    """A Task from its own ``Task.to_dict()`` form (what :func:`write_tasks` writes).
+    """A Task from its own ``Task.to_dict()`` form (what :func:`~thresher.tasks.readers.write_tasks` writes).
 
     Raises:
         InputError: missing or mistyped fields.

@@ -309,5 +309,5 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 
 
 def tasks_to_qrels(tasks: Iterable[Task]) -> dict[str, dict[str, int]]:
-    """``{task_id: {gold_doc_id: 1}}``, for TREC tools and :func:`trec.write_qrels`."""
+    """``{task_id: {gold_doc_id: 1}}``, for TREC tools and :func:`~thresher.tasks.trec.write_qrels`."""
     return {t.task_id: dict.fromkeys(t.gold_doc_ids, 1) for t in tasks}

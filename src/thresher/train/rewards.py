@@ -196,7 +196,7 @@ def reward(
         trace: the episode's trace events (a list, a ``Trace``) or a harness ``Result``.
         task: an evaluation ``Task`` or a ``SynthTask`` (``gold_doc_ids``,
             ``answer``, ``answer_aliases``).
-        beta: the F-beta weight (the curriculum's :meth:`Curriculum.beta`).
+        beta: the F-beta weight (the curriculum's :meth:`~thresher.train.curriculum.Curriculum.beta`).
         config: weights and penalties.
 
     Returns:
