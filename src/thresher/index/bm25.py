@@ -1,11 +1,12 @@
 """The BM25 side index: lexical scores over every chunk.
 
 Backend-agnostic: it knows chunk ids and texts, nothing about chromadb. Built
-in one go with ``bm25s`` (which has no incremental add: ingestion rebuilds it
-whole; what that costs: ``docs/ingestion.md``, "The BM25 side index") and saved
-next to the dense index. A saved index is memory-mapped when loaded (its score
-matrix, and the chunk ids through :mod:`thresher.index.id_table`), so opening
-one reads little and several processes share the pages.
+in one go with ``bm25s``, which has no incremental add: ingestion rebuilds it
+whole (what that costs: ``docs/ingestion.md``, "The BM25 side index is rebuilt
+whole"), and saved next to the dense index. A saved index is memory-mapped when
+loaded (its score matrix, and the chunk ids through
+:mod:`thresher.index.id_table`), so opening one reads little and several
+processes share the pages.
 
 Analyzer (documented so that queries and documents are cut alike): lowercase,
 split on Unicode word characters (``\\w+``), drop the English stopwords of
