@@ -26,6 +26,7 @@ less with it than wall seconds): read the load average printed beside them.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import statistics
@@ -83,8 +84,8 @@ def bm25_build(chunks: int, words: int, seed: int = 0) -> tuple[float, float]:
         "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(3, 10)))
         for _ in range(50_000)
     ]
-    zipf = [1 / (rank + 1) for rank in range(len(vocab))]  # word frequencies as in text
-    texts = [" ".join(rng.choices(vocab, weights=zipf, k=words)) for _ in range(chunks)]
+    zipf = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(vocab))))  # as in text
+    texts = [" ".join(rng.choices(vocab, cum_weights=zipf, k=words)) for _ in range(chunks)]
     analyzer = Analyzer("english")
     cpu = time.process_time()
     corpus = [analyzer.terms(t) for t in texts]
