@@ -15,8 +15,7 @@ Formats (JSONL, or a JSON array; the file name does not matter):
 - ``browsecomp``: decrypted BrowseComp-Plus queries (``query_id``, ``query``,
   ``answer``, ``evidence_docs``/``gold_docs``), see :mod:`thresher.tasks.browsecomp`;
 - ``world_chains``: a generated world's ``.world/chains.jsonl``, see
-  :mod:`thresher.tasks.world`.
-
+  :mod:`thresher.tasks.world`;
 - ``synth``: the synthesis pipeline's tasks JSONL (``"schema": "thresher.synth-task/1"``),
   read by :mod:`thresher.tasks.synthetic`.
 
