@@ -48,6 +48,8 @@ class Bench:
 #: every benchmark, cheapest first; a new bench_*.py must be added here (a test checks)
 BENCHES: tuple[Bench, ...] = (
     Bench("bench_harness.py", ("--docs", "80", "--repeats", "2", "--turns", "4")),
+    Bench("bench_docstrings.py", ()),
+    Bench("bench_startup_costs.py", ("--runs", "1", "--chunks", "5000", "--threads", "100")),
     Bench("bench_synth_tasks.py", ("--world-size", "small", "--n", "20")),
     Bench("bench_attacks.py", ("--size", "small")),
     Bench("bench_ingest_bounds.py", ("--size-mb", "256", "--docx-mb", "200")),

@@ -1,14 +1,15 @@
-"""Token counting, offline.
+"""Token counting, offline: exact BPE counts and cuts from vocabularies bundled with ``bpe-openai``.
 
 ``bpe-openai`` ships OpenAI's vocabularies inside the package, so counting
 needs no download. ``o200k_base`` is the vocabulary of gpt-oss and therefore of
 Context-1; ``cl100k_base`` is available for older models.
 
-Its Python package builds every vocabulary's rank table when imported (~3 s,
-most of a CLI command's start); counting needs none of it: the vocabularies are
-compiled into its Rust extension. So :class:`BpeTokenCounter` loads that
-extension alone (:func:`_rust_backend`) and imports the package only to decode a
-cut that ends inside a character (which the extension refuses).
+Its Python package builds every vocabulary's rank table when imported, and
+counting needs none of it: the vocabularies are compiled into its Rust
+extension. So :class:`BpeTokenCounter` loads that extension alone
+(:func:`_rust_backend`) and imports the package only to decode a cut that ends
+inside a character (which the extension refuses). What that saves:
+``docs/startup.md``.
 """
 
 from __future__ import annotations
@@ -197,8 +198,8 @@ _counters_lock = threading.Lock()
 
 
 def get_counter(encoding: str = "o200k_base") -> BpeTokenCounter:
-    """A shared counter per vocabulary (loading one takes ~0.1 s; a thread asking while
-    another loads it waits for that one instead of loading it again)."""
+    """A shared counter per vocabulary, loaded on first use; a thread asking while
+    another loads it waits for that one instead of loading it again."""
     with _counters_lock:
         return _counter(encoding)
 

@@ -1,14 +1,15 @@
 """Run work on reusable daemon threads, waiting with a timeout.
 
-The harness runs tool calls and policy calls here, and the stores their dense
-searches (beside BM25), so it sits below both.
+:func:`submit` runs a call on an idle worker thread (a new one when none is
+idle) and returns a :class:`Job` whose ``result(timeout)`` gives its value or
+re-raises its error. The harness runs tool calls and policy calls here, and the
+stores their dense searches (beside BM25), so it sits below both.
 
 Why not ``concurrent.futures.ThreadPoolExecutor``: a call that times out
 cannot be killed, and an executor joins its (non-daemon) workers at
 interpreter exit, so one hung store or policy call would hang the process.
-Here workers are daemon threads, reused while idle (starting a thread costs
-about a millisecond under load), and a new one is started whenever none is
-idle, so a hung call only ever occupies its own thread.
+Here workers are daemon threads, reused while idle (what a start costs:
+``docs/startup.md``), so a hung call only ever occupies its own thread.
 """
 
 from __future__ import annotations

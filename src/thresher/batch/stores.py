@@ -6,8 +6,8 @@ and the settings) can; :meth:`StoreRef.open` opens it through the backend
 registry (:func:`thresher.index.backends.open_store`) the first time a process
 asks, and hands every later job in that process (any thread) the same store,
 keyed by (location, settings). :func:`close_stores` closes what this process
-opened (a runner: what its jobs opened). Local threads share one store, exactly as before; each Ray worker
-process opens its own once.
+opened (a runner: what its jobs opened). Local threads share one store; each Ray
+worker process opens its own once.
 """
 
 from __future__ import annotations

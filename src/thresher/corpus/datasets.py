@@ -3,7 +3,7 @@
 Pure functions over parsed JSON values; :mod:`thresher.corpus.loaders` reads the
 files. A question record yields its context paragraphs as ``(title, text)``
 pairs with the text exactly as the dataset gives it (sentences joined by
-:func:`thresher.corpus.ids.join_sentences`), so :func:`paragraph_doc_id` of a
+:func:`thresher.corpus.ids.join_sentences`), so :func:`~thresher.corpus.ids.paragraph_doc_id` of a
 pair is the id evaluation code computes for the same gold paragraph.
 
 Formats (detected from a record's keys, not the file name):

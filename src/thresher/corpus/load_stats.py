@@ -66,7 +66,7 @@ def extension(where: str) -> str:
 
 @dataclass(slots=True)
 class LoadStats:
-    """What one :func:`iter_documents` call read and skipped.
+    """What one :func:`~thresher.corpus.loaders.iter_documents` call read and skipped.
 
     Attributes:
         files: files read.

@@ -1,81 +1,41 @@
 """Read files, folders and dataset dumps into sanitized :class:`Document` records.
 
-Supported: the kinds of :mod:`thresher.corpus.filetypes` (text, Markdown,
-reStructuredText, HTML, source code, CSV/TSV, PDF, ``.docx``, files without an
-extension that hold text), each read into one document by
-:mod:`thresher.corpus.files`, and ``.jsonl``/``.json`` files. A
-``.jsonl``/``.json`` file holds either document records or a multi-hop QA
-dataset (HotpotQA, MuSiQue, 2WikiMultihopQA), recognized from its first record
-(see :mod:`thresher.corpus.datasets`); lines are read by
-:mod:`thresher.corpus.jsonl`. A ``.json`` file whose first value is neither
-(``package.json``, an API response) is one document, flattened to ``key.path:
-value`` lines (:mod:`thresher.corpus.jsondoc`).
+:func:`iter_documents` is the one entry point: every document under the paths
+named, in a deterministic order, each read by its kind
+(:mod:`thresher.corpus.filetypes`, :mod:`thresher.corpus.files`); a
+``.jsonl``/``.json`` file holds document records (:mod:`thresher.corpus.records`),
+a multi-hop QA dataset recognized from its first record
+(:mod:`thresher.corpus.datasets`), or, for a ``.json``, one JSON document
+(:mod:`thresher.corpus.jsondoc`). A folder is walked by the rules of
+:mod:`thresher.corpus.walk`; a BEIR folder contributes ``corpus.jsonl`` only
+(:mod:`thresher.corpus.beir`).
 
-Document ids:
+Document ids: a file's path relative to the folder named (``Document.root`` is
+that folder's real path; ingestion prefixes it with the folder's label,
+:mod:`thresher.index.ingest.roots`), the same file reached twice is read once; a
+record's own id (``id``, ``_id``, ``doc_id`` or ``docid``, unchanged); a dataset
+paragraph or an id-less record, ``paragraph_doc_id(title, text)``, equal
+passages pooled into one document (later copies counted as ``duplicate``).
 
-- a file (any kind but records): its path relative to the folder
-  named (a file named alone: its name, relative to its folder); ``Document.root``
-  is that folder's real path. Ingestion turns this into the index's id
-  (``label/path`` for every folder but the index's first, see
-  :mod:`thresher.index.ingest.roots`), so two folders' ``README.md`` are two
-  documents; the same file reached twice (two spellings of a path, a link) is
-  read once;
-- a document record (``{id, text, title?, metadata?}``): its own id, the first of
-  ``id``, ``_id`` (BEIR), ``doc_id``, ``docid`` it has, unchanged; an id seen twice
-  (in one file or across the files of one call) is an ``InputError`` naming
-  ``file:LINE`` of both, since evaluation judgments (qrels) name documents by
-  that id and could not tell the two apart;
-- a record without an id (a HippoRAG ``{title, text}`` corpus) and every dataset
-  paragraph: ``paragraph_doc_id(title, text)``, a hash of its content; equal
-  passages from every question and file of one call are pooled into one document
-  (later copies are skipped and counted as ``duplicate``).
+Bounds: a document longer than ``max_chars`` (default
+:data:`MAX_DOCUMENT_CHARS`, 8 million characters) is skipped with a warning on
+this module's logger; every file's size is checked before a parser reads it, by
+the bounds :class:`~thresher.corpus.bounded.ReadLimits` derives from
+``max_chars``, and every file is opened as
+:func:`~thresher.corpus.bounded.open_checked` says.
 
-Titles: a document record's ``title`` (else its id); a file's by its kind (see
-:mod:`thresher.corpus.files`: from the text by the rules of
-:mod:`thresher.corpus.titles`, the path for code, ...).
-
-Size: a document longer than ``max_chars`` characters (default
-:data:`MAX_DOCUMENT_CHARS`, 8 million: about 4,000 chunks of 512 tokens) is
-skipped with a warning on the ``thresher.corpus.loaders`` logger and counted
-as ``too_large``. One such document is almost always a log or a dump, whose
-chunks would take many minutes to embed and drown out every other document in
-retrieval: split it into smaller files, or raise the limit deliberately. Every
-file's size is checked before any parser reads it, by the bounds
-:class:`~thresher.corpus.bounded.ReadLimits` derives from ``max_chars``: a file
-read whole over 4 bytes per character, a ``.json`` (parsed whole) over 16, a
-``.docx`` decompressing past 16 (at least 32 MiB) is skipped unread, counted
-once as ``too_large``; a ``.jsonl`` is streamed, and one line over 16 bytes per
-character is read through without being kept (that record is ``too_large``).
-
-Files change while they are read: each is opened as
-:func:`~thresher.corpus.bounded.open_checked` says (no link followed but one
-the walk accepted, no FIFO waited on, the device and inode it had when listed);
-a file that became something else is skipped and counted as ``changed``.
-
-A BEIR dataset folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/``; see
-:mod:`thresher.corpus.beir`) contributes ``corpus.jsonl`` only: its queries are
-skipped and counted as ``beir_queries``.
-
-What is read: a file named explicitly with an unsupported extension is an
-error; inside a folder, :mod:`thresher.corpus.walk` leaves out hidden entries,
-tool folders (``node_modules``, ``venv``, ...), index folders, paths matched by
-a ``.thresherignore``, folder links, file links resolving outside the folders
-named (unless ``follow_links``), paths the caller's exclude patterns match or
-its include patterns do not, unsupported files, folders that cannot be
-listed and paths longer than the system allows; each is counted, with its
-first paths, in :class:`LoadStats`. A folder with no supported file is an error.
-A text file that is not UTF-8 is decoded in the encoding detected
-(:mod:`thresher.corpus.decode`); a file that is binary, undecodable, unreadable,
-a PDF without text (``no_text``) or a ``.docx`` without its extra
-(``needs_extra``) is skipped and counted, never stopping the run; so is a
-``.jsonl`` file found in a folder whose first value is no document record or
-dataset question, and a ``.json`` file that is neither records nor one JSON
-value (``not_records``). Other problems with JSON content (bad
-JSON, nesting deeper than :data:`MAX_NESTING`, missing fields, duplicate ids)
-raise :class:`~thresher.errors.InputError` naming the file (and line) and what
-to do. Strings of a record that are not valid Unicode (lone surrogates, which
-JSON escapes can hold) have those code points replaced by U+FFFD (counted as
-``invalid_unicode``); a record id holding one is refused.
+Skipped and counted in :class:`~thresher.corpus.load_stats.LoadStats`, never
+stopping the run: what the walk leaves out, files too large, changed, binary,
+undecodable, unreadable, without text (``no_text``) or without their extra
+(``needs_extra``), a ``.jsonl``/``.json`` found in a folder that holds neither
+records nor a dataset nor one JSON value (``not_records``), and strings that
+are not valid Unicode (replaced by U+FFFD, ``invalid_unicode``). Raised as
+:class:`~thresher.errors.InputError`, naming the file (and line) and what to do:
+a path that does not exist, an unsupported file named explicitly, a folder with
+no supported file, bad JSON, nesting deeper than :data:`MAX_NESTING`, missing
+fields, an id seen twice in one call (qrels could not tell the two apart), a
+record id that is not valid Unicode. The whole account, with examples:
+``docs/ingestion.md``.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def valid_text(text: str, where: str = "") -> tuple[str, int]:
 
 
 def _valid_value(value: Any, where: str, depth: int = 0) -> tuple[Any, int]:
-    """A JSON value with every string made valid Unicode (see :func:`_valid_text`).
+    """A JSON value with every string made valid Unicode (see :func:`valid_text`).
 
     Raises:
         InputError: nested deeper than :data:`MAX_NESTING`.

@@ -5,7 +5,7 @@ What is retried, and what is not:
 * retried: HTTP 408, 429 and 5xx, timeouts, and connections dropped before
   or during the response. The wait is exponential with jitter,
   ``backoff_s · 2^attempt · U(0.5, 1)``, never shorter than the server's
-  ``Retry-After`` and never longer than :data:`MAX_WAIT_S`. When every attempt
+  ``Retry-After`` and never longer than :data:`~thresher.endpoint.retry.MAX_WAIT_S`. When every attempt
   fails the request raises :class:`EndpointUnavailableError`
   (:class:`EndpointTimeoutError` when every attempt timed out).
 * failing at once with :class:`EndpointUnavailableError`: a refused connection
@@ -20,12 +20,10 @@ What is retried, and what is not:
 The loop is tenacity's (:meth:`EndpointClient.call`), not the ``openai``
 client's ``max_retries`` (the client is built with ``max_retries=0``): every
 retry must be counted per request and reported back (:class:`RetryRecord`,
-which the LLM policy writes into the trace); the openai loop retries every
-connection error alike, refused connections included; it ignores
-``backoff_s`` (fixed 0.5 s start, 8 s cap) and gives up on a ``Retry-After``
-over two minutes; and its sleep cannot be replaced, so tests would wait for
-real. Every message ends with what to check, in the caller's words
-(:class:`Advice`).
+which the LLM policy writes into the trace), and the openai loop retries
+refused connections too, keeps its own backoff instead of ``backoff_s``, and
+sleeps for real in tests. Every message ends with what to check, in the
+caller's words (:class:`Advice`).
 """
 
 from __future__ import annotations

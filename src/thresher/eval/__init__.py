@@ -6,5 +6,6 @@ Task files, their pooled corpora and TREC I/O live in :mod:`thresher.tasks`.
 - ``attribution``: why an episode failed, from its trace (table in ``docs/eval.md``);
 - ``protocol`` / ``rollouts``: A against B on the same tasks, K rollouts fused by RRF;
 - ``task_job`` / ``records``: one task as a batch job; the records both share;
+- ``cost``: tokens, wall time and USD per episode and per resolved question;
 - ``report`` / ``report_html``: JSONL, TREC runs, markdown and the HTML report.
 """

@@ -4,10 +4,11 @@ Each task runs through configuration A and configuration B (``rollouts`` episode
 each, fused by RRF when more than one), each task one job of a batch runner
 (:mod:`thresher.batch`: ``workers`` local threads over one shared store, or Ray
 tasks whose workers each open the index once); a job that fails twice is kept
-as a failed outcome. Every episode's trace is scored (:mod:`episode_metrics`)
-and, when it failed, attributed (:mod:`attribution`). Per-task paired differences
-A − B of the headline metrics are tested with a paired randomization (or
-bootstrap) test from :mod:`thresher.eval.stats`.
+as a failed outcome. Every episode's trace is scored
+(:mod:`~thresher.eval.episode_metrics`) and, when it failed, attributed
+(:mod:`~thresher.eval.attribution`). Per-task paired differences A − B of the
+headline metrics are tested with a paired randomization (or bootstrap) test
+from :mod:`thresher.eval.stats`.
 
 A configuration is a registered policy name, or a TOML/JSON file::
 
@@ -279,7 +280,7 @@ def compare(
             :func:`run_config` (A and B run one after the other, through one runner:
             default ``workers`` local threads).
         progress: show a tqdm progress bar on stderr.
-        test: ``randomization`` or ``bootstrap`` (see :func:`stats.paired_test`).
+        test: ``randomization`` or ``bootstrap`` (see :func:`~thresher.eval.stats.paired_test`).
         resamples: resamples of the test and of the confidence intervals.
 
     Returns:

@@ -2,7 +2,7 @@
 
 Shared by :mod:`thresher.eval.protocol` (which plans the run and tests the
 differences) and :mod:`thresher.eval.task_job` (which runs one task), so that
-neither imports the other (:mod:`thresher.eval.protocol` re-exports them).
+neither imports the other.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class RunConfig:
 class TaskOutcome:
     """One task through one configuration: metrics (fused over rollouts), attribution, traces.
 
-    ``error``: set when the task's job failed twice (:func:`task_job.failed_outcome`);
+    ``error``: set when the task's job failed twice (:func:`~thresher.eval.task_job.failed_outcome`);
     its metrics are then those of an episode that returned nothing.
     """
 

@@ -8,15 +8,15 @@ the traces on its own machine (a Ray worker may have another filesystem).
 scored as an episode that returned nothing, with ``exit_reason`` ``failed`` and
 the error, so it counts in every figure instead of vanishing.
 
-Timings are made fair between the two sides of a paired run: every episode
-starts with the store's per-query caches cleared
+Both sides of a paired run are timed alike: every episode starts with the
+store's per-query caches cleared
 (:class:`~thresher.index.store.KeepsQueryCaches`: query vectors, filter memos,
-the readers' memo), so it is timed as a fresh query is, whatever ran before it
-(side B used to meet what side A had computed for the same questions); and the
-first job of a store and of a configuration in a process first loads what a
-first episode would (:func:`warm_up`: a search, and an unscored episode of an
-in-process policy), so loading models is nobody's episode time (it used to be
-side A's first). Results do not depend on either.
+the readers' memo), so it is timed as a fresh query is, whatever ran before it;
+and the first job of a store and of a configuration in a process first loads
+what a first episode would (:func:`warm_up`: a search, and an unscored episode
+of an in-process policy), so loading models is nobody's episode time. Results
+do not depend on either. Why and what it changed: ``docs/eval.md``, "Cost per
+resolved question".
 """
 
 from __future__ import annotations

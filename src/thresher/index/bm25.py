@@ -1,10 +1,11 @@
 """The BM25 side index: lexical scores over every chunk.
 
 Backend-agnostic: it knows chunk ids and texts, nothing about chromadb. Built
-in one go with ``bm25s`` (which has no incremental add: ingestion rebuilds it,
-which takes about a second per 100k chunks) and saved next to the dense index.
-A saved index is memory-mapped when loaded (its score matrix, and the chunk ids
-through :mod:`thresher.index.id_table`), so opening one reads little and several
+in one go with ``bm25s``, which has no incremental add: ingestion rebuilds it
+whole (what that costs: ``docs/ingestion.md``, "The BM25 side index is rebuilt
+whole"), and saved next to the dense index. A saved index is memory-mapped when
+loaded (its score matrix, and the chunk ids through
+:mod:`thresher.index.id_table`), so opening one reads little and several
 processes share the pages.
 
 Analyzer (documented so that queries and documents are cut alike): lowercase,
@@ -45,8 +46,8 @@ _STEMS_KEPT = 500_000
 
 def _stopwords_en() -> frozenset[str]:
     """``bm25s``'s English stopwords, read from its ``stopwords`` module alone: importing
-    the ``bm25s`` package imports ``scipy.sparse`` (~0.15 CPU s a process), which a
-    reader of a saved index does not need."""
+    the ``bm25s`` package imports ``scipy.sparse``, which a reader of a saved index does
+    not need (what that saves: ``docs/startup.md``)."""
     global _STOPWORDS
     if _STOPWORDS is None:
         import importlib.util

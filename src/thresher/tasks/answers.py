@@ -1,8 +1,7 @@
 """Answer matching: SQuAD normalization, exact match, token F1, answer found in a text.
 
 Owned here, below the policies, because task readers (aliases), rewards and
-evaluation all match answers the same way; :mod:`thresher.eval.metrics`
-re-exports these names.
+evaluation all match answers the same way.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """BEIR datasets as evaluation tasks: ``queries.jsonl`` and ``qrels/<split>.tsv``.
 
-A BEIR dataset folder (layout in :mod:`thresher.corpus.beir`) holds
-``corpus.jsonl``, ``queries.jsonl`` (``{_id, text, metadata?}`` per line) and
-``qrels/{train,dev,test}.tsv`` (``query-id<TAB>corpus-id<TAB>score`` after one
-header line). :func:`beir_source` recognizes these paths (what
-:func:`thresher.tasks.readers.load_tasks` accepts):
+A BEIR dataset folder (its layout: :mod:`thresher.corpus.beir`) gives its
+tasks from ``queries.jsonl`` and one ``qrels/<split>.tsv``. :func:`beir_source`
+recognizes these paths (what :func:`thresher.tasks.readers.load_tasks` accepts):
 
 - ``DATASET`` (the folder): the ``test`` split;
 - ``DATASET::SPLIT`` (``scifact::dev``): that split;

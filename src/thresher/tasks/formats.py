@@ -12,9 +12,10 @@ Hop conventions (``Task.hops``: the doc ids needed at each hop, in order):
 - HotpotQA bridge: one hop per supporting title, in the order
   ``supporting_facts`` first lists them, except that when exactly one gold
   paragraph contains the answer (as normalized tokens) it is moved last
-  (``metadata["hop_order"] = "answer_last"``): the listed order puts the answer
-  paragraph first in about a fifth of the dev questions. The answer documents
-  are the gold paragraphs that contain the answer; when none does, the last hop's.
+  (``metadata["hop_order"] = "answer_last"``): the listed order is not the
+  reasoning order (how often it moves: ``docs/eval.md``, "Task formats"). The
+  answer documents are the gold paragraphs that contain the answer; when none
+  does, the last hop's.
 - HotpotQA comparison: both entities are looked up independently, so both
   documents form one hop, and both hold the answer (it compares them).
 - 2WikiMultihopQA: hops follow the ``evidences`` triples: a gold paragraph whose
@@ -304,7 +305,7 @@ def query_task(record: dict[str, Any], where: str) -> Task:
 
 
 def thresher_task(record: dict[str, Any], where: str) -> Task:
-    """A Task from its own ``Task.to_dict()`` form (what :func:`write_tasks` writes).
+    """A Task from its own ``Task.to_dict()`` form (what :func:`~thresher.tasks.readers.write_tasks` writes).
 
     Raises:
         InputError: missing or mistyped fields.

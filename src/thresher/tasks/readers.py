@@ -15,8 +15,7 @@ Formats (JSONL, or a JSON array; the file name does not matter):
 - ``browsecomp``: decrypted BrowseComp-Plus queries (``query_id``, ``query``,
   ``answer``, ``evidence_docs``/``gold_docs``), see :mod:`thresher.tasks.browsecomp`;
 - ``world_chains``: a generated world's ``.world/chains.jsonl``, see
-  :mod:`thresher.tasks.world`.
-
+  :mod:`thresher.tasks.world`;
 - ``synth``: the synthesis pipeline's tasks JSONL (``"schema": "thresher.synth-task/1"``),
   read by :mod:`thresher.tasks.synthetic`.
 
@@ -309,5 +308,5 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 
 
 def tasks_to_qrels(tasks: Iterable[Task]) -> dict[str, dict[str, int]]:
-    """``{task_id: {gold_doc_id: 1}}``, for TREC tools and :func:`trec.write_qrels`."""
+    """``{task_id: {gold_doc_id: 1}}``, for TREC tools and :func:`~thresher.tasks.trec.write_qrels`."""
     return {t.task_id: dict.fromkeys(t.gold_doc_ids, 1) for t in tasks}

@@ -1,20 +1,15 @@
-"""thresher's synthetic tasks as evaluation tasks.
+"""A generated world's planted chains as evaluation tasks (format ``world_chains``).
 
-Formats:
+The records are the lines of ``DIR/.world/chains.jsonl`` (see
+:mod:`thresher.synth.world.generate`): ``id``, ``question``, ``answer``,
+``answer_aliases``, ``gold_docs`` (one per hop) and ``hops[].doc``. Gold ids are
+the documents' paths relative to the world folder, i.e. the doc ids
+``thresher index DIR`` gives them. Each hop is one document; the answer document
+is the last hop's. Other documents stating a hop's fact (``alt_docs``) are kept
+in ``metadata["alt_docs"]`` (per hop).
 
-- ``world_chains``: the planted chains of a generated fictional world
-  (``DIR/.world/chains.jsonl``, see :mod:`thresher.synth.world.generate`):
-  ``id``, ``question``, ``answer``, ``answer_aliases``, ``gold_docs`` (one per hop)
-  and ``hops[].doc``. Gold ids are the documents' paths relative to the world
-  folder, i.e. the doc ids ``thresher index DIR`` gives them. Each hop is one
-  document; the answer document is the last hop's. Other documents stating a
-  hop's fact (``alt_docs``) are kept in ``metadata["alt_docs"]`` (per hop).
-- ``synth_tasks``: *reserved* for the tasks JSONL of the synthesis pipeline
-  (question, answer, evidence chunk ids per hop, ...). Its converter goes here
-  as ``synth_task(record, where) -> Task`` with a detector
-  ``is_synth_task(record)``, registered in :mod:`thresher.tasks.readers` with
-  :func:`~thresher.tasks.readers.register_task_format` (chunk ids ``doc#N`` map to
-  their documents, as ``query_task`` does).
+The synthesis pipeline's tasks (``thresher.synth-task/1``) are another format,
+read by :mod:`thresher.tasks.synthetic`.
 """
 
 from __future__ import annotations

@@ -3,16 +3,17 @@
 Following the shape of the Context-1 report's reward (our own definitions
 where the report gives no constants)::
 
-    R = clamp( w_f * F_beta(final docs, gold docs)
-             + w_t * trajectory_recall
+    R = clamp( w_fbeta * F_beta(final docs, gold docs)
+             + w_trajectory * trajectory_recall
              + answer_bonus * [a retrieved chunk contains the answer]
              - prune_streak_penalty * sum over prune-only streaks of max(0, L - free_prune_turns)
              - turn_penalty * max(0, turns - free_turns),
              low, high )
 
-with, by default, ``w_f = 0.7``, ``w_t = 0.3``, ``answer_bonus = 1.0``,
-``prune_streak_penalty = 0.1`` per turn past the first of a streak,
-``turn_penalty = 0.01`` per turn, and the range ``[-1, 2]`` (the largest
+with, by default (:class:`RewardConfig`), ``w_fbeta = 0.7``, ``w_trajectory = 0.3``,
+``answer_bonus = 1.0``, ``prune_streak_penalty = 0.1`` per turn past the first of a
+streak (``free_prune_turns = 1``), ``turn_penalty = 0.01`` per turn
+(``free_turns = 0``), and the range ``[low, high] = [-1, 2]`` (the largest
 possible score is ``0.7 + 0.3 + 1.0 = 2``).
 
 - ``F_beta`` (beta > 1 weighs recall over precision; the curriculum anneals
@@ -196,7 +197,7 @@ def reward(
         trace: the episode's trace events (a list, a ``Trace``) or a harness ``Result``.
         task: an evaluation ``Task`` or a ``SynthTask`` (``gold_doc_ids``,
             ``answer``, ``answer_aliases``).
-        beta: the F-beta weight (the curriculum's :meth:`Curriculum.beta`).
+        beta: the F-beta weight (the curriculum's :meth:`~thresher.train.curriculum.Curriculum.beta`).
         config: weights and penalties.
 
     Returns:

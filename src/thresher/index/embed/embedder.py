@@ -1,19 +1,20 @@
-"""Text to vectors: the ``Embedder`` protocol, three implementations, a registry.
+"""Text to vectors: the ``Embedder`` protocol, its implementations, and the registry of names.
 
 - ``minilm-int8``: all-MiniLM-L6-v2 with int8 weights on onnxruntime, CPU only,
   files from two registry packages (nothing is downloaded at run time), run as
   the fused graph of :mod:`thresher.index.embed.minilm_graph` (the packaged model's
   vectors), reading the first 256 word pieces of each text;
-- ``minilm-int8-dq``: the same model with dynamic int8 activations (about 2x
-  faster than ``minilm-int8``; vectors differ slightly, so an index records it);
+- ``minilm-int8-dq``: the same model with dynamic int8 activations (vectors
+  differ slightly, so it is its own name and an index records it);
 - ``minilm-int8-dq-w128`` (default): ``minilm-int8-dq`` reading the first 128
-  word pieces (the length MiniLM was trained on; about 2x faster again on long
-  chunks; same dev recall); other windows by name (:func:`minilm_from_name`);
+  word pieces (the length MiniLM was trained on); other windows by name
+  (:func:`minilm_from_name`);
 - ``openai:MODEL``: any OpenAI-compatible ``/v1/embeddings`` endpoint;
 - ``st:MODEL``: a sentence-transformers model (if that library is installed).
 
 Every embedder returns float32 rows of unit length, so a dot product is the
-cosine similarity. Backend-agnostic: stores receive an ``Embedder``.
+cosine similarity. Backend-agnostic: stores receive an ``Embedder``. Speed and
+recall of each variant: ``docs/embedding.md``.
 """
 
 from __future__ import annotations

@@ -3,19 +3,19 @@
 Two derived files, each made only from the registry package's ONNX file
 (nothing is downloaded):
 
-* ``fused``: the graph of :func:`thresher.index.embed.minilm_graph.fuse` (same vectors
-  as the packaged file up to float rounding, about 1.25x less CPU);
+* ``fused``: the graph of :func:`thresher.index.embed.minilm_graph.fuse` (the
+  packaged file's vectors up to float rounding);
 * ``dq``: ``fused`` with dynamic int8 quantization of its matrix products
   (:mod:`thresher.index.embed.minilm_quant`: per-channel weights, products exact
-  on every x86 CPU; about 2.5x less CPU than the packaged file; the vectors move,
-  mean cosine about 0.99, so it is a separate embedder, ``minilm-int8-dq``).
+  on every x86 CPU); its vectors differ, so it is a separate embedder,
+  ``minilm-int8-dq``.
 
 They live in ``$THRESHER_CACHE`` or ``$XDG_CACHE_HOME/thresher`` or
 ``~/.cache/thresher``, under ``models/``, named by the packaged file's hash and
 the onnxruntime version, each with a ``.sha256`` file written after it: a file
-whose hash does not match is rebuilt. Building needs the ``onnx`` library
-(a dependency); it takes a few seconds and is written atomically, so
-concurrent first uses are safe.
+whose hash does not match is rebuilt. Building needs the ``onnx`` library (a
+dependency) and is written atomically, so concurrent first uses are safe.
+What each file costs and how far its vectors move: ``docs/embedding.md``.
 """
 
 from __future__ import annotations

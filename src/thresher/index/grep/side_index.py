@@ -11,9 +11,9 @@ the generation and only read afterwards:
 - ``meta``: the format, the normal form's version and the chunk count.
 
 Readers open it with ``immutable=1``: no lock, no journal, nothing written, so
-read-only folders work. :func:`grep_indexed` uses it to
-answer most patterns without reading every text; an index folder without it
-(built before it existed) is grepped by chromadb's scan as before.
+read-only folders work. :func:`grep_indexed` uses it to answer most patterns
+without reading every text; an index folder without it is grepped by chromadb's
+scan.
 """
 
 from __future__ import annotations

@@ -8,37 +8,28 @@ prefixed by that root's *label* in the index::
     any other folder (label "c2")          c2/README.md
 
 The index records its roots (label -> real path, in its manifest or server
-header). An ingest labels each file document (:attr:`Document.root` set by the
-loader) this way:
+header). :func:`label_documents` labels each file document (:attr:`Document.root`
+set by the loader; records and dataset paragraphs, whose ``root`` is empty, keep
+their own ids):
 
 - the file belongs to the deepest recorded root holding it, so the same file
   reached by any spelling (``./a/../a``, a linked folder, the file named alone,
   a parent folder named later) keeps one id;
-- a file under no recorded root makes its folder a new root: the index's first
-  root gets the empty label (its ids are plain relative paths, as before
-  labels existed); a recorded root whose folder no longer exists passes its
-  label to a new folder holding its documents' paths (a sample of them), so a
-  moved or renamed folder keeps its ids and nothing is re-embedded, while an
-  unrelated folder indexed while a drive is unmounted does not; any other
-  folder gets its name, made unique (``docs``, ``docs-2``, ...) against the
-  labels in use and the entries of the first root's folder, so no label can be
-  mistaken for a folder of the first root;
-- a file of the first root whose path starts with a label (a folder created
-  there later under another root's name) is refused with an error: it could
-  not be told apart from that root's documents.
+- a file under no recorded root makes its folder a new root (:func:`new_label`):
+  the index's first root gets the empty label; a recorded root whose folder is
+  gone passes its label to a new folder holding its documents' paths (a moved
+  folder keeps its ids and nothing is re-embedded); any other folder gets its
+  name, made unique against the labels in use and the entries of the first
+  root's folder;
+- a file of the first root whose path starts with a label is refused with an
+  error: it could not be told apart from that root's documents.
 
-Records and dataset paragraphs (``root`` empty) keep their own ids.
-
-Labels are also never the first component of an id in use (a record's
-``c2/x``). Whatever their kind, :func:`check_ids` refuses ids that could name
-another document: the form of a chunk id (``doc#N``), an id the index holds for
-a document read from another file that still exists, or another id's
-HTML-escaped or unescaped form.
-
-An index written before roots were recorded (no ``roots`` in its manifest) is
-migrated when its file documents all came from one folder (it becomes the
-first root: no id changes); one holding several folders' files (whose equal
-relative paths overwrote each other) must be rebuilt, and the error says how.
+:func:`check_ids` refuses ids that could name another document: the form of a
+chunk id (``doc#N``), an id the index holds for a document read from another
+file that still exists, or another id's HTML-escaped or unescaped form.
+:func:`legacy_roots` migrates an index that records no roots when its file
+documents all came from one folder, and raises ``IndexVersionError`` (rebuild)
+otherwise. The rules with examples: ``docs/ingestion.md``, "Document ids".
 """
 
 from __future__ import annotations

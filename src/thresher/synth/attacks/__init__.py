@@ -12,12 +12,14 @@ judges an episode's trace twice:
 * *harness level*: did content change the allow-list, the budget or the
   termination? Never allowed; :func:`harness_breaches` lists any such change.
 
-Modules: :mod:`.catalog` (the attacks and their goals), :mod:`.templates` (their
-texts), :mod:`.obedient` (the replies of a model that obeys every instruction
-it is shown, as replay-server script entries), :mod:`.judge` (success
-conditions, harness breaches, attribution evidence), :mod:`.run` (running an
-attack and the summary table). The default ``thresher synth world`` output is
-unchanged: :func:`write_attacks` adds the attacks to a world folder on request.
+Modules: :mod:`.catalog` (the attacks and their goals), :mod:`.templates` and
+:mod:`.forgeries` (their texts), :mod:`.obedient` (the replies of a model that
+obeys every instruction it is shown, as replay-server script entries),
+:mod:`.judge` and :mod:`.outcome_checks` (success conditions, harness breaches,
+attribution evidence), :mod:`.admit` (which attack documents an ingest admits),
+:mod:`.run` (running an attack and the summary table), :mod:`.suite` (every
+attack against the local policy and an obedient LLM policy). The default ``thresher synth world`` output holds
+no attack: :func:`write_attacks` adds the attacks to a world folder on request.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Attack documents that forge what only the harness writes (the second hardening round).
+"""Attack documents that forge what only the harness writes: chunk ids, flags, stubs.
 
 * ``forged_chunk_id``: JSONL records whose ids imitate chunk ids (a gold chunk's,
   another document's first chunk's) or are the escaped twin of another record's

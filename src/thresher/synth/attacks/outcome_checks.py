@@ -1,5 +1,5 @@
 """Two checks of the harness-level judge: ids resolve to what was shown, and no failed
-episode passes as answered (issue 23).
+episode passes as answered.
 
 :func:`id_breaches`: a document read or ranked is the one the transcript showed
 under the name the policy used. :func:`outcome_breaches`: an episode that ends

@@ -20,8 +20,8 @@ where to start; the bridges and the answer never appear in it::
     currently employed by [B] as a test engineer. (3) [B] maintains its head
     office in [?]. Each letter stands for one name throughout. What name is [?]?
 
-LLM mode (:class:`LLMPhraser`): the facts go to a chat model over the
-OpenAI-compatible client of ``thresher.policies.llm`` with a request to write
+LLM mode (:class:`LLMPhraser`): the facts go to a chat model through the
+chat client of :mod:`thresher.llm` (passed in by the caller) with a request to write
 one natural question and to quote, verbatim, the sentence each hop rests on;
 a second request asks the model to answer the question from the evidence
 chunks alone, which :mod:`thresher.tasks.generate.verify` compares with the answer.

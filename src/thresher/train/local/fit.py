@@ -1,7 +1,10 @@
 """Fitting the scorer's models: L2 logistic regression and a small MLP (numpy), LambdaRank (LightGBM).
 
-Both standardize the columns first (mean 0, std 1; constant columns keep std 1)
-and return a :class:`~thresher.policies.local.scorer.Model`.
+Each fitter returns a :class:`~thresher.policies.local.scorer.Model` and raises
+``ValueError`` on shapes that do not match. The two numpy fitters standardize
+the columns first (mean 0, std 1; constant columns keep std 1); LambdaRank's
+trees take the raw columns, and :func:`prior_model` is a hand-set logistic
+model on raw columns (to bootstrap the first round of collection).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ synthetic tasks by a :class:`~thresher.train.curriculum.Curriculum`: 2-hop
 tasks first, 4-hop tasks last; a task drawn twice contributes its rows twice.
 
 Held-out figures come from :func:`train` on some questions and
-:mod:`bench.bench_policies` on the others.
+``bench/bench_policies.py`` on the others.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Tuning the local policy's controls by reward on (synthetic) tasks.
 
-The scorer's models are fit on labelled rows (:mod:`.train`); the policy's
+The scorer's models are fit on labelled rows (:mod:`.trainer`); the policy's
 *controls* (:data:`~thresher.policies.local.policy.DEFAULT_CONTROLS`: when to
 stop hopping, how many chunks each follow-up search shows, ...) are not
 learnable from rows. They are chosen here the way an RL loop would judge
