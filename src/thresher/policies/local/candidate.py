@@ -5,8 +5,8 @@ subquery that found it and against the question (:class:`Candidate`). It is
 scored against the question (:class:`QuestionContext`: the question's words
 and the reference scores of its own search) and, for the link features,
 against the retained chunks trusted as context (:class:`AnchorView`). The
-features read from them are in :mod:`.base_features` (the chunk and the
-queries alone) and :mod:`.link_features` (the chunk against the anchors).
+features read from them are in :mod:`.features` (base: the chunk and the
+queries alone; link: the chunk against the anchors).
 A session's :class:`~thresher.policies.local.memo.TextMemo` hands candidates
 their words and lowercased text (:func:`chunk_words`).
 """
@@ -119,7 +119,7 @@ class AnchorView:
 
     ``key`` is the anchor chunk's ``(chunk_id, content_hash)`` when the view was made
     from a candidate (:meth:`of`); link features of a (candidate, anchor) pair may then
-    be memoized (a :data:`~.link_features.PairMemo`), since the same pairs come back on every turn of
+    be memoized (a :data:`~.features.PairMemo`), since the same pairs come back on every turn of
     an episode. A view made by hand (empty key) is computed each time.
     """
 

@@ -23,7 +23,6 @@ from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.edges import Edge, clue_edge, frontier
 from thresher.policies.local.entities import question_patterns
-from thresher.policies.local.memo_reads import MemoReads
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.prose import anchor_prose, is_release_notes
 from thresher.policies.local.scoring import Ranked
@@ -237,8 +236,9 @@ class Planner:
             asked=memory.asked,
             limit=limit,
             constants=self.constants,
-            spans_of=SpanUnion((self.spans, named)).spans if named.names else self.spans.spans,
-            reads=MemoReads(memory.text, memory.bridge_memo, self.spans.spans, self.spans, named),
+            spans=self.spans,
+            named=named,
+            memo=memory.text,
         )
 
     @staticmethod

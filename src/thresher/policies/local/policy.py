@@ -54,10 +54,10 @@ from thresher.config import Config
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.constants import DEFAULT_CONTROLS
+from thresher.policies.local.models import LocalWeights, load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.planner import Planner
 from thresher.policies.local.pool import RETRIEVER_HEAD, rerank_pool
-from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.local.scoring import CandidateScorer, Recorder
 from thresher.policies.local.session import LocalSession
 from thresher.policies.local.stop import StopModel

@@ -1,7 +1,7 @@
 """Fitting the scorer's models: L2 logistic regression and a small MLP (numpy), LambdaRank (LightGBM).
 
 Both standardize the columns first (mean 0, std 1; constant columns keep std 1)
-and return a :class:`~thresher.policies.local.scorer.Model`.
+and return a :class:`~thresher.policies.local.models.Model`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from thresher.policies.local.scorer import Model, sigmoid
+from thresher.policies.local.models import Model, sigmoid
 
 __all__ = ["fit_logistic", "fit_mlp", "fit_lambdarank", "prior_model", "LAMBDARANK_PARAMS"]
 
