@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from thresher.policies.local.clues import link_words, links
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, DEFAULT_CONTROLS, Constants
-from thresher.policies.local.decompose import link_words, links
 from thresher.policies.local.memo import AskWords, TextMemo, TitleIndex, ask_words
 from thresher.policies.local.sources import CapitalSpans, NamedSpans, SpanSource
 from thresher.policies.local.text import (
@@ -223,7 +223,7 @@ class _Call:
     question: str
     q_folded: str  # the question lowercased and folded
     q_words: frozenset[str]  # its content words
-    chain: list[str]  # its chain's links (:func:`~.decompose.links`)
+    chain: list[str]  # its chain's links (:func:`~.clues.links`)
     asked: set[str]  # queries and phrases searched, lowercased and stripped
     done_docs: set[str]  # documents whose titles are not open
     known_titles: Mapping[str, str]  # title -> doc id
