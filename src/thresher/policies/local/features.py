@@ -15,11 +15,11 @@ with the anchors, and the utility of the chunk whose bridge found it. The full
 models' rows are the base features, then the link features.
 
 :func:`base_matrix` and :func:`link_matrix` return one row per candidate, columns in
-their tuple's order. Nothing is memoized here: the scorer keeps an episode's base
-rows (:meth:`~.scoring.CandidateScorer.base_rows`), a session's
-:class:`~thresher.policies.local.memo.TextMemo` the link features of (candidate,
-anchor) pairs (a :data:`PairMemo`), and its :class:`~.memory.EpisodeMemory` the
-link rows computed against one set of anchors (a :data:`LinkRowMemo`).
+their tuple's order. Nothing is memoized here: a session's
+:class:`~.memory.EpisodeMemory` keeps its episode's base rows
+(:meth:`~.scoring.CandidateScorer.base_rows`), the link features of (candidate,
+anchor) pairs (a :data:`PairMemo`) and the link rows computed against one set of
+anchors (a :data:`LinkRowMemo`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A session reads the same texts again on every turn: the anchors of each hop
 runs several times a hop), the documents in view at every clue-chain step,
 every candidate against every anchor. Each derivation is a pure function of
 what it reads (the functions here: :func:`heads_of`, :func:`ask_words`,
-:func:`cued_spans`, ...; the features of :mod:`.features`), and a
+:func:`cued_spans`, ...), and a
 :class:`TextMemo` keeps its value keyed by everything it reads, so no value goes
 stale as the episode's titles grow. There is one read path: every reader goes
 through a memo, and a caller without one (a one-off call, a test) gets a fresh
@@ -23,9 +23,12 @@ of value:
 - what is read of the question, of short texts and of the titles the episode
   knows (content words of titles and phrases, the words a follow-up may add,
   relation stems, cued spans, which titles a text names, the heads of the known
-  titles) and the link features of (candidate, anchor) pairs are the episode's
-  own: the question is part of several keys, and nothing episode-specific ever
-  goes to the shared memo.
+  titles) is the episode's own: the question is part of several keys, and
+  nothing episode-specific ever goes to the shared memo.
+
+What the scorer computes from an episode's candidates (feature rows, the link
+features of (candidate, anchor) pairs, model scores) is kept beside them, in the
+session's :class:`~.memory.EpisodeMemory`.
 
 A value read from a memo is never changed (episodes on several threads share
 the reader memo's values).
@@ -43,7 +46,6 @@ from thresher.index.reader_memo import ReaderMemo
 from thresher.policies.local.candidate import chunk_words
 from thresher.policies.local.constants import DEFAULT_CONSTANTS
 from thresher.policies.local.entities import names_in
-from thresher.policies.local.features import PairMemo
 from thresher.policies.local.sources import NamedSpans, SpanSource
 from thresher.policies.local.text import (
     STOPWORDS,
@@ -223,11 +225,9 @@ class TextMemo:
 
     ``shared``: the index generation's reader memo, when the harness gave one: what is
     derived from chunk text alone is kept there; else everything is kept here, for this
-    episode. ``pairs``: the link features of (candidate, anchor) pairs
-    (:data:`~.features.PairMemo`, always the episode's own).
+    episode.
     """
 
-    pairs: PairMemo = field(default_factory=dict)
     shared: ReaderMemo | None = None
     #: what is derived from chunk text alone, when there is no shared memo
     _own: dict[Hashable, object] = field(default_factory=dict)

@@ -17,7 +17,7 @@ from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
 from thresher.policies.local.chain import Chain
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.features import LinkRowMemo
+from thresher.policies.local.features import LinkRowMemo, PairMemo
 from thresher.policies.local.memo import TextMemo
 
 __all__ = ["EpisodeMemory"]
@@ -39,6 +39,8 @@ class EpisodeMemory:
         via: follow-up query (stripped) -> the bridge it was made from.
         base_rows: chunk id -> (candidate, question context, its base feature row):
             a candidate's base features depend on it and the question only.
+        link_pairs: what the link features found of each (candidate, anchor) pair
+            (:data:`~.features.PairMemo`): the same pairs come back on every turn.
         link_rows: the link features of the chunks ranked so far, by the anchors
             they were ranked against (:data:`~.features.LinkRowMemo`): the cache is
             ranked on every turn, and a hop's searches share its anchors.
@@ -77,6 +79,7 @@ class EpisodeMemory:
     base_rows: dict[str, tuple[Candidate, QuestionContext, np.ndarray]] = field(
         default_factory=dict
     )
+    link_pairs: PairMemo = field(default_factory=dict)
     link_rows: LinkRowMemo = field(default_factory=dict)
     pool_titles: dict[str, tuple[dict[str, Candidate], list[str], list[str]]] = field(
         default_factory=dict

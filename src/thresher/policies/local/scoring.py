@@ -110,7 +110,7 @@ class CandidateScorer:
             anchors = anchor_views(cands, base, self.constants.first_anchors)
         utility = self.source_utility(memory, cands)
         links = link_matrix(
-            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+            cands, memory.question, anchors, memory.link_pairs, utility, memory.link_rows
         )
         full = self.weights.full.predict(np.concatenate((bx, links), axis=1))
         if self.recorder is not None:
@@ -169,7 +169,7 @@ class CandidateScorer:
         anchors = anchor_views(cands, base, self.constants.cache_anchors)
         utility = {c.chunk.chunk_id: float(b) for c, b in zip(cands, base, strict=True)}
         links = link_matrix(
-            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+            cands, memory.question, anchors, memory.link_pairs, utility, memory.link_rows
         )
         fx = np.concatenate((bx, links), axis=1)
         full = self.weights.ranker.predict(fx)
@@ -246,7 +246,7 @@ class CandidateScorer:
                 cands,
                 memory.question,
                 anchors,
-                memory.text.pairs,
+                memory.link_pairs,
                 {r.chunk_id: r.base for r in ranked},
             ),
         )
