@@ -8,7 +8,8 @@ against the retained chunks trusted as context (:class:`AnchorView`). The
 features read from them are in :mod:`.features` (base: the chunk and the
 queries alone; link: the chunk against the anchors).
 A session's :class:`~thresher.policies.local.memo.TextMemo` hands candidates
-their words and lowercased text (:func:`chunk_words`).
+their words and lowercased text; a candidate made without them derives them
+itself, with the memo module's derivations (:func:`~.memo.chunk_words`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from thresher.corpus.document import Chunk
+from thresher.policies.local.memo import chunk_words
 from thresher.policies.local.text import content_words, fold, fold_phrase
 
-__all__ = ["Candidate", "QuestionContext", "AnchorView", "chunk_words"]
+__all__ = ["Candidate", "QuestionContext", "AnchorView"]
 
 
 @dataclass(slots=True)
@@ -76,12 +78,6 @@ class Candidate:
             self.sub_words = frozenset(content_words(self.subquery))
         if self.via_words is None:
             self.via_words = frozenset(content_words(self.via)) if self.via else frozenset()
-
-
-def chunk_words(chunk: Chunk) -> tuple[set[str], set[str]]:
-    """Content words of a chunk's title and text, and of its title."""
-    title = content_words(chunk.title)
-    return content_words(chunk.text) | title, title
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,6 @@ from typing import NamedTuple, TypeVar, cast
 
 from thresher.corpus.document import Chunk
 from thresher.index.reader_memo import ReaderMemo
-from thresher.policies.local.candidate import chunk_words
 from thresher.policies.local.constants import DEFAULT_CONSTANTS
 from thresher.policies.local.entities import names_in
 from thresher.policies.local.sources import NamedSpans, SpanSource
@@ -66,6 +65,8 @@ __all__ = [
     "TextMemo",
     "TitleIndex",
     "ask_words",
+    "chunk_text",
+    "chunk_words",
     "cued_spans",
     "heads_of",
     "held_words_of",
@@ -114,6 +115,12 @@ class TitleIndex(NamedTuple):
 
 
 # --- the derivations (pure) -------------------------------------------------------
+
+
+def chunk_words(chunk: Chunk) -> tuple[set[str], set[str]]:
+    """Content words of a chunk's title and text, and of its title."""
+    title = content_words(chunk.title)
+    return content_words(chunk.text) | title, title
 
 
 def chunk_text(chunk: Chunk) -> ChunkText:
