@@ -40,6 +40,7 @@ from thresher.policies.local.text import (
 )
 
 __all__ = [
+    "ENTITY_SPANS",
     "Anchor",
     "Bridge",
     "linked_titles",
