@@ -29,9 +29,9 @@ from pathlib import Path
 from thresher.config import Config
 from thresher.harness.episode import run_episode
 from thresher.index.embedded.store import EmbeddedStore
+from thresher.policies.local.models import load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
-from thresher.policies.local.scorer import load_weights
 from thresher.tasks.readers import load_tasks
 
 FLOORS = (0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)

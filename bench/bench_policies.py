@@ -109,9 +109,9 @@ from thresher.policies.baselines import (
     no_prune_policy,
 )
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
+from thresher.policies.local.models import LocalWeights, load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
-from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.single_shot import SingleShotPolicy
 from thresher.tasks.task import Task
 from thresher.train.local.data import ensure_index, group_tasks

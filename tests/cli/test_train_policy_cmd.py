@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from thresher.cli.main import main
-from thresher.policies.local.scorer import load_weights
+from thresher.policies.local.models import load_weights
 
 TOWNS = ["Marrowick", "Caddow", "Dunfell", "Fennick", "Garrow", "Ilsby"]
 PROVINCES = ["Tessaly", "Orlen", "Vask", "Brenmark", "Sollen", "Quarrow"]

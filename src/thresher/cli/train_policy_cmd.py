@@ -302,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if live_view(args) else None
     out = Path(args.out)
     if args.weights:
-        from thresher.policies.local.scorer import load_weights
+        from thresher.policies.local.models import load_weights
 
         start = load_weights(args.weights)
         weights = replace(start, meta={**start.meta, "tuned_from": Path(args.weights).name})

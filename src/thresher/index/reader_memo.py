@@ -20,9 +20,8 @@ from collections.abc import Callable, Hashable
 
 __all__ = ["ReaderMemo", "MAX_ENTRIES"]
 
-#: the most values a memo keeps before it starts again empty: about 3 KB each
-#: (100 HotpotQA episodes of the local policy left 17,196 values, 52 MB with the
-#: texts they are keyed by), so a full memo holds about 150 MB
+#: the most values a memo keeps before it starts again empty (its size: see
+#: docs/local-policy.md, "The memo")
 MAX_ENTRIES = 50_000
 
 

@@ -10,7 +10,7 @@ from thresher.policies.local.bridges import (
     residual_words,
 )
 from thresher.policies.local.entities import entity_spans
-from thresher.policies.local.reads import cued_spans
+from thresher.policies.local.memo import cued_spans
 from thresher.policies.local.text import (
     best_sentences,
     contains_phrase,

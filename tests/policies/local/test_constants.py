@@ -9,10 +9,10 @@ import pytest
 
 from thresher.errors import ConfigError
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
+from thresher.policies.local.memo import cued_spans
+from thresher.policies.local.models import DEFAULT_WEIGHTS, load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
-from thresher.policies.local.reads import cued_spans
-from thresher.policies.local.scorer import DEFAULT_WEIGHTS, load_weights
 
 
 def test_the_shipped_file_carries_every_constant_with_its_meaning():

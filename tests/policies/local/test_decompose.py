@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thresher.policies.local.decompose import is_clue_chain, link_words, links
+from thresher.policies.local.clues import is_clue_chain, link_words, links
 
 CLUES = (
     "Start from the first statement and follow it through the others: (1) Groxhan Jandu was "

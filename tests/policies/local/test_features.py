@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 
 from thresher.corpus.document import Chunk
-from thresher.policies.local.base_features import BASE_FEATURES, base_matrix
 from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
-from thresher.policies.local.link_features import LINK_FEATURES, link_matrix
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES, base_matrix, link_matrix
 
 Q = "In which province is the town where the Halvard Glassworks was founded?"
 

@@ -19,9 +19,9 @@ from thresher.policies.local.guards import (
     keep_best_evidence,
     show_agreed,
 )
+from thresher.policies.local.models import load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
-from thresher.policies.local.scorer import load_weights
 from thresher.policies.local.session import LocalSession
 
 from .test_policy import QUESTION

@@ -2,7 +2,7 @@
 
 Every tunable number lives in the weights file's ``constants`` section (read by
 the weights loader, :mod:`thresher.policies.local.constants` and
-:mod:`~thresher.policies.local.scorer`); a number anywhere else in
+:mod:`~thresher.policies.local.models`); a number anywhere else in
 ``policies/local/`` must be structural (0, 1, -1, 2 for a pair or a half) or one
 of the few listed below with the reason it is not a setting. Word lists must not
 mirror the phrasing of our own world generator (``synth/world``: e-mail
@@ -27,14 +27,14 @@ WORLD = Path(world_pkg.__file__).resolve().parent
 PHRASE = Path(phrase_mod.__file__).resolve()
 
 #: the weights loader: the only modules that may spell a constant's value
-LOADER = {"constants.py", "scorer.py"}
+LOADER = {"constants.py", "models.py"}
 #: structural values: none, one, a pair or a half, the last (-1)
 STRUCTURAL = {0, 1, 2, -1}
 #: (file, enclosing definition, value) -> why the number is not a setting
 ALLOWED: dict[tuple[str, str, float], str] = {
     ("stop.py", "<module>", 5): "STOP_TOP: part of the stop features' definition (refit to change)",
-    ("base_features.py", "_base_rows", -0.3): "a feature's fill value: the model learns its weight",
-    ("base_features.py", "_base_rows", 3): "the hop feature's cap: the model learns its weight",
+    ("features.py", "_base_rows", -0.3): "a feature's fill value: the model learns its weight",
+    ("features.py", "_base_rows", 3): "the hop feature's cap: the model learns its weight",
     ("entities.py", "entity_spans", 3): "a lexical guard: a name of fewer than 3 characters",
     ("text.py", "holds_folded", 3): "a lexical guard: a phrase of fewer than 3 characters",
     ("text.py", "_close", 3): "a lexical guard: a one-word name of fewer than 3 characters",

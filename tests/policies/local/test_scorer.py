@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from thresher.errors import ConfigError
-from thresher.policies.local.base_features import BASE_FEATURES
-from thresher.policies.local.link_features import LINK_FEATURES
-from thresher.policies.local.scorer import DEFAULT_WEIGHTS, LocalWeights, load_weights, sigmoid
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
+from thresher.policies.local.models import DEFAULT_WEIGHTS, LocalWeights, load_weights, sigmoid
 from thresher.policies.local.stop import STOP_FEATURES, stop_features, sufficiency
 from thresher.train.local.fit import fit_logistic, fit_mlp
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from thresher.corpus.document import Chunk
 from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
-from thresher.policies.local.link_features import LinkRowMemo, PairMemo, link_matrix
+from thresher.policies.local.features import LinkRowMemo, PairMemo, link_matrix
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.pool import pool_titles
 

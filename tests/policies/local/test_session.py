@@ -27,8 +27,8 @@ from thresher.harness.result import ExitReason, Result
 from thresher.harness.trace import FinalEvent, ProposalEvent
 from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local import LocalOptions, LocalPolicy
-from thresher.policies.local.base_features import base_matrix
 from thresher.policies.local.candidate import QuestionContext
+from thresher.policies.local.features import base_matrix
 
 from .test_policy import QUESTION
 
@@ -98,7 +98,7 @@ def test_no_lock_event_or_wait_in_the_local_policy() -> None:
 
 #: module-level memos allowed, each a function of constants only (never of corpus text,
 #: a question or an episode): the weights file's parse, keyed by its path, size and mtime
-ALLOWED_MEMOS = {("scorer.py", "_read_weights_once")}
+ALLOWED_MEMOS = {("models.py", "_read_weights_once")}
 
 
 def _memo_decorated(tree: ast.Module) -> list[str]:

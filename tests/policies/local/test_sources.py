@@ -101,9 +101,7 @@ def test_a_lowercase_tool_name_becomes_a_bridge() -> None:
     )
     titles = {"DELUSER(8) System Manager's Manual DELUSER(8)": "man/deluser.8.txt"}
     before = bridge_queries(question, [anchor], titles)
-    after = bridge_queries(
-        question, [anchor], DocumentNames().names(titles), spans_of=DEFAULT_SPANS.spans
-    )
+    after = bridge_queries(question, [anchor], DocumentNames().names(titles), spans=DEFAULT_SPANS)
     assert all(b.phrase != "deluser" for b in before)
     assert after and after[0].phrase == "deluser" and after[0].kind == "title"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from thresher.policies.local.base_features import BASE_FEATURES
-from thresher.policies.local.scorer import LocalWeights, load_weights
+from thresher.policies.local.features import BASE_FEATURES
+from thresher.policies.local.models import LocalWeights, load_weights
 from thresher.train.local.fit import fit_lambdarank
 from thresher.train.local.trainer import (
     FULL_FEATURES,

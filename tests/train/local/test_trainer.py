@@ -34,7 +34,7 @@ def test_curriculum_tasks_need_steps_and_tasks():
 def rows(group: str, n: int, positive: int, shift: float = 0.0):
     import numpy as np
 
-    from thresher.policies.local.base_features import BASE_FEATURES
+    from thresher.policies.local.features import BASE_FEATURES
     from thresher.train.local.trainer import FULL_FEATURES, TrainingData
 
     rng = np.random.default_rng(len(group) + n)

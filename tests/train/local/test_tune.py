@@ -7,9 +7,9 @@ import pytest
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.index.embedded.store import EmbeddedStore
+from thresher.policies.local.models import load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import DEFAULT_CONTROLS, LocalPolicy
-from thresher.policies.local.scorer import load_weights
 from thresher.tasks.readers import load_tasks
 from thresher.train.local.tune import ControlScore, grid_points, select, tune_controls
 

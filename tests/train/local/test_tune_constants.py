@@ -7,7 +7,7 @@ import re
 import pytest
 
 from thresher.errors import InputError
-from thresher.policies.local.scorer import load_weights
+from thresher.policies.local.models import load_weights
 from thresher.train.local.tune_constants import DEFAULT_TUNED, _better, candidates, tune_constants
 
 

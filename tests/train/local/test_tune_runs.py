@@ -7,7 +7,7 @@ import pytest
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.index.embedded.store import EmbeddedStore
-from thresher.policies.local.scorer import load_weights
+from thresher.policies.local.models import load_weights
 from thresher.tasks.readers import load_tasks
 from thresher.train.local.tune_runs import LocalEpisodes, TuneSet, WorkerEpisodes, describe
 

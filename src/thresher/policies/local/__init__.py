@@ -8,19 +8,20 @@ parts: :mod:`~thresher.policies.local.planner` (follow-ups, from
 :mod:`~thresher.policies.local.bridges`), :mod:`~thresher.policies.local.scoring`
 (the candidate scorer, over the records of :mod:`~thresher.policies.local.pool`
 and :mod:`~thresher.policies.local.candidate`, the features of
-:mod:`~thresher.policies.local.base_features` and
-:mod:`~thresher.policies.local.link_features`, and the models of
-:mod:`~thresher.policies.local.scorer`),
+:mod:`~thresher.policies.local.features`, and the models of
+:mod:`~thresher.policies.local.models`),
 :mod:`~thresher.policies.local.stop` (the sufficiency signal) and
-:mod:`~thresher.policies.local.answer` (the answer ranker);
+:mod:`~thresher.policies.local.answer` (the answer ranker); each episode's state
+is :mod:`~thresher.policies.local.memory`, and what it derives from text is made
+once through :mod:`~thresher.policies.local.memo`;
 :mod:`~thresher.train.local.trainer` reproduces the shipped weights
 (``thresher train-policy``).
 """
 
 from __future__ import annotations
 
+from thresher.policies.local.models import DEFAULT_WEIGHTS, LocalWeights, load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
-from thresher.policies.local.scorer import DEFAULT_WEIGHTS, LocalWeights, load_weights
 
 __all__ = ["LocalPolicy", "LocalOptions", "LocalWeights", "load_weights", "DEFAULT_WEIGHTS"]

@@ -19,9 +19,8 @@ from thresher.harness.final import rank_scores
 from thresher.harness.observation import Observation
 from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.chain import chain_order
-from thresher.policies.local.clues import Sentences, by_link
+from thresher.policies.local.clues import Sentences, by_link, links
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.decompose import links
 from thresher.policies.local.entities import names_in
 from thresher.policies.local.guards import keep_agreed, keep_best_evidence
 from thresher.policies.local.memory import EpisodeMemory

@@ -5,10 +5,11 @@ subquery that found it and against the question (:class:`Candidate`). It is
 scored against the question (:class:`QuestionContext`: the question's words
 and the reference scores of its own search) and, for the link features,
 against the retained chunks trusted as context (:class:`AnchorView`). The
-features read from them are in :mod:`.base_features` (the chunk and the
-queries alone) and :mod:`.link_features` (the chunk against the anchors).
+features read from them are in :mod:`.features` (base: the chunk and the
+queries alone; link: the chunk against the anchors).
 A session's :class:`~thresher.policies.local.memo.TextMemo` hands candidates
-their words and lowercased text (:func:`chunk_words`).
+their words and lowercased text; a candidate made without them derives them
+itself, with the memo module's derivations (:func:`~.memo.chunk_words`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from thresher.corpus.document import Chunk
+from thresher.policies.local.memo import chunk_words
 from thresher.policies.local.text import content_words, fold, fold_phrase
 
-__all__ = ["Candidate", "QuestionContext", "AnchorView", "chunk_words"]
+__all__ = ["Candidate", "QuestionContext", "AnchorView"]
 
 
 @dataclass(slots=True)
@@ -78,12 +80,6 @@ class Candidate:
             self.via_words = frozenset(content_words(self.via)) if self.via else frozenset()
 
 
-def chunk_words(chunk: Chunk) -> tuple[set[str], set[str]]:
-    """Content words of a chunk's title and text, and of its title."""
-    title = content_words(chunk.title)
-    return content_words(chunk.text) | title, title
-
-
 @dataclass(frozen=True, slots=True)
 class QuestionContext:
     """The question and the reference scores of its own search.
@@ -119,7 +115,7 @@ class AnchorView:
 
     ``key`` is the anchor chunk's ``(chunk_id, content_hash)`` when the view was made
     from a candidate (:meth:`of`); link features of a (candidate, anchor) pair may then
-    be memoized (a :data:`~.link_features.PairMemo`), since the same pairs come back on every turn of
+    be memoized (a :data:`~.features.PairMemo`), since the same pairs come back on every turn of
     an episode. A view made by hand (empty key) is computed each time.
     """
 

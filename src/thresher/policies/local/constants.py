@@ -4,7 +4,7 @@ Every number the policy's parts use that is neither structural (0, 1, 2 for a
 pair or a half, an index) nor learned by a model lives here: how a bridge
 phrase is scored, how a clue chain picks its documents, how many anchors a hop
 reads, the stop rule without a model, and the defaults of the policy's
-settings. :func:`~thresher.policies.local.scorer.load_weights` reads the
+settings. :func:`~thresher.policies.local.models.load_weights` reads the
 section into a frozen :class:`Constants` that the policy hands to its parts
 (:class:`~thresher.policies.local.planner.Planner`,
 :class:`~thresher.policies.local.scoring.CandidateScorer`,
@@ -24,7 +24,7 @@ In the file the section reads::
 
 A value the section lacks takes the default below (today's values: a weights
 file written before the section existed behaves as it always did); an unknown
-name is an error. This module and :mod:`.scorer` are the weights loader: the
+name is an error. This module and :mod:`.models` are the weights loader: the
 only modules of the package that may spell such a number
 (``tests/policies/local/test_no_magic_numbers.py``).
 """

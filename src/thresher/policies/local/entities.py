@@ -2,7 +2,7 @@
 
 A name is what leads from one document to the next: the policy reads a
 sentence's capitalized multi-word spans and quoted names (:func:`entity_spans`,
-behind the :class:`~thresher.policies.local.sources.spans.CapitalSpans` source
+behind the :class:`~thresher.policies.local.sources.CapitalSpans` source
 that :func:`~thresher.policies.local.bridges.bridge_queries` reads by default),
 a text's names and codes as a set (:func:`names_in`: what a clue chain's
 sentences state, :mod:`.clues`), and the question's rare tokens, its quoted

@@ -17,9 +17,8 @@ from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
 from thresher.policies.local.chain import Chain
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
-from thresher.policies.local.link_features import LinkRowMemo
+from thresher.policies.local.features import LinkRowMemo, PairMemo
 from thresher.policies.local.memo import TextMemo
-from thresher.policies.local.memo_reads import BridgeMemo
 
 __all__ = ["EpisodeMemory"]
 
@@ -40,8 +39,10 @@ class EpisodeMemory:
         via: follow-up query (stripped) -> the bridge it was made from.
         base_rows: chunk id -> (candidate, question context, its base feature row):
             a candidate's base features depend on it and the question only.
+        link_pairs: what the link features found of each (candidate, anchor) pair
+            (:data:`~.features.PairMemo`): the same pairs come back on every turn.
         link_rows: the link features of the chunks ranked so far, by the anchors
-            they were ranked against (:data:`~.link_features.LinkRowMemo`): the cache is
+            they were ranked against (:data:`~.features.LinkRowMemo`): the cache is
             ranked on every turn, and a hop's searches share its anchors.
         pool_titles: query (stripped) -> (its search's list in ``pools``, their titles,
             their doc ids): what the map of ``titles`` is made from on every turn.
@@ -60,9 +61,9 @@ class EpisodeMemory:
         hop: follow-up turns proposed so far.
         phase: ``search``, then ``fill`` (a baseline's, see :mod:`thresher.policies.fill`),
             then ``prune``, then ``final``.
-        text: the episode's memo of chunk text.
-        bridge_memo: the episode's memo of what bridge extraction reads of the question
-            and the titles it knows (:mod:`.memo_reads`).
+        text: the episode's memo of what it derives from text (:mod:`.memo`: chunk
+            text, kept in the index generation's reader memo when the harness hands
+            one; the question and the titles it knows, for this episode only).
         constants: the policy's constants (read, never changed: how far a chain is
             followed back).
     """
@@ -78,6 +79,7 @@ class EpisodeMemory:
     base_rows: dict[str, tuple[Candidate, QuestionContext, np.ndarray]] = field(
         default_factory=dict
     )
+    link_pairs: PairMemo = field(default_factory=dict)
     link_rows: LinkRowMemo = field(default_factory=dict)
     pool_titles: dict[str, tuple[dict[str, Candidate], list[str], list[str]]] = field(
         default_factory=dict
@@ -89,7 +91,6 @@ class EpisodeMemory:
     hop: int = 0
     phase: str = "search"
     text: TextMemo = field(default_factory=TextMemo)
-    bridge_memo: BridgeMemo = field(default_factory=BridgeMemo)
     constants: Constants = DEFAULT_CONSTANTS
 
     def chain(self) -> Chain:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thresher.policies.local.constants import OPTION_DEFAULTS as _D
-from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.models import LocalWeights
 
 __all__ = ["LocalOptions"]
 

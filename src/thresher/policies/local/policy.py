@@ -7,14 +7,14 @@ An episode, turn by turn:
    the learned scorer and shows the best ``first_k``.
 1. *Hops*: bridges are read from the best retained chunks (anchors) and, first,
    from the chain's leading edge: the best chunk the last hop found that holds
-   the phrase of the follow-up that found it (:func:`~.edges.frontier`).
+   the phrase of the follow-up that found it (:func:`~.planner.frontier`).
    A bridge is another document's title an anchor mentions, a name opening a
    known title, or an entity span the question lacks, preferring names beside
    the phrase that led to the anchor (:mod:`~thresher.policies.local.bridges`).
    Each becomes a ``search_corpus`` subquery: the bridge plus what the question
    still asks, i.e. its words that no document of the anchor's chain holds
    (or, for a question stated as linked clues, the next clue's words:
-   :mod:`~thresher.policies.local.decompose`). Candidates are scored against
+   :mod:`~thresher.policies.local.clues`). Candidates are scored against
    the question, the subquery and the anchors; the best ``hop_k`` are shown.
    Repeats up to ``max_hops`` unless the sufficiency signal (which sees where
    the chain's leading edge ranks) says the evidence is in hand, or the soft
@@ -54,10 +54,10 @@ from thresher.config import Config
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.constants import DEFAULT_CONTROLS
+from thresher.policies.local.models import LocalWeights, load_weights
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.planner import Planner
 from thresher.policies.local.pool import RETRIEVER_HEAD, rerank_pool
-from thresher.policies.local.scorer import LocalWeights, load_weights
 from thresher.policies.local.scoring import CandidateScorer, Recorder
 from thresher.policies.local.session import LocalSession
 from thresher.policies.local.stop import StopModel

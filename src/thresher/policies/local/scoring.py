@@ -1,13 +1,14 @@
 """The candidate scorer: what a search shows, and the utility of every chunk in the cache.
 
-A search's candidates (:mod:`.pool`: :class:`~.candidate.Candidate` records,
-scored against the question through the harness's question scorer and against
-the subquery) get their features (:mod:`.base_features`, and
-:mod:`.link_features` against anchors: the best candidates by base utility,
-:func:`anchor_views`); the learned models (:mod:`.scorer`) give each its
-utility, and the best few are shown (the question's own search also shows every
-hit the retrievers agree on: :mod:`.guards`). Between turns every cached chunk is given
-a record and ranked again with links to the current anchors (:class:`Ranked`).
+The scorer applies the learned models (:mod:`.models`: what they are and the
+weights file) to an episode's candidates. A search's candidates (:mod:`.pool`:
+:class:`~.candidate.Candidate` records, scored against the question through the
+harness's question scorer and against the subquery) get their features
+(:mod:`.features`: base, and link against anchors, the best candidates by base
+utility, :func:`anchor_views`); the models give each its utility, and the best
+few are shown (the question's own search also shows every hit the retrievers
+agree on: :mod:`.guards`). Between turns every cached chunk is given a record
+and ranked again with links to the current anchors (:class:`Ranked`).
 Configured once per policy; an episode's state is the
 :class:`~.memory.EpisodeMemory` it is handed.
 """
@@ -22,19 +23,18 @@ import numpy as np
 from thresher.harness.observation import Observation
 from thresher.harness.policy import RerankRequest
 from thresher.index.store import Hit
-from thresher.policies.local.base_features import base_matrix
 from thresher.policies.local.candidate import AnchorView, Candidate
 from thresher.policies.local.constants import Constants
+from thresher.policies.local.features import base_matrix, link_matrix
 from thresher.policies.local.guards import agreed_docs, agreed_hits, show_agreed
-from thresher.policies.local.link_features import link_matrix
 from thresher.policies.local.memory import EpisodeMemory
+from thresher.policies.local.models import LocalWeights, Model
 from thresher.policies.local.pool import (
     pool_titles,
     question_scores,
     rerank_pool,
     search_candidates,
 )
-from thresher.policies.local.scorer import LocalWeights, Model
 
 __all__ = [
     "Recorder",
@@ -110,7 +110,7 @@ class CandidateScorer:
             anchors = anchor_views(cands, base, self.constants.first_anchors)
         utility = self.source_utility(memory, cands)
         links = link_matrix(
-            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+            cands, memory.question, anchors, memory.link_pairs, utility, memory.link_rows
         )
         full = self.weights.full.predict(np.concatenate((bx, links), axis=1))
         if self.recorder is not None:
@@ -169,7 +169,7 @@ class CandidateScorer:
         anchors = anchor_views(cands, base, self.constants.cache_anchors)
         utility = {c.chunk.chunk_id: float(b) for c, b in zip(cands, base, strict=True)}
         links = link_matrix(
-            cands, memory.question, anchors, memory.text.pairs, utility, memory.link_rows
+            cands, memory.question, anchors, memory.link_pairs, utility, memory.link_rows
         )
         fx = np.concatenate((bx, links), axis=1)
         full = self.weights.ranker.predict(fx)
@@ -246,7 +246,7 @@ class CandidateScorer:
                 cands,
                 memory.question,
                 anchors,
-                memory.text.pairs,
+                memory.link_pairs,
                 {r.chunk_id: r.base for r in ranked},
             ),
         )

@@ -18,7 +18,7 @@ import numpy as np
 from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.memory import EpisodeMemory
-from thresher.policies.local.scorer import Model
+from thresher.policies.local.models import Model
 from thresher.policies.local.scoring import Ranked, Recorder
 from thresher.policies.local.text import contains_folded
 

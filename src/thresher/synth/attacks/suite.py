@@ -55,7 +55,7 @@ def _llm(endpoint: Endpoint, entries: list[dict[str, Any]], config: Config) -> I
 
 @functools.cache
 def _weights() -> Any:
-    from thresher.policies.local.scorer import load_weights
+    from thresher.policies.local.models import load_weights
 
     return load_weights(None)
 

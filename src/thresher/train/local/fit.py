@@ -1,6 +1,6 @@
 """Fitting the scorer's models: L2 logistic regression and a small MLP (numpy), LambdaRank (LightGBM).
 
-Each fitter returns a :class:`~thresher.policies.local.scorer.Model` and raises
+Each fitter returns a :class:`~thresher.policies.local.models.Model` and raises
 ``ValueError`` on shapes that do not match. The two numpy fitters standardize
 the columns first (mean 0, std 1; constant columns keep std 1); LambdaRank's
 trees take the raw columns, and :func:`prior_model` is a hand-set logistic
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from thresher.policies.local.scorer import Model, sigmoid
+from thresher.policies.local.models import Model, sigmoid
 
 __all__ = ["fit_logistic", "fit_mlp", "fit_lambdarank", "prior_model", "LAMBDARANK_PARAMS"]
 

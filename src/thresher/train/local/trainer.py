@@ -34,10 +34,9 @@ import numpy as np
 
 from thresher.config import Config
 from thresher.index.store import Store
-from thresher.policies.local.base_features import BASE_FEATURES
 from thresher.policies.local.candidate import Candidate
-from thresher.policies.local.link_features import LINK_FEATURES
-from thresher.policies.local.scorer import LocalWeights, Model
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
+from thresher.policies.local.models import LocalWeights, Model
 from thresher.policies.local.stop import STOP_FEATURES
 from thresher.tasks.task import Task
 from thresher.train.local.fit import fit_lambdarank, fit_logistic, fit_mlp, prior_model

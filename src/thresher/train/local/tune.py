@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from thresher.errors import InputError
-from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.models import LocalWeights
 from thresher.train.local.tune_runs import Episodes
 
 __all__ = ["DEFAULT_GRID", "ControlScore", "TuneReport", "grid_points", "select", "tune_controls"]

@@ -29,7 +29,7 @@ from typing import Any
 
 from thresher.errors import InputError
 from thresher.policies.local.constants import Constants
-from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.models import LocalWeights
 from thresher.train.local.tune_runs import Episodes
 
 __all__ = ["DEFAULT_TUNED", "STEPS", "Trial", "ConstantsReport", "candidates", "tune_constants"]

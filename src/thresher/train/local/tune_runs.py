@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.index.store import Store
-from thresher.policies.local.scorer import LocalWeights
+from thresher.policies.local.models import LocalWeights
 from thresher.tasks.task import Task
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""What bridge extraction reads, memoized for an episode or read anew, gives one answer (pure)."""
+"""What the policy reads of text, through an episode's memo or a fresh one, gives one answer (pure)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,7 @@ from thresher.policies.local.bridges import (
 )
 from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.chain import Chain
-from thresher.policies.local.entities import entity_spans
-from thresher.policies.local.memo import TextMemo
-from thresher.policies.local.memo_reads import BridgeMemo, MemoReads
-from thresher.policies.local.reads import ask_words, cued_spans, heads_of
+from thresher.policies.local.memo import TextMemo, ask_words, cued_spans, heads_of
 from thresher.policies.local.sources import CapitalSpans, NamedSpans, SpanUnion
 
 QUESTION = "Who directed the film whose soundtrack was composed by Danny Elfman?"
@@ -58,27 +55,30 @@ def _calls() -> list[tuple[list[Anchor], dict[str, str], set[str], set[str]]]:
     ]
 
 
-def test_an_episode_memo_reads_what_direct_reads_read_call_after_call() -> None:
+def test_an_episode_memo_reads_what_a_fresh_memo_reads_call_after_call() -> None:
     for shared in (None, ReaderMemo()):
-        memo, bridge = TextMemo(shared=shared), BridgeMemo()
+        memo = TextMemo(shared=shared)
         for anchors, known, done, asked in _calls():
-            direct = bridge_queries(QUESTION, anchors, known, exclude_docs=done, asked=asked)
-            reads = MemoReads(memo, bridge, entity_spans, "entity_spans")
-            memoized = bridge_queries(
-                QUESTION, anchors, known, exclude_docs=done, asked=asked, reads=reads
+            fresh = bridge_queries(QUESTION, anchors, known, exclude_docs=done, asked=asked)
+            kept = bridge_queries(
+                QUESTION, anchors, known, exclude_docs=done, asked=asked, memo=memo
             )
-            assert memoized == direct
-            assert direct  # each call finds bridges: the comparison says something
+            assert kept == fresh
+            assert fresh  # each call finds bridges: the comparison says something
 
 
-def test_named_spans_are_read_beside_the_memos_spans() -> None:
+def test_named_spans_are_read_after_the_sources_spans_as_a_union_reads_them() -> None:
     named = NamedSpans(("oingo boingo",))
     known = {"Big Eyes": "p-1", "oingo boingo": "p-9"}
-    reads = MemoReads(TextMemo(), BridgeMemo(), CapitalSpans().spans, CapitalSpans(), named)
-    direct = SpanUnion((CapitalSpans(), named)).spans  # as the planner reads them
-    memoized = bridge_queries(QUESTION, [ELFMAN], known, reads=reads)
-    assert memoized == bridge_queries(QUESTION, [ELFMAN], known, spans_of=direct)
-    assert "oingo boingo" in {b.phrase.lower() for b in memoized}
+    memo = TextMemo()
+    beside = bridge_queries(QUESTION, [ELFMAN], known, spans=CapitalSpans(), named=named, memo=memo)
+    union = SpanUnion((CapitalSpans(), named))  # one source reading both
+    assert beside == bridge_queries(QUESTION, [ELFMAN], known, spans=union)
+    assert "oingo boingo" in {b.phrase.lower() for b in beside}
+    # the memo keeps the source's own spans: a call without the names reads those
+    assert bridge_queries(QUESTION, [ELFMAN], known, memo=memo) == bridge_queries(
+        QUESTION, [ELFMAN], known
+    )
 
 
 def test_ask_words_keep_the_first_of_each_word_in_any_case() -> None:

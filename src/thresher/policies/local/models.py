@@ -1,4 +1,7 @@
-"""The learned chunk-utility scorer: small models over named features.
+"""The local policy's learned models and their weights file (small models over named features).
+
+What a model is and how it is stored; the candidate scorer that applies them to an
+episode is :mod:`.scoring`.
 
 A :class:`Model` is a logistic regression or a one-hidden-layer MLP over
 standardized features, ``p = sigmoid(f(z))`` with ``z = (x - mean) / std``:
@@ -10,7 +13,7 @@ standardized features, ``p = sigmoid(f(z))`` with ``z = (x - mean) / std``:
   inside the weights file; ``f`` is the booster's raw score (an order, not a
   probability).
 
-:class:`LocalWeights` bundles the three models the local policy uses: ``base``
+:class:`LocalWeights` bundles the models the local policy uses: ``base``
 (chunk utility from the chunk and the queries), ``full`` (base plus links to
 the retained context, for search candidates), ``final`` (the same features,
 fit on the chunks episodes end with: the final ranking and prunes) and
@@ -31,9 +34,8 @@ from typing import Any
 import numpy as np
 
 from thresher.errors import ConfigError
-from thresher.policies.local.base_features import BASE_FEATURES
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants, constants_from_section
-from thresher.policies.local.link_features import LINK_FEATURES
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
 
 __all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "load_weights", "sigmoid"]
 
