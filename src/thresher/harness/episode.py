@@ -65,7 +65,8 @@ fails, the Result is the one the state still holds.
 yields each trace event as it is recorded and, once a turn, the observation it would
 hand a policy, and receives the reply (:data:`Asked`). Asking the policy is its
 driver's job: :meth:`_Episode.events` asks a policy object (:func:`ask_policy`) and
-yields the events only. :func:`iter_episode` returns those events as an
+yields the events only; :func:`episode_loop` hands the loop to a caller that drives
+it itself. :func:`iter_episode` returns those events as an
 :class:`~thresher.harness.stream.EpisodeStream`, run as it is read;
 :func:`run_episode` reads it to the end. A reader stops the episode by closing the
 stream (or with ``cancel``, or with a ``should_stop`` it passes: asked before each
@@ -133,6 +134,7 @@ from thresher.workers import Job, submit
 __all__ = [
     "run_episode",
     "iter_episode",
+    "episode_loop",
     "EXITS",
     "Stop",
     "Exit",
@@ -889,6 +891,44 @@ def cut_short_calls(trace: Trace) -> Iterator[ToolResult]:
 
 
 # -- the drivers -------------------------------------------------------------------------
+
+
+def episode_loop(
+    question: str,
+    store: Store,
+    policy: Policy | EpisodicPolicy,
+    config: Config | None = None,
+    *,
+    reranker: SearchReranker | None = None,
+    counter: TokenCounter | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Generator[TraceEvent | Observation, Asked | None, Result]:
+    """One search episode driven from outside: the harness's loop, asking no one.
+
+    The caller is the driver. Each item the generator yields is a trace event as it is
+    recorded (send None to go on) or, once a turn, the :class:`Observation` a policy
+    would be handed (send the reply back: ``(reply, seconds)``, the reply as a policy
+    returns it, or a :class:`NoReply`). Its return value (``StopIteration.value``) is
+    the :class:`Result`. A harness error propagates to the driver (:func:`iter_episode`
+    ends such an episode ``error``); a loop closed early records nothing more.
+
+    Args:
+        question, store, config, reranker, counter, should_stop: as for
+            :func:`run_episode`.
+        policy: what the episode says proposes (its name, system prompt and tool
+            schemas are recorded; its optional protocols apply as for
+            :func:`run_episode`); it is never asked to propose.
+    """
+    episode = _Episode(
+        question,
+        store,
+        policy,
+        episode_config(policy, config or Config()),
+        reranker,
+        counter,
+        should_stop,
+    )
+    return episode.loop()
 
 
 def iter_episode(

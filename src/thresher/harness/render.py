@@ -1,4 +1,4 @@
-"""Render the transcript the policy will be sent next (its tokens: :mod:`.transcript_counter`).
+"""Render the transcript the policy will be sent next (its tokens: :mod:`.budget`).
 
 The transcript is a list of chat messages (OpenAI shape)::
 
