@@ -583,7 +583,6 @@ EXITS: tuple[Stop, ...] = (
     Stop("max_turns", 32, "turn", _max_turns),
     Stop("over_budget", 33, "turn", _over_budget),
 )
-assert [s.priority for s in EXITS] == sorted(s.priority for s in EXITS)
 
 
 # -- the episode --------------------------------------------------------------------------
