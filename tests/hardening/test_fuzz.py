@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from thresher.config import Config, GrepConfig
 from thresher.errors import ConfigError, InputError, PatternRejectedError, ThresherError
 from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal
-from thresher.harness.final import parse_final
+from thresher.harness.replies import parse_final
 from thresher.harness.tools import TOOL_NAMES, check_arguments
 from thresher.index.grep.guard import check_pattern
 
@@ -524,7 +524,7 @@ trace_records = st.fixed_dictionaries(
 @FILES
 @given(lines=st.lists(trace_records | json_values, max_size=5), raw=st.binary(max_size=40))
 def test_trace_reader(tmp_path: Path, lines: list[object], raw: bytes) -> None:
-    from thresher.harness.replay import replay
+    from thresher.harness.state import replay
     from thresher.harness.trace import read_jsonl
 
     path = tmp_path / "trace.jsonl"

@@ -7,8 +7,8 @@ import pytest
 import thresher
 from thresher.errors import ConfigError, IndexNotFoundError
 from thresher.harness.actions import Proposal, answer, call
-from thresher.harness.replay import replay
 from thresher.harness.result import ExitReason
+from thresher.harness.state import replay
 from thresher.harness.trace import read_jsonl
 from thresher.policies.scripted import ScriptedPolicy
 

@@ -6,6 +6,7 @@ from thresher.config import BudgetConfig
 from thresher.harness.budget import (
     HARD_NOTICE,
     SOFT_NOTICE,
+    TranscriptCounter,
     hard_limit,
     notices_for,
     settle_usage,
@@ -13,7 +14,6 @@ from thresher.harness.budget import (
     tool_room,
     usage_line,
 )
-from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.tokens import get_counter
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import threading
 
 from thresher.harness.actions import Proposal, call
-from thresher.harness.ending import CANCELLED_MESSAGE
-from thresher.harness.episode import run_episode
-from thresher.harness.replay import replay
+from thresher.harness.episode import CANCELLED_MESSAGE, run_episode
 from thresher.harness.result import ExitReason
+from thresher.harness.state import replay
 from thresher.harness.trace import EpisodeEnd, ProposalEvent, Refusal, read_jsonl, write_jsonl
 from thresher.policies.scripted import ScriptedPolicy
 

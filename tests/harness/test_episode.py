@@ -7,10 +7,10 @@ import json
 import threading
 
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall, answer, call
-from thresher.harness.budget import HARD_NOTICE, SOFT_NOTICE, usage_line
+from thresher.harness.budget import HARD_NOTICE, SOFT_NOTICE, TranscriptCounter, usage_line
 from thresher.harness.episode import MAX_HARD_REFUSALS, MAX_REFUSED_PROPOSALS, run_episode
-from thresher.harness.replay import replay
 from thresher.harness.result import ExitReason
+from thresher.harness.state import replay
 from thresher.harness.trace import (
     EpisodeEnd,
     FinalEvent,
@@ -21,7 +21,6 @@ from thresher.harness.trace import (
     read_jsonl,
     write_jsonl,
 )
-from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.policies.scripted import ScriptedPolicy
 from thresher.tokens import get_counter
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from thresher.corpus.document import Chunk
 from thresher.corpus.ids import content_hash
 from thresher.harness.actions import FinalAnswer, RankedDocument
-from thresher.harness.final import (
+from thresher.harness.replies import (
     isotonic_non_increasing,
     parse_final,
     rank_scores,
@@ -151,7 +151,7 @@ def test_isotonic_fit_is_scipys_property(values):
 def test_ranking_an_answer_does_not_import_scipy():
     """Scoring an answer is on every CLI search's path: no scipy import there."""
     code = (
-        "import sys; from thresher.harness.final import rank_scores; "
+        "import sys; from thresher.harness.replies import rank_scores; "
         "rank_scores([0.2, 0.9, 0.4]); print('scipy' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from thresher.harness.actions import Proposal, answer, call
 from thresher.harness.episode import run_episode
 from thresher.harness.observation import Observation
-from thresher.harness.replay import replay
+from thresher.harness.state import replay
 from thresher.harness.trace import FinalEvent, ToolResult, event_from_dict
 from thresher.policies.scripted import ScriptedPolicy
 

@@ -19,9 +19,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
+from thresher.harness.budget import TranscriptCounter
 from thresher.harness.episode import run_episode
-from thresher.harness.replay import replay
 from thresher.harness.result import ExitReason, Result
+from thresher.harness.state import replay
+from thresher.harness.tools import CallContext, recall_result
 from thresher.harness.trace import (
     EpisodeEnd,
     FinalEvent,
@@ -30,8 +32,6 @@ from thresher.harness.trace import (
     ToolResult,
     event_from_dict,
 )
-from thresher.harness.transcript_counter import TranscriptCounter
-from thresher.harness.transitions import CallContext, recall_result
 from thresher.policies.scripted import ScriptedPolicy
 from thresher.tokens import get_counter
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from thresher.corpus.document import Chunk
 from thresher.corpus.ids import content_hash
+from thresher.harness.budget import TranscriptCounter
 from thresher.harness.render import (
     MESSAGE_OVERHEAD,
     chunk_block,
@@ -19,7 +20,6 @@ from thresher.harness.render import (
 )
 from thresher.harness.state import EpisodeState
 from thresher.harness.trace import EpisodeStart, ProposalEvent, QueryState, ToolResult
-from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.tokens import get_counter
 
 

@@ -8,7 +8,7 @@ import pytest
 from thresher.cli.main import main
 from thresher.config import Config
 from thresher.errors import ConfigError
-from thresher.harness.calls import _timeout_text
+from thresher.harness.tools import _timeout_text
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import threading
 
 from thresher.harness.actions import Proposal, answer, call
-from thresher.harness.ending import CANCELLED_MESSAGE
-from thresher.harness.episode import iter_episode, run_episode
-from thresher.harness.replay import replay
+from thresher.harness.episode import CANCELLED_MESSAGE, iter_episode, run_episode
 from thresher.harness.result import ExitReason
+from thresher.harness.state import replay
 from thresher.harness.trace import (
     EpisodeEnd,
     EpisodeStart,

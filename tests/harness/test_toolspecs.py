@@ -27,11 +27,11 @@ from thresher.harness.tools import (
     TOOLS,
     check_arguments,
     fetch,
+    plan_calls,
     tool_schemas,
 )
 from thresher.harness.toolspec import tool_table
 from thresher.harness.trace import ToolResult
-from thresher.harness.validate import plan_calls
 from thresher.policies.llm.parse import parse_completion
 from thresher.policies.llm.policy import LLMPolicy
 from thresher.policies.llm.prompt import SYSTEM_PROMPT

@@ -10,7 +10,7 @@ import pytest
 from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.harness.actions import Proposal, answer, call
-from thresher.harness.final import parse_final
+from thresher.harness.replies import parse_final
 from thresher.harness.trace import write_jsonl
 from thresher.tasks.task import Task
 from thresher.train.sft import SftConfig, export_sft, keep_probability, malformed_reason

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from thresher.api import searching, with_filter, with_k
     from thresher.cli.trace_cmd import format_event
     from thresher.errors import InputError
-    from thresher.harness.opening import check_searchable
+    from thresher.harness.episode import check_searchable
     from thresher.harness.result import ExitReason
 
     if not args.question.strip():  # one line, before any episode (no live view, no result)

@@ -197,7 +197,7 @@ def _state_dict(state: Any) -> dict[str, Any]:
 
 def _replay(args: argparse.Namespace, events: list[Any]) -> int:
     from thresher.harness.render import render_messages
-    from thresher.harness.replay import replay
+    from thresher.harness.state import replay
 
     state = replay(events, args.turn)
     data = _state_dict(state)

@@ -36,7 +36,7 @@ from typing import Any
 from thresher.corpus.ids import doc_of
 from thresher.eval.episode_metrics import RETRIEVAL_TOOLS, final_ranking
 from thresher.eval.metrics import answer_found, exact_match
-from thresher.harness.replay import replay
+from thresher.harness.state import replay
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
 from thresher.tasks.task import Task
 

@@ -1,7 +1,7 @@
 """Per-episode metrics from a trace and its task (document level).
 
 Everything is computed from the trace alone (replayed with
-:func:`thresher.harness.replay.replay`), so a trace file read back months later
+:func:`thresher.harness.state.replay`), so a trace file read back months later
 scores exactly like the live run. Chunk ids (``doc#N``) are mapped to their
 documents; the formulas are those of :mod:`thresher.eval.metrics`.
 
@@ -17,8 +17,7 @@ from typing import Any
 
 from thresher.corpus.ids import doc_of
 from thresher.eval import metrics as m
-from thresher.harness.replay import replay
-from thresher.harness.state import EpisodeState
+from thresher.harness.state import EpisodeState, replay
 from thresher.harness.tools import RETRIEVAL_TOOLS  # tools that fetch from the corpus
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
 from thresher.tasks.task import Task

@@ -53,7 +53,7 @@ _WHERE = {
     "EpisodeState": ".state",
     "read_jsonl": ".trace",
     "write_jsonl": ".trace",
-    "parse_final": ".final",
+    "parse_final": ".replies",
     "TRACE_SCHEMA_VERSION": ".trace",
 }
 

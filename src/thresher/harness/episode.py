@@ -1,83 +1,603 @@
-"""The episode loop: observe → propose → validate and apply → record, until an exit.
+"""One search episode, read top to bottom: open, then turn by turn observe, ask, take
+the reply, until an exit; then end.
 
-Each turn:
+*Open* (:meth:`_Episode.open`). The store and the policy may declare optional
+protocols, probed here once per episode:
 
-1. *Observe*: render the transcript from the state, count it exactly with the
-   notice message included (:mod:`thresher.harness.metering`); if it is over the
-   budget the episode ends (``budget``): nothing over budget is ever sent.
-2. *Propose*: the policy gets an :class:`Observation`, bounded by the wall time
-   (:mod:`thresher.harness.asking`: no reply in time, an exception or an
-   endpoint that stayed down end the episode).
-3. *Apply* (:mod:`thresher.harness.replies`): garbage is refused and recorded,
-   and after ``episode.max_refused_in_a_row`` refusals in a row the episode ends
-   (``policy_error``); a final answer is resolved and ends the episode
-   (``answered``; an answer naming no document after every retrieval call failed
-   in the tool ends ``tools_failed``).
-   Tool calls are checked (allow-list, caps, hard cutoff, arguments); the
-   retrieval calls run concurrently on daemon threads with a timeout each,
-   and their results are applied in call order, each cut to the room left
-   (:mod:`thresher.harness.calls`).
-4. *Record*: every step is a trace event applied through
-   :meth:`EpisodeState.apply`, the same transition replay uses
-   (:mod:`thresher.harness.recorder`).
+* a store that declares :class:`~thresher.index.store.PinsGeneration` is pinned to
+  its live generation (:func:`pin`): the episode reads one index, and an ingest
+  committed mid-episode shows in the next one;
+* a policy that declares :class:`~thresher.harness.policy.BoundsBudget` has a
+  ``budget.total`` left at its default lowered to what its model holds, with a
+  notice (:func:`fit_budget`); a given budget is left for the policy to refuse;
+* a policy that declares :class:`~thresher.harness.policy.ChoosesRetrievalMode` sets
+  the episode's ``retrieval.mode`` (:func:`episode_config`), one that declares
+  :class:`~thresher.harness.policy.DeclaresPromptCost` has its prompt template's
+  cost counted (:func:`prompt_cost`);
+* an :class:`~thresher.harness.policy.EpisodicPolicy` starts a session for the
+  episode, and a policy (or session) that declares
+  :class:`~thresher.harness.policy.UsesReaderMemo` gets the store's reader memo when
+  it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`) (:func:`open_policy`).
 
-Before the first turn the episode opens (:mod:`thresher.harness.opening`: the
-store pinned to one index generation, the policy's session started); every exit
-ends it the same way, with a :class:`Result` and the trace so far
-(:mod:`thresher.harness.ending`).
+A store that cannot answer (closed, its backend gone) is used as given: the episode's
+first call reports that failure as the call's error, not the start. The start is
+recorded (``episode_start``) before anything can end the episode.
 
-The episode is a stream of its events: :func:`iter_episode` returns an
-:class:`~thresher.harness.stream.EpisodeStream` that runs the episode as it is
-read, one recorded event per ``next``; :func:`run_episode` reads it to the end.
-A reader stops the episode by closing the stream (or with ``cancel``, or with a
-``should_stop`` it passes: asked before each turn and while the policy is
-thinking); the episode then ends with exit reason ``cancelled``, recorded in the
-trace like any other exit. That is the one way in from outside: the harness still
-owns the loop, and nothing else about the episode changes.
+*Observe* (:meth:`_Episode.observe`). The transcript is rendered from the state and
+counted exactly with its notice message
+(:meth:`~thresher.harness.budget.Meter.settle`); the turn's ``query_state`` is
+recorded and the :class:`~thresher.harness.observation.Observation` built.
+
+*Ask* (:func:`ask_policy`: the driver's job, see below). The policy gets the
+observation on a reusable daemon thread (:mod:`thresher.workers`), not a
+``ThreadPoolExecutor``: a call that times out cannot be killed, and an executor joins
+its workers at interpreter exit, so one hung call would hang the process. The wait is
+sliced so a stop (the stream's reader, or the caller's ``should_stop``) is seen within
+:data:`STOP_POLL_S`; the policy's thread then finishes on its own, abandoned. An
+:class:`~thresher.harness.policy.InProcessPolicy` that declares itself in-process is
+asked on the episode's thread instead. A turn with no reply is a :class:`NoReply`:
+the caller stopped, the wall time passed, the policy's endpoint stayed down (a
+``BackendUnavailableError``) or the policy raised (a policy bug ends the episode,
+never the process); a reply abandoned (stopped, timed out) is cancelled when the
+policy can (:class:`~thresher.harness.policy.CancelsCalls`: the LLM policy closes the
+model call's connection).
+
+*Take the reply* (:class:`~thresher.harness.replies.Replies`): checked, then refused
+or applied; its tool calls run concurrently and their results are applied in call
+order (:class:`~thresher.harness.tools.CallRunner`). Every step is a trace event
+applied through :meth:`EpisodeState.apply`, the same transition replay uses.
+
+*Exits* (:data:`EXITS`): every way an episode ends is a named predicate with its
+priority, checked after the start and after every reply; the first that holds ends
+the episode. Two ends are not predicates: a harness bug ends it ``error`` with the
+trace so far, and a reader that leaves ends it ``cancelled``.
+
+*End* (:meth:`_Episode.end`). Every episode ends once, with an exit reason, recorded
+in its trace (``episode_end``) like any other step. An answered episode's documents
+are its resolved final answer; any other exit is *partial*, and ranks the documents
+the episode saw (:func:`~thresher.harness.result.partial_ranking`), so a caller
+always gets a :class:`Result` with the trace so far. An episode its reader left
+mid-turn first records the calls of that turn cut short as refused
+(:func:`cut_short_calls`), so every call has its result; when even recording the end
+fails, the Result is the one the state still holds.
+
+*The loop and its driver.* :meth:`_Episode.loop` is the harness: a generator that
+yields each trace event as it is recorded and, once a turn, the observation it would
+hand a policy, and receives the reply (:data:`Asked`). Asking the policy is its
+driver's job: :meth:`_Episode.events` asks a policy object (:func:`ask_policy`) and
+yields the events only; :func:`episode_loop` hands the loop to a caller that drives
+it itself. :func:`iter_episode` returns those events as an
+:class:`~thresher.harness.stream.EpisodeStream`, run as it is read;
+:func:`run_episode` reads it to the end. A reader stops the episode by closing the
+stream (or with ``cancel``, or with a ``should_stop`` it passes: asked before each
+turn and while the policy is thinking); the episode then ends ``cancelled``,
+recorded in the trace like any other exit.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 from thresher.config import Config, EpisodeConfig
 from thresher.corpus.sanitize import has_surrogate, scrub
-from thresher.harness.asking import NoReply, ask_policy
-from thresher.harness.calls import CallRunner
-from thresher.harness.ending import CANCELLED_MESSAGE, bare_result, cut_short_calls, end_episode
-from thresher.harness.metering import Meter
+from thresher.errors import BackendUnavailableError, NoSearchableWordsError, ThresherError
+from thresher.harness.actions import ToolCall
+from thresher.harness.budget import Meter, TranscriptCounter, UsageState
 from thresher.harness.observation import Observation, build_observation, query_state
-from thresher.harness.opening import (
-    cannot_begin,
-    episode_config,
-    fit_budget,
-    open_policy,
-    pin,
-    prompt_cost,
+from thresher.harness.policy import (
+    BoundsBudget,
+    CancelsCalls,
+    ChoosesRetrievalMode,
+    DeclaresPromptCost,
+    EpisodicPolicy,
+    InProcessPolicy,
+    Policy,
+    SearchReranker,
+    UsesReaderMemo,
 )
-from thresher.harness.policy import EpisodicPolicy, Policy, SearchReranker
-from thresher.harness.recorder import EventRecorder
 from thresher.harness.render import render_messages
-from thresher.harness.replies import Replies
-from thresher.harness.result import ExitReason, Result
+from thresher.harness.replies import TOOLS_FAILED_MESSAGE, Replies
+from thresher.harness.result import (
+    ExitReason,
+    Result,
+    Usage,
+    documents_from_final,
+    partial_ranking,
+)
 from thresher.harness.state import EpisodeState
 from thresher.harness.stream import EpisodeStream
-from thresher.harness.trace import ProposalEvent, QueryState, Refusal, TraceEvent
-from thresher.harness.transcript_counter import TranscriptCounter
-from thresher.index.store import Store
-from thresher.tokens import TokenCounter, get_counter
+from thresher.harness.tools import CallRunner, refused_result
+from thresher.harness.trace import (
+    EpisodeEnd,
+    EpisodeStart,
+    ProposalEvent,
+    QueryState,
+    Refusal,
+    ToolResult,
+    Trace,
+    TraceEvent,
+)
+from thresher.index.reader_memo import ReaderMemo
+from thresher.index.store import KeepsReaderMemo, PinsGeneration, Store
+from thresher.tokens import PromptCost, TokenCounter, get_counter
+from thresher.workers import Job, submit
 
-__all__ = ["run_episode", "iter_episode", "MAX_REFUSED_PROPOSALS", "MAX_HARD_REFUSALS"]
+__all__ = [
+    "run_episode",
+    "iter_episode",
+    "episode_loop",
+    "EXITS",
+    "Stop",
+    "Exit",
+    "NoReply",
+    "Asked",
+    "ask_policy",
+    "STOP_POLL_S",
+    "CANCELLED_MESSAGE",
+    "MAX_REFUSED_PROPOSALS",
+    "MAX_HARD_REFUSALS",
+    "Opening",
+    "pin",
+    "episode_config",
+    "fit_budget",
+    "prompt_cost",
+    "open_policy",
+    "check_searchable",
+    "NO_SEARCHABLE_WORDS",
+    "cut_short_calls",
+]
 
 #: defaults of ``EpisodeConfig.max_refused_in_a_row`` and ``.max_hard_refused_turns``
 MAX_REFUSED_PROPOSALS = EpisodeConfig().max_refused_in_a_row
 MAX_HARD_REFUSALS = EpisodeConfig().max_hard_refused_turns
+#: the exit message of an episode its caller stopped (``should_stop``)
+CANCELLED_MESSAGE = "stopped by the caller"
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """How the episode ends: its exit reason and message."""
+
+    reason: ExitReason
+    message: str = ""
+
+
+# -- open ---------------------------------------------------------------------------------
+
+#: a letter or a digit, in any script: what a question needs to be searched at all
+_WORD = re.compile(r"[^\W_]")
+#: why a question with none is refused
+NO_SEARCHABLE_WORDS = "the question has no searchable words (no letter or digit); ask it in words"
+
+_log = logging.getLogger(__name__)
+#: notices of fitted budgets already logged (each once per process, not once per episode)
+_noticed: set[str] = set()
+_noticed_lock = threading.Lock()
+
+
+def pin(store: Store) -> Store:
+    """``store`` fixed on its live index generation for one episode, when it can be
+    (:class:`~thresher.index.store.PinsGeneration`): the episode's searches, reads and
+    recalls read one index, whatever an ingest commits meanwhile. As given otherwise,
+    also when it cannot say (closed, its backend gone): the episode's first call then
+    reports that failure as the call's error."""
+    if not isinstance(store, PinsGeneration):
+        return store
+    try:
+        return store.pinned()
+    except ThresherError:
+        return store
+
+
+def episode_config(policy: Policy | EpisodicPolicy, config: Config) -> Config:
+    """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
+
+    A :class:`~thresher.harness.policy.ChoosesRetrievalMode` policy sets
+    ``retrieval.mode``; the result is recorded in the trace's start event.
+    """
+    if isinstance(policy, ChoosesRetrievalMode) and policy.retrieval_mode != config.retrieval.mode:
+        return config.override({"retrieval.mode": policy.retrieval_mode})
+    return config
+
+
+def fit_budget(policy: Policy | EpisodicPolicy, config: Config) -> tuple[Config, str]:
+    """``config`` with ``budget.total`` fitted to what ``policy`` holds, and the notice saying so.
+
+    A :class:`~thresher.harness.policy.BoundsBudget` policy whose ceiling is below
+    ``budget.total`` gets the ceiling when the budget was not given
+    (:meth:`~thresher.config.Config.is_given`); a given budget is kept (the policy
+    refuses it, saying what fits), as is every budget when the ceiling is unknown, not
+    positive, or its query fails. The notice ("" when nothing changed) is also logged
+    as a warning, once per process.
+    """
+    if not isinstance(policy, BoundsBudget) or config.is_given("budget.total"):
+        return config, ""
+    try:
+        ceiling = policy.budget_ceiling()
+    except Exception:  # the server cannot say (down, broken): the first turn reports it
+        return config, ""
+    if ceiling is None or not 0 < ceiling.tokens < config.budget.total:
+        return config, ""
+    notice = (
+        f"budget.total lowered from {config.budget.total} to {ceiling.tokens} tokens to fit "
+        f"{ceiling.reason}; set budget.total to choose it"
+    )
+    with _noticed_lock:
+        first = notice not in _noticed
+        _noticed.add(notice)
+    if first:
+        _log.warning("%s", notice)
+    return config.fitted({"budget.total": ceiling.tokens}), notice
+
+
+def prompt_cost(policy: Policy | EpisodicPolicy) -> PromptCost | None:
+    """The prompt template cost ``policy`` declares
+    (:class:`~thresher.harness.policy.DeclaresPromptCost`); None when it declares none."""
+    return policy.prompt_cost if isinstance(policy, DeclaresPromptCost) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """What the policy said of itself at the episode's start.
+
+    session: the session an :class:`~thresher.harness.policy.EpisodicPolicy` started
+    for the episode (None: the policy given drives it, or it could not start);
+    tool_schemas, system_prompt, name: as recorded in the start event;
+    broken: why the policy could not start or describe itself ("" if it could).
+    """
+
+    session: Policy | None
+    tool_schemas: list[dict[str, Any]]
+    system_prompt: str
+    name: str
+    broken: str = ""
+
+    def start_event(self, question: str, config: Config, tokenizer: str) -> EpisodeStart:
+        """The episode's ``episode_start`` event: its question, what the policy said of
+        itself, the ``config`` it runs with, the ``tokenizer`` that counts it."""
+        return EpisodeStart(
+            question=question,
+            policy=self.name,
+            system_prompt=self.system_prompt,
+            tool_schemas=self.tool_schemas,
+            config=config.to_dict(),
+            tokenizer=tokenizer,
+            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+
+def open_policy(given: Policy | EpisodicPolicy, question: str, store: Store) -> Opening:
+    """Start ``given`` for one episode of ``question`` over ``store`` (already pinned):
+    its session when it is episodic, the store's reader memo handed to what drives
+    the episode when that uses one, and what it says of itself. A failure is an
+    :class:`Opening` with ``broken`` set, never an exception."""
+    session: Policy | None = None
+    try:
+        if isinstance(given, EpisodicPolicy):  # this episode's own session
+            session = policy = given.start(question)
+        else:
+            policy = given
+        if isinstance(policy, UsesReaderMemo):
+            memo = _reader_memo(store)
+            if memo is not None:  # (an empty memo is falsy: it has a length)
+                policy.use_reader_memo(memo)
+        schemas = list(policy.tool_schemas() or [])
+        system_prompt = str(policy.system_prompt)
+        name = str(policy.name)
+    except Exception as exc:  # a policy that cannot even start or describe itself
+        return Opening(session, [], "", type(given).__name__, f"{type(exc).__name__}: {exc}")
+    return Opening(session, schemas, system_prompt, name)
+
+
+def check_searchable(question: str) -> None:
+    """Refuse a non-empty question with no letter or digit in any script ("?", "…!").
+
+    An empty one is left to the caller, whose message says how to ask.
+
+    Raises:
+        NoSearchableWordsError: saying so (:data:`NO_SEARCHABLE_WORDS`).
+    """
+    if question.strip() and not _WORD.search(question):
+        raise NoSearchableWordsError(NO_SEARCHABLE_WORDS)
+
+
+def _reader_memo(store: Store) -> ReaderMemo | None:
+    """The store's per-generation reader memo, if it keeps one; None also when the
+    store cannot say (its backend is gone): the episode's first call reports that
+    failure, not the policy's start."""
+    if not isinstance(store, KeepsReaderMemo):
+        return None
+    try:
+        return store.reader_memo()
+    except ThresherError:
+        return None
+
+
+# -- ask (the driver's job) ---------------------------------------------------------------
+
+#: how often a waiting episode asks ``should_stop`` while the policy is thinking (seconds)
+STOP_POLL_S = 0.05
+
+
+class _Stopped(Exception):
+    """The caller asked the episode to stop while the policy was thinking."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoReply:
+    """A turn the policy gave no reply for: what its trace records and how the episode ends.
+
+    raw: the refused proposal's ``raw`` text; code, message: the refusal's;
+    end: the episode's exit.
+    """
+
+    raw: str
+    code: str
+    message: str
+    end: Exit
+
+
+def ask_policy(
+    policy: Policy,
+    observation: Observation,
+    *,
+    wall_time_s: float,
+    elapsed: Callable[[], float],
+    stopped: Callable[[], bool],
+) -> tuple[Any, float] | NoReply:
+    """The policy's reply to ``observation`` and the seconds it took, or why none came.
+
+    Args:
+        policy: the policy (or session) driving the episode.
+        observation: what it is given this turn.
+        wall_time_s: the episode's wall time; ``elapsed`` says how much has gone.
+        elapsed: seconds since the episode started.
+        stopped: whether the episode's reader or caller asked it to stop.
+
+    Returns:
+        ``(reply, seconds)``, the reply as the policy gave it (not yet checked), or a
+        :class:`NoReply` ending the episode.
+    """
+    start = time.perf_counter()
+    try:
+        if isinstance(policy, InProcessPolicy) and policy.in_process:
+            value = _call_here(policy, observation, wall_time_s, elapsed, stopped)
+        else:
+            job = submit(lambda: policy.propose(observation))
+            value = _wait(job, wall_time_s, elapsed, stopped)
+    except _Stopped:
+        _cancel_call(policy, observation)
+        return NoReply(
+            "(cancelled before a reply)",
+            "cancelled",
+            CANCELLED_MESSAGE,
+            Exit(ExitReason.CANCELLED, CANCELLED_MESSAGE),
+        )
+    except TimeoutError:
+        _cancel_call(policy, observation)
+        return NoReply(
+            "(no reply before wall time)",
+            "timeout",
+            "policy did not reply",
+            Exit(ExitReason.TIMEOUT, "the policy did not reply in time"),
+        )
+    except BackendUnavailableError as exc:  # the policy's endpoint stayed down: a typed exit
+        return NoReply(
+            str(exc)[:2000],
+            "endpoint_unavailable",
+            str(exc)[:2000],
+            Exit(ExitReason.ENDPOINT_UNAVAILABLE, str(exc)),
+        )
+    except Exception as exc:  # a policy bug ends the episode, never the process
+        message = f"{type(exc).__name__}: {exc}"
+        end = Exit(ExitReason.POLICY_ERROR, message)
+        return NoReply(message[:2000], "policy_exception", message[:2000], end)
+    return value, round(time.perf_counter() - start, 6)
+
+
+def _cancel_call(policy: Policy, observation: Observation) -> None:
+    """Abandoning the policy's reply: a :class:`CancelsCalls` policy (the LLM policy:
+    it closes the model call's connection) stops the work it started for it."""
+    if isinstance(policy, CancelsCalls):
+        with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
+            policy.cancel(observation)
+
+
+def _call_here(
+    policy: Policy,
+    observation: Observation,
+    wall_time_s: float,
+    elapsed: Callable[[], float],
+    stopped: Callable[[], bool],
+) -> Any:
+    """An in-process policy's reply, on this thread (see :class:`InProcessPolicy`):
+    ``_Stopped`` when the caller stopped before it, ``TimeoutError`` when the
+    reply came past the wall time, as :func:`_wait` would."""
+    if stopped():
+        raise _Stopped
+    value = policy.propose(observation)
+    if elapsed() > wall_time_s:
+        raise TimeoutError
+    return value
+
+
+def _wait(
+    job: Job, wall_time_s: float, elapsed: Callable[[], float], stopped: Callable[[], bool]
+) -> Any:
+    """The policy's reply, within the wall time; raises ``_Stopped`` once the caller stops.
+
+    The wait is sliced so a stop is seen within :data:`STOP_POLL_S` (the
+    policy's thread finishes on its own: a call cannot be killed, only abandoned).
+    """
+    while True:
+        if stopped():
+            raise _Stopped
+        left = wall_time_s - elapsed()
+        try:
+            return job.result(min(STOP_POLL_S, left))
+        except TimeoutError:
+            if left <= STOP_POLL_S:  # that wait ran to the wall time
+                raise
+
+
+#: a turn's reply as the driver hands it to the loop: ``(reply, seconds)`` as the policy
+#: gave it (not yet checked), or why none came
+Asked = tuple[Any, float] | NoReply
+
+
+# -- the exits ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """One way an episode ends.
+
+    name: what it is called. priority: the lower is checked first. when: the step
+    after which it can first hold (``start``: the episode's start; ``reply``: a reply
+    just taken; ``turn``: before any turn). holds: the predicate over the episode,
+    the :class:`Exit` when it holds, else None.
+    """
+
+    name: str
+    priority: int
+    when: Literal["start", "reply", "turn"]
+    holds: Callable[[_Episode], Exit | None]
+
+
+def _policy_broken(ep: _Episode) -> Exit | None:
+    """The policy could not start or describe itself."""
+    broken = ep.opening.broken if ep.opening is not None else ""
+    return Exit(ExitReason.POLICY_ERROR, broken) if broken else None
+
+
+def _empty_question(ep: _Episode) -> Exit | None:
+    if not ep.question.strip():
+        return Exit(ExitReason.INVALID_INPUT, "the question is empty")
+    return None
+
+
+def _no_searchable_words(ep: _Episode) -> Exit | None:
+    """No letter or digit in any script ("?"): nothing to search for."""
+    return (
+        None if _WORD.search(ep.question) else Exit(ExitReason.INVALID_INPUT, NO_SEARCHABLE_WORDS)
+    )
+
+
+def _invalid_text(ep: _Episode) -> Exit | None:
+    """The question held a lone surrogate (it is searched with U+FFFD in its place)."""
+    if not ep.invalid_text:
+        return None
+    return Exit(
+        ExitReason.INVALID_INPUT,
+        "the question holds text that is not valid Unicode (a lone surrogate); send UTF-8 text",
+    )
+
+
+def _no_reply(ep: _Episode) -> Exit | None:
+    """The policy gave no reply (stopped, timed out, its endpoint down, or it raised)."""
+    return ep.no_reply.end if ep.no_reply is not None else None
+
+
+def _answered(ep: _Episode) -> Exit | None:
+    return Exit(ExitReason.ANSWERED) if ep.state.final is not None else None
+
+
+def _tools_failed(ep: _Episode) -> Exit | None:
+    """An answer naming no document after every retrieval call failed in the tool."""
+    return Exit(ExitReason.TOOLS_FAILED, TOOLS_FAILED_MESSAGE) if ep.replies.tools_failed else None
+
+
+def _refused_in_a_row(ep: _Episode) -> Exit | None:
+    """``episode.max_refused_in_a_row`` proposals refused in a row."""
+    streak = ep.replies.refused_streak
+    if streak and streak >= ep.config.episode.max_refused_in_a_row:
+        message = f"{streak} refused proposals in a row; last: {ep.replies.last_refusal}"
+        return Exit(ExitReason.POLICY_ERROR, message)
+    return None
+
+
+def _max_calls(ep: _Episode) -> Exit | None:
+    """A call of the last reply was refused: the episode's ``episode.max_calls`` are used."""
+    if ep.replies.ran_calls and ep.replies.hit_call_cap:
+        return Exit(ExitReason.MAX_CALLS, f"{ep.config.episode.max_calls} tool calls")
+    return None
+
+
+def _hard_refused_turns(ep: _Episode) -> Exit | None:
+    """``episode.max_hard_refused_turns`` turns in a row whose calls the hard cutoff refused."""
+    streak = ep.replies.hard_streak
+    if ep.replies.ran_calls and streak >= ep.config.episode.max_hard_refused_turns:
+        message = f"past the hard limit, {streak} turns of refused retrieval calls"
+        return Exit(ExitReason.BUDGET, message)
+    return None
+
+
+def _cancelled(ep: _Episode) -> Exit | None:
+    """The reader or the caller asked the episode to stop."""
+    return Exit(ExitReason.CANCELLED, CANCELLED_MESSAGE) if ep.stopped() else None
+
+
+def _timeout(ep: _Episode) -> Exit | None:
+    wall = ep.config.episode.wall_time_s
+    return Exit(ExitReason.TIMEOUT, f"wall time {wall}s") if ep.elapsed() >= wall else None
+
+
+def _max_turns(ep: _Episode) -> Exit | None:
+    most = ep.config.episode.max_turns
+    return Exit(ExitReason.MAX_TURNS, f"{most} turns") if len(ep.state.turns) >= most else None
+
+
+def _over_budget(ep: _Episode) -> Exit | None:
+    """The next prompt, counted with its notices, is over the budget: it is never sent."""
+    usage, _ = ep.next_prompt()
+    if usage.used > usage.budget:
+        message = f"the next prompt needs {usage.used} tokens, over the budget of {usage.budget}"
+        return Exit(ExitReason.BUDGET, message)
+    return None
+
+
+#: every way an episode ends (besides a harness bug, ``error``, and a reader that
+#: leaves, ``cancelled``), checked in this order after the start and after every reply
+EXITS: tuple[Stop, ...] = (
+    Stop("policy_broken", 10, "start", _policy_broken),
+    Stop("empty_question", 11, "start", _empty_question),
+    Stop("no_searchable_words", 12, "start", _no_searchable_words),
+    Stop("invalid_text", 13, "start", _invalid_text),
+    Stop("no_reply", 20, "reply", _no_reply),
+    Stop("answered", 21, "reply", _answered),
+    Stop("tools_failed", 22, "reply", _tools_failed),
+    Stop("refused_in_a_row", 23, "reply", _refused_in_a_row),
+    Stop("max_calls", 24, "reply", _max_calls),
+    Stop("hard_refused_turns", 25, "reply", _hard_refused_turns),
+    Stop("cancelled", 30, "turn", _cancelled),
+    Stop("timeout", 31, "turn", _timeout),
+    Stop("max_turns", 32, "turn", _max_turns),
+    Stop("over_budget", 33, "turn", _over_budget),
+)
+
+
+# -- the episode --------------------------------------------------------------------------
 
 
 class _Episode:
+    """One episode's life; see the module docstring.
+
+    It owns its state, its recorder (each event stamped with its time and trace
+    position, applied to the state, queued for the reader), its meter, its call runner
+    and its replies; none of them holds a reference back to it, so an ended episode
+    (its trace, the chunks it held, the policy session) is freed by reference
+    counting as soon as its result is read.
+    """
+
     #: what proposes this episode's turns: the policy given, or the session an
     #: :class:`EpisodicPolicy` started for it (set by :meth:`use`)
     policy: Policy
@@ -99,13 +619,17 @@ class _Episode:
         self.reranker = reranker  # given by the caller; else the policy's (see :meth:`use`)
         self.should_stop = should_stop
         self.stop = threading.Event()  # set by the stream's reader (cancel, close)
-        self.result: Result | None = None  # set once the episode has ended
-        cost = prompt_cost(policy)
-        self.tc = TranscriptCounter(counter or get_counter(config.chunking.tokenizer), cost=cost)
+        self.t0 = time.perf_counter()
+        self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
         self.state = EpisodeState()
-        # (the recorder, the meter, the call runner and the replies hold no reference
-        # back to the episode: no cycle, see :mod:`thresher.harness.recorder`)
-        self.recorder = EventRecorder(self.state)
+        self.tc = TranscriptCounter(
+            counter or get_counter(config.chunking.tokenizer), cost=prompt_cost(policy)
+        )
+        self.opening: Opening | None = None  # set by :meth:`open`
+        self.no_reply: NoReply | None = None  # the turn the policy gave no reply for
+        self.usage: UsageState | None = None  # the usage of the prompt last sent
+        self._next: tuple[int, tuple[UsageState, list[str]]] | None = None
+        self.result: Result | None = None  # set once the episode has ended
         self.configure(config)
         if not isinstance(policy, EpisodicPolicy):
             self.use(policy)
@@ -114,18 +638,17 @@ class _Episode:
         """Run with ``config``: the parts that read the settings are built from it
         (at the start, before any turn)."""
         self.config = config
-        self.meter = Meter(self.state, self.tc, config.budget, self.recorder.emit)
+        self.meter = Meter(self.state, self.tc, config.budget)
         self.calls = CallRunner(
             self.state,
             self.store,
             config,
             self.tc,
             self.reranker,
-            self.recorder.emit,
-            self.recorder.elapsed,
             self.meter.notice_reserve(),
+            self.t0,
         )
-        self.replies = Replies(self.recorder, config, self.meter, self.calls)
+        self.replies = Replies(self.state, config, self.meter, self.calls)
 
     def use(self, policy: Policy) -> None:
         """Drive ``policy`` this episode; it reranks searches when it declares
@@ -134,12 +657,25 @@ class _Episode:
         if self.reranker is None:
             self.calls.reranker = policy if isinstance(policy, SearchReranker) else None
 
-    def emit(self, event: TraceEvent) -> TraceEvent:
-        return self.recorder.emit(event)
+    # -- recording ---------------------------------------------------------------------
+    def elapsed(self) -> float:
+        """Seconds since the episode started."""
+        return time.perf_counter() - self.t0
+
+    def record(self, event: TraceEvent) -> TraceEvent:
+        """Record ``event``: its time and its place in the trace set in one copy (the
+        trace then keeps it as is), applied through :meth:`EpisodeState.apply`, queued
+        for the reader. Returns the event as stored."""
+        timed = replace(event, t=round(self.elapsed(), 6), seq=len(self.state.trace))
+        stored = self.state.apply(timed)
+        self.pending.append(stored)
+        return stored
 
     def flush(self) -> Iterator[TraceEvent]:
         """Hand the recorded events to the reader, in order."""
-        return self.recorder.drain()
+        pending = self.pending
+        while pending:
+            yield pending.popleft()
 
     def stopped(self) -> bool:
         """Whether the reader asked the episode to stop (the stream's stop, ``should_stop``)."""
@@ -147,12 +683,121 @@ class _Episode:
             return True
         return self.should_stop is not None and bool(self.should_stop())
 
-    # -- the ends ----------------------------------------------------------------------
-    def finish(self, reason: ExitReason, message: str = "") -> Result:
-        limit = self.config.episode.final_documents
-        models = self.replies.models
-        self.result = end_episode(
-            self.recorder, self.question, self.meter.usage(), models, limit, reason, message
+    # -- the loop ----------------------------------------------------------------------
+    def loop(self) -> Generator[TraceEvent | Observation, Asked | None, Result]:
+        """The harness: open, then each turn observe, hand the observation out and take
+        the reply sent back, until an exit; returns the Result.
+
+        Yields each event as it is recorded and, once a turn, the
+        :class:`Observation` a policy is to answer; the driver sends the reply back
+        (:data:`Asked`) and None after an event."""
+        self.open()
+        yield from self.flush()
+        while (ended := self.exit()) is None:
+            observation = self.observe()
+            yield from self.flush()
+            asked = yield observation
+            if asked is None:
+                raise TypeError("the episode's driver must send the reply to an observation")
+            yield from self.take(asked)
+        result = self.end(ended.reason, ended.message)
+        yield from self.flush()
+        return result
+
+    def open(self) -> None:
+        """Start the policy (its session), fit the budget when the episode can begin,
+        and record the start."""
+        opened = self.opening = open_policy(self.given, self.question, self.store)
+        if all(stop.holds(self) is None for stop in EXITS if stop.when == "start"):
+            driver = opened.session if opened.session is not None else self.given
+            fitted, notice = fit_budget(driver, self.config)
+            if notice:  # the budget this episode runs with (recorded in its start)
+                self.configure(fitted)
+                if not isinstance(self.given, EpisodicPolicy):
+                    self.use(self.given)
+        if opened.session is not None:
+            self.use(opened.session)
+        self.record(opened.start_event(self.question, self.config, self.tc.counter.name))
+
+    def exit(self) -> Exit | None:
+        """How the episode ends now: the first of :data:`EXITS` that holds, else None."""
+        for stop in EXITS:
+            ended = stop.holds(self)
+            if ended is not None:
+                return ended
+        return None
+
+    def next_prompt(self) -> tuple[UsageState, list[str]]:
+        """The next prompt's usage and notice lines (counted once per trace position)."""
+        at = len(self.state.trace)
+        if self._next is None or self._next[0] != at:
+            self._next = (at, self.meter.settle(self.replies.extra))
+        return self._next[1]
+
+    def observe(self) -> Observation:
+        """Record the turn's query state; the observation the policy is to answer."""
+        turn = len(self.state.turns)
+        usage, notices = self.next_prompt()
+        self.record(query_state(self.state, turn, usage, notices))
+        messages = render_messages(self.state, self.tc.render_memo)
+        self.meter.sending(messages)
+        self.usage = usage
+        return replace(
+            build_observation(self.state, messages, usage, notices, hop=self.replies.hop),
+            wall_time_left_s=max(self.config.episode.wall_time_s - self.elapsed(), 0.0),
+        )
+
+    def take(self, asked: Asked) -> Iterator[TraceEvent]:
+        """Record the turn's reply, refused or applied (each event read out as it is
+        recorded), or the turn the policy gave none for."""
+        turn = self.state.turn
+        if isinstance(asked, NoReply):
+            self.no_reply = asked
+            self.record(ProposalEvent(turn=turn, valid=False, raw=asked.raw))
+            self.record(Refusal(turn=turn, code=asked.code, message=asked.message))
+            yield from self.flush()
+            return
+        assert self.usage is not None  # set by observe
+        value, elapsed = asked
+        for event in self.replies.take(turn, value, elapsed, self.usage):
+            self.record(event)
+            yield from self.flush()
+
+    # -- the end -----------------------------------------------------------------------
+    def end(self, reason: ExitReason, message: str = "") -> Result:
+        """Record the episode's end (``episode_end``) and return its Result."""
+        state = self.state
+        answered = reason is ExitReason.ANSWERED and state.final is not None
+        resolved = state.final if answered and state.final is not None else []
+        if not answered:
+            resolved = partial_ranking(state, self.config.episode.final_documents)
+        usage = self.meter.usage()
+        wall = self.elapsed()
+        self.record(
+            EpisodeEnd(
+                turn=max(state.turn, 0),
+                exit_reason=reason.value,
+                partial=not answered,
+                message=message,
+                turns=len(state.turns),
+                tool_calls=dict(state.tool_calls),
+                usage=usage.to_dict(),
+                wall_s=round(wall, 6),
+                documents=list(resolved),
+                models=list(self.replies.models),
+            )
+        )
+        self.result = Result(
+            question=self.question,
+            documents=documents_from_final(state, resolved),
+            exit_reason=reason,
+            partial=not answered,
+            usage=usage,
+            turns=len(state.turns),
+            tool_calls=dict(state.tool_calls),
+            wall_s=wall,
+            trace=tuple(state.trace),
+            message=message,
         )
         return self.result
 
@@ -162,34 +807,53 @@ class _Episode:
         if self.result is not None:
             return
         for cut in cut_short_calls(self.state.trace):
-            self.calls.emit_result(cut)
-        self.finish(ExitReason.CANCELLED, CANCELLED_MESSAGE)
+            self.record(self.calls.counted(cut))
+        self.end(ExitReason.CANCELLED, CANCELLED_MESSAGE)
 
     def fail(self, exc: Exception) -> Result:
         """The Result of an episode ended by an internal error (``error``)."""
         message = f"internal error: {type(exc).__name__}: {exc}"
         try:
-            return self.finish(ExitReason.ERROR, message)
+            return self.end(ExitReason.ERROR, message)
         except Exception:  # recording failed too: a bare Result with what the state holds
-            budget, wall = self.config.budget.total, self.recorder.elapsed()
-            self.result = bare_result(self.state, self.question, budget, wall, message)
+            state = self.state
+            self.result = Result(
+                question=self.question,
+                documents=(),
+                exit_reason=ExitReason.ERROR,
+                partial=True,
+                usage=Usage(state.used, state.peak, self.config.budget.total),
+                turns=len(state.turns),
+                tool_calls=dict(state.tool_calls),
+                wall_s=self.elapsed(),
+                trace=tuple(state.trace),
+                message=message,
+            )
             return self.result
 
-    # -- the loop ----------------------------------------------------------------------
+    # -- the driver of a policy object -------------------------------------------------
     def events(self) -> Generator[TraceEvent, None, Result]:
-        """The episode, one recorded event at a time; returns its Result.
+        """The episode driven by its policy, one recorded event at a time; returns its Result.
 
+        Runs :meth:`loop`, asking the policy (:func:`ask_policy`) for each observation.
         Closed early (``GeneratorExit``) or interrupted (``KeyboardInterrupt``), it
         records its end (``cancelled``) before it goes; a harness bug (or an error a
         reader throws in) ends it ``error`` with the trace so far.
         """
         try:
-            ended = self.start()
-            yield from self.flush()
-            while ended is None:
-                ended = yield from self.turn()
-                yield from self.flush()
-            return ended
+            loop = self.loop()
+            asked: Asked | None = None
+            while True:
+                try:
+                    item = loop.send(asked)
+                except StopIteration as done:
+                    result: Result = done.value
+                    return result
+                asked = None
+                if isinstance(item, Observation):
+                    asked = self.ask(item)
+                else:
+                    yield item
         except Exception as exc:  # the harness's own bug: still a Result, with the trace so far
             result = self.fail(exc)
             yield from self.flush()
@@ -201,69 +865,69 @@ class _Episode:
                 self.fail(exc)
             raise
 
-    def start(self) -> Result | None:
-        """Record the episode's start; a Result when it cannot begin."""
-        opened = open_policy(self.given, self.question, self.store)
-        ended = cannot_begin(opened, self.question, self.invalid_text)
-        if ended is None:  # the budget this episode runs with (recorded in its start)
-            driver = opened.session if opened.session is not None else self.given
-            fitted, notice = fit_budget(driver, self.config)
-            if notice:
-                self.configure(fitted)
-                if not isinstance(self.given, EpisodicPolicy):
-                    self.use(self.given)
-        if opened.session is not None:
-            self.use(opened.session)
-        self.emit(opened.start_event(self.question, self.config, self.tc.counter.name))
-        return None if ended is None else self.finish(ended.reason, ended.message)
-
-    def turn(self) -> Generator[TraceEvent, None, Result | None]:
-        """One turn: observe, propose, validate and apply; a Result when the episode ends.
-
-        The turn's query state is handed to the reader before the policy is asked."""
-        cfg = self.config
-        turn = len(self.state.turns)
-        if self.stopped():
-            return self.finish(ExitReason.CANCELLED, CANCELLED_MESSAGE)
-        if self.recorder.elapsed() >= cfg.episode.wall_time_s:
-            return self.finish(ExitReason.TIMEOUT, f"wall time {cfg.episode.wall_time_s}s")
-        if turn >= cfg.episode.max_turns:
-            return self.finish(ExitReason.MAX_TURNS, f"{cfg.episode.max_turns} turns")
-        usage, notices = self.meter.settle(self.replies.extra)
-        if usage.used > usage.budget:
-            return self.finish(
-                ExitReason.BUDGET,
-                f"the next prompt needs {usage.used} tokens, over the budget of {usage.budget}",
-            )
-        self.emit(query_state(self.state, turn, usage, notices))
-        messages = render_messages(self.state, self.tc.render_memo)
-        self.meter.sending(messages)
-        observation = replace(
-            build_observation(self.state, messages, usage, notices, hop=self.replies.hop),
-            wall_time_left_s=max(cfg.episode.wall_time_s - self.recorder.elapsed(), 0.0),
-        )
-        yield from self.flush()
-        asked = self.ask(turn, observation)
-        if isinstance(asked, Result):
-            return asked
-        value, elapsed = asked
-        ended = yield from self.replies.take(turn, value, elapsed, usage)
-        return None if ended is None else self.finish(ended.reason, ended.message)
-
-    def ask(self, turn: int, observation: Observation) -> tuple[Any, float] | Result:
-        """The policy's reply and its time, or the Result ending the episode."""
-        asked = ask_policy(
+    def ask(self, observation: Observation) -> Asked:
+        """The policy's reply to ``observation`` and its time, or why none came."""
+        return ask_policy(
             self.policy,
             observation,
             wall_time_s=self.config.episode.wall_time_s,
-            elapsed=self.recorder.elapsed,
+            elapsed=self.elapsed,
             stopped=self.stopped,
         )
-        if isinstance(asked, NoReply):
-            self.emit(ProposalEvent(turn=turn, valid=False, raw=asked.raw))
-            self.emit(Refusal(turn=turn, code=asked.code, message=asked.message))
-            return self.finish(asked.end.reason, asked.end.message)
-        return asked
+
+
+def cut_short_calls(trace: Trace) -> Iterator[ToolResult]:
+    """The calls of the last valid proposal that have no result yet, each as a refused
+    ``cancelled`` result, in call order (made one at a time, as they are recorded)."""
+    last = next((e for e in reversed(trace) if isinstance(e, ProposalEvent)), None)
+    if last is None or not last.valid or not last.proposal:
+        return
+    done = {e.call_id for e in trace if isinstance(e, ToolResult) and e.turn == last.turn}
+    for data in last.proposal.get("tool_calls") or ():
+        call = ToolCall.from_dict(data)
+        if call.call_id not in done:
+            yield refused_result(call, last.turn, "cancelled", CANCELLED_MESSAGE)
+
+
+# -- the drivers -------------------------------------------------------------------------
+
+
+def episode_loop(
+    question: str,
+    store: Store,
+    policy: Policy | EpisodicPolicy,
+    config: Config | None = None,
+    *,
+    reranker: SearchReranker | None = None,
+    counter: TokenCounter | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Generator[TraceEvent | Observation, Asked | None, Result]:
+    """One search episode driven from outside: the harness's loop, asking no one.
+
+    The caller is the driver. Each item the generator yields is a trace event as it is
+    recorded (send None to go on) or, once a turn, the :class:`Observation` a policy
+    would be handed (send the reply back: ``(reply, seconds)``, the reply as a policy
+    returns it, or a :class:`NoReply`). Its return value (``StopIteration.value``) is
+    the :class:`Result`. A harness error propagates to the driver (:func:`iter_episode`
+    ends such an episode ``error``); a loop closed early records nothing more.
+
+    Args:
+        question, store, config, reranker, counter, should_stop: as for
+            :func:`run_episode`.
+        policy: what the episode says proposes (its name, system prompt and tool
+            schemas are recorded; its optional protocols apply as for
+            :func:`run_episode`); it is never asked to propose.
+    """
+    episode = _Episode(
+        question,
+        store,
+        policy,
+        episode_config(policy, config or Config()),
+        reranker,
+        counter,
+        should_stop,
+    )
+    return episode.loop()
 
 
 def iter_episode(
@@ -330,7 +994,7 @@ def run_episode(
             (tests snapshot it to compare with replay).
         counter: token counter (default: ``config.chunking.tokenizer``).
         should_stop: asked before each turn and while the policy is thinking
-            (every :data:`~thresher.harness.asking.STOP_POLL_S` s); True ends the episode with exit reason
+            (every :data:`STOP_POLL_S` s); True ends the episode with exit reason
             ``cancelled`` (a ``threading.Event``'s ``is_set`` fits).
 
     Returns:

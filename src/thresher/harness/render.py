@@ -1,4 +1,4 @@
-"""Render the transcript the policy will be sent next (its tokens: :mod:`.transcript_counter`).
+"""Render the transcript the policy will be sent next (its tokens: :mod:`.budget`).
 
 The transcript is a list of chat messages (OpenAI shape)::
 
@@ -30,7 +30,7 @@ to one line (:func:`one_line`). A policy that sends an id back in its escaped
 form is understood (:func:`resolve_id`).
 
 The tokens are counted by
-:class:`~thresher.harness.transcript_counter.TranscriptCounter` (which says how).
+:class:`~thresher.harness.budget.TranscriptCounter` (which says how).
 """
 
 from __future__ import annotations

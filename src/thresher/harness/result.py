@@ -58,7 +58,7 @@ class ResultDocument:
         score: never rises with rank and compares documents within this result only:
             the policy's probabilities fit to its answer order when it scored every
             document (isotonic regression), else ``1 / rank``
-            (:func:`thresher.harness.final.rank_scores`). None only in results read
+            (:func:`thresher.harness.replies.rank_scores`). None only in results read
             from traces written before scores were filled in.
     """
 

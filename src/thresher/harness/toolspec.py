@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from thresher.config import Config
-from thresher.harness.transcript_counter import TranscriptCounter
+from thresher.harness.budget import TranscriptCounter
 from thresher.index.store import Hit
 
 if TYPE_CHECKING:

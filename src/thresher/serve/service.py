@@ -42,7 +42,7 @@ from anyio.to_thread import run_sync
 from thresher.config import Config
 from thresher.corpus.sanitize import invalid_path
 from thresher.errors import InputError, ThresherError
-from thresher.harness.opening import check_searchable
+from thresher.harness.episode import check_searchable
 from thresher.harness.result import Result
 from thresher.harness.stream import EpisodeStream
 from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl

@@ -9,7 +9,7 @@ Each kept episode becomes JSONL records in the OpenAI fine-tuning shape::
                   {"role": "assistant", "content": "<Document id=...>..."}],
      "tools": [...the five tool schemas...]}
 
-rebuilt from the trace alone (:func:`thresher.harness.replay.replay` and
+rebuilt from the trace alone (:func:`thresher.harness.state.replay` and
 :func:`thresher.harness.render.render_messages`), so the model sees exactly
 what the harness sent. Two layouts:
 
@@ -43,7 +43,7 @@ from thresher.corpus.jsonl import jsonl_line
 from thresher.errors import InputError
 from thresher.eval.metrics import output_recall, trajectory_recall
 from thresher.harness.render import render_messages
-from thresher.harness.replay import replay
+from thresher.harness.state import replay
 from thresher.harness.trace import (
     EpisodeEnd,
     EpisodeStart,
@@ -178,7 +178,7 @@ def _fix(messages: list[dict[str, Any]], system: str) -> list[dict[str, Any]]:
 
 
 def _final_message(events: Sequence[TraceEvent]) -> dict[str, Any]:
-    from thresher.harness.final import parse_final
+    from thresher.harness.replies import parse_final
 
     proposal = next(
         e for e in reversed(events) if isinstance(e, ProposalEvent) and e.valid and e.proposal

@@ -13,8 +13,8 @@ import pytest
 
 from policies.llm.test_policy import FINAL, SEARCH, episode
 from policies.llm.wire import exchanges, served
+from thresher.harness.budget import TranscriptCounter
 from thresher.harness.trace import QueryState, UsageReport
-from thresher.harness.transcript_counter import TranscriptCounter
 from thresher.testing.replay_server import reply, tool_call
 from thresher.tokens import CHATML_TOOLS_COST, get_counter
 

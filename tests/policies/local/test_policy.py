@@ -46,7 +46,7 @@ def test_two_hop_episode_answers_with_both_documents(store, config):
 
 def test_final_documents_come_from_evidence_in_view_with_scores_in_fields(store, config):
     """A pruning episode cites only what it kept; justifications are evidence sentences."""
-    from thresher.harness.replay import replay
+    from thresher.harness.state import replay
 
     pruning = LocalPolicy(LocalOptions(keep_docs=1, prune_below=0.99, stop_at=1.01), config=config)
     r = run_episode(QUESTION, store, pruning, config)

@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from thresher.harness.actions import FinalAnswer, MalformedReply, Proposal, ToolCall
-from thresher.harness.final import parse_final
+from thresher.harness.replies import parse_final
 from thresher.policies.llm.refused import SentCall, SentReply, attach
 from thresher.policies.llm.schemas import argument_example, check_tool_arguments, tool_names
 from thresher.policies.llm.textcalls import TEXT_FORMS, split_thinking, text_tool_calls

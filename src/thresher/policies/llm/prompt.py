@@ -5,7 +5,7 @@ supporting documents and never answers the question itself. It asks for
 decomposition into sub-queries, several tool calls per turn, proactive
 pruning as the token usage line nears its limits, no repeated searches, and
 a final ranked list with short justifications in the form
-:func:`thresher.harness.final.parse_final` reads. Retrieved text is declared
+:func:`thresher.harness.replies.parse_final` reads. Retrieved text is declared
 data, never instructions.
 """
 

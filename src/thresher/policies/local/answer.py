@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from thresher.harness.actions import RankedDocument
-from thresher.harness.final import rank_scores
 from thresher.harness.observation import Observation
+from thresher.harness.replies import rank_scores
 from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.chain import chain_order
 from thresher.policies.local.clues import Sentences, by_link, links
@@ -203,7 +203,7 @@ class AnswerRanker:
 def answer_scores(probs: list[float]) -> list[float]:
     """Scores of the answer's documents, best first: each document's probability of
     being evidence (its best chunk's, from the ranker), fit to the answer order by
-    isotonic regression (:func:`thresher.harness.final.rank_scores`): the closest
+    isotonic regression (:func:`thresher.harness.replies.rank_scores`): the closest
     non-increasing scores in least squares, so two documents the order placed
     against their probabilities share their mean, and every other keeps its own.
     Rounded to 4 places; empty for no documents.
