@@ -5,17 +5,17 @@ reusable daemon thread (:mod:`thresher.workers`), not a ``ThreadPoolExecutor``:
 a call that times out cannot be killed, and an executor joins its workers at
 interpreter exit, so one hung call would hang the process. The wait is sliced
 so a stop (the stream's reader, or the caller's ``should_stop``) is seen within
-:data:`STOP_POLL_S`; the policy's thread then finishes on its own, abandoned. An
-:class:`~thresher.harness.policy.InProcessPolicy` that declares itself
-in-process is asked on the episode's thread instead.
+:data:`STOP_POLL_S`; the policy's thread then finishes on its own, abandoned. A policy
+that declares ``in_process`` (:class:`~thresher.harness.policy.BasePolicy`) is
+asked on the episode's thread instead.
 
 A turn with no reply ends the episode (:class:`NoReply` says how it is recorded):
 the caller stopped (``cancelled``), the wall time passed (``timeout``), the
 policy's endpoint stayed down (a ``BackendUnavailableError``:
 ``endpoint_unavailable``), or the policy raised (``policy_error``: a policy bug
 ends the episode, never the process). A reply abandoned (stopped, timed out) is
-cancelled when the policy can (:class:`~thresher.harness.policy.CancelsCalls`:
-the LLM policy closes the model call's connection).
+cancelled when the policy declares ``cancel`` (the LLM policy closes the model
+call's connection).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 from thresher.errors import BackendUnavailableError
 from thresher.harness.ending import CANCELLED_MESSAGE, Exit
 from thresher.harness.observation import Observation
-from thresher.harness.policy import CancelsCalls, InProcessPolicy, Policy
+from thresher.harness.policy import Policy, cancel_work, runs_in_process
 from thresher.harness.result import ExitReason
 from thresher.workers import Job, submit
 
@@ -80,7 +80,7 @@ def ask_policy(
     """
     start = time.perf_counter()
     try:
-        if isinstance(policy, InProcessPolicy) and policy.in_process:
+        if runs_in_process(policy):
             value = _call_here(policy, observation, wall_time_s, elapsed, stopped)
         else:
             job = submit(lambda: policy.propose(observation))
@@ -116,11 +116,10 @@ def ask_policy(
 
 
 def _cancel_call(policy: Policy, observation: Observation) -> None:
-    """Abandoning the policy's reply: a :class:`CancelsCalls` policy (the LLM policy:
+    """Abandoning the policy's reply: a policy that declares ``cancel`` (the LLM policy:
     it closes the model call's connection) stops the work it started for it."""
-    if isinstance(policy, CancelsCalls):
-        with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
-            policy.cancel(observation)
+    with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
+        cancel_work(policy, observation)
 
 
 def _call_here(
@@ -130,9 +129,10 @@ def _call_here(
     elapsed: Callable[[], float],
     stopped: Callable[[], bool],
 ) -> Any:
-    """An in-process policy's reply, on this thread (see :class:`InProcessPolicy`):
-    ``_Stopped`` when the caller stopped before it, ``TimeoutError`` when the
-    reply came past the wall time, as :func:`_wait` would."""
+    """An in-process policy's reply, on this thread (``in_process``, see
+    :class:`~thresher.harness.policy.BasePolicy`): ``_Stopped`` when the caller stopped
+    before it, ``TimeoutError`` when the reply came past the wall time, as :func:`_wait`
+    would."""
     if stopped():
         raise _Stopped
     value = policy.propose(observation)

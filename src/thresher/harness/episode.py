@@ -58,7 +58,7 @@ from thresher.harness.opening import (
     pin,
     prompt_cost,
 )
-from thresher.harness.policy import EpisodicPolicy, Policy, SearchReranker
+from thresher.harness.policy import Policy, SearchReranker, reranker_of, starts_sessions
 from thresher.harness.recorder import EventRecorder
 from thresher.harness.render import render_messages
 from thresher.harness.replies import Replies
@@ -78,15 +78,15 @@ MAX_HARD_REFUSALS = EpisodeConfig().max_hard_refused_turns
 
 
 class _Episode:
-    #: what proposes this episode's turns: the policy given, or the session an
-    #: :class:`EpisodicPolicy` started for it (set by :meth:`use`)
+    #: what proposes this episode's turns: the policy given, or the session it
+    #: started for it when it declares ``start`` (set by :meth:`use`)
     policy: Policy
 
     def __init__(
         self,
         question: str,
         store: Store,
-        policy: Policy | EpisodicPolicy,
+        policy: Policy,
         config: Config,
         reranker: SearchReranker | None,
         counter: TokenCounter | None,
@@ -107,7 +107,7 @@ class _Episode:
         # back to the episode: no cycle, see :mod:`thresher.harness.recorder`)
         self.recorder = EventRecorder(self.state)
         self.configure(config)
-        if not isinstance(policy, EpisodicPolicy):
+        if not starts_sessions(policy):
             self.use(policy)
 
     def configure(self, config: Config) -> None:
@@ -128,11 +128,11 @@ class _Episode:
         self.replies = Replies(self.recorder, config, self.meter, self.calls)
 
     def use(self, policy: Policy) -> None:
-        """Drive ``policy`` this episode; it reranks searches when it declares
-        :class:`SearchReranker` and the caller gave no reranker."""
+        """Drive ``policy`` this episode; it reranks searches when it declares ``rerank``
+        and the caller gave no reranker."""
         self.policy = policy
         if self.reranker is None:
-            self.calls.reranker = policy if isinstance(policy, SearchReranker) else None
+            self.calls.reranker = reranker_of(policy)
 
     def emit(self, event: TraceEvent) -> TraceEvent:
         return self.recorder.emit(event)
@@ -210,7 +210,7 @@ class _Episode:
             fitted, notice = fit_budget(driver, self.config)
             if notice:
                 self.configure(fitted)
-                if not isinstance(self.given, EpisodicPolicy):
+                if not starts_sessions(self.given):
                     self.use(self.given)
         if opened.session is not None:
             self.use(opened.session)
@@ -269,7 +269,7 @@ class _Episode:
 def iter_episode(
     question: str,
     store: Store,
-    policy: Policy | EpisodicPolicy,
+    policy: Policy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -304,7 +304,7 @@ def iter_episode(
 def run_episode(
     question: str,
     store: Store,
-    policy: Policy | EpisodicPolicy,
+    policy: Policy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -318,12 +318,12 @@ def run_episode(
     Args:
         question: the user's question (empty: exit ``invalid_input``).
         store: the index, through the Store protocol.
-        policy: proposes tool calls or the final answer each turn; an
-            :class:`~thresher.harness.policy.EpisodicPolicy` is asked for a session
-            (``start(question)``) that does so for this episode.
+        policy: proposes tool calls or the final answer each turn (its hooks:
+            :class:`~thresher.harness.policy.BasePolicy`); one that declares
+            ``start(question)`` is asked for a session that does so for this episode.
         config: settings (defaults from the Context-1 report).
         reranker: reorders search candidates (default: the policy, or its session,
-            when it declares :class:`~thresher.harness.policy.SearchReranker`).
+            when it declares ``rerank``).
         on_event: called with every trace event as it is recorded (live views); an
             error it raises ends the episode with exit reason ``error``.
         on_turn: called with the live state right after each turn's query state

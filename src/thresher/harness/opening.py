@@ -5,17 +5,16 @@ Both may declare optional protocols, probed here once per episode:
 * a store that declares :class:`~thresher.index.store.PinsGeneration` is pinned
   to its live generation (:func:`pin`): the episode reads one index, and an
   ingest committed mid-episode shows in the next one;
-* a policy that declares :class:`~thresher.harness.policy.BoundsBudget` has a
+* a policy that declares ``budget_ceiling``
+  (:class:`~thresher.harness.policy.BasePolicy` documents every hook) has a
   ``budget.total`` left at its default lowered to what its model holds, with a
   notice (:func:`fit_budget`); a given budget is left for the policy to refuse;
-* a policy that declares :class:`~thresher.harness.policy.ChoosesRetrievalMode`
-  sets the episode's ``retrieval.mode`` (:func:`episode_config`), one that
-  declares :class:`~thresher.harness.policy.DeclaresPromptCost` has its prompt
-  template's cost counted (:func:`prompt_cost`);
-* an :class:`~thresher.harness.policy.EpisodicPolicy` starts a session for the
-  episode, and a policy (or session) that declares
-  :class:`~thresher.harness.policy.UsesReaderMemo` gets the store's reader memo
-  when it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`)
+* a policy's ``retrieval_mode`` sets the episode's ``retrieval.mode``
+  (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
+  counted (:func:`prompt_cost`);
+* a policy that declares ``start`` starts a session for the episode, and a
+  policy (or session) that declares ``use_reader_memo`` gets the store's reader
+  memo when it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`)
   (:func:`open_policy`).
 
 A store that cannot answer (closed, its backend gone) is used as given: the
@@ -41,12 +40,12 @@ from thresher.config import Config
 from thresher.errors import NoSearchableWordsError, ThresherError
 from thresher.harness.ending import Exit
 from thresher.harness.policy import (
-    BoundsBudget,
-    ChoosesRetrievalMode,
-    DeclaresPromptCost,
-    EpisodicPolicy,
     Policy,
-    UsesReaderMemo,
+    budget_ceiling_of,
+    hand_reader_memo,
+    prompt_cost_of,
+    retrieval_mode_of,
+    session_for,
 )
 from thresher.harness.result import ExitReason
 from thresher.harness.trace import EpisodeStart
@@ -91,31 +90,33 @@ def pin(store: Store) -> Store:
         return store
 
 
-def episode_config(policy: Policy | EpisodicPolicy, config: Config) -> Config:
+def episode_config(policy: Policy, config: Config) -> Config:
     """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
 
-    A :class:`~thresher.harness.policy.ChoosesRetrievalMode` policy sets
+    A policy's ``retrieval_mode`` (:class:`~thresher.harness.policy.BasePolicy`) sets
     ``retrieval.mode``; the result is recorded in the trace's start event.
     """
-    if isinstance(policy, ChoosesRetrievalMode) and policy.retrieval_mode != config.retrieval.mode:
-        return config.override({"retrieval.mode": policy.retrieval_mode})
+    mode = retrieval_mode_of(policy)
+    if mode is not None and mode != config.retrieval.mode:
+        return config.override({"retrieval.mode": mode})
     return config
 
 
-def fit_budget(policy: Policy | EpisodicPolicy, config: Config) -> tuple[Config, str]:
+def fit_budget(policy: Policy, config: Config) -> tuple[Config, str]:
     """``config`` with ``budget.total`` fitted to what ``policy`` holds, and the notice saying so.
 
-    A :class:`~thresher.harness.policy.BoundsBudget` policy whose ceiling is below
+    A policy that declares ``budget_ceiling`` (:class:`~thresher.harness.policy.BasePolicy`)
+    whose ceiling is below
     ``budget.total`` gets the ceiling when the budget was not given
     (:meth:`~thresher.config.Config.is_given`); a given budget is kept (the policy
     refuses it, saying what fits), as is every budget when the ceiling is unknown, not
     positive, or its query fails. The notice ("" when nothing changed) is also logged
     as a warning, once per process.
     """
-    if not isinstance(policy, BoundsBudget) or config.is_given("budget.total"):
+    if config.is_given("budget.total"):
         return config, ""
     try:
-        ceiling = policy.budget_ceiling()
+        ceiling = budget_ceiling_of(policy)
     except Exception:  # the server cannot say (down, broken): the first turn reports it
         return config, ""
     if ceiling is None or not 0 < ceiling.tokens < config.budget.total:
@@ -132,17 +133,17 @@ def fit_budget(policy: Policy | EpisodicPolicy, config: Config) -> tuple[Config,
     return config.fitted({"budget.total": ceiling.tokens}), notice
 
 
-def prompt_cost(policy: Policy | EpisodicPolicy) -> PromptCost | None:
-    """The prompt template cost ``policy`` declares
-    (:class:`~thresher.harness.policy.DeclaresPromptCost`); None when it declares none."""
-    return policy.prompt_cost if isinstance(policy, DeclaresPromptCost) else None
+def prompt_cost(policy: Policy) -> PromptCost | None:
+    """The prompt template cost ``policy`` declares (its ``prompt_cost``); None when it
+    declares none."""
+    return prompt_cost_of(policy)
 
 
 @dataclass(frozen=True, slots=True)
 class Opening:
     """What the policy said of itself at the episode's start.
 
-    session: the session an :class:`~thresher.harness.policy.EpisodicPolicy` started
+    session: the session a policy that declares ``start`` started
     for the episode (None: the policy given drives it, or it could not start);
     tool_schemas, system_prompt, name: as recorded in the start event;
     broken: why the policy could not start or describe itself ("" if it could).
@@ -168,21 +169,16 @@ class Opening:
         )
 
 
-def open_policy(given: Policy | EpisodicPolicy, question: str, store: Store) -> Opening:
+def open_policy(given: Policy, question: str, store: Store) -> Opening:
     """Start ``given`` for one episode of ``question`` over ``store`` (already pinned):
     its session when it is episodic, the store's reader memo handed to what drives
     the episode when that uses one, and what it says of itself. A failure is an
     :class:`Opening` with ``broken`` set, never an exception."""
     session: Policy | None = None
     try:
-        if isinstance(given, EpisodicPolicy):  # this episode's own session
-            session = policy = given.start(question)
-        else:
-            policy = given
-        if isinstance(policy, UsesReaderMemo):
-            memo = _reader_memo(store)
-            if memo is not None:  # (an empty memo is falsy: it has a length)
-                policy.use_reader_memo(memo)
+        session = session_for(given, question)  # this episode's own session, if any
+        policy = given if session is None else session
+        hand_reader_memo(policy, lambda: _reader_memo(store))
         schemas = list(policy.tool_schemas() or [])
         system_prompt = str(policy.system_prompt)
         name = str(policy.name)
