@@ -10,9 +10,10 @@ The public surface, imported lazily so that ``import thresher`` (and the CLI's
 - :class:`Result`, :class:`ResultDocument`, :class:`ExitReason` — what an episode returns;
 - :func:`open_store`, :func:`ingest` — open an index (a folder or a Chroma server URL)
   and add documents to it;
-- :class:`Policy` — the protocol a policy implements (with its optional capabilities
-  :class:`SearchReranker`, :class:`ChoosesRetrievalMode` and :class:`InProcessPolicy`),
-  and :class:`EpisodicPolicy` — a policy that starts a session (a Policy) per episode;
+- :class:`BasePolicy` — the class a policy subclasses, every hook with its default;
+  :class:`Policy` — the least the harness drives (any object with ``name``,
+  ``system_prompt``, ``tool_schemas()`` and ``propose()``); :class:`SearchReranker` —
+  what ``search(reranker=...)`` takes;
 - :mod:`thresher.errors` — the typed errors.
 """
 
@@ -36,11 +37,9 @@ _LAZY = {
     "ExitReason": "thresher.harness.result",
     "open_store": "thresher.index.backends",
     "ingest": "thresher.index.backends",
+    "BasePolicy": "thresher.harness.policy",
     "Policy": "thresher.harness.policy",
-    "EpisodicPolicy": "thresher.harness.policy",
     "SearchReranker": "thresher.harness.policy",
-    "ChoosesRetrievalMode": "thresher.harness.policy",
-    "InProcessPolicy": "thresher.harness.policy",
 }
 
 __all__ = [
@@ -55,23 +54,15 @@ __all__ = [
     "ExitReason",
     "open_store",
     "ingest",
+    "BasePolicy",
     "Policy",
-    "EpisodicPolicy",
     "SearchReranker",
-    "ChoosesRetrievalMode",
-    "InProcessPolicy",
 ]
 
 if TYPE_CHECKING:
     from thresher.api import close_indexes, search, searching
     from thresher.config import Config
-    from thresher.harness.policy import (
-        ChoosesRetrievalMode,
-        EpisodicPolicy,
-        InProcessPolicy,
-        Policy,
-        SearchReranker,
-    )
+    from thresher.harness.policy import BasePolicy, Policy, SearchReranker
     from thresher.harness.result import ExitReason, Result, ResultDocument
     from thresher.index.backends import ingest, open_store
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from thresher.config import Config
 
 if TYPE_CHECKING:
-    from thresher.harness.policy import EpisodicPolicy, Policy, SearchReranker
+    from thresher.harness.policy import Policy, SearchReranker
     from thresher.harness.result import Result
     from thresher.harness.stream import EpisodeStream
     from thresher.harness.trace import TraceEvent
@@ -90,7 +90,7 @@ def with_filter(config: Config, where: str | Mapping[str, Any] | None, path: str
 def searching(
     question: str,
     index: str | Path | Store,
-    policy: str | Policy | EpisodicPolicy = "local",
+    policy: str | Policy = "local",
     config: Config | str | Path | Mapping[str, Any] | None = None,
     *,
     k: int | None = None,
@@ -143,7 +143,7 @@ def searching(
 def search(
     question: str,
     index: str | Path | Store,
-    policy: str | Policy | EpisodicPolicy = "local",
+    policy: str | Policy = "local",
     config: Config | str | Path | Mapping[str, Any] | None = None,
     *,
     k: int | None = None,

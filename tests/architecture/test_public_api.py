@@ -21,8 +21,7 @@ def test_result_documents_every_field() -> None:
             assert f.name in doc, f"{cls.__name__}.{f.name} is not documented"
 
 
-def test_the_policy_protocol_is_the_harness_one() -> None:
-    from thresher.harness.policy import Policy
-    from thresher.policies.base import Policy as Reexported
+def test_the_policy_contract_is_the_harness_one() -> None:
+    from thresher.harness.policy import BasePolicy, Policy
 
-    assert thresher.Policy is Policy is Reexported
+    assert thresher.Policy is Policy and thresher.BasePolicy is BasePolicy

@@ -9,6 +9,7 @@ import threading
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall, answer, call
 from thresher.harness.budget import HARD_NOTICE, SOFT_NOTICE, TranscriptCounter, usage_line
 from thresher.harness.episode import MAX_HARD_REFUSALS, MAX_REFUSED_PROPOSALS, run_episode
+from thresher.harness.policy import BasePolicy
 from thresher.harness.result import ExitReason
 from thresher.harness.state import replay
 from thresher.harness.trace import (
@@ -375,15 +376,12 @@ def test_final_with_ranked_document_objects_and_max_documents(store, config):
     assert [e.code for e in events(r, Refusal)] == ["too_many_documents"]
 
 
-class Faceless:
+class Faceless(BasePolicy):
     name = "faceless"
 
     @property
     def system_prompt(self):
         raise RuntimeError("no prompt")
-
-    def tool_schemas(self):
-        return []
 
     def propose(self, observation):
         return answer()

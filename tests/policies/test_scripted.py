@@ -7,7 +7,7 @@ import pytest
 from thresher.harness.actions import Proposal, answer, call
 from thresher.harness.budget import UsageState
 from thresher.harness.observation import Observation
-from thresher.policies.base import Policy
+from thresher.harness.policy import Policy
 from thresher.policies.scripted import ScriptedPolicy, ScriptExhaustedError
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from thresher.harness.episode import run_episode
+from thresher.harness.policy import Policy
 from thresher.harness.result import ExitReason
 from thresher.policies import get_policy, policy_names
-from thresher.policies.base import Policy
 from thresher.policies.single_shot import SingleShotPolicy
 
 

@@ -58,20 +58,20 @@ def warm_up(task: Task, store: Store, run: RunConfig) -> None:
 
     Once per store in this process, search it for ``task``'s question (the embedding
     model, the index files); once per configuration whose policy runs in process
-    (:class:`~thresher.harness.policy.InProcessPolicy`, itself or its session: the
-    local policy's models and their libraries), run one episode of ``task`` and drop
+    (``in_process``, itself or its session: the local policy's models and their
+    libraries), run one episode of ``task`` and drop
     it. A policy that calls a model is not warmed that way (it would cost a model
     call). The caches either fills are cleared after.
     """
-    from thresher.harness.policy import EpisodicPolicy, InProcessPolicy
+    from thresher.harness.policy import runs_in_process, session_for
     from thresher.policies import build_policy
 
     if _first(store, _warm_stores):
         store.hybrid_search(task.question, 1)
     if _first((run.label, run.policy), _warm_runs):
         policy = build_policy(run.policy, run.config, run.policy_options)
-        driver = policy.start(task.question) if isinstance(policy, EpisodicPolicy) else policy
-        if isinstance(driver, InProcessPolicy):
+        session = session_for(policy, task.question)
+        if runs_in_process(policy if session is None else session):
             run_episode_of(task, store, run, None)
     if isinstance(store, KeepsQueryCaches):
         store.clear_query_caches()

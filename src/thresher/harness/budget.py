@@ -6,7 +6,7 @@
   name and arguments) + tokens of the tool schemas (JSON) if the policy declares any;
   the generic costs are :data:`~thresher.harness.render.MESSAGE_OVERHEAD` and
   :data:`~thresher.harness.render.TOOL_CALL_OVERHEAD`. A policy that declares its chat
-  template's costs (:class:`~thresher.harness.policy.DeclaresPromptCost`, the LLM
+  template's costs (``prompt_cost``, :class:`~thresher.harness.policy.BasePolicy`; the LLM
   policy) is counted with them instead (:class:`~thresher.tokens.PromptCost`: per
   message, per tool call, per tool result, the tools preamble), and the texts' tokens
   are scaled by the ratio of the model's vocabulary to ours, calibrated from each

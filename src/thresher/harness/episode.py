@@ -7,16 +7,15 @@ protocols, probed here once per episode:
 * a store that declares :class:`~thresher.index.store.PinsGeneration` is pinned to
   its live generation (:func:`pin`): the episode reads one index, and an ingest
   committed mid-episode shows in the next one;
-* a policy that declares :class:`~thresher.harness.policy.BoundsBudget` has a
-  ``budget.total`` left at its default lowered to what its model holds, with a
-  notice (:func:`fit_budget`); a given budget is left for the policy to refuse;
-* a policy that declares :class:`~thresher.harness.policy.ChoosesRetrievalMode` sets
-  the episode's ``retrieval.mode`` (:func:`episode_config`), one that declares
-  :class:`~thresher.harness.policy.DeclaresPromptCost` has its prompt template's
-  cost counted (:func:`prompt_cost`);
-* an :class:`~thresher.harness.policy.EpisodicPolicy` starts a session for the
-  episode, and a policy (or session) that declares
-  :class:`~thresher.harness.policy.UsesReaderMemo` gets the store's reader memo when
+* a policy that declares ``budget_ceiling`` (every hook is documented on
+  :class:`~thresher.harness.policy.BasePolicy`) has a ``budget.total`` left at its
+  default lowered to what its model holds, with a notice (:func:`fit_budget`); a
+  given budget is left for the policy to refuse;
+* a policy's ``retrieval_mode`` sets the episode's ``retrieval.mode``
+  (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
+  counted (:func:`prompt_cost`);
+* a policy that declares ``start`` starts a session for the episode, and a policy
+  (or session) that declares ``use_reader_memo`` gets the store's reader memo when
   it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`) (:func:`open_policy`).
 
 A store that cannot answer (closed, its backend gone) is used as given: the episode's
@@ -33,14 +32,13 @@ observation on a reusable daemon thread (:mod:`thresher.workers`), not a
 ``ThreadPoolExecutor``: a call that times out cannot be killed, and an executor joins
 its workers at interpreter exit, so one hung call would hang the process. The wait is
 sliced so a stop (the stream's reader, or the caller's ``should_stop``) is seen within
-:data:`STOP_POLL_S`; the policy's thread then finishes on its own, abandoned. An
-:class:`~thresher.harness.policy.InProcessPolicy` that declares itself in-process is
+:data:`STOP_POLL_S`; the policy's thread then finishes on its own, abandoned. A
+policy that declares ``in_process`` (:class:`~thresher.harness.policy.BasePolicy`) is
 asked on the episode's thread instead. A turn with no reply is a :class:`NoReply`:
 the caller stopped, the wall time passed, the policy's endpoint stayed down (a
 ``BackendUnavailableError``) or the policy raised (a policy bug ends the episode,
 never the process); a reply abandoned (stopped, timed out) is cancelled when the
-policy can (:class:`~thresher.harness.policy.CancelsCalls`: the LLM policy closes the
-model call's connection).
+policy declares ``cancel`` (the LLM policy closes the model call's connection).
 
 *Take the reply* (:class:`~thresher.harness.replies.Replies`): checked, then refused
 or applied; its tool calls run concurrently and their results are applied in call
@@ -94,15 +92,17 @@ from thresher.harness.actions import ToolCall
 from thresher.harness.budget import Meter, TranscriptCounter, UsageState
 from thresher.harness.observation import Observation, build_observation, query_state
 from thresher.harness.policy import (
-    BoundsBudget,
-    CancelsCalls,
-    ChoosesRetrievalMode,
-    DeclaresPromptCost,
-    EpisodicPolicy,
-    InProcessPolicy,
     Policy,
     SearchReranker,
-    UsesReaderMemo,
+    budget_ceiling_of,
+    cancel_work,
+    hand_reader_memo,
+    prompt_cost_of,
+    reranker_of,
+    retrieval_mode_of,
+    runs_in_process,
+    session_for,
+    starts_sessions,
 )
 from thresher.harness.render import render_messages
 from thresher.harness.replies import TOOLS_FAILED_MESSAGE, Replies
@@ -198,31 +198,32 @@ def pin(store: Store) -> Store:
         return store
 
 
-def episode_config(policy: Policy | EpisodicPolicy, config: Config) -> Config:
+def episode_config(policy: Policy, config: Config) -> Config:
     """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
 
-    A :class:`~thresher.harness.policy.ChoosesRetrievalMode` policy sets
+    A policy's ``retrieval_mode`` (:class:`~thresher.harness.policy.BasePolicy`) sets
     ``retrieval.mode``; the result is recorded in the trace's start event.
     """
-    if isinstance(policy, ChoosesRetrievalMode) and policy.retrieval_mode != config.retrieval.mode:
-        return config.override({"retrieval.mode": policy.retrieval_mode})
+    mode = retrieval_mode_of(policy)
+    if mode is not None and mode != config.retrieval.mode:
+        return config.override({"retrieval.mode": mode})
     return config
 
 
-def fit_budget(policy: Policy | EpisodicPolicy, config: Config) -> tuple[Config, str]:
+def fit_budget(policy: Policy, config: Config) -> tuple[Config, str]:
     """``config`` with ``budget.total`` fitted to what ``policy`` holds, and the notice saying so.
 
-    A :class:`~thresher.harness.policy.BoundsBudget` policy whose ceiling is below
-    ``budget.total`` gets the ceiling when the budget was not given
+    A policy that declares ``budget_ceiling`` (:class:`~thresher.harness.policy.BasePolicy`)
+    whose ceiling is below ``budget.total`` gets the ceiling when the budget was not given
     (:meth:`~thresher.config.Config.is_given`); a given budget is kept (the policy
     refuses it, saying what fits), as is every budget when the ceiling is unknown, not
     positive, or its query fails. The notice ("" when nothing changed) is also logged
     as a warning, once per process.
     """
-    if not isinstance(policy, BoundsBudget) or config.is_given("budget.total"):
+    if config.is_given("budget.total"):
         return config, ""
     try:
-        ceiling = policy.budget_ceiling()
+        ceiling = budget_ceiling_of(policy)
     except Exception:  # the server cannot say (down, broken): the first turn reports it
         return config, ""
     if ceiling is None or not 0 < ceiling.tokens < config.budget.total:
@@ -239,17 +240,17 @@ def fit_budget(policy: Policy | EpisodicPolicy, config: Config) -> tuple[Config,
     return config.fitted({"budget.total": ceiling.tokens}), notice
 
 
-def prompt_cost(policy: Policy | EpisodicPolicy) -> PromptCost | None:
-    """The prompt template cost ``policy`` declares
-    (:class:`~thresher.harness.policy.DeclaresPromptCost`); None when it declares none."""
-    return policy.prompt_cost if isinstance(policy, DeclaresPromptCost) else None
+def prompt_cost(policy: Policy) -> PromptCost | None:
+    """The prompt template cost ``policy`` declares (its ``prompt_cost``); None when it
+    declares none."""
+    return prompt_cost_of(policy)
 
 
 @dataclass(frozen=True, slots=True)
 class Opening:
     """What the policy said of itself at the episode's start.
 
-    session: the session an :class:`~thresher.harness.policy.EpisodicPolicy` started
+    session: the session a policy that declares ``start`` started
     for the episode (None: the policy given drives it, or it could not start);
     tool_schemas, system_prompt, name: as recorded in the start event;
     broken: why the policy could not start or describe itself ("" if it could).
@@ -275,21 +276,16 @@ class Opening:
         )
 
 
-def open_policy(given: Policy | EpisodicPolicy, question: str, store: Store) -> Opening:
+def open_policy(given: Policy, question: str, store: Store) -> Opening:
     """Start ``given`` for one episode of ``question`` over ``store`` (already pinned):
     its session when it is episodic, the store's reader memo handed to what drives
     the episode when that uses one, and what it says of itself. A failure is an
     :class:`Opening` with ``broken`` set, never an exception."""
     session: Policy | None = None
     try:
-        if isinstance(given, EpisodicPolicy):  # this episode's own session
-            session = policy = given.start(question)
-        else:
-            policy = given
-        if isinstance(policy, UsesReaderMemo):
-            memo = _reader_memo(store)
-            if memo is not None:  # (an empty memo is falsy: it has a length)
-                policy.use_reader_memo(memo)
+        session = session_for(given, question)  # this episode's own session, if any
+        policy = given if session is None else session
+        hand_reader_memo(policy, lambda: _reader_memo(store))
         schemas = list(policy.tool_schemas() or [])
         system_prompt = str(policy.system_prompt)
         name = str(policy.name)
@@ -369,7 +365,7 @@ def ask_policy(
     """
     start = time.perf_counter()
     try:
-        if isinstance(policy, InProcessPolicy) and policy.in_process:
+        if runs_in_process(policy):
             value = _call_here(policy, observation, wall_time_s, elapsed, stopped)
         else:
             job = submit(lambda: policy.propose(observation))
@@ -405,11 +401,10 @@ def ask_policy(
 
 
 def _cancel_call(policy: Policy, observation: Observation) -> None:
-    """Abandoning the policy's reply: a :class:`CancelsCalls` policy (the LLM policy:
+    """Abandoning the policy's reply: a policy that declares ``cancel`` (the LLM policy:
     it closes the model call's connection) stops the work it started for it."""
-    if isinstance(policy, CancelsCalls):
-        with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
-            policy.cancel(observation)
+    with contextlib.suppress(Exception):  # a failed cancel must not hide the exit
+        cancel_work(policy, observation)
 
 
 def _call_here(
@@ -419,8 +414,8 @@ def _call_here(
     elapsed: Callable[[], float],
     stopped: Callable[[], bool],
 ) -> Any:
-    """An in-process policy's reply, on this thread (see :class:`InProcessPolicy`):
-    ``_Stopped`` when the caller stopped before it, ``TimeoutError`` when the
+    """An in-process policy's reply, on this thread (``in_process``, see
+    :class:`~thresher.harness.policy.BasePolicy`): ``_Stopped`` when the caller stopped before it, ``TimeoutError`` when the
     reply came past the wall time, as :func:`_wait` would."""
     if stopped():
         raise _Stopped
@@ -598,15 +593,15 @@ class _Episode:
     counting as soon as its result is read.
     """
 
-    #: what proposes this episode's turns: the policy given, or the session an
-    #: :class:`EpisodicPolicy` started for it (set by :meth:`use`)
+    #: what proposes this episode's turns: the policy given, or the session it
+    #: started for it when it declares ``start`` (set by :meth:`use`)
     policy: Policy
 
     def __init__(
         self,
         question: str,
         store: Store,
-        policy: Policy | EpisodicPolicy,
+        policy: Policy,
         config: Config,
         reranker: SearchReranker | None,
         counter: TokenCounter | None,
@@ -631,7 +626,7 @@ class _Episode:
         self._next: tuple[int, tuple[UsageState, list[str]]] | None = None
         self.result: Result | None = None  # set once the episode has ended
         self.configure(config)
-        if not isinstance(policy, EpisodicPolicy):
+        if not starts_sessions(policy):
             self.use(policy)
 
     def configure(self, config: Config) -> None:
@@ -651,11 +646,11 @@ class _Episode:
         self.replies = Replies(self.state, config, self.meter, self.calls)
 
     def use(self, policy: Policy) -> None:
-        """Drive ``policy`` this episode; it reranks searches when it declares
-        :class:`SearchReranker` and the caller gave no reranker."""
+        """Drive ``policy`` this episode; it reranks searches when it declares ``rerank``
+        and the caller gave no reranker."""
         self.policy = policy
         if self.reranker is None:
-            self.calls.reranker = policy if isinstance(policy, SearchReranker) else None
+            self.calls.reranker = reranker_of(policy)
 
     # -- recording ---------------------------------------------------------------------
     def elapsed(self) -> float:
@@ -713,7 +708,7 @@ class _Episode:
             fitted, notice = fit_budget(driver, self.config)
             if notice:  # the budget this episode runs with (recorded in its start)
                 self.configure(fitted)
-                if not isinstance(self.given, EpisodicPolicy):
+                if not starts_sessions(self.given):
                     self.use(self.given)
         if opened.session is not None:
             self.use(opened.session)
@@ -895,7 +890,7 @@ def cut_short_calls(trace: Trace) -> Iterator[ToolResult]:
 def episode_loop(
     question: str,
     store: Store,
-    policy: Policy | EpisodicPolicy,
+    policy: Policy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -933,7 +928,7 @@ def episode_loop(
 def iter_episode(
     question: str,
     store: Store,
-    policy: Policy | EpisodicPolicy,
+    policy: Policy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -968,7 +963,7 @@ def iter_episode(
 def run_episode(
     question: str,
     store: Store,
-    policy: Policy | EpisodicPolicy,
+    policy: Policy,
     config: Config | None = None,
     *,
     reranker: SearchReranker | None = None,
@@ -982,12 +977,12 @@ def run_episode(
     Args:
         question: the user's question (empty: exit ``invalid_input``).
         store: the index, through the Store protocol.
-        policy: proposes tool calls or the final answer each turn; an
-            :class:`~thresher.harness.policy.EpisodicPolicy` is asked for a session
-            (``start(question)``) that does so for this episode.
+        policy: proposes tool calls or the final answer each turn (its hooks:
+            :class:`~thresher.harness.policy.BasePolicy`); one that declares
+            ``start(question)`` is asked for a session that does so for this episode.
         config: settings (defaults from the Context-1 report).
         reranker: reorders search candidates (default: the policy, or its session,
-            when it declares :class:`~thresher.harness.policy.SearchReranker`).
+            when it declares ``rerank``).
         on_event: called with every trace event as it is recorded (live views); an
             error it raises ends the episode with exit reason ``error``.
         on_turn: called with the live state right after each turn's query state

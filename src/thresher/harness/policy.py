@@ -1,48 +1,34 @@
-"""What the harness knows about a policy: one required protocol and its declared capabilities.
+"""What the harness knows about a policy: one base class with every hook, and how it reads them.
 
-The harness drives a policy, so the harness owns the contract. A policy is
-anything with a ``name``, a ``system_prompt``, ``tool_schemas()`` and
-``propose(observation)``: :class:`Policy`. A policy may also *declare* optional
-capabilities, each a protocol of its own that the harness checks with
-``isinstance`` and calls itself (never a hidden hook found by attribute lookup).
+A policy author subclasses :class:`BasePolicy` and reads it in one place: it
+sets ``name`` and ``system_prompt``, overrides ``propose`` (or ``start``, for a
+session per episode), and overrides any of the other hooks it needs; each
+hook's docstring says what the harness does with it and what the default does.
+A hook a subclass does not override declares nothing: the harness skips it
+(it never calls a default ``rerank``, ``start``, ``use_reader_memo``, ``cancel``
+or ``budget_ceiling``, and reads the attribute defaults as "none").
 
-A policy that keeps state across the turns of an episode is an
-:class:`EpisodicPolicy` instead: the harness calls ``start(question)`` once per
-episode and drives the :class:`Policy` it returns (a *session*, owning that
-episode's state) for every turn, and as the episode's reranker when the session
-declares :class:`SearchReranker`. One such policy object serves any number of
-episodes, one after another or at once, since no episode's state lives on it.
+The harness accepts any :class:`Policy`: an object that is not a ``BasePolicy``
+is read by duck typing, as with the optional protocols of earlier versions
+(``name``, ``system_prompt``, ``tool_schemas()`` and ``propose(observation)``
+suffice; a hook it has is one it declares). The harness reads the hooks only
+through the functions at the end of this module (:func:`starts_sessions`,
+:func:`reranker_of`, ...), so the rule for what counts as declared lives here.
 
-The capabilities:
-
-* :class:`SearchReranker`: reorders (and may cut) the candidates of every
-  ``search_corpus`` call before the harness cuts them to the budget. It gets a
-  :class:`RerankRequest`, whose ``score_against_question`` scores chunks
-  against the episode's question *through the harness* (the policy never
-  holds the Store).
-* :class:`DeclaresPromptCost`: the tokens its model's chat template adds
-  (:class:`~thresher.tokens.PromptCost`); the harness counts the transcript with
-  them and calibrates the text ratio from each reported usage.
-* :class:`UsesReaderMemo`: a session that keeps what it derives from chunk text
-  in the store's per-generation :class:`~thresher.index.reader_memo.ReaderMemo`
-  (when the store keeps one: :class:`~thresher.index.store.KeepsReaderMemo`), so
-  the next episode on that index does not derive it again.
-* :class:`BoundsBudget`: a policy whose model holds at most so many tokens (an
-  LLM server's context less the reply); before the first turn the harness lowers
-  a ``budget.total`` left at its default to that ceiling, with a notice, and
-  leaves a given one for the policy to refuse
-  (:func:`~thresher.harness.opening.fit_budget`).
-* :class:`ChoosesRetrievalMode`: the single-retriever baselines (``bm25``,
-  ``dense``) set ``retrieval_mode``; :func:`~thresher.harness.episode.run_episode`
-  applies it to the episode's config, so every caller (API, CLI, eval,
-  tuning, benches) runs the same episode for the same policy.
+A policy's state across the turns of an episode belongs in a session: a policy
+that overrides ``start(question)`` gets it called once per episode and the
+harness drives the :class:`Policy` it returns for every turn. One such policy
+object serves any number of episodes, one after another or at once. Which object
+a hook is read on: ``retrieval_mode`` and ``prompt_cost`` on the policy given;
+``start`` on the policy given; every other hook on what drives the episode (the
+session, when there is one, else the policy given).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from thresher.config import RetrievalMode
 from thresher.index.reader_memo import ReaderMemo
@@ -54,18 +40,21 @@ if TYPE_CHECKING:
     from thresher.harness.observation import Observation
 
 __all__ = [
+    "BasePolicy",
     "Policy",
-    "EpisodicPolicy",
     "SearchReranker",
     "RerankRequest",
-    "ChoosesRetrievalMode",
-    "InProcessPolicy",
-    "CancelsCalls",
-    "DeclaresPromptCost",
-    "BoundsBudget",
     "BudgetCeiling",
     "QuestionScorer",
-    "UsesReaderMemo",
+    "starts_sessions",
+    "session_for",
+    "reranker_of",
+    "retrieval_mode_of",
+    "prompt_cost_of",
+    "budget_ceiling_of",
+    "runs_in_process",
+    "cancel_work",
+    "hand_reader_memo",
 ]
 
 #: ``chunk_ids -> [(bm25, cosine), ...]``: scores of chunks against the episode's question
@@ -74,7 +63,10 @@ QuestionScorer = Callable[[Sequence[str]], list[tuple[float, float]]]
 
 @runtime_checkable
 class Policy(Protocol):
-    """Proposes each turn's tool calls, a prune, or the final answer.
+    """The least the harness drives: what a policy must have, duck typed.
+
+    Every :class:`BasePolicy` is one; so is any object with these four members
+    (its other hooks, if it has any, are read as :class:`BasePolicy` documents them).
 
     Attributes:
         name: a short identifier recorded in the trace.
@@ -89,38 +81,13 @@ class Policy(Protocol):
         ...
 
     def propose(self, observation: Observation) -> Proposal | MalformedReply:
-        """The next proposal, or a ``MalformedReply`` the harness refuses with its message.
-
-        May raise; the harness then ends with ``policy_error`` (``endpoint_unavailable``
-        for a ``BackendUnavailableError``).
-        """
-        ...
-
-
-@runtime_checkable
-class EpisodicPolicy(Protocol):
-    """A policy whose episodes each get a session of their own.
-
-    ``run_episode`` calls ``start(question)`` once, before the first turn, and the
-    returned :class:`Policy` proposes every turn of that episode (its name, system
-    prompt and tool schemas are the ones recorded); the capabilities it declares
-    (:class:`SearchReranker`, :class:`InProcessPolicy`, ...) are the episode's.
-
-    Attributes:
-        name: a short identifier (its sessions' name).
-    """
-
-    name: str
-
-    def start(self, question: str) -> Policy:
-        """A fresh session for one episode of ``question``; may raise (the episode then
-        ends with ``policy_error``)."""
+        """The next proposal, or a ``MalformedReply`` the harness refuses with its message."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class RerankRequest:
-    """The candidates of one ``search_corpus`` call, handed to a :class:`SearchReranker`.
+    """The candidates of one ``search_corpus`` call, handed to :meth:`BasePolicy.rerank`.
 
     Attributes:
         query: the call's query.
@@ -140,77 +107,13 @@ class RerankRequest:
 
 @runtime_checkable
 class SearchReranker(Protocol):
-    """A policy that reorders the candidates of every ``search_corpus`` call.
-
-    The harness calls ``rerank`` on the episode's own thread, in the order the
-    turn proposed its searches, each once its fetch is in (the fetches run
-    concurrently, the reranks do not): a reranker needs no lock.
-    """
+    """What reorders the candidates of every ``search_corpus`` call: a policy that
+    overrides :meth:`BasePolicy.rerank`, or a reranker a caller gives
+    :func:`~thresher.harness.episode.run_episode` (``reranker=``)."""
 
     def rerank(self, request: RerankRequest) -> Sequence[Hit]:
         """The hits to show, best first (a subset of ``request.hits``; may be shorter)."""
         ...
-
-
-@runtime_checkable
-class UsesReaderMemo(Protocol):
-    """A policy (or session) that keeps what it derives from chunks in the store's
-    per-generation memo: the harness calls ``use_reader_memo`` once, before the first
-    turn, when the store keeps one (:class:`~thresher.index.store.KeepsReaderMemo`)."""
-
-    def use_reader_memo(self, memo: ReaderMemo) -> None:
-        """Keep this episode's derivations of chunk text in ``memo`` (shared with other
-        episodes on the same index generation: never change a value read from it)."""
-        ...
-
-
-@runtime_checkable
-class InProcessPolicy(Protocol):
-    """A policy whose ``propose`` is bounded work in this process (no model call, no
-    I/O), when ``in_process`` is true.
-
-    The harness calls it on the episode's own thread rather than handing each turn
-    to a worker and waiting: for a policy whose turn takes a few milliseconds the
-    two thread switches cost more than the turn (a local-policy episode of 6.5
-    turns ran 10-15% faster). Its time still counts toward the wall time, but a
-    call is not cut short, and a stop request is seen between turns.
-    """
-
-    in_process: bool
-
-
-@runtime_checkable
-class CancelsCalls(Protocol):
-    """A policy that can stop the work it started for an observation (the LLM policy:
-    it closes the model call's connection, so the server stops generating).
-
-    The harness calls ``cancel(observation)`` when it abandons a reply: the wall
-    time ran out, or the caller stopped the episode.
-    """
-
-    def cancel(self, observation: Observation) -> None:
-        """Stop the work started for ``observation`` (no-op when there is none)."""
-        ...
-
-
-@runtime_checkable
-class ChoosesRetrievalMode(Protocol):
-    """A policy whose ``search_corpus`` runs one retriever (``bm25``, ``dense``) or ``hybrid``."""
-
-    retrieval_mode: RetrievalMode
-
-
-@runtime_checkable
-class DeclaresPromptCost(Protocol):
-    """A policy that knows what its model's chat template adds to the transcript.
-
-    The harness counts the transcript with ``prompt_cost`` (per message, per tool
-    call, per tool result, the tools preamble) and fits the ratio of the model's
-    vocabulary to its own from every ``usage.prompt_tokens`` the policy reports, so
-    the count before the first reply is close and later counts follow the server.
-    """
-
-    prompt_cost: PromptCost
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,15 +124,193 @@ class BudgetCeiling:
     reason: str
 
 
-@runtime_checkable
-class BoundsBudget(Protocol):
-    """A policy whose model can be sent at most so many tokens (an LLM served with a
-    fixed context: the context less the reply it asks room for)."""
+class BasePolicy:
+    """The class a policy subclasses: every hook the harness reads, each with its default.
+
+    Required: ``name``, ``system_prompt`` and :meth:`propose` (a policy that
+    overrides :meth:`start` leaves ``propose`` to its sessions). Everything else is
+    optional; a hook left as it is here declares nothing and the harness behaves as
+    for a policy without it. ``in_process`` and :meth:`use_reader_memo` exist only
+    for speed: they never change what an episode does.
+
+    Attributes:
+        name: a short identifier recorded in the trace (``episode_start.policy``).
+        system_prompt: the first message of the transcript, counted in the budget
+            (a policy without a model may use
+            ``thresher.policies.base.DEFAULT_SYSTEM_PROMPT``).
+        retrieval_mode: ``bm25`` or ``dense`` runs every ``search_corpus`` of the
+            episode with that one retriever, ``hybrid`` with both; the harness sets
+            the episode's ``retrieval.mode`` to it whoever runs the episode (API, CLI,
+            eval, benches), and records it in ``episode_start.config``. Default None:
+            the config's mode. Read on the policy given.
+        prompt_cost: the tokens the policy's model's chat template adds
+            (:class:`~thresher.tokens.PromptCost`: per message, per tool call, per
+            tool result, the tools preamble); the harness counts the transcript with
+            them and fits the ratio of the model's vocabulary to its own from every
+            ``usage.prompt_tokens`` a proposal reports, so the budget follows the
+            server. Default None: the harness's own count. Read on the policy given.
+        in_process: (speed only) True when :meth:`propose` is bounded work in this
+            process (no model call, no I/O): the harness calls it on the episode's
+            own thread instead of handing each turn to a worker and waiting, which
+            for a turn of a few milliseconds costs more than the turn. Its time
+            still counts toward the wall time, but the call is not cut short, and a
+            stop request is seen between turns. Default False: a worker thread.
+    """
+
+    name: str
+    system_prompt: str
+    retrieval_mode: RetrievalMode | None = None
+    prompt_cost: PromptCost | None = None
+    in_process: bool = False
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tool schemas the policy sends its model: the harness counts them in the
+        budget and records them in ``episode_start``. Default: none (a policy without a
+        model sends no tools)."""
+        return []
+
+    def propose(self, observation: Observation) -> Proposal | MalformedReply:
+        """The next turn: tool calls, a prune, or the final answer.
+
+        The harness validates the proposal against its own rules and applies it; a
+        :class:`~thresher.harness.actions.MalformedReply` is refused with its message
+        (shown at the next turn). It may raise: the episode then ends with
+        ``policy_error`` (``endpoint_unavailable`` for a ``BackendUnavailableError``).
+        Called on a worker thread (the episode's own with ``in_process``), within the
+        episode's wall time. Default: raises ``NotImplementedError`` (override it, or
+        :meth:`start`).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} overrides neither propose(observation) nor "
+            "start(question): override propose to answer each turn"
+        )
+
+    def start(self, question: str) -> Policy:
+        """A fresh session for one episode of ``question``, owning that episode's state.
+
+        When overridden, the harness calls it once per episode, before the first turn,
+        and drives the :class:`Policy` it returns for every turn: the session's name,
+        system prompt and tool schemas are the ones recorded, and its hooks (all but
+        ``retrieval_mode`` and ``prompt_cost``) are the episode's. It may raise: the
+        episode then ends with ``policy_error``. Default (not called by the harness):
+        this policy itself drives every episode, so it must keep no episode's state.
+        """
+        return self
+
+    def rerank(self, request: RerankRequest) -> Sequence[Hit]:
+        """The candidates of one ``search_corpus`` call to show, best first: a subset of
+        ``request.hits``, may be shorter; the harness then cuts them to the call's
+        token budget.
+
+        When overridden, the harness calls it on the episode's own thread, in the
+        order the turn proposed its searches, each once its fetch is in (the fetches
+        run concurrently, the reranks do not: no lock needed). A rerank that raises
+        fails its call only (``tool_error`` for a typed error, else ``tool_failed``).
+        A caller's ``reranker=`` takes its place. Default (not called): the fused
+        order.
+        """
+        return request.hits
 
     def budget_ceiling(self) -> BudgetCeiling | None:
-        """The ceiling, or None when unknown (a server that reports no context size).
+        """The largest ``budget.total`` the policy's model holds (an LLM served with a
+        fixed context: the context less the reply), or None when unknown.
 
-        Called on the episode's thread before its first turn; it may ask a server
-        (once per policy object is enough: the answer does not change). An error it
-        raises leaves the budget as it is (the first turn reports the failure)."""
-        ...
+        When overridden, the harness calls it on the episode's thread before the first
+        turn and lowers a ``budget.total`` left at its default to the ceiling, with a
+        notice; a given budget is kept, for the policy to refuse. It may ask a server
+        (once per policy object is enough); an error it raises leaves the budget as it
+        is. Default (not called): no ceiling.
+        """
+        return None
+
+    def cancel(self, observation: Observation) -> None:
+        """Stop the work started for ``observation`` (no-op when there is none).
+
+        When overridden, the harness calls it when it abandons a reply (the wall time
+        ran out, or the caller stopped the episode); an error it raises is ignored.
+        The LLM policy closes the model call's connection, so the server stops
+        generating. Default (not called): the abandoned call runs to its end on its
+        worker thread, and its reply is dropped.
+        """
+
+    def use_reader_memo(self, memo: ReaderMemo) -> None:
+        """(Speed only.) Keep this episode's derivations of chunk text in ``memo``.
+
+        When overridden, the harness calls it once, before the first turn, when the
+        store keeps a per-generation memo (:class:`~thresher.index.store.KeepsReaderMemo`):
+        what the policy derives from chunk text alone, keyed by that text, is then there
+        for the next episode on the same index generation. The memo is shared: never
+        change a value read from it. Default (not called): the policy derives what it
+        needs each episode.
+        """
+
+
+def _declares(policy: object, hook: str) -> bool:
+    """Whether ``policy`` declares the method ``hook``: a :class:`BasePolicy` overrides
+    it (on its class or the instance); any other object has it (duck typing)."""
+    found = getattr(policy, hook, None)
+    if found is None:
+        return False
+    if isinstance(policy, BasePolicy):
+        return getattr(found, "__func__", found) is not getattr(BasePolicy, hook)
+    return True
+
+
+def starts_sessions(policy: object) -> bool:
+    """Whether ``policy`` starts a session per episode (it declares ``start``)."""
+    return _declares(policy, "start")
+
+
+def session_for(policy: object, question: str) -> Policy | None:
+    """The session ``policy`` starts for an episode of ``question``; None when it declares
+    no ``start`` (it drives its episodes itself). Raises what ``start`` raises."""
+    if not starts_sessions(policy):
+        return None
+    return cast(BasePolicy, policy).start(question)
+
+
+def reranker_of(policy: object) -> SearchReranker | None:
+    """``policy`` as the reranker of its episode's searches, when it declares ``rerank``."""
+    return cast(SearchReranker, policy) if _declares(policy, "rerank") else None
+
+
+def retrieval_mode_of(policy: object) -> RetrievalMode | None:
+    """The retrieval mode ``policy`` sets for its episodes; None: the config's."""
+    mode: RetrievalMode | None = getattr(policy, "retrieval_mode", None)
+    return mode
+
+
+def prompt_cost_of(policy: object) -> PromptCost | None:
+    """The chat-template cost ``policy`` declares; None: the harness's own count."""
+    cost: PromptCost | None = getattr(policy, "prompt_cost", None)
+    return cost
+
+
+def budget_ceiling_of(policy: object) -> BudgetCeiling | None:
+    """The budget ceiling ``policy`` declares (None: none, or unknown); raises what
+    ``budget_ceiling`` raises."""
+    if not _declares(policy, "budget_ceiling"):
+        return None
+    return cast(BasePolicy, policy).budget_ceiling()
+
+
+def runs_in_process(policy: object) -> bool:
+    """Whether ``policy`` asks to be called on the episode's thread (``in_process``)."""
+    return bool(getattr(policy, "in_process", False))
+
+
+def cancel_work(policy: object, observation: Observation) -> None:
+    """Stop what ``policy`` started for ``observation``, when it declares ``cancel``;
+    raises what ``cancel`` raises."""
+    if _declares(policy, "cancel"):
+        cast(BasePolicy, policy).cancel(observation)
+
+
+def hand_reader_memo(policy: object, memo: Callable[[], ReaderMemo | None]) -> None:
+    """Give ``policy`` the store's reader memo when it declares ``use_reader_memo`` and
+    ``memo()`` has one (``memo`` is asked only then); raises what the hook raises."""
+    if not _declares(policy, "use_reader_memo"):
+        return
+    kept = memo()
+    if kept is not None:  # (an empty memo is falsy: it has a length)
+        cast(BasePolicy, policy).use_reader_memo(kept)

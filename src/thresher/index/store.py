@@ -175,7 +175,7 @@ class DocumentInfo:
 class KeepsReaderMemo(Protocol):
     """A store that keeps, per live index generation, what readers derive from its chunks
     (:class:`~thresher.index.reader_memo.ReaderMemo`): the harness hands it to a policy
-    session that declares :class:`~thresher.harness.policy.UsesReaderMemo`."""
+    session that declares ``use_reader_memo`` (:class:`~thresher.harness.policy.BasePolicy`)."""
 
     def reader_memo(self) -> ReaderMemo:
         """The live generation's reader memo (a new generation starts an empty one)."""

@@ -11,7 +11,8 @@ A policy is named three ways, all resolved by :func:`policy_factory`:
 Each names a :class:`~thresher.policies.factory.PolicyFactory`: called with the
 settings, a seed and its options record, whatever the policy (see
 :mod:`thresher.policies.factory`). :func:`register_policy` adds a name at run time.
-The harness never imports a concrete policy: it drives whatever satisfies
+The harness never imports a concrete policy: it drives a subclass of
+:class:`thresher.harness.policy.BasePolicy`, or whatever else satisfies
 :class:`thresher.harness.policy.Policy`.
 """
 
@@ -28,7 +29,7 @@ from thresher.errors import ConfigError
 from thresher.policies.factory import PolicyFactory, fill_options, option_types
 
 if TYPE_CHECKING:
-    from thresher.harness.policy import EpisodicPolicy, Policy
+    from thresher.harness.policy import Policy
 
 __all__ = [
     "POLICIES",
@@ -134,7 +135,7 @@ def policy_factory(spec: str) -> PolicyFactory:
 
 def get_policy(
     spec: str, config: Config | None = None, *, seed: int | None = None, **options: Any
-) -> Policy | EpisodicPolicy:
+) -> Policy:
     """Build the policy ``spec`` names with ``options`` (see :func:`build_policy`).
 
     Raises ``ConfigError`` for an unknown name (listing the known ones) or option.
@@ -148,7 +149,7 @@ def build_policy(
     options: Mapping[str, Any] | None = None,
     *,
     seed: int | None = None,
-) -> Policy | EpisodicPolicy:
+) -> Policy:
     """Build a policy the way every caller (API, CLI, eval, training) does.
 
     The factory is called with ``config`` (default ``Config()``), ``seed`` and its

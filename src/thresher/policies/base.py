@@ -1,48 +1,14 @@
-"""What a policy author needs in one import: the protocols, the proposal types, a default prompt.
+"""The default system prompt of a policy that sends no model its own.
 
-The harness owns the contract (:mod:`thresher.harness.policy`): a policy reads
-an :class:`Observation` and returns a :class:`Proposal`; it never touches the
-harness state. Optional capabilities are declared protocols the harness
-checks and calls: :class:`SearchReranker` (reorder ``search_corpus``
-candidates) and :class:`ChoosesRetrievalMode` (a single-retriever baseline).
-A policy with state across an episode's turns is an :class:`EpisodicPolicy`:
-the harness asks it for a session (a :class:`Policy`) per episode.
-This module re-exports them next to the default system prompt.
+A policy subclasses :class:`~thresher.harness.policy.BasePolicy` (the harness
+owns the contract) and sets its ``system_prompt``; one without a model (the local
+policy, the baselines, the scripted test double) sets this one, which the
+transcript opens with and the budget counts.
 """
 
 from __future__ import annotations
 
-from thresher.harness.actions import (
-    FinalAnswer,
-    MalformedReply,
-    Proposal,
-    RankedDocument,
-    ToolCall,
-)
-from thresher.harness.observation import ActiveChunk, Observation
-from thresher.harness.policy import (
-    ChoosesRetrievalMode,
-    EpisodicPolicy,
-    Policy,
-    RerankRequest,
-    SearchReranker,
-)
-
-__all__ = [
-    "Policy",
-    "EpisodicPolicy",
-    "SearchReranker",
-    "RerankRequest",
-    "ChoosesRetrievalMode",
-    "Observation",
-    "ActiveChunk",
-    "Proposal",
-    "MalformedReply",
-    "ToolCall",
-    "FinalAnswer",
-    "RankedDocument",
-    "DEFAULT_SYSTEM_PROMPT",
-]
+__all__ = ["DEFAULT_SYSTEM_PROMPT"]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You find the documents that answer a question by searching a corpus over several "

@@ -4,7 +4,7 @@ They share the tools, the budget and the trace with the local policy, so a
 comparison isolates the strategy:
 
 * ``bm25`` / ``dense``: single-shot with one retriever: they declare
-  :class:`~thresher.harness.policy.ChoosesRetrievalMode`, and
+  ``retrieval_mode`` (:class:`~thresher.harness.policy.BasePolicy`), and
   :func:`~thresher.harness.episode.run_episode` runs ``search_corpus`` with that
   mode whoever calls it;
 * ``single-shot`` (hybrid, in :mod:`thresher.policies.single_shot`);

@@ -31,7 +31,7 @@ from thresher.errors import ConfigError
 
 if TYPE_CHECKING:
     from thresher.config import Config
-    from thresher.harness.policy import EpisodicPolicy, Policy
+    from thresher.harness.policy import Policy
 
 __all__ = ["PolicyFactory", "Factory", "NoOptions", "fill_options", "option_types"]
 
@@ -55,9 +55,7 @@ class PolicyFactory(Protocol):
     @property
     def seeded(self) -> bool: ...
 
-    def __call__(
-        self, config: Config, seed: int | None, options: Any, /
-    ) -> Policy | EpisodicPolicy:
+    def __call__(self, config: Config, seed: int | None, options: Any, /) -> Policy:
         """The policy: ``config`` the run's settings, ``seed`` the rollout's (None: no
         seed asked for), ``options`` a record of the type of :attr:`defaults`."""
         ...
@@ -67,13 +65,11 @@ class PolicyFactory(Protocol):
 class Factory(Generic[OptionsT]):
     """A :class:`PolicyFactory` from a build function and its options' defaults."""
 
-    build: Callable[[Config, int | None, OptionsT], Policy | EpisodicPolicy]
+    build: Callable[[Config, int | None, OptionsT], Policy]
     defaults: OptionsT
     seeded: bool = False
 
-    def __call__(
-        self, config: Config, seed: int | None, options: OptionsT, /
-    ) -> Policy | EpisodicPolicy:
+    def __call__(self, config: Config, seed: int | None, options: OptionsT, /) -> Policy:
         return self.build(config, seed, options)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from thresher.errors import ThresherError
 from thresher.harness.actions import Proposal
 from thresher.harness.observation import Observation
+from thresher.harness.policy import BasePolicy
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 
 __all__ = ["ScriptedPolicy", "ScriptExhaustedError", "Action"]
@@ -25,7 +26,7 @@ class ScriptExhaustedError(ThresherError):
     """A ScriptedPolicy was asked for more turns than its script holds."""
 
 
-class ScriptedPolicy:
+class ScriptedPolicy(BasePolicy):
     """Replays ``actions`` one per turn (a test double, not a search strategy).
 
     Args:

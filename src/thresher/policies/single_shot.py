@@ -11,11 +11,11 @@ ranked them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from thresher.config import Config
 from thresher.harness.actions import FinalAnswer, Proposal, RankedDocument, ToolCall
 from thresher.harness.observation import Observation
+from thresher.harness.policy import BasePolicy
 from thresher.harness.result import rank_by_retrieval
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.factory import Factory
@@ -38,7 +38,7 @@ def rank_active_documents(observation: Observation, limit: int) -> list[RankedDo
     ]
 
 
-class SingleShotPolicy:
+class SingleShotPolicy(BasePolicy):
     """Search once with the question, then return the top documents.
 
     Args:
@@ -50,9 +50,6 @@ class SingleShotPolicy:
 
     def __init__(self, top_k: int = 10) -> None:
         self.top_k = top_k
-
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return []
 
     def propose(self, observation: Observation) -> Proposal:
         """Turn 0: ``search_corpus(question)``; then the same search again while fewer

@@ -19,11 +19,11 @@ import pytest
 
 from thresher.config import Config
 from thresher.harness.episode import MAX_REFUSED_PROPOSALS, run_episode
+from thresher.harness.policy import Policy
 from thresher.harness.render import render_messages
 from thresher.harness.result import ExitReason, Result
 from thresher.harness.trace import ProposalEvent, Refusal, ToolResult, UsageReport
 from thresher.policies import get_policy
-from thresher.policies.base import Policy
 from thresher.policies.llm import LLMPolicy
 from thresher.policies.llm.messages import chat_messages, short_call_id
 from thresher.policies.llm.prompt import SYSTEM_PROMPT

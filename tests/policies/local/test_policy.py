@@ -7,7 +7,13 @@ import json
 from thresher.config import Config
 from thresher.corpus.document import Chunk
 from thresher.harness.episode import run_episode
-from thresher.harness.policy import EpisodicPolicy, InProcessPolicy, Policy, SearchReranker
+from thresher.harness.policy import (
+    BasePolicy,
+    reranker_of,
+    runs_in_process,
+    session_for,
+    starts_sessions,
+)
 from thresher.harness.result import ExitReason
 from thresher.index.embedded.store import EmbeddedStore
 from thresher.index.store import Hit
@@ -20,10 +26,10 @@ QUESTION = "In which province is the town where the Halvard Glassworks was found
 
 def test_registered_default_and_protocol(config):
     policy = get_policy("local", config=config)
-    assert isinstance(policy, LocalPolicy) and isinstance(policy, EpisodicPolicy)
-    session = policy.start(QUESTION)  # each episode's own state, never the policy's
-    assert isinstance(session, Policy) and isinstance(session, SearchReranker)
-    assert isinstance(session, InProcessPolicy) and session.in_process
+    assert isinstance(policy, LocalPolicy) and starts_sessions(policy)
+    session = session_for(policy, QUESTION)  # each episode's own state, never the policy's
+    assert isinstance(session, BasePolicy) and reranker_of(session) is session
+    assert runs_in_process(session) and not starts_sessions(session)
     assert session.name == policy.name == "local"
     import inspect
 

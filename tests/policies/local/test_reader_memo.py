@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from thresher.harness.episode import run_episode
-from thresher.harness.policy import UsesReaderMemo
+from thresher.harness.policy import BasePolicy
 from thresher.harness.result import ExitReason
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import KeepsReaderMemo
@@ -38,7 +38,7 @@ def test_episodes_share_the_generations_memo_and_decide_as_without_it(store, con
     assert isinstance(store, KeepsReaderMemo)
     assert not isinstance(_NoMemo(store), KeepsReaderMemo)
     policy = LocalPolicy(config=config)
-    assert isinstance(policy.start(QUESTION), UsesReaderMemo)
+    assert type(policy.start(QUESTION)).use_reader_memo is not BasePolicy.use_reader_memo
     memo = store.reader_memo()
     assert memo is store.reader_memo(), "one memo per live generation"
     alone = _outcome(run_episode(QUESTION, _NoMemo(store), policy, config))

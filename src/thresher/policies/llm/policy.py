@@ -13,9 +13,9 @@ and explains to the model at the next turn. The policy keeps no episode
 state: what it needs (earlier searches, refused replies so far) is read from
 the transcript, so one instance can serve concurrent episodes.
 
-The server's context must hold the budget and a reply: the policy declares
-:class:`~thresher.harness.policy.BoundsBudget` (its ceiling is the context the
-server reports less ``llm.max_tokens``), so a budget left at its default is fitted
+The server's context must hold the budget and a reply: the policy overrides
+``budget_ceiling`` (a :class:`~thresher.harness.policy.BasePolicy` hook: the context
+the server reports less ``llm.max_tokens``), so a budget left at its default is fitted
 to the server before the first turn, and a given one that does not fit is refused
 (:class:`ContextTooSmallError`).
 """
@@ -34,7 +34,7 @@ from thresher.config import Config
 from thresher.errors import ThresherError
 from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.observation import Observation
-from thresher.harness.policy import BudgetCeiling
+from thresher.harness.policy import BasePolicy, BudgetCeiling
 from thresher.harness.render import escape_id
 from thresher.llm.client import ChatClient, EndpointSettings
 from thresher.llm.context import ContextSize
@@ -64,7 +64,7 @@ class ContextTooSmallError(ThresherError):
     """The server's context cannot hold the token budget plus a reply (checked at start)."""
 
 
-class LLMPolicy:
+class LLMPolicy(BasePolicy):
     """A tool-calling LLM as the policy.
 
     Args:
@@ -185,8 +185,9 @@ class LLMPolicy:
 
     def budget_ceiling(self) -> BudgetCeiling | None:
         """The largest ``budget.total`` the server's context holds with a reply of
-        ``llm.max_tokens`` (a harness :class:`~thresher.harness.policy.BoundsBudget`);
-        None when the server reports no context size."""
+        ``llm.max_tokens`` (the hook
+        :meth:`~thresher.harness.policy.BasePolicy.budget_ceiling`); None when the
+        server reports no context size."""
         size = self.context_size()
         if size is None:
             return None

@@ -33,13 +33,13 @@ An episode, turn by turn:
 The policy object holds settings and models only: :meth:`LocalPolicy.start`
 gives each episode a :class:`~thresher.policies.local.session.LocalSession`
 owning that episode's state, so one policy serves any number of episodes, one
-after another or at once (it is a harness
-:class:`~thresher.harness.policy.EpisodicPolicy`). The session is split by job:
+after another or at once (it overrides
+:meth:`~thresher.harness.policy.BasePolicy.start`). The session is split by job:
 :mod:`~thresher.policies.local.planner` (the follow-ups),
 :mod:`~thresher.policies.local.scoring` (the candidate scorer),
 :mod:`~thresher.policies.local.stop` (the stop model) and
 :mod:`~thresher.policies.local.answer` (the answer ranker). It never holds the
-Store: a session declares :class:`~thresher.harness.policy.SearchReranker`, and
+Store: a session overrides :meth:`~thresher.harness.policy.BasePolicy.rerank`, and
 each rerank request carries the harness's scorer of chunks against the
 question (used for a follow-up's best-fused candidates); grep hits come scored
 against the question in their lineage.
@@ -48,9 +48,9 @@ against the question in their lineage.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from thresher.config import Config
+from thresher.harness.policy import BasePolicy
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.constants import DEFAULT_CONTROLS
@@ -71,11 +71,12 @@ __all__ = [
 ]
 
 
-class LocalPolicy:
+class LocalPolicy(BasePolicy):
     """Offline multi-hop search policy driven by a small learned scorer.
 
-    An :class:`~thresher.harness.policy.EpisodicPolicy`: each episode runs in the
-    session :meth:`start` returns; the policy itself keeps nothing of an episode.
+    A :class:`~thresher.harness.policy.BasePolicy` that overrides ``start``: each
+    episode runs in the session :meth:`start` returns; the policy itself keeps nothing
+    of an episode.
 
     ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
     at None take the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
@@ -123,9 +124,6 @@ class LocalPolicy:
         self.rerank_depth = int(tuned["rerank_depth"] if o.rerank_depth is None else o.rerank_depth)
         self.frontier_k = o.frontier_k
         self.chain_order = o.chain_order
-
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return []
 
     def start(self, question: str) -> LocalSession:
         """A session for one episode of ``question``, built from the current settings."""

@@ -29,7 +29,7 @@ from typing import Any
 
 from thresher.harness.actions import FinalAnswer, Proposal, ToolCall
 from thresher.harness.observation import Observation
-from thresher.harness.policy import RerankRequest
+from thresher.harness.policy import BasePolicy, RerankRequest
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import Hit
 from thresher.policies.fill import fill_search
@@ -43,10 +43,10 @@ from thresher.policies.local.scoring import CandidateScorer
 __all__ = ["LocalSession"]
 
 
-class LocalSession:
+class LocalSession(BasePolicy):
     """The local policy's session for one episode (a harness
-    :class:`~thresher.harness.policy.Policy` and
-    :class:`~thresher.harness.policy.SearchReranker`).
+    :class:`~thresher.harness.policy.BasePolicy` that proposes, reranks, runs in
+    process and keeps its derivations in the reader memo).
 
     Args:
         question: the episode's question.
@@ -91,7 +91,7 @@ class LocalSession:
 
     def use_reader_memo(self, memo: ReaderMemo) -> None:
         """Keep what this episode derives from chunk text alone in the index
-        generation's ``memo`` (a harness :class:`~thresher.harness.policy.UsesReaderMemo`;
+        generation's ``memo`` (the harness's ``use_reader_memo`` hook;
         see :mod:`~thresher.policies.local.memo`)."""
         self.memory.text.shared = memo
 

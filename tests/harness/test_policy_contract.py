@@ -1,11 +1,18 @@
-"""The policy contract: declared capabilities, one episode whoever runs it, evidence in view.
+"""The policy contract: one base class, declared hooks, one episode whoever runs it.
 
+* a policy subclasses ``BasePolicy``: a hook it does not override declares
+  nothing (the harness runs the episode as for a policy without it), one it
+  overrides is applied; every hook is documented with its default;
+* a third-party policy written against the former protocols (no base class, only
+  ``name``, ``system_prompt``, ``tool_schemas`` and ``propose``, or ``start``)
+  runs the same episode as its ``BasePolicy`` twin;
 * what a policy declares (retrieval mode, reranker) is applied by ``run_episode``,
   so the API, the evaluation protocol and a direct call run the same episode;
-* an episodic policy gets ``start(question)`` once per episode, and its session
-  proposes and reranks for that episode; reranks run on the episode's thread in
-  call order;
-* no harness-side hook is found by attribute lookup;
+* a policy that declares ``start(question)`` gets it called once per episode, and
+  its session proposes and reranks for that episode; reranks run on the episode's
+  thread in call order;
+* the harness reads a policy's hooks only in ``harness/policy.py``: no other
+  harness module finds one by attribute lookup;
 * a policy is named by a registered name, an installed entry point, or
   ``module:Factory``;
 * a final answer may cite only evidence in view: pruned chunks must be recalled first.
@@ -14,20 +21,31 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 import thresher
+from thresher.config import Config
 from thresher.harness.actions import Proposal, answer, call
-from thresher.harness.episode import run_episode
+from thresher.harness.episode import episode_config, fit_budget, run_episode
 from thresher.harness.policy import (
-    ChoosesRetrievalMode,
-    EpisodicPolicy,
+    BasePolicy,
+    BudgetCeiling,
     Policy,
     RerankRequest,
-    SearchReranker,
+    budget_ceiling_of,
+    cancel_work,
+    hand_reader_memo,
+    prompt_cost_of,
+    reranker_of,
+    retrieval_mode_of,
+    runs_in_process,
+    session_for,
+    starts_sessions,
 )
 from thresher.harness.result import ExitReason
 from thresher.harness.trace import EpisodeStart, Refusal, ToolResult
@@ -35,6 +53,7 @@ from thresher.policies import build_policy, get_policy, policy_names
 from thresher.policies.baselines import Bm25SingleShotPolicy, DenseSingleShotPolicy
 from thresher.policies.scripted import ScriptedPolicy
 from thresher.tasks.task import Task
+from thresher.tokens import CHATML_TOOLS_COST
 
 SRC = Path(thresher.__file__).resolve().parent
 Q = "In which province is the town where the Halvard Glassworks was founded?"
@@ -88,13 +107,200 @@ def test_the_hybrid_default_sets_both_ranks(store, config) -> None:
 
 
 def test_baselines_declare_their_mode_and_the_local_policy_a_reranker() -> None:
-    assert isinstance(Bm25SingleShotPolicy(), ChoosesRetrievalMode)
-    assert isinstance(DenseSingleShotPolicy(), ChoosesRetrievalMode)
+    assert retrieval_mode_of(Bm25SingleShotPolicy()) == "bm25"
+    assert retrieval_mode_of(DenseSingleShotPolicy()) == "dense"
     local = get_policy("local")
-    assert isinstance(local, EpisodicPolicy) and not isinstance(local, Policy)
+    assert starts_sessions(local) and reranker_of(local) is None
     session = local.start(Q)
-    assert isinstance(session, Policy) and isinstance(session, SearchReranker)
-    assert not isinstance(get_policy("single-shot"), SearchReranker | ChoosesRetrievalMode)
+    assert isinstance(session, Policy) and reranker_of(session) is session
+    single = get_policy("single-shot")
+    assert reranker_of(single) is None and retrieval_mode_of(single) is None
+
+
+_TURNS = (
+    Proposal(tool_calls=(call("search_corpus", query="Halvard Glassworks founded"),)),
+    answer("glassworks"),
+)
+
+
+class _Minimal:
+    """A third-party policy written against the former ``Policy`` protocol: the four
+    members only, no base class."""
+
+    name = "minimal"
+    system_prompt = "Find the documents that answer the question."
+
+    def __init__(self) -> None:
+        self.turns = iter(_TURNS)
+        self.threads: list[int] = []
+
+    def tool_schemas(self) -> list:
+        return []
+
+    def propose(self, observation) -> Proposal:
+        self.threads.append(threading.get_ident())
+        return next(self.turns)
+
+
+class _Subclassed(_Minimal, BasePolicy):
+    """The same policy as a ``BasePolicy`` subclass that overrides no optional hook."""
+
+
+def _record(result) -> list[tuple]:
+    """What an episode did, times left out: each event's type, tool, shown chunks, code."""
+    return [
+        (e.type, getattr(e, "tool", ""), tuple(getattr(e, "shown", ())), getattr(e, "code", ""))
+        for e in result.trace
+    ]
+
+
+def test_a_policy_without_the_base_class_runs_as_its_base_class_twin(store, config) -> None:
+    duck, base = _Minimal(), _Subclassed()
+    assert isinstance(duck, Policy) and not isinstance(duck, BasePolicy)
+    duck_run, base_run = (run_episode(Q, store, p, config) for p in (duck, base))
+    for r in (duck_run, base_run):
+        assert r.exit_reason is ExitReason.ANSWERED and r.doc_ids == ["glassworks"]
+    assert _fingerprint(duck_run) == _fingerprint(base_run)
+    assert _record(duck_run) == _record(base_run)
+    starts = [_start(r) for r in (duck_run, base_run)]
+    assert starts[0].config == starts[1].config and starts[0].policy == starts[1].policy
+    assert starts[0].system_prompt == starts[1].system_prompt
+    # neither declares in_process: each turn is asked on a worker thread
+    assert threading.get_ident() not in {*duck.threads, *base.threads}
+    assert len(duck.threads) == len(base.threads) == 2
+
+
+def test_a_hook_the_subclass_leaves_as_it_is_declares_nothing() -> None:
+    policy = _Subclassed()
+    assert not starts_sessions(policy) and session_for(policy, Q) is None
+    assert reranker_of(policy) is None and retrieval_mode_of(policy) is None
+    assert prompt_cost_of(policy) is None and budget_ceiling_of(policy) is None
+    assert not runs_in_process(policy)
+    asked: list[int] = []
+    hand_reader_memo(policy, lambda: asked.append(1))  # the store is not even asked
+    assert asked == []
+    fitted, notice = fit_budget(policy, Config())
+    assert fitted.budget.total == Config().budget.total and notice == ""
+
+
+class _Every(BasePolicy):
+    """A policy that overrides every optional hook."""
+
+    name = "every"
+    system_prompt = "Find the documents."
+    retrieval_mode = "bm25"
+    prompt_cost = CHATML_TOOLS_COST
+    in_process = True
+
+    def __init__(self) -> None:
+        self.cancelled: list[object] = []
+        self.memo: object = None
+
+    def propose(self, observation) -> Proposal:
+        return answer()
+
+    def rerank(self, request: RerankRequest) -> list:
+        return list(request.hits)
+
+    def budget_ceiling(self) -> BudgetCeiling:
+        return BudgetCeiling(2000, "a small model")
+
+    def cancel(self, observation) -> None:
+        self.cancelled.append(observation)
+
+    def use_reader_memo(self, memo) -> None:
+        self.memo = memo
+
+
+class _EveryDuck:
+    """The same hooks on an object written against the former protocols."""
+
+    name = "every"
+    system_prompt = "Find the documents."
+    retrieval_mode = "bm25"
+    prompt_cost = CHATML_TOOLS_COST
+    in_process = True
+    tool_schemas = _Every.tool_schemas
+    propose = _Every.propose
+    rerank = _Every.rerank
+    budget_ceiling = _Every.budget_ceiling
+    cancel = _Every.cancel
+    use_reader_memo = _Every.use_reader_memo
+    __init__ = _Every.__init__
+
+
+@pytest.mark.parametrize("make", [_Every, _EveryDuck], ids=["base-class", "duck-typed"])
+def test_a_hook_that_is_overridden_is_applied(make) -> None:
+    policy = make()
+    assert reranker_of(policy) is policy and retrieval_mode_of(policy) == "bm25"
+    assert prompt_cost_of(policy) is CHATML_TOOLS_COST and runs_in_process(policy)
+    assert episode_config(policy, Config()).retrieval.mode == "bm25"
+    fitted, notice = fit_budget(policy, Config())
+    assert fitted.budget.total == 2000 and "a small model" in notice
+    given = Config().override({"budget.total": 4000})  # a given budget is kept
+    assert fit_budget(policy, given)[0].budget.total == 4000
+    memo = object()
+    hand_reader_memo(policy, lambda: memo)
+    cancel_work(policy, "observation")
+    assert policy.memo is memo and policy.cancelled == ["observation"]
+    assert not starts_sessions(policy)
+
+
+def test_a_base_class_policy_that_overrides_neither_propose_nor_start_is_a_policy_error(
+    store, config
+) -> None:
+    class Nothing(BasePolicy):
+        name = "nothing"
+        system_prompt = "Find the documents."
+
+    r = run_episode(Q, store, Nothing(), config)
+    assert r.exit_reason is ExitReason.POLICY_ERROR
+    assert "propose(observation)" in r.message and "start(question)" in r.message
+
+
+def test_every_hook_of_the_base_class_says_what_the_harness_does_and_its_default() -> None:
+    doc = (BasePolicy.__doc__ or "").split("Attributes:", 1)[1]
+    parts = re.split(r"^\s+(\w+): ", doc, flags=re.M)[1:]
+    attributes = dict(zip(parts[::2], parts[1::2], strict=True))
+    assert set(attributes) == {
+        "name",
+        "system_prompt",
+        "retrieval_mode",
+        "prompt_cost",
+        "in_process",
+    }
+    for attribute in ("retrieval_mode", "prompt_cost", "in_process"):
+        text = attributes[attribute]
+        assert "Default" in text and "harness" in text, attribute
+    for hook in ("tool_schemas", "propose", "start", "rerank", "budget_ceiling", "cancel"):
+        text = getattr(BasePolicy, hook).__doc__ or ""
+        assert "Default" in text and "harness" in text, hook
+    # the two hooks that exist only for speed say so
+    assert attributes["in_process"].startswith("(speed only)")
+    assert (BasePolicy.use_reader_memo.__doc__ or "").startswith("(Speed only.)")
+
+
+def _example(path: Path, defines: str) -> type:
+    """The policy class the first Python block of ``path`` that defines ``defines`` makes."""
+    text = path.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    code = next(b for b in blocks if f"class {defines}(" in b)
+    namespace: dict = {}
+    exec(compile(code, str(path), "exec"), namespace)
+    return namespace[defines]
+
+
+@pytest.mark.parametrize(
+    ("doc", "defines"), [("docs/policies.md", "TwoSearches"), ("README.md", "FirstSearch")]
+)
+def test_the_documented_examples_run(store, config, doc, defines) -> None:
+    policy = _example(SRC.parents[1] / doc, defines)()
+    assert isinstance(policy, BasePolicy)
+    r = run_episode(Q, store, policy, config)
+    assert r.exit_reason is ExitReason.ANSWERED and r.doc_ids, r.message
+    if defines == "TwoSearches":  # its hooks: BM25 alone, at most three chunks a search
+        assert _start(r).config["retrieval"]["mode"] == "bm25"
+        assert len(_searches(r)) == 2 and all(len(e.shown) <= 3 for e in _searches(r))
 
 
 class _Recorder(ScriptedPolicy):
@@ -169,7 +375,8 @@ def test_a_rerank_that_raises_fails_its_call_only(store, config) -> None:
 
 
 class _Sessions:
-    """An episodic policy: a fresh scripted session per episode, each noted."""
+    """A policy with a session per episode, written against the former protocols (no
+    base class, no ``propose``): a fresh scripted session per episode, each noted."""
 
     name = "sessions"
 
@@ -184,9 +391,14 @@ class _Sessions:
         return session
 
 
-def test_an_episodic_policy_gets_a_session_per_episode(store, config) -> None:
-    policy = _Sessions()
-    assert isinstance(policy, EpisodicPolicy) and not isinstance(policy, Policy)
+class _BaseSessions(_Sessions, BasePolicy):
+    """The same, as a ``BasePolicy`` subclass that overrides ``start``."""
+
+
+@pytest.mark.parametrize("make", [_Sessions, _BaseSessions], ids=["duck-typed", "base-class"])
+def test_an_episodic_policy_gets_a_session_per_episode(store, config, make) -> None:
+    policy = make()
+    assert starts_sessions(policy) and not isinstance(policy, Policy)
     first = run_episode(Q, store, policy, config)
     second = run_episode("Who founded the Halvard Glassworks?", store, policy, config)
     assert [q for q, _ in policy.started] == [Q, "Who founded the Halvard Glassworks?"]
@@ -207,10 +419,12 @@ def test_a_session_that_cannot_start_ends_the_episode_with_policy_error(store, c
     assert r.exit_reason is ExitReason.POLICY_ERROR and "weights missing" in r.message
 
 
-def test_no_policy_hook_is_found_by_attribute_lookup() -> None:
-    """harness/, api.py and eval/ never getattr/hasattr a policy: hooks are declared protocols."""
+def test_no_policy_hook_is_found_by_attribute_lookup_outside_the_contract() -> None:
+    """harness/, api.py and eval/ never getattr/hasattr a policy: hooks are read through
+    the functions of harness/policy.py, the one place that says what counts as declared."""
     found = []
-    for path in [*sorted((SRC / "harness").glob("*.py")), SRC / "api.py", SRC / "eval/protocol.py"]:
+    harness = [p for p in sorted((SRC / "harness").glob("*.py")) if p.name != "policy.py"]
+    for path in [*harness, SRC / "api.py", SRC / "eval/protocol.py", SRC / "eval/task_job.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Call)
