@@ -1,16 +1,17 @@
 """One typed configuration object, with defaults that follow the Context-1 report.
 
-Sections are frozen dataclasses. ``Config.load(path)`` reads a TOML or JSON file
-whose tables mirror the sections; ``config.override({"budget.total": 16384})``
-returns a copy with dotted keys replaced (the CLI and API use it).
+Each section is one validated model: a frozen pydantic dataclass, so a value is
+converted to its field's type as it comes in (``--set budget.total=16384`` gives
+the string ``"16384"``, the section holds ``16384``) and ``dataclasses.replace``
+checks a copy as the constructor does. ``Config.load(path)`` reads a TOML or
+JSON file whose tables mirror the sections; ``config.override({"budget.total":
+16384})`` returns a copy with dotted keys replaced (the CLI and API use it).
 
-Each section is a validated model (a pydantic dataclass): a value is converted
-to its field's type as it comes in (``--set budget.total=16384`` gives the
-string ``"16384"``, the section holds ``16384``). Numbers must be finite and not
-negative (a boolean is not a number, an integer setting takes no fraction), a
-choice must be one of its choices, and the budget's shares lie in (0, 1] with
-the soft one not above the hard one. Each bad value is a ``ConfigError`` naming
-the setting and what it takes (:func:`setting_error` words pydantic's findings).
+Numbers are :data:`Count` or :data:`Amount`: finite and not negative (a boolean is
+not a number, an integer setting takes no fraction); text is :data:`Text` (valid
+Unicode); a choice is a ``Literal``; the budget's shares lie in (0, 1] with the
+soft one not above the hard one. Each bad value is one ``ConfigError`` naming the
+setting and what it takes (:func:`setting_error` words pydantic's findings).
 
 A Config remembers which settings were given (:attr:`Config.given`: every dotted
 name a file, ``--set`` or ``override`` set, whatever its value), so a default can
@@ -192,7 +193,9 @@ def setting_error(
         case "greater_than":
             return ConfigError(f"{said} must be positive, got {shown}")
         case "less_than_equal":
-            return ConfigError(f"{said} must be at most {MAX_NUMBER:.0e}, got {shown}")
+            bound = ctx.get("le")
+            most = f"{bound:.0e}" if bound == MAX_NUMBER else bound
+            return ConfigError(f"{said} must be at most {most}, got {shown}")
         case "lone_surrogate":
             return ConfigError(
                 f"{said} holds text that is not valid Unicode (a lone surrogate); give UTF-8 text"
