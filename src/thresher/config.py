@@ -66,6 +66,7 @@ __all__ = [
     "Amount",
     "Text",
     "coerce_setting",
+    "config_error",
     "setting_error",
 ]
 
@@ -203,6 +204,22 @@ def setting_error(
     return ConfigError(f"{said} expects {getattr(kind, '__name__', kind)}, got {shown}")
 
 
+def config_error(
+    exc: ValidationError, model: type, prefix: str = "", *, label: str = "setting"
+) -> ConfigError:
+    """The :class:`ConfigError` for the first finding of ``exc``, raised validating ``model``
+    (a section, or the server's settings): its setting is ``prefix`` + the field's name, an
+    unknown one is refused with the model's settings listed (see :func:`setting_error`)."""
+    error = exc.errors(include_url=False)[0]
+    key = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] == "unexpected_keyword_argument":
+        known = ", ".join(f.name for f in fields(model))
+        where = prefix.removesuffix(".") or "it"
+        return ConfigError(f"unknown {label} '{prefix}{key}'; {where} has: {known}")
+    kind = get_type_hints(model).get(key)  # Count -> int, a Literal as it is
+    return setting_error(f"{prefix}{key}", error, kind, label=label)
+
+
 def _long(value: Any) -> bool:
     """Whether ``value`` spells a number past :data:`MAX_NUMBER` by its length alone (an
     integer above it, or more than 40 characters)."""
@@ -226,16 +243,8 @@ class _Section:
         try:
             return handler(data)
         except ValidationError as exc:
-            error = exc.errors(include_url=False)[0]
-            key = ".".join(map(str, error["loc"]))
             section = cls.__name__.removesuffix("Config").lower()
-            if error["type"] == "unexpected_keyword_argument":
-                known = ", ".join(f.name for f in fields(cls))
-                raise ConfigError(
-                    f"unknown setting '{section}.{key}'; {section} has: {known}"
-                ) from None
-            kind = get_type_hints(cls).get(key)  # Count -> int, a Literal as it is
-            raise setting_error(f"{section}.{key}", error, kind) from None
+            raise config_error(exc, cls, f"{section}.") from None
 
 
 @validated.dataclass(frozen=True, slots=True, config=_SECTION)

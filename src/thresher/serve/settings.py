@@ -16,12 +16,12 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import field
-from typing import Annotated, Any, get_type_hints
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, InstanceOf, ValidationError, model_validator
 from pydantic import dataclasses as validated
 
-from thresher.config import Amount, Config, Count, setting_error
+from thresher.config import Amount, Config, Count, config_error
 from thresher.errors import ConfigError, InputError
 
 __all__ = [
@@ -146,10 +146,7 @@ class ServeSettings:
         try:
             return handler(data)
         except ValidationError as exc:  # one line naming the setting and what it takes
-            error = exc.errors(include_url=False)[0]
-            name = str(error["loc"][0]) if error["loc"] else "?"
-            kind = get_type_hints(cls).get(name)
-            raise setting_error(name, error, kind, label="serve setting") from None
+            raise config_error(exc, cls, label="serve setting") from None
 
     def __post_init__(self) -> None:
         if not self.collections:
