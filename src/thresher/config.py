@@ -229,7 +229,7 @@ def _long(value: Any) -> bool:
 
 
 #: how every section validates: unknown keys refused, values converted as read
-_SECTION = ConfigDict(extra="forbid", validate_default=False)
+_SECTION = ConfigDict(extra="forbid")
 
 
 @validated.dataclass(frozen=True, slots=True, config=_SECTION)
@@ -340,7 +340,7 @@ class BudgetConfig(_Section):
     def __post_init__(self) -> None:
         for name in ("soft_fraction", "hard_fraction"):
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0 < value <= 1):
+            if not 0 < value <= 1:
                 raise ConfigError(
                     f"setting 'budget.{name}' must be a share of the budget in (0, 1], "
                     f"got {value!r}"
