@@ -171,7 +171,12 @@ def setting_error(
     value, ctx = error.get("input"), error.get("ctx") or {}
     shown = _shown(value)
     said = f"{label} '{name}'" if label == "setting" else f"{label} {name}"
-    if get_origin(kind) is Literal:
+    choice = get_origin(kind) is Literal
+    if isinstance(value, str) and _SURROGATE.search(value) and (kind is str or choice):
+        return ConfigError(
+            f"{said} holds text that is not valid Unicode (a lone surrogate); give UTF-8 text"
+        )
+    if choice:
         choices = ", ".join(map(repr, get_args(kind)))
         return ConfigError(f"{label} {name} must be one of {choices}, got {shown}")
     match error["type"]:
@@ -197,10 +202,6 @@ def setting_error(
             bound = ctx.get("le")
             most = f"{bound:.0e}" if bound == MAX_NUMBER else bound
             return ConfigError(f"{said} must be at most {most}, got {shown}")
-        case "lone_surrogate":
-            return ConfigError(
-                f"{said} holds text that is not valid Unicode (a lone surrogate); give UTF-8 text"
-            )
     return ConfigError(f"{said} expects {getattr(kind, '__name__', kind)}, got {shown}")
 
 
