@@ -126,7 +126,7 @@ class _SetAlias(argparse.Action):
         setattr(namespace, self.dest, given)
 
 
-def add_setting_flag(parser: argparse.ArgumentParser, flag: str, help: str) -> None:
+def add_setting_flag(parser: argparse.ArgumentParser, flag: str, what: str) -> None:
     """``flag VALUE``: an alias of ``--set KEY=VALUE`` (:data:`SETTING_FLAGS` names the key).
 
     The value is converted and checked by the config, as a ``--set`` value is; the
@@ -140,7 +140,7 @@ def add_setting_flag(parser: argparse.ArgumentParser, flag: str, help: str) -> N
         key=key,
         default=argparse.SUPPRESS,
         metavar=metavar,
-        help=f"{help}; an alias of --set {key}={metavar}",
+        help=f"{what}; an alias of --set {key}={metavar}",
     )
 
 
