@@ -1,14 +1,17 @@
 """One typed configuration object, with defaults that follow the Context-1 report.
 
-Sections are frozen dataclasses. ``Config.load(path)`` reads a TOML or JSON file
-whose tables mirror the sections; ``config.override({"budget.total": 16384})``
-returns a copy with dotted keys replaced (the CLI and API use it).
+Each section is one validated model: a frozen pydantic dataclass, so a value is
+converted to its field's type as it comes in (``--set budget.total=16384`` gives
+the string ``"16384"``, the section holds ``16384``) and ``dataclasses.replace``
+checks a copy as the constructor does. ``Config.load(path)`` reads a TOML or
+JSON file whose tables mirror the sections; ``config.override({"budget.total":
+16384})`` returns a copy with dotted keys replaced (the CLI and API use it).
 
-Values are checked as they come in: numbers must be finite and not negative
-(a boolean is not a number, an integer setting takes no fraction), a choice
-must be one of its choices, and the budget's shares lie in (0, 1] with the
-soft one not above the hard one. Each bad value is a ``ConfigError`` naming
-the setting.
+Numbers are :data:`Count` or :data:`Amount`: finite and not negative (a boolean is
+not a number, an integer setting takes no fraction); text is :data:`Text` (valid
+Unicode); a choice is a ``Literal``; the budget's shares lie in (0, 1] with the
+soft one not above the hard one. Each bad value is one ``ConfigError`` naming the
+setting and what it takes (:func:`setting_error` words pydantic's findings).
 
 A Config remembers which settings were given (:attr:`Config.given`: every dotted
 name a file, ``--set`` or ``override`` set, whatever its value), so a default can
@@ -23,13 +26,26 @@ an unknown one is refused with the policy's known settings listed.
 
 from __future__ import annotations
 
+import functools
 import json
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic import dataclasses as validated
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from thresher.errors import ConfigError
 
@@ -46,7 +62,12 @@ __all__ = [
     "EpisodeConfig",
     "LLMConfig",
     "Config",
+    "Count",
+    "Amount",
+    "Text",
     "coerce_setting",
+    "config_error",
+    "setting_error",
 ]
 
 
@@ -106,36 +127,141 @@ def check_url(value: str, label: str) -> str:
     return value
 
 
-def _check_choices(section: object) -> None:
-    """Raise ``ConfigError`` when a ``Literal``-typed field holds a value outside its choices."""
-    for name, hint in get_type_hints(type(section)).items():
-        if get_origin(hint) is Literal:
-            value = getattr(section, name)
-            choices = get_args(hint)
-            if value not in choices:
-                label = f"{type(section).__name__.removesuffix('Config').lower()}.{name}"
-                raise ConfigError(
-                    f"setting {label} must be one of {', '.join(map(repr, choices))}, got {value!r}"
-                )
+def _not_boolean(value: Any) -> Any:
+    """A boolean is not a number (pydantic's lax mode would read ``True`` as 1)."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("boolean_number", "a boolean is not a number")
+    return value
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkingConfig:
+def _valid_unicode(value: str) -> str:
+    """Text UTF-8 can encode: no lone surrogate (a JSON ``"\\ud800"``)."""
+    if _SURROGATE.search(value):
+        raise PydanticCustomError("lone_surrogate", "a lone surrogate")
+    return value
+
+
+#: a whole number setting: not a boolean, from 0 to :data:`MAX_NUMBER`
+Count = Annotated[int, BeforeValidator(_not_boolean), Field(ge=0, le=MAX_NUMBER)]
+#: a real number setting: not a boolean, finite, from 0 to :data:`MAX_NUMBER`
+Amount = Annotated[
+    float, AllowInfNan(False), BeforeValidator(_not_boolean), Field(ge=0, le=MAX_NUMBER)
+]
+#: a text setting: valid Unicode
+Text = Annotated[str, AfterValidator(_valid_unicode)]
+
+#: the checked type of a plain setting type (what a policy's option is converted to)
+_PLAIN: dict[type, Any] = {bool: bool, int: Count, float: Amount, str: Text}
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, printable and at most 200 characters."""
+    return _SURROGATE.sub(_REPLACEMENT, repr(value))[:200]
+
+
+def setting_error(
+    name: str, error: ErrorDetails, kind: Any, *, label: str = "setting"
+) -> ConfigError:
+    """The :class:`ConfigError` for one pydantic finding on the setting ``name``.
+
+    ``kind`` is the setting's type (``int``, a ``Literal``...); ``label`` what the
+    message calls the setting (``setting 'budget.total'``, ``serve setting max_traces``).
+    Each message says what the setting takes.
+    """
+    value, ctx = error.get("input"), error.get("ctx") or {}
+    shown = _shown(value)
+    said = f"{label} '{name}'" if label == "setting" else f"{label} {name}"
+    choice = get_origin(kind) is Literal
+    if isinstance(value, str) and _SURROGATE.search(value) and (kind is str or choice):
+        return ConfigError(
+            f"{said} holds text that is not valid Unicode (a lone surrogate); give UTF-8 text"
+        )
+    if choice:
+        choices = ", ".join(map(repr, get_args(kind)))
+        return ConfigError(f"{label} {name} must be one of {choices}, got {shown}")
+    match error["type"]:
+        case "boolean_number":
+            return ConfigError(f"{said} expects a number, got the boolean {shown}")
+        case "less_than_equal" | "int_parsing_size" | "float_type" | "finite_number" if _long(
+            value
+        ):
+            return ConfigError(
+                f"{said} must be at most {MAX_NUMBER:.0e}, got a number longer than that"
+            )
+        case "finite_number" if kind is not int:
+            return ConfigError(f"{said} must be a finite number, got {shown}")
+        case "int_from_float":
+            return ConfigError(f"{said} expects a whole number, got {shown}")
+        case "greater_than_equal" if ctx.get("ge") == 0:
+            return ConfigError(f"{said} must not be negative, got {shown}")
+        case "greater_than_equal":
+            return ConfigError(f"{said} must be at least {ctx.get('ge')}, got {shown}")
+        case "greater_than":
+            return ConfigError(f"{said} must be positive, got {shown}")
+        case "less_than_equal":
+            bound = ctx.get("le")
+            most = f"{bound:.0e}" if bound == MAX_NUMBER else bound
+            return ConfigError(f"{said} must be at most {most}, got {shown}")
+    return ConfigError(f"{said} expects {getattr(kind, '__name__', kind)}, got {shown}")
+
+
+def config_error(
+    exc: ValidationError, model: type, prefix: str = "", *, label: str = "setting"
+) -> ConfigError:
+    """The :class:`ConfigError` for the first finding of ``exc``, raised validating ``model``
+    (a section, or the server's settings): its setting is ``prefix`` + the field's name, an
+    unknown one is refused with the model's settings listed (see :func:`setting_error`)."""
+    error = exc.errors(include_url=False)[0]
+    key = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] == "unexpected_keyword_argument":
+        known = ", ".join(f.name for f in fields(model))
+        where = prefix.removesuffix(".") or "it"
+        return ConfigError(f"unknown {label} '{prefix}{key}'; {where} has: {known}")
+    kind = get_type_hints(model).get(key)  # Count -> int, a Literal as it is
+    return setting_error(f"{prefix}{key}", error, kind, label=label)
+
+
+def _long(value: Any) -> bool:
+    """Whether ``value`` spells a number past :data:`MAX_NUMBER` by its length alone (an
+    integer above it, or more than 40 characters)."""
+    if isinstance(value, int):
+        return abs(value) > MAX_NUMBER
+    return isinstance(value, str) and len(value.strip()) > 40
+
+
+#: how every section validates: unknown keys refused, values converted as read
+_SECTION = ConfigDict(extra="forbid")
+
+
+@validated.dataclass(frozen=True, slots=True, config=_SECTION)
+class _Section:
+    """A validated settings section: a bad value is a :class:`ConfigError` naming it
+    (``setting 'budget.total' ...``), whether the section is built, replaced or overridden."""
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _as_config_error(cls, data: Any, handler: Any) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            section = cls.__name__.removesuffix("Config").lower()
+            raise config_error(exc, cls, f"{section}.") from None
+
+
+@validated.dataclass(frozen=True, slots=True, config=_SECTION)
+class ChunkingConfig(_Section):
     """How documents are cut into chunks.
 
     max_tokens: upper bound per chunk, counted with ``tokenizer``.
     tokenizer: ``o200k_base`` (gpt-oss / Context-1) or ``cl100k_base``.
     """
 
-    max_tokens: int = 512
+    max_tokens: Count = 512
     tokenizer: Tokenizer = "o200k_base"
 
-    def __post_init__(self) -> None:
-        _check_choices(self)
 
-
-@dataclass(frozen=True, slots=True)
-class RetrievalConfig:
+@validated.dataclass(frozen=True, slots=True, config=_SECTION)
+class RetrievalConfig(_Section):
     """Hybrid retrieval.
 
     rrf_k: the constant of reciprocal rank fusion, score = Σ 1/(rrf_k + rank).
@@ -155,17 +281,16 @@ class RetrievalConfig:
     path: a glob on document ids (``filings/*``), applied the same way. Empty: none.
     """
 
-    rrf_k: int = 60
-    candidates: int = 50
-    per_retriever: int = 100
-    embedder: str = "minilm-int8-dq-w128"
+    rrf_k: Count = 60
+    candidates: Count = 50
+    per_retriever: Count = 100
+    embedder: Text = "minilm-int8-dq-w128"
     mode: RetrievalMode = "hybrid"
-    exact_dense_max_chunks: int = 20_000
-    where: str = ""
-    path: str = ""
+    exact_dense_max_chunks: Count = 20_000
+    where: Text = ""
+    path: Text = ""
 
     def __post_init__(self) -> None:
-        _check_choices(self)
         if self.where.strip():  # its operators are checked where it is used
             try:
                 parsed = json.loads(self.where)
@@ -178,8 +303,8 @@ class RetrievalConfig:
                 raise ConfigError(f"setting retrieval.where must be a JSON object, got {parsed!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class GrepConfig:
+@validated.dataclass(frozen=True, slots=True, config=_SECTION)
+class GrepConfig(_Section):
     """Bounds on ``grep_corpus``: a hostile pattern cannot hang the process.
 
     timeout_s: the CPU seconds one search may use (its wall time is held to
@@ -188,15 +313,15 @@ class GrepConfig:
         (``GrepResult.capped``); a full count would read every matching chunk.
     """
 
-    limit: int = 5
-    max_pattern_chars: int = 256
-    max_repeat: int = 1000
-    timeout_s: float = 2.0
-    count_cap: int = 1000
+    limit: Count = 5
+    max_pattern_chars: Count = 256
+    max_repeat: Count = 1000
+    timeout_s: Amount = 2.0
+    count_cap: Count = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class BudgetConfig:
+@validated.dataclass(frozen=True, slots=True, config=_SECTION)
+class BudgetConfig(_Section):
     """Token budget of an episode (what the policy is sent).
 
     total: the context budget in tokens.
@@ -207,16 +332,16 @@ class BudgetConfig:
     reply_reserve: tokens always kept free for the policy's next reply.
     """
 
-    total: int = 32_768
-    soft_fraction: float = 0.5
-    hard_fraction: float = 0.85
-    per_call_tokens: int = 4_096
-    reply_reserve: int = 1_024
+    total: Count = 32_768
+    soft_fraction: Amount = 0.5
+    hard_fraction: Amount = 0.85
+    per_call_tokens: Count = 4_096
+    reply_reserve: Count = 1_024
 
     def __post_init__(self) -> None:
         for name in ("soft_fraction", "hard_fraction"):
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0 < value <= 1):
+            if not 0 < value <= 1:
                 raise ConfigError(
                     f"setting 'budget.{name}' must be a share of the budget in (0, 1], "
                     f"got {value!r}"
@@ -231,8 +356,8 @@ class BudgetConfig:
             raise ConfigError(f"setting 'budget.total' must be a positive number, got {self.total}")
 
 
-@dataclass(frozen=True, slots=True)
-class EpisodeConfig:
+@validated.dataclass(frozen=True, slots=True, config=_SECTION)
+class EpisodeConfig(_Section):
     """Caps that end an episode with a typed exit reason.
 
     max_refused_in_a_row: refused proposals in a row before ``policy_error``.
@@ -244,16 +369,16 @@ class EpisodeConfig:
         (:func:`thresher.policies.build_policy`).
     """
 
-    max_turns: int = 24
-    max_calls_per_turn: int = 8
-    max_calls: int = 96
-    wall_time_s: float = 300.0
-    tool_timeout_s: float = 30.0
-    search_results: int = 10
-    max_final_documents: int = 10
-    max_refused_in_a_row: int = 3
-    max_hard_refused_turns: int = 3
-    k: int = 0
+    max_turns: Count = 24
+    max_calls_per_turn: Count = 8
+    max_calls: Count = 96
+    wall_time_s: Amount = 300.0
+    tool_timeout_s: Amount = 30.0
+    search_results: Count = 10
+    max_final_documents: Count = 10
+    max_refused_in_a_row: Count = 3
+    max_hard_refused_turns: Count = 3
+    k: Count = 0
 
     def __post_init__(self) -> None:
         if self.k > self.max_final_documents:
@@ -268,8 +393,8 @@ class EpisodeConfig:
         return self.k or self.max_final_documents
 
 
-@dataclass(frozen=True, slots=True)
-class LLMConfig:
+@validated.dataclass(frozen=True, slots=True, config=_SECTION)
+class LLMConfig(_Section):
     """The LLM policy's OpenAI-compatible endpoint (see ``docs/serving.md``).
 
     base_url: e.g. ``http://localhost:8000/v1``; empty: ``THRESHER_LLM_BASE_URL``,
@@ -298,21 +423,20 @@ class LLMConfig:
         ``response_format`` (then ``first_tool_choice`` applies).
     """
 
-    base_url: str = ""
-    model: str = ""
-    api_key_env: str = "THRESHER_LLM_API_KEY"
-    temperature: float = 1.0
-    max_tokens: int = 4_096
-    timeout_s: float = 120.0
-    max_retries: int = 4
-    backoff_s: float = 1.0
-    max_malformed: int = 6
+    base_url: Text = ""
+    model: Text = ""
+    api_key_env: Text = "THRESHER_LLM_API_KEY"
+    temperature: Amount = 1.0
+    max_tokens: Count = 4_096
+    timeout_s: Amount = 120.0
+    max_retries: Count = 4
+    backoff_s: Amount = 1.0
+    max_malformed: Count = 6
     reasoning_effort: ReasoningEffort = ""
     first_tool_choice: ToolChoice = "required"
     first_response_format: FirstResponseFormat = "json_schema"
 
     def __post_init__(self) -> None:
-        _check_choices(self)
         if self.base_url:
             check_url(self.base_url, "setting llm.base_url")
 
@@ -407,8 +531,7 @@ class Config:
                 raise ConfigError(
                     f"unknown setting '{dotted}'; {section_name} has: " + ", ".join(known)
                 )
-            current = getattr(section, key)
-            changes.setdefault(section_name, {})[key] = _coerce(dotted, value, type(current))
+            changes.setdefault(section_name, {})[key] = value  # converted by the section
         config = replace(self, policy=tuple(policy.items())) if policy else self
         config = replace(config, given=config.given | set(values))
         for section_name, updates in changes.items():  # one section at a time, checked whole
@@ -431,58 +554,17 @@ class Config:
 
 
 def coerce_setting(name: str, value: Any, kind: type) -> Any:
-    """``value`` as a ``kind`` setting (a ``--set`` string, or a file's value), checked.
+    """``value`` as a ``kind`` setting (bool, int, float or str: a ``--set`` string, or a
+    file's value), converted and checked as a section's field of that type is.
 
     Raises ``ConfigError`` naming ``name`` when it is not one.
     """
-    return _coerce(name, value, kind)
+    try:
+        return _adapter(kind).validate_python(value)
+    except ValidationError as exc:
+        raise setting_error(name, exc.errors(include_url=False)[0], kind) from None
 
 
-def _too_long(value: Any) -> bool:
-    """Whether ``value`` spells a number past :data:`MAX_NUMBER` before converting it
-    (a 4,000-digit string or int would otherwise overflow later arithmetic)."""
-    if isinstance(value, int):
-        return abs(value) > MAX_NUMBER
-    if isinstance(value, str):
-        return len(value.strip()) > 40
-    return False
-
-
-def _coerce(name: str, value: Any, kind: type) -> Any:
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in {"true", "false", "1", "0"}:
-            return value.lower() in {"true", "1"}
-    elif kind in (int, float):
-        if isinstance(value, bool):
-            raise ConfigError(f"setting '{name}' expects a number, got the boolean {value!r}")
-        if _too_long(value):
-            raise ConfigError(
-                f"setting '{name}' must be at most {MAX_NUMBER:.0e}, got a number longer than that"
-            )
-        try:
-            out = kind(value)
-        except (TypeError, ValueError, OverflowError):
-            pass
-        else:
-            if not math.isfinite(out):
-                raise ConfigError(f"setting '{name}' must be a finite number, got {value!r}")
-            if kind is int and isinstance(value, float) and not value.is_integer():
-                raise ConfigError(f"setting '{name}' expects a whole number, got {value!r}")
-            if out < 0:
-                raise ConfigError(f"setting '{name}' must not be negative, got {value!r}")
-            if out > MAX_NUMBER:
-                raise ConfigError(
-                    f"setting '{name}' must be at most {MAX_NUMBER:.0e}, got {value!r}"
-                )
-            return out
-    elif kind is str and isinstance(value, str):
-        if _SURROGATE.search(value):
-            raise ConfigError(
-                f"setting '{name}' holds text that is not valid Unicode (a lone surrogate); "
-                "give UTF-8 text"
-            )
-        return value
-    shown = _SURROGATE.sub(_REPLACEMENT, repr(value))[:200]
-    raise ConfigError(f"setting '{name}' expects {kind.__name__}, got {shown}")
+@functools.cache
+def _adapter(kind: type) -> TypeAdapter[Any]:
+    return TypeAdapter(_PLAIN.get(kind, kind))

@@ -33,6 +33,8 @@ from thresher.config import Config
 __all__ = [
     "add_index_arg",
     "add_config_args",
+    "add_setting_flag",
+    "SETTING_FLAGS",
     "add_runner_args",
     "add_filter_args",
     "doc_filter",
@@ -94,6 +96,52 @@ def add_config_args(parser: argparse.ArgumentParser) -> None:
         help="override one setting, e.g. --set budget.total=16384 (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+#: the flags that are another name for one ``--set`` key: flag -> (key, metavar)
+SETTING_FLAGS: dict[str, tuple[str, str]] = {
+    "--budget": ("budget.total", "N"),
+    "--wall-time": ("episode.wall_time_s", "S"),
+    "--chunk-tokens": ("chunking.max_tokens", "N"),
+    "--embedder": ("retrieval.embedder", "NAME"),
+    "--limit": ("grep.limit", "N"),
+}
+
+
+class _SetAlias(argparse.Action):
+    """Records ``FLAG VALUE`` as ``--set KEY=VALUE`` would, in command-line order."""
+
+    def __init__(self, option_strings: list[str], dest: str, key: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.key = key
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        given = [*(getattr(namespace, self.dest, None) or []), f"{self.key}={values}"]
+        setattr(namespace, self.dest, given)
+
+
+def add_setting_flag(parser: argparse.ArgumentParser, flag: str, what: str) -> None:
+    """``flag VALUE``: an alias of ``--set KEY=VALUE`` (:data:`SETTING_FLAGS` names the key).
+
+    The value is converted and checked by the config, as a ``--set`` value is; the
+    last of the alias and ``--set`` on the command line wins.
+    """
+    key, metavar = SETTING_FLAGS[flag]
+    parser.add_argument(
+        flag,
+        dest="overrides",
+        action=_SetAlias,
+        key=key,
+        default=argparse.SUPPRESS,
+        metavar=metavar,
+        help=f"{what}; an alias of --set {key}={metavar}",
+    )
 
 
 def add_filter_args(parser: argparse.ArgumentParser) -> None:
@@ -162,8 +210,9 @@ def make_runner(args: argparse.Namespace) -> Any:
     return build(getattr(args, "workers", 1), address, quiet=not live_view(args))
 
 
-def load_config(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> Config:
-    """The config from ``--config`` and ``--set`` (and command-specific ``extra``)."""
+def load_config(args: argparse.Namespace) -> Config:
+    """The config from ``--config``, then ``--set`` and its aliases (:data:`SETTING_FLAGS`)
+    in command-line order."""
     from thresher.errors import ConfigError
 
     config = Config.load(args.config) if getattr(args, "config", None) else Config()
@@ -173,7 +222,6 @@ def load_config(args: argparse.Namespace, extra: dict[str, Any] | None = None) -
         if not sep:
             raise ConfigError(f"--set expects KEY=VALUE, got '{item}'")
         overrides[key.strip()] = value.strip()
-    overrides.update({k: v for k, v in (extra or {}).items() if v is not None})
     return config.override(overrides) if overrides else config
 
 

@@ -16,6 +16,7 @@ from thresher.cli._common import (
     add_config_args,
     add_filter_args,
     add_index_arg,
+    add_setting_flag,
     doc_filter,
     load_config,
     print_json,
@@ -27,7 +28,7 @@ from thresher.cli._common import (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pattern", help="a regular expression (Python/Rust common subset)")
     add_index_arg(parser)
-    parser.add_argument("--limit", type=int, default=5, help="most chunks returned (default 5)")
+    add_setting_flag(parser, "--limit", "most chunks returned (default 5)")
     add_filter_args(parser)
     add_config_args(parser)
 
@@ -40,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     where = doc_filter(args)
     store = open_store(args.index, config)
     try:
-        found = store.grep(args.pattern, limit=args.limit, **({"where": where} if where else {}))
+        found = store.grep(
+            args.pattern, limit=config.grep.limit, **({"where": where} if where else {})
+        )
     finally:
         store.close()
     timeout = config.grep.timeout_s

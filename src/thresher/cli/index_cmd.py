@@ -22,6 +22,7 @@ from typing import Any
 from thresher.cli._common import (
     add_config_args,
     add_index_arg,
+    add_setting_flag,
     load_config,
     print_json,
     show_progress,
@@ -40,10 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "gzipped, HotpotQA / MuSiQue / 2Wiki files (see README: Ingestion)",
     )
     add_index_arg(parser)
-    parser.add_argument("--chunk-tokens", type=int, help="max tokens per chunk (default 512)")
-    parser.add_argument(
+    add_setting_flag(parser, "--chunk-tokens", "max tokens per chunk (default 512)")
+    add_setting_flag(
+        parser,
         "--embedder",
-        help="embedder name: minilm-int8-dq-w128, minilm-int8-dq, minilm-int8 (names in "
+        "embedder name: minilm-int8-dq-w128, minilm-int8-dq, minilm-int8 (names in "
         f"docs/embedding.md), openai:MODEL or st:MODEL (default {RetrievalConfig().embedder}; "
         "an index keeps the MiniLM variant it was built with)",
     )
@@ -98,10 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from thresher.corpus.loaders import LoadStats, iter_documents
     from thresher.index.backends import backend_for, ingest
 
-    config = load_config(
-        args,
-        {"chunking.max_tokens": args.chunk_tokens, "retrieval.embedder": args.embedder},
-    )
+    config = load_config(args)
     limit = {} if args.max_doc_chars is None else {"max_chars": args.max_doc_chars}
     remote = bool(backend_for(args.index).schemes)  # a folder index is never read as input
     stats = LoadStats()

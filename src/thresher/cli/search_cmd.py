@@ -19,6 +19,7 @@ from thresher.cli._common import (
     add_config_args,
     add_filter_args,
     add_index_arg,
+    add_setting_flag,
     live_view,
     load_config,
     print_json,
@@ -52,12 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="how many documents to return (default: the policy's own number)",
     )
     add_filter_args(parser)
-    parser.add_argument(
+    add_setting_flag(
+        parser,
         "--budget",
-        type=int,
-        metavar="N",
-        help="token budget (default 32768; the LLM policy fits an unset budget to its "
-        "server's context)",
+        "token budget (default 32768; the LLM policy fits an unset budget to its server's context)",
     )
     parser.add_argument("--trace", metavar="FILE", help="write the trace (JSONL) to FILE")
     parser.add_argument(
@@ -95,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.question.strip():  # one line, before any episode (no live view, no result)
         raise InputError('the question is empty; ask one: thresher search "..." --index DIR')
     check_searchable(args.question)
-    config = with_k(load_config(args, {"budget.total": args.budget}), args.k)
+    config = with_k(load_config(args), args.k)
     config = with_filter(config, args.where, args.path)
     warming = _start_warm_up(args.index, config)
     watching = live_view(args)

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from thresher.cli._common import add_config_args, add_index_arg, load_config
+from thresher.cli._common import add_config_args, add_index_arg, add_setting_flag, load_config
 
 if TYPE_CHECKING:
     from thresher.serve.settings import ServeSettings
@@ -49,12 +49,7 @@ def add_serving_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-question-chars", type=int, default=4000, help="longest question (4000)"
     )
-    parser.add_argument(
-        "--wall-time",
-        type=float,
-        metavar="S",
-        help="per-episode wall time cap (episode.wall_time_s)",
-    )
+    add_setting_flag(parser, "--wall-time", "per-episode wall time cap, s (300)")
     parser.add_argument(
         "--trace-dir", metavar="DIR", help="also write every trace to DIR/<id>.jsonl"
     )
@@ -119,7 +114,7 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         if not sep or not name.strip() or not location.strip():
             raise ConfigError(f"--collection expects NAME=DIR|URL, got '{item}'")
         collections[name.strip()] = location.strip()
-    config = load_config(args, {"episode.wall_time_s": args.wall_time})
+    config = load_config(args)
     return ServeSettings(
         collections=collections,
         policy=args.policy,

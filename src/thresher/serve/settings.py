@@ -15,10 +15,13 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import field
+from typing import Annotated, Any
 
-from thresher.config import Config
+from pydantic import ConfigDict, Field, InstanceOf, ValidationError, model_validator
+from pydantic import dataclasses as validated
+
+from thresher.config import Amount, Config, Count, config_error
 from thresher.errors import ConfigError, InputError
 
 __all__ = [
@@ -74,7 +77,13 @@ class UnknownCollection(InputError):
     """A request names a collection this server does not serve (HTTP 404)."""
 
 
-@dataclass(frozen=True)
+#: a limit that must let something through
+_AtLeastOne = Annotated[Count, Field(ge=1)]
+#: a wait that must be longer than nothing
+_Seconds = Annotated[Amount, Field(gt=0)]
+
+
+@validated.dataclass(frozen=True, config=ConfigDict(extra="forbid"))
 class ServeSettings:
     """Everything a server needs to answer requests.
 
@@ -113,23 +122,31 @@ class ServeSettings:
     collections: Mapping[str, str]
     policy: str = "local"
     policies: tuple[str, ...] = ()
-    config: Config = field(default_factory=Config)
-    max_concurrent: int = 4
-    max_queued: int = 16
-    queue_timeout_s: float = 30.0
-    max_body_bytes: int = 64 * 1024
-    max_question_chars: int = 4000
+    config: InstanceOf[Config] = field(default_factory=Config)
+    max_concurrent: _AtLeastOne = 4
+    max_queued: Count = 16
+    queue_timeout_s: Amount = 30.0
+    max_body_bytes: _AtLeastOne = 64 * 1024
+    max_question_chars: _AtLeastOne = 4000
     api_key: str | None = None
-    max_traces: int = 256
+    max_traces: _AtLeastOne = 256
     trace_dir: str | None = None
     allowed_hosts: tuple[str, ...] = ()
-    body_timeout_s: float = 10.0
-    max_connections: int = 128
-    max_connections_per_client: int = 32
-    header_timeout_s: float = 5.0
-    idle_timeout_s: float = 5.0
-    trace_dir_max_files: int = 10_000
-    trace_dir_max_bytes: int = 1 << 30
+    body_timeout_s: _Seconds = 10.0
+    max_connections: _AtLeastOne = 128
+    max_connections_per_client: _AtLeastOne = 32
+    header_timeout_s: _Seconds = 5.0
+    idle_timeout_s: _Seconds = 5.0
+    trace_dir_max_files: _AtLeastOne = 10_000
+    trace_dir_max_bytes: _AtLeastOne = 1 << 30
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _as_config_error(cls, data: Any, handler: Any) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as exc:  # one line naming the setting and what it takes
+            raise config_error(exc, cls, label="serve setting") from None
 
     def __post_init__(self) -> None:
         if not self.collections:
@@ -139,27 +156,6 @@ class ServeSettings:
                 raise ConfigError(
                     f"collection name {name!r} must be 1-128 letters, digits, '.', '_' or '-'"
                 )
-        for label, value in (
-            ("max_concurrent", self.max_concurrent),
-            ("max_body_bytes", self.max_body_bytes),
-            ("max_question_chars", self.max_question_chars),
-            ("max_traces", self.max_traces),
-            ("max_connections", self.max_connections),
-            ("max_connections_per_client", self.max_connections_per_client),
-            ("trace_dir_max_files", self.trace_dir_max_files),
-            ("trace_dir_max_bytes", self.trace_dir_max_bytes),
-        ):
-            if value < 1:
-                raise ConfigError(f"serve setting {label} must be at least 1, got {value}")
-        for label, seconds in (
-            ("body_timeout_s", self.body_timeout_s),
-            ("header_timeout_s", self.header_timeout_s),
-            ("idle_timeout_s", self.idle_timeout_s),
-        ):
-            if not seconds > 0:
-                raise ConfigError(f"serve setting {label} must be positive, got {seconds}")
-        if self.max_queued < 0 or self.queue_timeout_s < 0:
-            raise ConfigError("serve settings max_queued and queue_timeout_s must not be negative")
 
     @property
     def default_collection(self) -> str:
