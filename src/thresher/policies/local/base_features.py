@@ -54,11 +54,6 @@ def _subquery_view(subquery: str, q: QuestionContext) -> tuple[bool, str]:
     return subquery.strip().lower() != q.question.strip().lower(), fold(subquery.lower())
 
 
-def base_row(c: Candidate, q: QuestionContext) -> list[float]:
-    """The :data:`BASE_FEATURES` of one candidate."""
-    return _base_rows([c], q)[0]
-
-
 def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[float]]:
     """The :data:`BASE_FEATURES` of each of ``cands``. One loop, what the candidates of
     one search share (their subquery, its bridge phrase and asked words) read once: a

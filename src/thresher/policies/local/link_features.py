@@ -76,7 +76,7 @@ def _link_rows(
     utility: Mapping[str, float] | None,
     row_memo: LinkRowMemo | None = None,
 ) -> list[list[float]]:
-    """The :data:`LINK_FEATURES` of each of ``cands`` (see :func:`link_row`). One loop
+    """The :data:`LINK_FEATURES` of each of ``cands`` (see :func:`link_matrix`). One loop
     over the candidates with what it reads of the anchors taken once: a rerank scores
     a few hundred (candidate, anchor) pairs. With both memos, a candidate's row against
     these anchors is read back from ``row_memo`` when it was computed before."""
@@ -151,20 +151,6 @@ def _link_rows(
             known[ckey] = found
         rows.append([*found, source])
     return rows
-
-
-def link_row(
-    c: Candidate,
-    q: QuestionContext,
-    anchors: Sequence[AnchorView],
-    memo: PairMemo | None = None,
-    utility: Mapping[str, float] | None = None,
-) -> list[float]:
-    """The :data:`LINK_FEATURES` of one candidate against ``anchors`` (best first);
-    ``memo`` keeps the pairs' findings for the next call (pairs with an anchor made
-    by hand, without a key, are computed each time); ``utility``: chunk id -> base
-    utility of the chunks the candidates' bridges came from."""
-    return _link_rows([c], q, anchors, memo, utility)[0]
 
 
 def link_matrix(
