@@ -16,7 +16,6 @@ recorded before the next is waited for, so the episode's reader sees it then.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Generator
 from dataclasses import replace
 
@@ -100,13 +99,13 @@ class CallRunner:
                 if inline and call.name in INLINE_TOOLS:
                     here[i] = self.fetcher(call, query)
                 else:
-                    jobs[i] = submit(self.fetcher(call, query))
+                    jobs[i] = submit(self.fetcher(call, query), self.elapsed)
                 spec = tool_spec(call.name)
                 if spec.view is not None and spec.view.sets_query:  # search_corpus
                     query = call.arguments[spec.argument.name]
         wall_left = max(cfg.episode.wall_time_s - self.elapsed(), 0.0)
         window = min(cfg.episode.tool_timeout_s, wall_left)
-        deadline = time.perf_counter() + window
+        deadline = self.elapsed() + window  # on the episode's clock, as the jobs' ends
         for i, planned in enumerate(plan):
             yield  # the calls before this one are applied
             call = planned.call
@@ -120,10 +119,10 @@ class CallRunner:
                 try:
                     if i in here:
                         fetched = here[i]()
-                        if time.perf_counter() > deadline:
+                        if self.elapsed() > deadline:
                             raise TimeoutError
                     else:
-                        fetched = jobs[i].result(deadline - time.perf_counter())
+                        fetched = jobs[i].result(deadline - self.elapsed())
                         if jobs[i].ended > deadline:  # ended late, read only now
                             raise TimeoutError
                 except TimeoutError:

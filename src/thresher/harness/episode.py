@@ -39,6 +39,7 @@ owns the loop, and nothing else about the episode changes.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from typing import Any
@@ -91,6 +92,7 @@ class _Episode:
         reranker: SearchReranker | None,
         counter: TokenCounter | None,
         should_stop: Callable[[], bool] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.invalid_text = has_surrogate(question)
         self.question = scrub(question)  # what is recorded and searched is valid Unicode
@@ -105,7 +107,7 @@ class _Episode:
         self.state = EpisodeState()
         # (the recorder, the meter, the call runner and the replies hold no reference
         # back to the episode: no cycle, see :mod:`thresher.harness.recorder`)
-        self.recorder = EventRecorder(self.state)
+        self.recorder = EventRecorder(self.state, clock)
         self.configure(config)
         if not isinstance(policy, EpisodicPolicy):
             self.use(policy)
@@ -275,12 +277,13 @@ def iter_episode(
     reranker: SearchReranker | None = None,
     counter: TokenCounter | None = None,
     should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> EpisodeStream:
     """One search episode as a stream of its trace events, run as it is read.
 
     Args:
-        question, store, policy, config, reranker, counter, should_stop: as for
-            :func:`run_episode`.
+        question, store, policy, config, reranker, counter, should_stop, clock: as
+            for :func:`run_episode`.
 
     Returns:
         An :class:`~thresher.harness.stream.EpisodeStream`: iterate it for each event
@@ -297,6 +300,7 @@ def iter_episode(
         reranker,
         counter,
         should_stop,
+        clock,
     )
     return EpisodeStream(episode.events(), episode.state, episode.stop, lambda: episode.result)
 
@@ -312,6 +316,7 @@ def run_episode(
     on_turn: Callable[[EpisodeState], None] | None = None,
     counter: TokenCounter | None = None,
     should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Result:
     """Run one search episode to its end (reads :func:`iter_episode` to the end).
 
@@ -332,6 +337,8 @@ def run_episode(
         should_stop: asked before each turn and while the policy is thinking
             (every :data:`~thresher.harness.asking.STOP_POLL_S` s); True ends the episode with exit reason
             ``cancelled`` (a ``threading.Event``'s ``is_set`` fits).
+        clock: the monotonic clock (seconds) the wall time, the tool timeout and the
+            events' times are read from.
 
     Returns:
         A :class:`Result`, always: partial on caps and errors, with the trace.
@@ -344,6 +351,7 @@ def run_episode(
         reranker=reranker,
         counter=counter,
         should_stop=should_stop,
+        clock=clock,
     )
     with stream:
         for event in stream:

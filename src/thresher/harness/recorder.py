@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from thresher.harness.state import EpisodeState
@@ -26,18 +26,23 @@ __all__ = ["EventRecorder"]
 
 
 class EventRecorder:
-    """Stamps, applies and queues one episode's events (see the module docstring)."""
+    """Stamps, applies and queues one episode's events (see the module docstring).
 
-    __slots__ = ("state", "t0", "pending")
+    ``clock`` is the episode's monotonic clock in seconds: the events' times and the
+    episode's limits (its wall time, the tool timeout) are read from it through
+    :meth:`elapsed` (a test passes one it moves by hand instead of waiting)."""
 
-    def __init__(self, state: EpisodeState) -> None:
+    __slots__ = ("state", "clock", "t0", "pending")
+
+    def __init__(self, state: EpisodeState, clock: Callable[[], float] = time.perf_counter) -> None:
         self.state = state
-        self.t0 = time.perf_counter()
+        self.clock = clock
+        self.t0 = clock()
         self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
 
     def elapsed(self) -> float:
         """Seconds since the episode started."""
-        return time.perf_counter() - self.t0
+        return self.clock() - self.t0
 
     def emit(self, event: TraceEvent) -> TraceEvent:
         """Record ``event``: its time and its place in the trace set in one copy (the
