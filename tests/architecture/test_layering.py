@@ -44,8 +44,9 @@ LAYERS: dict[str, int] = {
     "synth": 9,
     "testing": 9,
     "api": 10,
-    # the package facade (``import thresher``): lazy re-exports of the public names
-    FACADE: 11,
+    # the package facade (``import thresher``, :data:`FACADE`): lazy re-exports of the
+    # public names
+    "__init__": 11,
     "serve": 12,
     "cli": 13,
 }
