@@ -1,4 +1,9 @@
-"""Shared test helpers: where the development data lives, and skipping without it."""
+"""Fixtures for every test: the development data, markers by fixture and folder, and
+each test starting with no index kept open.
+
+Helpers (functions, data, classes) live in modules beside the tests that use them
+(``devdata``, ``harness/small_corpus.py``, ``serve/helpers.py``...), never here.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from devdata import DEV_DATA, REPO_ROOT, dev_file  # noqa: F401  (re-exported)
+from devdata import DEV_DATA
+
+#: modules whose fixtures more than one folder uses (a folder's own fixture of the same
+#: name takes precedence): the harness tests' small corpus and its index (``config``,
+#: ``index_dir``, ``store``), the invented HotpotQA file (``tiny_hotpot``), a generated
+#: world indexed for the local policy (``world_index``)
+pytest_plugins = ("harness.small_corpus", "eval.tiny_hotpot", "policies.local.world")
 
 
 @pytest.fixture

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING
 
 from thresher import errors
 from thresher._lazy import lazy_dir, lazy_getattr
-
-__version__ = "0.1.0"
+from thresher._version import __version__
 
 #: lazily imported top-level names -> their module
 _LAZY = {

@@ -26,12 +26,15 @@ __all__ = ["Job", "submit"]
 class Job:
     """A submitted call; ``result(timeout)`` returns its value or re-raises its error.
 
-    ``ended`` is the ``time.perf_counter()`` at which the call ended (inf until then), so
-    a caller holding a deadline can tell a result that came late from one in time even
-    when it reads it afterwards."""
+    ``ended`` is the ``clock()`` at which the call ended (inf until then), so a caller
+    holding a deadline on that clock can tell a result that came late from one in time
+    even when it reads it afterwards."""
 
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    def __init__(
+        self, fn: Callable[[], Any], clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         self.fn = fn
+        self.clock = clock
         self._done = threading.Event()
         self._value: Any = None
         self._error: BaseException | None = None
@@ -43,7 +46,7 @@ class Job:
         except BaseException as exc:  # handed to whoever calls result()
             self._error = exc
         finally:
-            self.ended = time.perf_counter()
+            self.ended = self.clock()
             self._done.set()
 
     def result(self, timeout: float | None = None) -> Any:
@@ -70,14 +73,15 @@ def _worker() -> None:
             _idle += 1
 
 
-def submit(fn: Callable[[], Any]) -> Job:
-    """Run ``fn`` on a daemon worker thread; returns its :class:`Job`.
+def submit(fn: Callable[[], Any], clock: Callable[[], float] = time.perf_counter) -> Job:
+    """Run ``fn`` on a daemon worker thread; returns its :class:`Job` (its ``ended`` read
+    from ``clock``, a monotonic clock in seconds).
 
     Each job claims an idle worker or starts a new one, so jobs submitted
     together always run concurrently.
     """
     global _idle
-    job = Job(fn)
+    job = Job(fn, clock)
     with _lock:
         start = _idle == 0
         if not start:

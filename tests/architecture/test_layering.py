@@ -1,9 +1,10 @@
 """Packages follow the data flow: a package imports only packages below it.
 
-{corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api → cli.
-Every ``thresher.*`` import in ``src/thresher`` (at module level, inside functions
-and under ``TYPE_CHECKING`` alike) is checked against :data:`LAYERS`; packages on
-the same layer may not import each other. Inside a package with parts of its own
+{corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api
+→ the package facade (``thresher/__init__.py``) → serve → cli.
+Every ``thresher`` import in ``src/thresher`` (at module level, inside functions
+and under ``TYPE_CHECKING`` alike, the bare package included) is checked against
+:data:`LAYERS`; packages on the same layer may not import each other. Inside a package with parts of its own
 (:data:`INNER`: ``index``, ``tasks``) the parts are ordered the same way, lower
 parts never importing higher ones (:func:`inner_violations`). Within a package,
 files import each other without a circle (:func:`circles`): an import inside a
@@ -19,10 +20,13 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "thresher"
+#: the part a ``thresher/__init__.py`` import (``from thresher import __version__``) reaches
+FACADE = "__init__"
 
 #: layer index per top-level part of the package, lowest first
 LAYERS: dict[str, int] = {
     "_lazy": 0,
+    "_version": 0,
     "errors": 0,
     "workers": 0,
     "config": 1,
@@ -40,11 +44,12 @@ LAYERS: dict[str, int] = {
     "synth": 9,
     "testing": 9,
     "api": 10,
-    "serve": 11,
-    "cli": 12,
+    # the package facade (``import thresher``, :data:`FACADE`): lazy re-exports of the
+    # public names
+    "__init__": 11,
+    "serve": 12,
+    "cli": 13,
 }
-#: modules allowed to reach anything (lazy re-exports of the public names)
-EXEMPT = {"__init__"}
 
 #: Inside a package: layer per part (a subpackage, or a top-level module by its stem),
 #: lowest first; ``"*"`` is the layer of parts not named. A file imports parts of its
@@ -85,8 +90,12 @@ INNER: dict[str, dict[str, int]] = {
 
 
 def _part(module: str) -> str | None:
+    """The top-level part of ``thresher`` that ``module`` is in (:data:`FACADE` for the
+    bare package); None for a module outside it."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "thresher" else None
+    if parts[0] != "thresher":
+        return None
+    return parts[1] if len(parts) > 1 else FACADE
 
 
 def _imports(path: Path, root: Path) -> list[tuple[int, str]]:
@@ -121,14 +130,12 @@ def violations(root: Path = SRC) -> list[str]:
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         own = rel.parts[0] if len(rel.parts) > 1 else rel.stem
-        if own in EXEMPT:
-            continue
         if own not in LAYERS:
             found.append(f"{rel}: package '{own}' has no layer; add it to LAYERS")
             continue
         for line, module in _imports(path, root):
             target = _part(module)
-            if target is None or target == own or target in EXEMPT:
+            if target is None or target == own:
                 continue
             if target not in LAYERS:
                 found.append(f"{rel}:{line}: imports unknown part '{target}'")
@@ -156,7 +163,7 @@ def inner_violations(root: Path = SRC) -> list[str]:
         for path in sorted(package.rglob("*.py")):
             rel = path.relative_to(package)
             own = rel.parts[0] if len(rel.parts) > 1 else rel.stem
-            if own in EXEMPT:
+            if own == "__init__":  # the package's own lazy re-exports
                 continue
             if own not in order and "*" not in order:
                 found.append(f"{package_name}/{rel}: part '{own}' has no layer; add it to INNER")
@@ -199,7 +206,7 @@ def import_graph(root: Path = SRC) -> dict[str, set[str]]:
     """Module -> the thresher modules it imports (at any depth: in functions too).
 
     Nodes are the files of ``root`` other than packages' ``__init__`` (lazy
-    re-exports, like :data:`EXEMPT`); ``from pkg import name`` points at the module
+    re-exports); ``from pkg import name`` points at the module
     ``pkg.name`` when there is one, else at the module ``pkg``'s lazy table names.
     """
     files = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
@@ -262,17 +269,24 @@ def test_no_package_imports_a_higher_one() -> None:
 
 
 def test_a_reintroduced_upward_import_is_caught(tmp_path: Path) -> None:
-    """The check itself: a policies -> eval import (the cycle this test exists for) fails."""
+    """The check itself: a policies -> eval import (the cycle this test exists for) fails,
+    and so does reaching the package facade from below (``from thresher import ...``)."""
     pkg = tmp_path / "thresher" / "policies"
     pkg.mkdir(parents=True)
     (pkg / "bad.py").write_text(
         "from thresher.eval.metrics import recall_at_k\n"
-        "def f():\n    from thresher.train.local import fit\n",
+        "def f():\n    from thresher.train.local import fit\n"
+        "from thresher import __version__\n",
         encoding="utf-8",
+    )
+    (tmp_path / "thresher" / "__init__.py").write_text(
+        "from thresher.serve.app import make_app\n", encoding="utf-8"
     )
     found = violations(tmp_path / "thresher")
     assert any("policies -> eval" in v for v in found)
     assert any("policies -> train" in v for v in found)
+    assert any("bad.py:4: policies -> __init__" in v for v in found)
+    assert any("__init__.py:1: __init__ -> serve" in v for v in found)
 
 
 def test_no_part_of_a_package_imports_a_higher_one() -> None:

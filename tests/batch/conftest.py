@@ -1,8 +1,7 @@
-"""Shared batch fixtures: one local Ray instance per session, and a small indexed world."""
+"""Batch fixtures: one local Ray instance per session, and a small indexed world."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,20 +54,3 @@ def small_world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         encoding="utf-8",
     )
     return {"root": root, "tasks": tasks_file, "index": root / "index", "narrow": narrow}
-
-
-def without_timing(value: Any) -> Any:
-    """``value`` (parsed JSON) with wall-clock fields removed: they differ between any two runs."""
-    if isinstance(value, dict):
-        return {
-            k: without_timing(v)
-            for k, v in value.items()
-            if k not in ("wall_s", "elapsed_s", "t", "started_at", "seconds", "read_seconds")
-        }
-    if isinstance(value, list):
-        return [without_timing(v) for v in value]
-    return value
-
-
-def read_jsonl(path: Path) -> list[Any]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from batch.conftest import read_jsonl, without_timing
+from batch.helpers import read_jsonl, without_timing
 from thresher.cli.main import main
 
 pytestmark = pytest.mark.ray  # `--ray` on the commands, beside the local runs they must equal

@@ -42,12 +42,12 @@ def _nested() -> dict[str, list[str]]:
 
 
 def _parts() -> set[str]:
-    """Top-level packages and modules of ``src/thresher`` (``__init__`` aside)."""
+    """Top-level packages and modules of ``src/thresher`` (``__init__``: the package facade)."""
     out = set()
     for p in SRC.iterdir():
         if p.is_dir() and (p / "__init__.py").is_file():
             out.add(p.name)
-        elif p.suffix == ".py" and p.stem != "__init__":
+        elif p.suffix == ".py":
             out.add(p.stem)
     return out
 

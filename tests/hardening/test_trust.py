@@ -12,8 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness.conftest import corpus
-from harness.conftest import test_config as small_config
+from harness.small_corpus import corpus, corpus_config
 from thresher.config import Config
 from thresher.harness.trace import QueryState, UsageReport
 from thresher.testing.replay_server import ReplayServer, reply, tool_call
@@ -24,7 +23,7 @@ BUDGET = 3000
 
 @pytest.fixture(scope="module")
 def config() -> Config:
-    return small_config()
+    return corpus_config()
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +31,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from thresher.index.backends import ingest
 
     path = tmp_path_factory.mktemp("trust-index")
-    ingest(corpus(), path, small_config(), progress=False)
+    ingest(corpus(), path, corpus_config(), progress=False)
     return path
 
 
@@ -40,7 +39,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def store(index_dir: Path):
     from thresher.index.embedded.store import EmbeddedStore
 
-    s = EmbeddedStore(index_dir, small_config())
+    s = EmbeddedStore(index_dir, corpus_config())
     yield s
     s.close()
 
@@ -302,7 +301,7 @@ def test_a_where_we_admit_chromadb_reads(where) -> None:
 @pytest.mark.server
 @pytest.mark.slow
 def test_http_search_with_a_where_chromadb_refuses_is_a_400(index_dir, tmp_path) -> None:
-    from serve.conftest import running_server
+    from serve.helpers import running_server
 
     bodies = [
         b'{"query": "glassworks", "where": {"\\ud800": "x"}}',

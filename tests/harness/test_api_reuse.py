@@ -16,8 +16,7 @@ from thresher.index.backends import ingest
 from thresher.index.embedded import store as embedded
 from thresher.policies.scripted import ScriptedPolicy
 
-from .conftest import corpus
-from .conftest import test_config as make_config
+from .small_corpus import corpus, corpus_config
 
 
 @pytest.fixture
@@ -26,7 +25,7 @@ def index(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("THRESHER_READ_COPIES", str(tmp_path / "copies"))
     monkeypatch.delenv(handles.REUSE_ENV, raising=False)
     where = tmp_path / "index"
-    ingest(corpus(), where, make_config(), progress=False)
+    ingest(corpus(), where, corpus_config(), progress=False)
     yield where
     thresher.close_indexes()
 
@@ -60,7 +59,7 @@ def _grep(pattern: str) -> ScriptedPolicy:
 
 def _search(index: Path, pattern: str, **options):
     return thresher.search(
-        "q?", index=index, policy=_grep(pattern), config=make_config(), **options
+        "q?", index=index, policy=_grep(pattern), config=corpus_config(), **options
     )
 
 
@@ -79,7 +78,7 @@ def test_a_new_generation_is_seen_and_the_old_store_closed(index, opens):
     _search(index, "Kestrin")
     old = _copies(index)
     extra = Document("zephyr", "Zephyr Mill", "The Zephyr Mill ground barley in Vennor.", "test")
-    ingest([*corpus(), extra], index, make_config(), progress=False)
+    ingest([*corpus(), extra], index, corpus_config(), progress=False)
     result = _search(index, "Zephyr")
     assert "zephyr" in result.doc_ids
     assert len(opens) == 2
@@ -92,13 +91,13 @@ def test_a_folder_built_again_is_opened_again(index, opens):
     _search(index, "Kestrin")
     shutil.rmtree(index)  # built again from scratch: gen-000001 once more
     extra = Document("zephyr", "Zephyr Mill", "The Zephyr Mill ground barley in Vennor.", "test")
-    ingest([extra], index, make_config(), progress=False)
+    ingest([extra], index, corpus_config(), progress=False)
     assert "zephyr" in _search(index, "Zephyr").doc_ids
     assert len(opens) == 2
 
 
 def test_a_store_in_use_is_closed_when_its_call_ends(index, opens):
-    with handles.borrowed(str(index), make_config()) as store:
+    with handles.borrowed(str(index), corpus_config()) as store:
         thresher.close_indexes()
         assert handles.kept_count() == 0
         assert store.bm25_search("Kestrin", k=1)  # still open for the call using it
@@ -127,8 +126,8 @@ def test_close_indexes_drops_every_kept_store(index, opens):
 def test_stores_with_other_settings_are_kept_apart(index, opens):
     _search(index, "Kestrin")
     thresher.search("q?", index=index, policy=_grep("Kestrin"),
-                    config=make_config().override({"retrieval.rrf_k": 7}))  # fmt: skip
-    thresher.search("q?", index=index, policy=_grep("Kestrin"), config=make_config(),
+                    config=corpus_config().override({"retrieval.rrf_k": 7}))  # fmt: skip
+    thresher.search("q?", index=index, policy=_grep("Kestrin"), config=corpus_config(),
                     where={"lang": "en"})  # fmt: skip  # a filter does not need its own store
     assert len(opens) == 2 and handles.kept_count() == 2
 

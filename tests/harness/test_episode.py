@@ -25,6 +25,8 @@ from thresher.harness.trace import (
 from thresher.policies.scripted import ScriptedPolicy
 from thresher.tokens import get_counter
 
+from .manual_clock import ManualClock
+
 Q = "In which province is the town where the Halvard Glassworks was founded?"
 
 
@@ -279,10 +281,16 @@ def test_endpoint_usage_is_reconciled(store, config):
 
 def test_wall_time_timeout_of_a_hanging_policy(store, config):
     """The policy replies only once the episode is over (an event set after it): the
-    wall time, not a race between two sleeps, ends the episode."""
+    wall time, passed on the episode's clock while the policy hangs, ends the episode."""
     quick = config.override({"episode.wall_time_s": 2.0})
     hang = threading.Event()
-    r, _ = run(store, quick, [lambda obs: hang.wait(300) or answer()])
+    clock = ManualClock()
+
+    def hanging(obs):
+        clock.advance(obs.wall_time_left_s + 0.05)
+        return hang.wait(300) or answer()
+
+    r, _ = run(store, quick, [hanging], clock=clock)
     hang.set()
     assert r.exit_reason is ExitReason.TIMEOUT
     assert events(r, Refusal)[-1].code == "timeout"
@@ -309,13 +317,14 @@ def test_an_in_process_policy_is_called_on_the_episodes_thread(store, config):
 def test_an_in_process_policy_past_the_wall_time_times_out_and_a_stop_is_seen(store, config):
     """The policy replies only after the wall time it was told is left has passed."""
     quick = config.override({"episode.wall_time_s": 2.0})
+    clock = ManualClock()
 
     def past_the_wall_time(obs):
-        threading.Event().wait(obs.wall_time_left_s + 0.05)
+        clock.advance(obs.wall_time_left_s + 0.05)
         return answer()
 
     slow = InProcessScript([past_the_wall_time])
-    r = run_episode(Q, store, slow, quick)
+    r = run_episode(Q, store, slow, quick, clock=clock)
     assert r.exit_reason is ExitReason.TIMEOUT
     assert events(r, Refusal)[-1].code == "timeout"
     never = InProcessScript([lambda obs: answer()])

@@ -14,7 +14,7 @@ from thresher.harness.trace import ToolResult
 from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.scripted import ScriptedPolicy
 
-from . import conftest
+from .small_corpus import corpus, corpus_config
 
 Q = "In which province is the town where the Halvard Glassworks was founded?"
 
@@ -24,8 +24,8 @@ def own_store(tmp_path: Path):
     """A store over its own copy of the test corpus (this test deletes from it)."""
     from thresher.index.backends import ingest
 
-    ingest(conftest.corpus(), tmp_path / "index", conftest.test_config(), progress=False)
-    s = EmbeddedStore(tmp_path / "index", conftest.test_config())
+    ingest(corpus(), tmp_path / "index", corpus_config(), progress=False)
+    s = EmbeddedStore(tmp_path / "index", corpus_config())
     yield s
     s.close()
 
@@ -45,7 +45,7 @@ def _results(trace) -> list[ToolResult]:  # type: ignore[no-untyped-def]
 
 
 def test_a_delete_committed_mid_episode_shows_in_the_next_episode(own_store) -> None:
-    config = conftest.test_config()
+    config = corpus_config()
     stream = iter_episode(Q, own_store, _search_then_read(), config)
     for event in stream:
         if isinstance(event, ToolResult) and event.tool == "search_corpus":

@@ -9,6 +9,8 @@ from thresher.harness.episode import run_episode
 from thresher.harness.trace import ToolResult
 from thresher.policies.scripted import ScriptedPolicy
 
+from .manual_clock import ManualClock
+
 Q = "In which province is the town where the Halvard Glassworks was founded?"
 
 
@@ -312,20 +314,29 @@ def test_calls_of_one_turn_run_concurrently_and_apply_in_call_order(store, confi
 
 
 def test_a_tool_that_times_out_becomes_an_error_result(store, config):
-    """The search is held until the episode is over (an event set after it): it times out
-    whatever the machine's speed; the grep beside it has the whole timeout to answer."""
+    """The search is held until the episode is over (an event set after it); once the
+    grep beside it is applied (it answered in time), the episode's clock passes the
+    tool timeout: the search times out whatever the machine's speed, with no wait."""
     slow = SlowStore(store)
     quick = config.override({"episode.tool_timeout_s": 2.0})
+    clock = ManualClock()
+
+    def after_the_grep(event):
+        if isinstance(event, ToolResult) and event.tool == "grep_corpus":
+            clock.advance(2.5)
+
     r, _ = run(
         slow,
         quick,
         [
-            turn(call("search_corpus", query="glassworks"), call("grep_corpus", pattern="Tessaly")),
+            turn(call("grep_corpus", pattern="Tessaly"), call("search_corpus", query="glassworks")),
             answer(),
         ],
+        on_event=after_the_grep,
+        clock=clock,
     )
     slow.release.set()
-    search, grep = results(r)
+    grep, search = results(r)
     assert search.status == "error" and search.code == "timeout"
     assert grep.status == "ok" and r.exit_reason == "answered"
 

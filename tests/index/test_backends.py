@@ -14,7 +14,7 @@ from thresher.index import backends
 from thresher.index.backends import Backend, backend_for, ingest, open_store, register_backend
 from thresher.index.store import IngestReport
 
-from .conftest import make_documents
+from .documents import make_documents
 
 SRC = Path(backends.__file__).resolve().parents[1]
 

@@ -21,7 +21,7 @@ from thresher.index.fusion import rrf_score
 from thresher.index.store import GrepResult, Hit, Store
 
 from .chroma_server import free_port, running_chroma
-from .conftest import make_documents
+from .documents import make_documents
 from .helpers import CountingEmbedder
 
 BACKENDS = ["embedded", pytest.param("server", marks=pytest.mark.server)]

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thresher.config import LLMConfig
+from thresher.endpoint.retry import no_connection
 from thresher.errors import BackendUnavailableError
 from thresher.llm.client import (
     DEFAULT_BASE_URL,
@@ -27,7 +28,6 @@ from thresher.llm.client import (
     EndpointSettings,
     EndpointTimeoutError,
     EndpointUnavailableError,
-    _no_connection,
     backoff_delay,
     parse_retry_after,
 )
@@ -128,9 +128,9 @@ def test_unknown_host_counts_as_no_server():
         except ConnectionError as exc:
             return exc
 
-    assert _no_connection(chained(socket.gaierror(-2, "Name or service not known")))
-    assert _no_connection(chained(ConnectionRefusedError(111, "refused"))) == "connection refused"
-    assert _no_connection(chained(ConnectionResetError(104, "reset"))) is None
+    assert no_connection(chained(socket.gaierror(-2, "Name or service not known")))
+    assert no_connection(chained(ConnectionRefusedError(111, "refused"))) == "connection refused"
+    assert no_connection(chained(ConnectionResetError(104, "reset"))) is None
 
 
 TRANSIENT = {

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from serve.conftest import QUESTION, running_server, wait_for_trace_end, wait_idle
+from serve.helpers import QUESTION, running_server, wait_for_trace_end, wait_idle
 from thresher.serve.app import TRACE_HEADER
 from thresher.testing.replay_server import ReplayServer, delayed, reply, tool_call
 

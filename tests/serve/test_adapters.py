@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import thresher
-from serve.conftest import QUESTION, running_server
+from serve.helpers import QUESTION, running_server
 from thresher.errors import ConfigError
 
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from serve.conftest import thresher_cmd
+from serve.helpers import thresher_cmd
 from thresher.errors import BackendUnavailableError
 from thresher.serve.client import ThresherClient
 

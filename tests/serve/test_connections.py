@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from index.chroma_server import free_port
-from serve.conftest import QUESTION, running_server
+from serve.helpers import QUESTION, running_server
 from thresher.serve.connections import ConnectionGuard
 from thresher.testing.flood import Flood
 

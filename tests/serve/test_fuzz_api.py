@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from serve.conftest import running_server, wait_idle
+from serve.helpers import running_server, wait_idle
 
 schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import thresher
-from serve.conftest import QUESTION, read_sse, running_server
+from serve.helpers import QUESTION, read_sse, running_server
 from thresher.serve.app import TRACE_HEADER
 
 

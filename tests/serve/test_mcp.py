@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 import thresher
-from serve.conftest import QUESTION
+from serve.helpers import QUESTION
 
 pytest.importorskip("mcp")
 

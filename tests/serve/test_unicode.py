@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from serve.conftest import QUESTION, running_server, wait_idle
+from serve.helpers import QUESTION, running_server, wait_idle
 
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 SURROGATE_BODY = b'{"query": "a \\ud800 glassworks"}'

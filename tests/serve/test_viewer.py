@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from serve.conftest import QUESTION, thresher_cmd
+from serve.helpers import QUESTION, thresher_cmd
 from thresher.config import Config
 from thresher.harness.actions import Proposal, answer, call
 from thresher.harness.episode import run_episode

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.conftest import write_tiny_hotpot
+from eval.tiny_hotpot import write_tiny_hotpot
 from thresher.config import Config
 from thresher.errors import InputError, UnknownIdError
 from thresher.index.backends import open_store

@@ -41,7 +41,7 @@ def _build_parser(
         prog="thresher",
         description="A harness for self-editing search agents.",
     )
-    from thresher import __version__
+    from thresher._version import __version__
 
     parser.add_argument("--version", action="version", version=f"thresher {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

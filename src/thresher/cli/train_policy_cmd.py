@@ -43,6 +43,7 @@ stderr; ``--json`` silences it and prints only the result on stdout.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -341,9 +342,8 @@ def fit(args: argparse.Namespace, config: Any, say: Any) -> Any:
     out = Path(args.out)
     cache = Path(args.index_cache) if args.index_cache else out / "indexes"
     corpora = []
-    stores = []
     files_used: list[str] = []
-    try:
+    with contextlib.ExitStack() as opened:  # every store opened is closed on the way out
         for group in args.data:
             files = [f.strip() for f in group.split(",") if f.strip()]
             files_used.extend(Path(f).name for f in files)
@@ -352,7 +352,7 @@ def fit(args: argparse.Namespace, config: Any, say: Any) -> Any:
                 files, index_dir_for(files, cache), config, progress=show_progress(args)
             )
             store = open_store(index, config)
-            stores.append(store)
+            opened.callback(store.close)
             corpora.append((tasks, store))
             if say:
                 say(f"{len(tasks)} questions from {', '.join(files)}")
@@ -363,7 +363,7 @@ def fit(args: argparse.Namespace, config: Any, say: Any) -> Any:
             if args.curriculum:
                 tasks = curriculum_tasks(tasks, args.curriculum)
             store = open_store(index, config)
-            stores.append(store)
+            opened.callback(store.close)
             corpora.append((tasks, store))
             if say:
                 say(f"{len(tasks)} questions from {file} (index {index})")
@@ -380,7 +380,4 @@ def fit(args: argparse.Namespace, config: Any, say: Any) -> Any:
             },
             progress=say,
         )
-    finally:
-        for store in stores:
-            store.close()
     return weights

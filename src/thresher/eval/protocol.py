@@ -22,6 +22,7 @@ A configuration is a registered policy name, or a TOML/JSON file::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -306,14 +307,13 @@ def compare(
 
     active = runner or LocalRunner(workers)
     shared = SharedSettings(rollouts, workers, seed, out_dir, corpora, answerer, active)
-    try:
+    with contextlib.ExitStack() as cleanup:  # on the way out: the bar, then the runner
+        if runner is None:
+            cleanup.callback(active.close)
+        if bar is not None:
+            cleanup.callback(bar.close)
         a = shared.run(tasks, store, run_a, "a", tick)
         b = shared.run(tasks, store, run_b, "b", tick)
-    finally:
-        if bar is not None:
-            bar.close()
-        if runner is None:
-            active.close()
     tests: dict[str, PairedResult] = {}
     means: dict[str, dict[str, MeanCI]] = {"a": {}, "b": {}}
     names = list(PAIRED_METRICS)

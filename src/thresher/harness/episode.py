@@ -606,6 +606,7 @@ class _Episode:
         reranker: SearchReranker | None,
         counter: TokenCounter | None,
         should_stop: Callable[[], bool] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.invalid_text = has_surrogate(question)
         self.question = scrub(question)  # what is recorded and searched is valid Unicode
@@ -614,7 +615,8 @@ class _Episode:
         self.reranker = reranker  # given by the caller; else the policy's (see :meth:`use`)
         self.should_stop = should_stop
         self.stop = threading.Event()  # set by the stream's reader (cancel, close)
-        self.t0 = time.perf_counter()
+        self.clock = clock  # the episode's monotonic clock: event times, wall time, deadlines
+        self.t0 = clock()
         self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
         self.state = EpisodeState()
         self.tc = TranscriptCounter(
@@ -642,6 +644,7 @@ class _Episode:
             self.reranker,
             self.meter.notice_reserve(),
             self.t0,
+            self.clock,
         )
         self.replies = Replies(self.state, config, self.meter, self.calls)
 
@@ -654,8 +657,8 @@ class _Episode:
 
     # -- recording ---------------------------------------------------------------------
     def elapsed(self) -> float:
-        """Seconds since the episode started."""
-        return time.perf_counter() - self.t0
+        """Seconds since the episode started, on the episode's clock."""
+        return self.clock() - self.t0
 
     def record(self, event: TraceEvent) -> TraceEvent:
         """Record ``event``: its time and its place in the trace set in one copy (the
@@ -896,6 +899,7 @@ def episode_loop(
     reranker: SearchReranker | None = None,
     counter: TokenCounter | None = None,
     should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Generator[TraceEvent | Observation, Asked | None, Result]:
     """One search episode driven from outside: the harness's loop, asking no one.
 
@@ -907,7 +911,7 @@ def episode_loop(
     ends such an episode ``error``); a loop closed early records nothing more.
 
     Args:
-        question, store, config, reranker, counter, should_stop: as for
+        question, store, config, reranker, counter, should_stop, clock: as for
             :func:`run_episode`.
         policy: what the episode says proposes (its name, system prompt and tool
             schemas are recorded; its optional protocols apply as for
@@ -921,6 +925,7 @@ def episode_loop(
         reranker,
         counter,
         should_stop,
+        clock,
     )
     return episode.loop()
 
@@ -934,12 +939,13 @@ def iter_episode(
     reranker: SearchReranker | None = None,
     counter: TokenCounter | None = None,
     should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> EpisodeStream:
     """One search episode as a stream of its trace events, run as it is read.
 
     Args:
-        question, store, policy, config, reranker, counter, should_stop: as for
-            :func:`run_episode`.
+        question, store, policy, config, reranker, counter, should_stop, clock: as
+            for :func:`run_episode`.
 
     Returns:
         An :class:`~thresher.harness.stream.EpisodeStream`: iterate it for each event
@@ -956,6 +962,7 @@ def iter_episode(
         reranker,
         counter,
         should_stop,
+        clock,
     )
     return EpisodeStream(episode.events(), episode.state, episode.stop, lambda: episode.result)
 
@@ -971,6 +978,7 @@ def run_episode(
     on_turn: Callable[[EpisodeState], None] | None = None,
     counter: TokenCounter | None = None,
     should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Result:
     """Run one search episode to its end (reads :func:`iter_episode` to the end).
 
@@ -991,6 +999,8 @@ def run_episode(
         should_stop: asked before each turn and while the policy is thinking
             (every :data:`STOP_POLL_S` s); True ends the episode with exit reason
             ``cancelled`` (a ``threading.Event``'s ``is_set`` fits).
+        clock: the monotonic clock (seconds) the wall time, the tool timeout and the
+            events' times are read from.
 
     Returns:
         A :class:`Result`, always: partial on caps and errors, with the trace.
@@ -1003,6 +1013,7 @@ def run_episode(
         reranker=reranker,
         counter=counter,
         should_stop=should_stop,
+        clock=clock,
     )
     with stream:
         for event in stream:

@@ -189,7 +189,9 @@ class CallRunner:
         counter: the episode's transcript counter.
         reranker: the policy, when it declares :class:`SearchReranker`.
         notice_reserve: tokens kept for the next turn's notice message.
-        started: the episode's start (``time.perf_counter``), for its wall time.
+        started: the episode's start on ``clock``, for its wall time.
+        clock: the episode's monotonic clock in seconds (the tool deadline is read on
+            it, and a worker job's end is stamped on it).
     """
 
     def __init__(
@@ -201,6 +203,7 @@ class CallRunner:
         reranker: SearchReranker | None,
         notice_reserve: int,
         started: float,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.state = state
         self.store = store
@@ -209,6 +212,7 @@ class CallRunner:
         self.reranker = reranker
         self.notice_reserve = notice_reserve
         self.started = started
+        self.clock = clock
 
     def run(
         self, turn: int, usage: UsageState, proposal: Proposal
@@ -232,13 +236,14 @@ class CallRunner:
                 if inline and call.name in INLINE_TOOLS:
                     here[i] = self.fetcher(call, query)
                 else:
-                    jobs[i] = submit(self.fetcher(call, query))
+                    jobs[i] = submit(self.fetcher(call, query), self.clock)
                 spec = tool_spec(call.name)
                 if spec.view is not None and spec.view.sets_query:  # search_corpus
                     query = call.arguments[spec.argument.name]
-        wall_left = max(cfg.episode.wall_time_s - (time.perf_counter() - self.started), 0.0)
+        now = self.clock()
+        wall_left = max(cfg.episode.wall_time_s - (now - self.started), 0.0)
         window = min(cfg.episode.tool_timeout_s, wall_left)
-        deadline = time.perf_counter() + window
+        deadline = now + window  # on the episode's clock, as the jobs' ends
         for i, planned in enumerate(plan):
             call = planned.call
             if planned.code:
@@ -251,10 +256,10 @@ class CallRunner:
                 try:
                     if i in here:
                         fetched = here[i]()
-                        if time.perf_counter() > deadline:
+                        if self.clock() > deadline:
                             raise TimeoutError
                     else:
-                        fetched = jobs[i].result(deadline - time.perf_counter())
+                        fetched = jobs[i].result(deadline - self.clock())
                         if jobs[i].ended > deadline:  # ended late, read only now
                             raise TimeoutError
                 except TimeoutError:

@@ -273,10 +273,6 @@ class Trace:
         """A copy of the events, in order."""
         return list(self._events)
 
-    def to_jsonl(self) -> str:
-        """One JSON object per line."""
-        return "".join(safe_json(e.to_dict()) + "\n" for e in self._events)
-
 
 def write_jsonl(events: Iterable[TraceEvent], path: str | Path) -> Path:
     """Write ``events`` to ``path`` as JSONL (parents created); returns the path.

@@ -34,11 +34,9 @@ from thresher.endpoint.client import (
     decode_json,
     not_a,
 )
-from thresher.endpoint.retry import MAX_WAIT_S, backoff_delay, no_connection, parse_retry_after
+from thresher.endpoint.retry import MAX_WAIT_S, backoff_delay, parse_retry_after
 from thresher.endpoint.settings import DEFAULT_BASE_URL, PLACEHOLDER_KEY, EndpointSettings
 from thresher.llm.context import ContextSize, context_from_listing, context_from_props
-
-_no_connection = no_connection  # the name the tests import
 
 __all__ = [
     "DEFAULT_BASE_URL",

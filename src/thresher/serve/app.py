@@ -32,7 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from thresher import __version__
+from thresher._version import __version__
 from thresher.corpus.sanitize import safe_json
 from thresher.errors import ConfigError, InputError, ThresherError
 from thresher.harness.result import Result

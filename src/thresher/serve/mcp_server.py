@@ -26,7 +26,7 @@ import asyncio
 import time
 from typing import Any
 
-from thresher import __version__
+from thresher._version import __version__
 from thresher.corpus.sanitize import has_surrogate, scrub_value
 from thresher.errors import InputError, ThresherError
 from thresher.index.store import Hit

@@ -150,7 +150,7 @@ def corpus_key(paths: Sequence[str | Path], config: Config | None = None) -> str
     """
     config = config or Config()
     h = hashlib.sha256()
-    from thresher import __version__
+    from thresher._version import __version__
 
     settings = {
         "v": _KEY_VERSION,

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import thresher
-from harness.conftest import corpus
+from harness.small_corpus import corpus
 from thresher.cli.main import main
 from thresher.config import Config
 from thresher.harness.result import ExitReason

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from thresher import __version__
+from thresher._version import __version__
 from thresher.errors import InputError
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embedded import holds, layout

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from thresher import __version__
+from thresher._version import __version__
 from thresher.config import Config, RetrievalConfig
 from thresher.corpus.document import Chunk, Document
 from thresher.errors import IndexNotFoundError, InputError

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from thresher import __version__
+from thresher._version import __version__
 from thresher.errors import IndexNotFoundError, InputError
 from thresher.index.ingest import common
 from thresher.index.server import layout as sl

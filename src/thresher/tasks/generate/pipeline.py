@@ -10,6 +10,7 @@ rejection under its reason. It stops at ``n`` kept tasks or when the seeds run o
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections import Counter
@@ -260,7 +261,11 @@ def synthesize_tasks(
     seen_keys: set[tuple[str, ...]] = set()
     recall_sum = 0.0
     bar = _bar(n, progress)
-    try:
+    with contextlib.ExitStack() as cleanup:  # on the way out: the bar, then the runner
+        if runner is None:
+            cleanup.callback(active.close)
+        if bar is not None:
+            cleanup.callback(bar.close)
         total = sum(weights.values())
         quota = {h: max(1, round(n * w / total)) for h, w in weights.items() if w > 0}
 
@@ -312,11 +317,6 @@ def synthesize_tasks(
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(rejected=sum(rejected.values()), refresh=False)
-    finally:
-        if bar is not None:
-            bar.close()
-        if runner is None:
-            active.close()
     report.rejected = {r: rejected.get(r, 0) for r in REASONS}
     report.passed = {r: passed.get(r, 0) for r in REASONS}
     report.single_shot_recall = recall_sum / report.kept if report.kept else 0.0

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -396,8 +395,3 @@ def train(
         if progress is not None:
             progress(f"round {r}: {weights.meta['rows']} rows, {weights.meta['positives']} gold")
     return weights
-
-
-def write_prior(path: str | Path) -> Path:
-    """Save :func:`prior_weights` to ``path``."""
-    return prior_weights().save(path)

@@ -1,9 +1,14 @@
-"""A small made-up multi-hop corpus, indexed once per session.
+"""A small made-up multi-hop corpus, and its real index built once per session.
 
 The 2-hop chain: the Halvard Glassworks was founded in Marrowick (hop 1), and
 Marrowick lies in the province of Tessaly (hop 2). Around it: a multi-chunk
 document, two documents with identical text (content dedup), a document that
 tries to close the chunk delimiter, and distractors.
+
+:func:`corpus` and :func:`corpus_config` are imported by the tests that build
+their own index of it; the fixtures ``config``, ``index_dir`` and ``store`` are
+shared by every folder (a plugin named in ``tests/conftest.py``), and a folder's
+own fixture of the same name takes precedence.
 """
 
 from __future__ import annotations
@@ -95,14 +100,14 @@ def corpus() -> list[Document]:
     return docs
 
 
-def test_config() -> Config:
+def corpus_config() -> Config:
     """Small chunks so the history document has several."""
     return Config().override({"chunking.max_tokens": 48})
 
 
 @pytest.fixture(scope="session")
 def config() -> Config:
-    return test_config()
+    return corpus_config()
 
 
 @pytest.fixture(scope="session")
@@ -111,7 +116,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from thresher.index.backends import ingest
 
     path = tmp_path_factory.mktemp("harness-index")
-    ingest(corpus(), path, test_config(), progress=False)
+    ingest(corpus(), path, corpus_config(), progress=False)
     return path
 
 
@@ -120,6 +125,6 @@ def store(index_dir: Path):
     """The real embedded store over the test corpus."""
     from thresher.index.embedded.store import EmbeddedStore
 
-    s = EmbeddedStore(index_dir, test_config())
+    s = EmbeddedStore(index_dir, corpus_config())
     yield s
     s.close()

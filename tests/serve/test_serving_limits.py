@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from serve.conftest import QUESTION, running_server, wait_idle
+from serve.helpers import QUESTION, running_server, wait_idle
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.harness.trace import Refusal

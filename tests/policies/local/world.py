@@ -1,4 +1,8 @@
-"""Local-policy tests: the harness tests' small real index, plus a generated fictional world."""
+"""A small generated fictional world (seed 7) indexed with the real embedder.
+
+The fixture ``world_index`` is shared by the local-policy and its training tests (a
+plugin named in ``tests/conftest.py``; ``tests/tasks/generate`` has its own).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.conftest import config, index_dir, store  # noqa: F401  (fixtures, re-exported)
 from thresher.config import Config
 
 
