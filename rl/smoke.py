@@ -249,6 +249,10 @@ def run(
             use_cpu=True,
             seed=seed,
             disable_tqdm=True,
+            # TRL turns both on by default; on CPU, bf16 autocast makes each step several times slower,
+            # and a 2-layer model has no activations worth recomputing
+            bf16=False,
+            gradient_checkpointing=False,
         )
         trainer = ObservedGRPOTrainer(
             model=model,
