@@ -45,12 +45,13 @@ class Script:
     Attributes:
         name: what the rollout does (``solver``, ``guesser``...).
         replies: the turns.
-        reward: the reward the environment must give the rollout (the smoke checks it).
+        reward: the reward the environment must give the rollout (the smoke checks it); None
+            for a rollout that cannot be scored (an infrastructure failure, never a 0).
     """
 
     name: str
     replies: tuple[Reply, ...]
-    reward: float
+    reward: float | None
 
     @property
     def calls(self) -> int:

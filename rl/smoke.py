@@ -18,7 +18,8 @@ What it asserts, per batch (one generation round) and over the run:
   every rollout whose replies parse (no re-templating drift);
 - each rollout's reward is the one its script declares;
 - advantages are non-zero (and of the reward's sign against the group mean) in groups whose rewards
-  differ, and zero in groups whose rewards are all equal;
+  differ, and zero in groups whose rewards are all equal; an unscorable rollout (reward None)
+  has advantage 0 and leaves its group's mean to the others;
 - every loss is finite, and the weights changed.
 
 It prints one closing line of what it checked. The environment, reward, rows and scripts come in
@@ -63,7 +64,7 @@ class Batch:
     output: dict[str, Any]
     tool_calls: int = 0
     tool_failures: int = 0
-    rewards: list[float] = field(default_factory=list)
+    rewards: list[float | None] = field(default_factory=list)
     prompts: list[Any] = field(default_factory=list)
     completions: list[Any] = field(default_factory=list)
 
@@ -101,8 +102,10 @@ class ObservedGRPOTrainer(GRPOTrainer):
     ) -> Any:
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         assert self._current is not None
+        weighted = torch.nansum(rewards * self.reward_weights, dim=1)
+        unscorable = torch.isnan(rewards).all(dim=1)
         self._current.rewards = [
-            float(x) for x in torch.nansum(rewards * self.reward_weights, dim=1)
+            None if u else float(x) for x, u in zip(weighted, unscorable, strict=True)
         ]
         self._current.prompts, self._current.completions = prompts, completions
         return rewards
@@ -196,22 +199,26 @@ def check_batch(trainer: ObservedGRPOTrainer, batch: Batch, group: int) -> dict[
             batch.rewards[i] == rollout.script.reward,
             f"{name}: reward {batch.rewards[i]}, its script declares {rollout.script.reward}",
         )
-    rewards = torch.tensor(batch.rewards).view(-1, group)
     advantages = out["advantages"].view(-1, group)
-    counts["differing"] = counts["equal"] = 0
-    for g in range(rewards.shape[0]):
-        r, a = rewards[g], advantages[g]
-        if torch.all(r == r[0]):
+    counts["differing"] = counts["equal"] = counts["unscorable"] = 0
+    for g in range(advantages.shape[0]):
+        a = advantages[g]
+        rewards = batch.rewards[g * group : (g + 1) * group]
+        scored = torch.tensor([x for x in rewards if x is not None])
+        none = torch.tensor([x is None for x in rewards])
+        counts["unscorable"] += int(none.sum())
+        _check(torch.all(a[none] == 0), f"group {g}: rewards {rewards}, advantages {a.tolist()}")
+        if len(scored) == 0 or torch.all(scored == scored[0]):
             counts["equal"] += 1
             _check(
-                torch.all(a == 0),
-                f"group {g}: equal rewards {r.tolist()} but advantages {a.tolist()}",
+                torch.all(a == 0), f"group {g}: equal rewards {rewards} but advantages {a.tolist()}"
             )
         else:
             counts["differing"] += 1
             _check(
-                torch.equal(torch.sign(a), torch.sign(r - r.mean())) and torch.all(a != 0),
-                f"group {g}: rewards {r.tolist()} but advantages {a.tolist()}",
+                torch.equal(torch.sign(a[~none]), torch.sign(scored - scored.mean()))
+                and torch.all(a[~none] != 0),
+                f"group {g}: rewards {rewards} but advantages {a.tolist()}",
             )
     return counts
 
@@ -295,7 +302,7 @@ def run(
         f"tool-result and template tokens between them 0; re-templated ids = trained ids "
         f"({totals['retemplated']}/{totals['parseable']} parseable rollouts); rewards as scripted; "
         f"advantages non-zero in {totals['differing']} groups with differing rewards, zero in "
-        f"{totals['equal']} with equal ones; losses finite ({len(trainer.losses)}); "
+        f"{totals['equal']} with equal ones, zero for {totals['unscorable']} unscorable rollout(s); losses finite ({len(trainer.losses)}); "
         f"{changed}/{len(before)} weight tensors changed"
     )
 

@@ -9,7 +9,8 @@ reply is the chain's answer, else 0.0.
 ``stand_in_setup(world)`` returns the :class:`~seam.SmokeSetup` the smoke runs: this environment's
 factory and reward, one row per chain, and per row the scripts of its group (a solver, one that
 first calls the tool with a wrong argument, one that guesses, one whose call is unparseable; the
-last row's group is all solvers, so its rewards are all equal). SearchEnv's setup replaces this
+last row's group is solvers and one rollout under which the index goes down: its reward is None,
+the solvers' are all equal). SearchEnv's setup replaces this
 whole module.
 """
 
@@ -31,19 +32,24 @@ class StandInLookupEnv:
 
     Args:
         facts: entity name -> the sentences stating facts about it.
+        offline: names whose lookup fails as if the index were unreachable: an infrastructure
+            failure, which makes the rollout unscorable (reward None), never a 0.
     """
 
-    def __init__(self, facts: dict[str, list[str]]) -> None:
+    def __init__(self, facts: dict[str, list[str]], offline: frozenset[str] = frozenset()) -> None:
         self._facts = facts
+        self._offline = offline
         self.question = ""
         self.answers: tuple[str, ...] = ()
         self.looked_up: list[str] = []
+        self.infrastructure_failed = False
 
     def reset(self, **row: Any) -> str:
         """Start an episode on a dataset row (``question``, ``answer``, ``aliases``); return the question."""
         self.question = row["question"]
         self.answers = (row["answer"], *row.get("aliases", []))
         self.looked_up = []
+        self.infrastructure_failed = False
         return self.question
 
     def lookup(self, entity: str) -> str:
@@ -56,6 +62,9 @@ class StandInLookupEnv:
             One fact sentence per line.
         """
         self.looked_up.append(entity)
+        if entity in self._offline:
+            self.infrastructure_failed = True
+            raise ConnectionError("the index is unreachable; the episode cannot be scored")
         sentences = self._facts.get(entity)
         if not sentences:
             raise KeyError(
@@ -68,12 +77,16 @@ def answer_reward(
     completions: list[list[dict[str, Any]]], environments: list[StandInLookupEnv], **_: Any
 ) -> list[float | None]:
     """TRL reward function: 1.0 when a rollout's last message is an assistant reply whose text is
-    one of its environment's accepted answers, else 0.0.
+    one of its environment's accepted answers, else 0.0; None (unscorable) after an
+    infrastructure failure.
 
     It lives outside the environment because every public method of the environment is a tool.
     """
     rewards: list[float | None] = []
     for completion, env in zip(completions, environments, strict=True):
+        if env.infrastructure_failed:
+            rewards.append(None)
+            continue
         final = completion[-1]
         text = final.get("content") if final.get("role") == "assistant" else None
         rewards.append(1.0 if isinstance(text, str) and text.strip() in env.answers else 0.0)
@@ -89,6 +102,10 @@ def world_facts(world: BuiltWorld) -> dict[str, list[str]]:
             if fact.sentence not in facts[name]:
                 facts[name].append(fact.sentence)
     return dict(facts)
+
+
+#: the name whose lookup the stand-in answers as an unreachable index
+OFFLINE = "Offline Archive"
 
 
 def _call(name: str, arguments: dict[str, Any]) -> str:
@@ -115,7 +132,13 @@ def _scripts(chain: Chain, all_solvers: bool) -> list[Script]:
         1.0,
     )
     if all_solvers:
-        return [solver, parallel, solver, parallel]
+        # the index goes down under one rollout: its reward is None, its group's stay equal
+        outage = Script(
+            "outage",
+            (Reply(_call("lookup", {"entity": OFFLINE}) + end, calls=1, failures=1), answer),
+            None,
+        )
+        return [solver, parallel, solver, outage]
     bad_argument = Script(
         "bad-argument",
         (
@@ -153,7 +176,7 @@ def stand_in_setup(world: BuiltWorld, rows: int = 4) -> SmokeSetup:
 
     return SmokeSetup(
         name="stand-in lookup environment",
-        environment_factory=lambda: StandInLookupEnv(facts),
+        environment_factory=lambda: StandInLookupEnv(facts, offline=frozenset({OFFLINE})),
         reward_funcs=[answer_reward],
         rows=[
             {"question": c.question, "answer": c.answer, "aliases": list(c.answer_aliases)}
