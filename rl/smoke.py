@@ -270,9 +270,8 @@ def run(
             environment_factory=setup.environment_factory,
             generator=generator,
         )
-        trainer.model.generate = (
-            generator  # the pattern of TRL's tests: sampling replaced, all else real
-        )
+        # the pattern of TRL's tests: sampling replaced, everything else real
+        trainer.model.generate = generator
         before = {k: v.detach().clone() for k, v in trainer.model.named_parameters()}
         trainer.train()
     trained = time.perf_counter()
