@@ -10,7 +10,7 @@ RUNTIME := $(VENV)/.runtime-$(SUM)
 TESTENV := $(VENV)/.test-$(SUM)
 DEMO ?= .demo
 
-.PHONY: setup setup-test browser demo test test-fast lint bench clean
+.PHONY: setup setup-test browser demo test test-fast lint bench rl-smoke clean
 
 # The runtime alone: enough to index and search (`make demo`).
 $(RUNTIME): pyproject.toml
@@ -45,8 +45,8 @@ browser:
 
 # Lint, format check and type check first (fast), then the suite.
 test: setup-test browser
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench rl
+	$(BIN)/ruff format --check src tests bench rl
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
@@ -59,12 +59,30 @@ test-fast: setup-test
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 lint: setup-test
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench rl
+	$(BIN)/ruff format --check src tests bench rl
 
 # Every benchmark at quick sizes (a few minutes); BENCH_ARGS=--full for the real sizes.
 bench: setup-test
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
+# A real trainer on CPU (TRL's GRPOTrainer, a tokenizer trained here, a tiny random model, scripted
+# replies) in its own virtualenv: torch and TRL never enter .venv, so `make test` stays torch-free.
+# See rl/README.md.
+RLVENV ?= .venv-rl
+RLSUM := $(shell cat rl/requirements.txt pyproject.toml | cksum | cut -d' ' -f1)
+RLENV := $(RLVENV)/.installed-$(RLSUM)
+
+$(RLENV): rl/requirements.txt pyproject.toml
+	@test -x $(RLVENV)/bin/python || $(PY) -m venv $(RLVENV)
+	$(RLVENV)/bin/python -m pip install -q --upgrade pip
+	@# one resolve for the pins and the project (without its test extras)
+	$(RLVENV)/bin/python -m pip install -q -r rl/requirements.txt -e .
+	@rm -f $(RLVENV)/.installed-*
+	@touch $(RLENV)
+
+rl-smoke: $(RLENV)
+	HF_HUB_OFFLINE=1 $(RLVENV)/bin/python rl/smoke.py
+
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache
+	rm -rf $(VENV) $(RLVENV) $(DEMO) .pytest_cache
