@@ -61,8 +61,8 @@ def probe_open(index: str) -> None:
     The libraries are imported first (``import_s``): the open time is the index's."""
     started = time.perf_counter()
     import bm25s  # noqa: F401
+    import faiss  # noqa: F401
     import onnxruntime  # noqa: F401
-    import usearch.index  # noqa: F401
 
     from thresher.config import Config
     from thresher.index.backends import open_store

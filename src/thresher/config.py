@@ -148,7 +148,7 @@ class RetrievalConfig:
         (the single-retriever baselines).
     exact_dense_max_chunks: up to this many chunks, dense search is an exact scan of
         every vector (deterministic from one open to the next, and as fast there);
-        above, an HNSW graph (the embedded index's ``ann.usearch``; a server's own).
+        above, an HNSW graph (the embedded index's ``ann.faiss``; a server's own).
     where: a Chroma-style ``where`` on document metadata, as JSON text
         (``{"lang": "en"}``); every search, grep and read of the episode sees only
         the documents it admits (:mod:`thresher.index.filters`). Empty: no filter.

@@ -1,4 +1,4 @@
-"""The embedded index's vectors: saved in corpus order, an HNSW graph (``ann.usearch``)
+"""The embedded index's vectors: saved in corpus order, an HNSW graph (``ann.faiss``)
 above ``retrieval.exact_dense_max_chunks`` that answers as the exact scan does on a small
 index, and a folder of the previous format rebuilt by the next ingest.
 
@@ -74,3 +74,34 @@ def test_a_folder_of_the_previous_format_is_refused_then_rebuilt(tmp_path) -> No
     assert [p.name for p in Path(tmp_path).glob("gen-*")] == [
         layout.current_generation(tmp_path).name
     ]
+
+
+_GRAPH_THEN_ONNX = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from hash_embedder import HashEmbedder
+from thresher.config import Config
+from thresher.corpus.document import Document
+from thresher.index.backends import ingest
+from thresher.index.embedded.store import EmbeddedStore
+config = Config().override({"retrieval.exact_dense_max_chunks": 0})
+docs = [Document(f"d{i}", f"Town {i}", f"Town {i} keeps a mill.", "test") for i in range(50)]
+ingest(docs, sys.argv[1], config, embedder=HashEmbedder(), progress=False)  # writes the graph
+with EmbeddedStore(sys.argv[1], config, embedder=HashEmbedder()) as store:
+    assert store.dense_search("Town 7 mill", k=3)  # reads it
+import onnxruntime  # the embedder's runtime, loaded after the graph library
+print("ok")
+"""
+
+
+def test_the_graph_library_loads_before_the_embedders_runtime(tmp_path) -> None:
+    """An ingest or a search may load the graph library before onnxruntime (a deletion,
+    a search with a cached query vector): the process must survive the second load
+    (usearch 2.26.6 crashed it there)."""
+    import subprocess
+    import sys
+
+    here = str(Path(__file__).resolve().parent)
+    done = subprocess.run([sys.executable, "-c", _GRAPH_THEN_ONNX, str(tmp_path / "i"), here],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.split() == ["ok"], done.stderr[-2000:]

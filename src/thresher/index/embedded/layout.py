@@ -10,7 +10,7 @@
         files.json       size and SHA-256 of every other file, written at commit
         records.sqlite3  every chunk: id, document id, text, metadata (embedded.records_file)
         vectors.npy      every chunk's vector, corpus order (embedded.vectors)
-        ann.usearch      an HNSW graph over them, above retrieval.exact_dense_max_chunks
+        ann.faiss      an HNSW graph over them, above retrieval.exact_dense_max_chunks
         bm25/            the BM25 index (Bm25Index.save)
         grep.sqlite3     the grep index: texts and trigrams (thresher.index.grep.side_index)
 

@@ -3,7 +3,7 @@
 :func:`open_generation` checks what the commit recorded (every file there with its
 size, the BM25 id map's checksums: :mod:`thresher.index.embedded.checksums`), then
 opens BM25 (``bm25/``), the grep side index (``grep.sqlite3``), the chunk records
-(``records.sqlite3``) and the vectors (``vectors.npy``, ``ann.usearch``) in place:
+(``records.sqlite3``) and the vectors (``vectors.npy``, ``ann.faiss``) in place:
 every file is written once, at commit, and only read afterwards, so readers share
 them without copies or locks, and a read-only folder reads like any other.
 :class:`FolderSource` answers a store's reads and searches from them

@@ -1,13 +1,13 @@
-"""A generation's vectors: ``vectors.npy`` and, for large indexes, ``ann.usearch``.
+"""A generation's vectors: ``vectors.npy`` and, for large indexes, ``ann.faiss``.
 
 ``vectors.npy`` holds every chunk's vector as the embedder gave it (float32), row
 ``i`` for the chunk at corpus position ``i``; readers map it (``mmap_mode="r"``) and
 never write. Dense search is the exact scan of :mod:`thresher.index.exact_dense`
 (deterministic) up to ``retrieval.exact_dense_max_chunks`` chunks; above, an ingest
-also writes an HNSW graph over the same rows (``ann.usearch``, the ``usearch``
-library, cosine metric, keys = row numbers) that a reader opens as a view of the
-file and searches approximately. A search restricted to a few chunks (a narrow
-filter) scores them exactly, whatever the size.
+also writes an HNSW graph over the same rows, L2-normalized (``ann.faiss``: faiss's
+``IndexHNSWFlat`` on inner product, ids = row numbers), which a reader loads on the
+first dense search and asks approximately (one thread per search). A search
+restricted to a few chunks (a narrow filter) scores them exactly, whatever the size.
 """
 
 from __future__ import annotations
@@ -22,7 +22,15 @@ import numpy as np
 __all__ = ["VECTORS", "ANN", "write_vectors", "Vectors"]
 
 VECTORS = "vectors.npy"
-ANN = "ann.usearch"
+ANN = "ann.faiss"
+_LINKS = 32  # HNSW neighbours per node
+_BUILD_EF = 200  # candidates kept while the graph is built
+_SEARCH_EF = 128  # candidates kept while it is searched (at least twice the results asked)
+
+
+def _normalized(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.ascontiguousarray(matrix / np.where(norms == 0, 1.0, norms), dtype=np.float32)
 
 
 def write_vectors(generation: Path, matrix: np.ndarray, *, ann: bool) -> None:
@@ -31,11 +39,12 @@ def write_vectors(generation: Path, matrix: np.ndarray, *, ann: bool) -> None:
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     np.save(generation / VECTORS, matrix, allow_pickle=False)
     if ann and len(matrix):
-        from usearch.index import Index
+        import faiss
 
-        index = Index(ndim=matrix.shape[1], metric="cos", dtype="f32")
-        index.add(np.arange(len(matrix), dtype=np.uint64), matrix)
-        index.save(str(generation / ANN))
+        index = faiss.IndexHNSWFlat(matrix.shape[1], _LINKS, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = _BUILD_EF
+        index.add(_normalized(matrix))
+        faiss.write_index(index, str(generation / ANN))
 
 
 class Vectors:
@@ -57,16 +66,21 @@ class Vectors:
         if ann is None:
             with self._lock:
                 if self._ann is None:
-                    from usearch.index import Index
+                    import faiss
 
-                    self._ann = Index.restore(str(self._ann_path), view=True)
+                    self._ann = faiss.read_index(str(self._ann_path))
                 ann = self._ann
         return ann
 
     def nearest(self, vector: np.ndarray, n: int) -> list[tuple[int, float]]:
         """Up to ``n`` ``(row, cosine similarity)`` from the HNSW graph (approximate)."""
-        found = self._graph().search(np.asarray(vector, dtype=np.float32), n, threads=1)
-        return [(int(k), 1.0 - float(d)) for k, d in zip(found.keys, found.distances, strict=True)]
+        import faiss
+
+        q = _normalized(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        params = faiss.SearchParametersHNSW(efSearch=max(_SEARCH_EF, 2 * n))  # type: ignore[attr-defined]  # not in its stubs
+        faiss.omp_set_num_threads(1)  # one query: threads cost more than they save
+        scores, rows = self._graph().search(q, n, params=params)
+        return [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
 
     def scores(self, vector: np.ndarray, rows: Sequence[int]) -> list[float]:
         """The exact cosine similarity of ``vector`` to each of ``rows``."""
