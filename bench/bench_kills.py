@@ -8,9 +8,9 @@ added). After each kill the index is checked as a reader finds it:
 * embedded: it opens (or, before any commit, is a typed ``IndexNotFoundError``),
   and holds exactly the last committed corpus: the manifest's documents and
   content hashes are those of one corpus given to an ingest that had committed,
-  chromadb holds exactly the manifest's chunk ids, the BM25 side index holds
-  them in the same order, and the store's counts agree; a search returns only
-  those chunks;
+  the chunk records and the vectors hold exactly the manifest's chunk ids, the
+  BM25 index holds them in the same order, and the store's counts agree; a
+  search returns only those chunks;
 * Chroma server (``--server-kills``): the index opens, and the rerun that
   follows completes it to exactly the corpus given (the server's weaker
   guarantee: no atomic switch, a killed run is redone).
@@ -44,7 +44,6 @@ from pathlib import Path
 from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.errors import IndexNotFoundError
-from thresher.index.manifest import COLLECTION
 
 #: chunks of at most this many tokens, so that each run makes many writes
 CHUNK_TOKENS = 48
@@ -191,13 +190,14 @@ def corpus_key(documents: Sequence[Document]) -> dict[str, str]:
 def embedded_state(index_dir: Path, embedder: object) -> dict[str, str] | None:
     """The committed state of an embedded index as a reader sees it (None: no commit yet).
 
-    Raises ``AssertionError`` naming any inconsistency between the manifest,
-    chromadb, the BM25 side index and the store.
+    Raises ``AssertionError`` naming any inconsistency between the manifest, the
+    chunk records, the vectors, the BM25 index and the store.
     """
     from thresher.index.bm25 import Bm25Index
     from thresher.index.embedded import layout
-    from thresher.index.embedded.collection import open_client
+    from thresher.index.embedded.records_file import RECORDS, RecordsFile
     from thresher.index.embedded.store import EmbeddedStore
+    from thresher.index.embedded.vectors import Vectors
 
     try:
         generation = layout.current_generation(index_dir)
@@ -211,12 +211,11 @@ def embedded_state(index_dir: Path, embedder: object) -> dict[str, str] | None:
     ids = manifest.chunk_ids()
     bm25 = Bm25Index.load(generation / "bm25")
     assert bm25.ids == ids, "BM25 side index out of step with the manifest"
-    client = open_client(generation / "chroma")
-    try:
-        stored = client.get_collection(COLLECTION).get(include=[])["ids"]
-    finally:
-        client.close()
-    assert sorted(stored) == sorted(ids), "chromadb out of step with the manifest"
+    records = RecordsFile.open(generation / RECORDS, len(ids))
+    assert records is not None, "chunk records missing or of another count"
+    stored = [r[0] for r in records.rows(ids)]
+    assert sorted(stored) == sorted(ids), "chunk records out of step with the manifest"
+    assert Vectors(generation).matrix.shape[0] == len(ids), "vectors out of step"
     with EmbeddedStore(index_dir, CONFIG, embedder=embedder) as store:  # type: ignore[arg-type]
         stats = store.stats()
         assert (stats.documents, stats.chunks) == (len(manifest.documents), len(ids))

@@ -1,12 +1,11 @@
-"""What the side-file checks cost: opening an embedded index with and without them.
+"""What the open-time file checks cost: opening an embedded index with and without them.
 
 Builds an index of the distinct paragraphs of the HotpotQA dev file
 (``../shared/data/dev/hotpotqa_rpt_dev.jsonl``, the dev-size index), then opens it
-(``EmbeddedStore``, first search included) ``--rounds`` times with its
-``files.json`` (sizes of every side file, checksums of the BM25 id map and, on a
-private read copy, of chromadb's files) and as many times without it (an index
-committed before the listing: nothing checked), alternating so both see the same
-load. Also prints what listing the files costs at commit, and the SHA-256
+(``EmbeddedStore``, first search included) ``--rounds`` times with the checks of
+its ``files.json`` (sizes of every file, checksums of the BM25 id map) and as many
+times with them switched off in the process (``checksums.check_sizes`` and
+``checksums.verify`` replaced by no-ops), alternating so both see the same load. Also prints what listing the files costs at commit, and the SHA-256
 throughput of this machine (to scale the checks to a larger index).
 
 Usage::
@@ -63,17 +62,26 @@ def main() -> None:
 
     from thresher.corpus.document import Document
     from thresher.index.backends import ingest
+    from thresher.index.embedded import checksums
+    from thresher.index.embedded.checksums import FILES, record_files
     from thresher.index.embedded.layout import current_generation
-    from thresher.index.embedded.side_files import FILES, record_files
 
     root = Path(tempfile.mkdtemp(prefix="bench-open-"))
-    os.environ["THRESHER_READ_COPIES"] = str(root / "copies")
+    real = (checksums.check_sizes, checksums.verify)
+
+    def unchecked_open(index: Path) -> float:
+        checksums.check_sizes = checksums.verify = lambda *a, **k: None  # type: ignore[assignment]
+        try:
+            return open_once(index)
+        finally:
+            checksums.check_sizes, checksums.verify = real
+
     try:
         docs = [
             Document(f"p{i:06d}", t, x, "hotpotqa")
             for i, (t, x) in enumerate(paragraphs(args.dev, args.paragraphs))
         ]
-        checked, unchecked = root / "checked", root / "unchecked"
+        checked = root / "checked"
         ingest(docs, checked, progress=False)
         generation = current_generation(checked)
         files = json.loads((generation / FILES).read_text())["files"]
@@ -82,18 +90,16 @@ def main() -> None:
         start = time.perf_counter()
         record_files(generation)
         listing = time.perf_counter() - start
-        shutil.copytree(checked, unchecked)
-        (current_generation(unchecked) / FILES).unlink()
-        open_once(checked), open_once(unchecked)  # warm: embedder, page cache, read copies
+        open_once(checked), unchecked_open(checked)  # warm: embedder, page cache
         with_checks, without = [], []
         for _ in range(args.rounds):
             with_checks.append(open_once(checked))
-            without.append(open_once(unchecked))
+            without.append(unchecked_open(checked))
         blob = os.urandom(64 << 20)
         start = time.perf_counter()
         hashlib.sha256(blob).digest()
         rate = len(blob) / (time.perf_counter() - start) / 1e6
-        print(f"index: {len(docs)} documents, {len(files)} side files, {total / 1e6:.1f} MB "
+        print(f"index: {len(docs)} documents, {len(files)} files, {total / 1e6:.1f} MB "
               f"(BM25 id map {ids / 1e3:.0f} kB)")  # fmt: skip
         print(f"listing the files at commit (sizes + SHA-256): {listing * 1000:.0f} ms")
         print(f"open + first search, median of {args.rounds}: "

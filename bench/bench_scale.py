@@ -7,22 +7,21 @@ paragraph's real MiniLM vector plus Gaussian noise; vectors are given, never
 embedded, so "ingest" is the index's own rate. They are cached under ``--cache``
 (shared with ``bench_retrieval.py``), so a second run only measures. For each size:
 
-- ingest rate (vectors given: chromadb adds, BM25 and grep side indexes), measured
-  when the index was built (``build.json``);
+- ingest rate (vectors given: records, vectors and their HNSW graph, BM25 and grep
+  indexes written), measured when the index was built (``build.json``);
 - size on disk of the index generation;
 - open time and resident memory of a fresh process opening the index (a child
   process, the libraries imported first: after the open, then after its first hybrid
-  search); the first open is shown apart (it makes the generation's shared read copy
-  when the commit did not), then the median of three;
+  search); the first open is shown apart (cold page cache), then the median of three;
 - hybrid search k=50 p50/p95, first with new questions (query vector embedded),
   then the same questions again (vector cached);
-- grep p50/p95 over the bench's 14 patterns (x3), and chromadb's full ``$regex`` scan
-  over the same patterns (what grep did before the side index);
+- grep p50/p95 over the bench's 14 patterns (x3), and the full scan over the same
+  patterns (grep's fallback when the trigram index cannot answer);
 - episode p50/p95 of the ``local`` policy (``thresher.search``) over dev questions.
 
 With ``--build-only``: only the missing indexes are built (no dev index is embedded
 first: the known vectors are read from the dev indexes on disk), printing the rate of
-each batch; a build stopped part way resumes from the chunks its collection holds.
+each batch.
 
 With ``--server``: the 100k corpus ingested into ``chroma run`` on 127.0.0.1 (vectors
 given), then the same figures, and the server/embedded ratios.
@@ -53,7 +52,7 @@ import synthetic as syn
 from thresher.errors import PatternRejectedError
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
-#: chromadb's full scan (the "before" figure) is cut here; a cut pattern counts this long
+#: the full scan is cut here; a cut pattern counts this long
 SCAN_TIMEOUT_S = 20.0
 
 
@@ -62,7 +61,7 @@ def probe_open(index: str) -> None:
     The libraries are imported first (``import_s``): the open time is the index's."""
     started = time.perf_counter()
     import bm25s  # noqa: F401
-    import chromadb.api.rust  # noqa: F401
+    import faiss  # noqa: F401
     import onnxruntime  # noqa: F401
 
     from thresher.config import Config
@@ -107,13 +106,13 @@ def measure(store, label: str, questions: list[str], episodes: list[str], config
         syn.timed(lambda p=p: store.grep(p, 5)) for p in syn.GREP_PATTERNS for _ in range(3)
     ]
     capped = sum(store.grep(p, 5).capped for p in syn.GREP_PATTERNS)
-    view = store._view()  # the bench reaches in: chromadb's scan, as grep ran before
+    view = store._view()  # the bench reaches in: the source's full scan, grep's fallback
 
     scan_grep = dataclasses.replace(config.grep, timeout_s=SCAN_TIMEOUT_S)
 
     def scan(pattern: str) -> None:
         def matching(rust: str) -> list[str]:
-            return view.collection.get(where_document={"$regex": rust}, include=[])["ids"]
+            return view.source.regex_ids(rust, pattern)
 
         with suppress(PatternRejectedError):  # ran past SCAN_TIMEOUT_S: counted that long
             grep_ids(matching, pattern, scan_grep, view.order, 5)
@@ -132,7 +131,7 @@ def measure(store, label: str, questions: list[str], episodes: list[str], config
     syn.row(f"{label} hybrid k=50 (cached vector)", syn.pcts(figures["hybrid_cached"]), f"n={n_q}")
     syn.row(f"{label} grep limit=5", syn.pcts(figures["grep"]),
             f"{len(syn.GREP_PATTERNS)} patterns x 3; {capped} counts capped")  # fmt: skip
-    syn.row(f"{label} grep, chromadb full scan", syn.pcts(figures["grep_scan"]),
+    syn.row(f"{label} grep, full scan", syn.pcts(figures["grep_scan"]),
             f"{len(syn.GREP_PATTERNS)} patterns; before the side index")  # fmt: skip
     syn.row(f"{label} episode, local policy", syn.pcts(figures["episode"]), f"n={n_e}")
     return {k: statistics.median(v) for k, v in figures.items()} | {
@@ -299,7 +298,7 @@ def _table(results: dict[str, dict]) -> None:
     ]
     ms = lambda v: f"{v * 1000:.1f}"  # noqa: E731
     for key, label in (("hybrid_new", "hybrid, new query"), ("hybrid_cached", "hybrid, cached vector"),
-                       ("grep", "grep"), ("grep_scan", "grep, chromadb full scan (before)"),
+                       ("grep", "grep"), ("grep_scan", "grep, full scan (the fallback)"),
                        ("episode", "episode, local policy")):  # fmt: skip
         lines.append((f"{label} p50 (ms)", key, ms))
         lines.append((f"{label} p95 (ms)", key + "_p95", ms))

@@ -33,6 +33,7 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import tempfile
@@ -134,27 +135,24 @@ def reembedded(
 
 
 def dev_recall(index: Path, tasks_file: Path, name: str, compare: Sequence[str] = ()) -> None:
-    import chromadb
-
-    from thresher.index.embedded.layout import current_generation
-    from thresher.index.manifest import COLLECTION
+    from thresher.index.embedded import layout
+    from thresher.index.embedded.records_file import RECORDS, RecordsFile
+    from thresher.index.embedded.vectors import Vectors
     from thresher.index.records import indexed_text
     from thresher.train.local.data import group_tasks
 
     emb = get_embedder(name)
     assert isinstance(emb, MiniLMEmbedder)
-    with tempfile.TemporaryDirectory() as tmp:  # chromadb writes on open: read a copy
-        import shutil
-
-        shutil.copytree(current_generation(index) / "chroma", Path(tmp) / "c")
-        client = chromadb.PersistentClient(path=str(Path(tmp) / "c"))
-        got = client.get_collection(COLLECTION).get(
-            include=["embeddings", "documents", "metadatas"]
-        )
-    vectors = np.asarray(got["embeddings"], dtype=np.float32)
-    texts = [indexed_text(str(m.get("title", "")), d or "") for d, m in
-             zip(got["documents"], got["metadatas"], strict=True)]  # fmt: skip
-    doc_of = [str(m["doc_id"]) for m in got["metadatas"]]
+    generation = layout.current_generation(index)
+    ids = layout.read_manifest(generation).chunk_ids()
+    records = RecordsFile.open(generation / RECORDS, len(ids))
+    assert records is not None, f"{generation}: no chunk records"
+    rows = {r[0]: r for r in records.rows(ids)}
+    vectors = np.asarray(Vectors(generation).matrix, dtype=np.float32)  # corpus order
+    metas = [json.loads(rows[c][3]) for c in ids]
+    texts = [indexed_text(str(m.get("title", "")), rows[c][2]) for c, m in
+             zip(ids, metas, strict=True)]  # fmt: skip
+    doc_of = [str(m["doc_id"]) for m in metas]
     n = pieces(emb, texts)
     long = [i for i, p in enumerate(n) if p > emb.max_length]
     started = time.perf_counter()

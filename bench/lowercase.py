@@ -71,21 +71,29 @@ class ReusedVectors:
     """
 
     def __init__(self, inner: Any, cased_index: Path) -> None:
-        import chromadb
+        from thresher.index.embedded import layout
+        from thresher.index.embedded.records_file import RECORDS, RecordsFile
+        from thresher.index.embedded.vectors import Vectors
 
         self._inner = inner
         self.name: str = inner.name
         self.reused = 0
         self.computed = 0
-        client = chromadb.PersistentClient(path=str(cased_index / "chroma"))
-        got = client.get_collection("chunks").get(include=["embeddings", "documents", "metadatas"])
+        generation = (
+            cased_index
+            if (cased_index / RECORDS).is_file()
+            else (layout.current_generation(cased_index))
+        )
+        ids = layout.read_manifest(generation).chunk_ids()
+        records = RecordsFile.open(generation / RECORDS, len(ids))
+        assert records is not None, f"{generation}: no chunk records"
+        matrix = Vectors(generation).matrix
+        row = {c: i for i, c in enumerate(ids)}
         self._vectors: dict[str, Any] = {}
-        for doc, meta, vec in zip(
-            got["documents"], got["metadatas"], got["embeddings"], strict=True
-        ):
-            title = str((meta or {}).get("title") or "")
+        for cid, _doc_id, doc, meta in records.rows(ids):
+            title = str(json.loads(meta).get("title") or "")
             text = f"{title}\n{doc}" if title else doc
-            self._vectors[text.lower()] = vec
+            self._vectors[text.lower()] = matrix[row[cid]]
 
     @property
     def dimension(self) -> int:

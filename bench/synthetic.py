@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import statistics
 import sys
 import time
@@ -28,15 +27,13 @@ import numpy as np
 from thresher.config import Config
 from thresher.corpus.document import Chunk, Document
 from thresher.index.backends import ingest
-from thresher.index.bm25 import Bm25Index
 from thresher.index.embedded import holds as generation_holds
 from thresher.index.embedded import layout
-from thresher.index.embedded.collection import open_client
-from thresher.index.grep import side_index as grep_index
-from thresher.index.grep.side_index import GrepIndex
-from thresher.index.id_table import load_ids, save_ids
+from thresher.index.embedded.records_file import RECORDS, RecordsFile
+from thresher.index.embedded.vectors import Vectors
+from thresher.index.embedded.writer import NewChunks, write_generation
 from thresher.index.ingest.common import document_hash
-from thresher.index.manifest import COLLECTION, FORMAT_VERSION, DocEntry
+from thresher.index.manifest import FOLDER_FORMAT, DocEntry
 from thresher.index.records import chunk_metadata, indexed_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,22 +96,15 @@ class ReuseEmbedder:
         self.embedded = 0
 
     def learn(self, index_dir: Path) -> None:
-        client = open_client(layout.current_generation(index_dir) / "chroma")
-        collection = client.get_collection(COLLECTION)
-        offset = 0
-        while True:
-            got = collection.get(
-                limit=5000, offset=offset, include=["embeddings", "documents", "metadatas"]
-            )
-            if not got["ids"]:
-                break
-            for vec, text, meta in zip(
-                got["embeddings"], got["documents"], got["metadatas"], strict=True
-            ):
-                key = text_key(indexed_text(str(meta.get("title", "")), text or ""))
-                self.known[key] = np.asarray(vec, dtype=np.float32)
-            offset += len(got["ids"])
-        client.close()
+        generation = layout.current_generation(index_dir)
+        ids = layout.read_manifest(generation).chunk_ids()
+        records = RecordsFile.open(generation / RECORDS, len(ids))
+        assert records is not None, f"{generation}: no records"
+        matrix = Vectors(generation).matrix
+        row = {cid: i for i, cid in enumerate(ids)}
+        for cid, _doc, text, meta in records.rows(ids):
+            key = text_key(indexed_text(str(json.loads(meta).get("title", "")), text))
+            self.known[key] = np.asarray(matrix[row[cid]], dtype=np.float32)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -220,8 +210,8 @@ def _synthetic_chunk(docs: list[Document], i: int) -> Chunk:
 def _synthetic_vectors(
     chunks: list[Chunk], start: int, known: dict[str, np.ndarray], dim: int
 ) -> np.ndarray:
-    """The vectors of the chunks from ``start`` on: seeded by ``start``, so a resumed
-    build gives the same vectors as an uninterrupted one."""
+    """The vectors of the chunks from ``start`` on (seeded by ``start``: the same on
+    every build)."""
     rng = np.random.default_rng([0, start])
     vectors = rng.standard_normal((len(chunks), dim)).astype(np.float32)
     for row_i, c in enumerate(chunks):
@@ -245,70 +235,50 @@ def build_synthetic(
     ``known`` maps the hash of a paragraph's indexed text to its real vector (a
     random one stands in when it is missing). Returns (and writes to
     ``target/build.json``) the seconds each part took; a folder that already holds
-    ``n`` chunks is kept (its side indexes added if it predates them).
-
-    The chromadb part is resumable: ``target/building.json`` names the generation
-    being filled, and a build stopped part way (killed, out of time) goes on from
-    the chunks its collection holds. Progress (chunks, rate, CPU) is printed per batch.
+    ``n`` chunks is kept. Written as an ingest writes a generation
+    (:func:`thresher.index.embedded.writer.write_generation`: records, vectors, the
+    HNSW graph above ``retrieval.exact_dense_max_chunks``, BM25, grep), the vectors
+    given instead of embedded. Progress (chunks, rate, CPU) is printed per batch.
     """
     if holds_count(target, n):
-        return ensure_side_indexes(target)
+        record = target / "build.json"
+        return json.loads(record.read_text()) if record.is_file() else {"chunks": n}
     target.mkdir(parents=True, exist_ok=True)
-    marker = target / "building.json"
-    state: dict = json.loads(marker.read_text()) if marker.is_file() else {}
-    generation = target / str(state.get("generation", ""))
-    if state.get("n") != n or not state.get("generation") or not generation.is_dir():
-        generation_holds.remove_stale_generations(target, keep=None)
-        generation = layout.new_generation(target)
-        state = {"n": n, "generation": generation.name, "dense_s": 0.0}
-        marker.write_text(json.dumps(state), encoding="utf-8")
-    client = open_client(generation / "chroma")
-    collection = client.get_or_create_collection(
-        COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
-    )
-    batch = min(batch, client.get_max_batch_size())
-    done = collection.count()  # each add is one batch, all or nothing
-    if done:
-        print(f"  resuming {target}: {done:,} of {n:,} chunks there", flush=True)
-    for start in range(done, n, batch):
-        mark, cpu = time.perf_counter(), time.process_time()
+    generation_holds.remove_stale_generations(target, keep=None)
+    generation = layout.new_generation(target)
+    new = NewChunks()
+    mark = time.perf_counter()
+    for start in range(0, n, batch):
+        cpu = time.process_time()
         chunks = [_synthetic_chunk(docs, i) for i in range(start, min(n, start + batch))]
-        collection.add(
-            ids=[c.chunk_id for c in chunks],
-            documents=[c.text for c in chunks],
-            metadatas=[chunk_metadata(c) for c in chunks],
-            embeddings=_synthetic_vectors(chunks, start, known, dim),
+        new.add(
+            [c.chunk_id for c in chunks],
+            [c.text for c in chunks],
+            [chunk_metadata(c) for c in chunks],
+            _synthetic_vectors(chunks, start, known, dim),
         )
-        took = time.perf_counter() - mark
-        state["dense_s"] += took
-        marker.write_text(json.dumps(state), encoding="utf-8")
-        print(f"  {start + len(chunks):>9,} / {n:,} chunks  {len(chunks) / took:6.0f} chunks/s "
+        print(f"  {start + len(chunks):>9,} / {n:,} chunks  "
               f"(CPU {time.process_time() - cpu:.1f} s for {len(chunks)})", flush=True)  # fmt: skip
-    client.close()
-    phases = {"chunks": n, "dense_s": state["dense_s"]}
+    phases: dict[str, float] = {"chunks": n, "vectors_s": time.perf_counter() - mark}
     mark = time.perf_counter()
-    chunks = (_synthetic_chunk(docs, i) for i in range(n))
     ids = [f"syn-{i:06d}#0" for i in range(n)]
-    Bm25Index.build(ids, (indexed_text(c.title, c.text) for c in chunks)).save(generation / "bm25")
-    phases["bm25_s"] = time.perf_counter() - mark
-    print(f"  BM25 side index: {phases['bm25_s']:.0f} s", flush=True)
-    mark = time.perf_counter()
-    GrepIndex.build(generation / grep_index.FILE, (docs[i % len(docs)].text for i in range(n)))
-    phases["grep_s"] = time.perf_counter() - mark
-    print(f"  grep side index: {phases['grep_s']:.0f} s", flush=True)
+    ann = n > Config().retrieval.exact_dense_max_chunks
+    write_generation(generation, ids, new, None, dim, ann=ann)
+    phases["write_s"] = time.perf_counter() - mark
+    print(f"  records, vectors{', HNSW' if ann else ''}, BM25, grep: "
+          f"{phases['write_s']:.0f} s", flush=True)  # fmt: skip
     entries = {
         f"syn-{i:06d}": DocEntry(f"{i:032x}", [f"syn-{i:06d}#0"], "2026-01-01T00:00:00Z")
         for i in range(n)
     }
-    manifest = layout.Manifest(FORMAT_VERSION, "bench", "minilm-int8", dim,
+    manifest = layout.Manifest(FOLDER_FORMAT, "bench", "minilm-int8", dim,
                                {"max_tokens": 512, "tokenizer": "o200k_base"}, entries)  # fmt: skip
     layout.write_manifest(generation, manifest)
     mark = time.perf_counter()
-    layout.commit_generation(target, generation)  # and the generation's shared read copy
+    layout.commit_generation(target, generation)
     phases["commit_s"] = time.perf_counter() - mark
-    phases["seconds"] = phases["dense_s"] + phases["bm25_s"] + phases["grep_s"] + phases["commit_s"]
+    phases["seconds"] = phases["vectors_s"] + phases["write_s"] + phases["commit_s"]
     (target / "build.json").write_text(json.dumps(phases, indent=1), encoding="utf-8")
-    marker.unlink(missing_ok=True)
     return phases
 
 
@@ -317,35 +287,6 @@ def holds_count(target: Path, n: int) -> bool:
         return layout.read_summary(layout.current_generation(target)).chunks == n
     except Exception:  # noqa: BLE001 - not built yet
         return False
-
-
-def ensure_side_indexes(target: Path) -> dict[str, float]:
-    """Add the id table and grep side index to a synthetic index built before them (read
-    straight from its chroma sqlite, whose row order is the corpus order); returns the
-    build record, with the time this took added."""
-    generation = layout.current_generation(target)
-    record_path = target / "build.json"
-    phases = json.loads(record_path.read_text()) if record_path.is_file() else {}
-    bm25_dir = generation / "bm25"
-    if load_ids(bm25_dir) is None:
-        ids = json.loads((bm25_dir / "ids.json").read_text(encoding="utf-8"))
-        save_ids(bm25_dir, ids)
-    if GrepIndex.open(generation / grep_index.FILE, len(load_ids(bm25_dir) or ())) is None:
-        base = phases.get("seconds", phases.get("total_s", 0.0)) - phases.get("grep_s", 0.0)
-        started = time.perf_counter()
-        db = sqlite3.connect(
-            f"file:{generation / 'chroma' / 'chroma.sqlite3'}?immutable=1", uri=True
-        )
-        rows = db.execute(
-            "SELECT c.c0 FROM embeddings e JOIN embedding_fulltext_search_content c "
-            "ON c.id = e.id ORDER BY e.id"
-        )
-        GrepIndex.build(generation / grep_index.FILE, (text for (text,) in rows))
-        db.close()
-        phases["grep_s"] = time.perf_counter() - started
-        phases["seconds"] = base + phases["grep_s"]
-        record_path.write_text(json.dumps(phases, indent=1), encoding="utf-8")
-    return phases
 
 
 def disk_size(path: Path) -> int:

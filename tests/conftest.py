@@ -58,15 +58,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(mark)
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _read_copies_in_a_temp_folder(tmp_path_factory: pytest.TempPathFactory):
-    """Shared read copies (made at each commit of a large enough index) go to a
-    temporary folder, not the user's cache; a test may point them elsewhere."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("THRESHER_READ_COPIES", str(tmp_path_factory.mktemp("read-copies")))
-        yield
-
-
 @pytest.fixture(autouse=True)
 def _close_kept_indexes():
     """``thresher.search(index=PATH)`` keeps the index open for the next call in the

@@ -274,7 +274,7 @@ class RetrievalConfig(_Section):
         (the single-retriever baselines).
     exact_dense_max_chunks: up to this many chunks, dense search is an exact scan of
         every vector (deterministic from one open to the next, and as fast there);
-        above, chromadb's HNSW graph.
+        above, an HNSW graph (the embedded index's ``ann.faiss``; a server's own).
     where: a Chroma-style ``where`` on document metadata, as JSON text
         (``{"lang": "en"}``); every search, grep and read of the episode sees only
         the documents it admits (:mod:`thresher.index.filters`). Empty: no filter.

@@ -1,5 +1,6 @@
-"""``bench/synthetic.py``'s scale-index build: a build stopped part way resumes from the
-chunks its collection holds and ends as an uninterrupted build does. Times nothing."""
+"""``bench/synthetic.py``'s scale-index build writes an index the embedded store opens,
+holding the vectors it was given, and a second build of a complete folder keeps it.
+Times nothing."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
+from thresher.config import Config
 from thresher.corpus.document import Document
 from thresher.index.embedded import layout
-from thresher.index.embedded.collection import open_client
-from thresher.index.manifest import COLLECTION
+from thresher.index.embedded.store import EmbeddedStore
+from thresher.index.embedded.vectors import Vectors
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -30,41 +31,29 @@ def _synthetic():
         sys.path.remove(str(BENCH))
 
 
-def _vectors(index: Path) -> dict[str, list[float]]:
-    client = open_client(layout.current_generation(index) / "chroma")
-    try:
-        got = client.get_collection(COLLECTION).get(include=["embeddings"])
-        return {
-            i: np.asarray(v).tolist() for i, v in zip(got["ids"], got["embeddings"], strict=True)
-        }
-    finally:
-        client.close()
+class _Fixed:
+    """An 8-d query embedder (any fixed vector will do: the test reads, not ranks)."""
+
+    name, dimension = "minilm-int8", 8
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        return np.ones((len(texts), 8), dtype=np.float32)
 
 
-def test_a_stopped_build_resumes_and_matches_an_uninterrupted_one(tmp_path, monkeypatch):
-    monkeypatch.setenv("THRESHER_READ_COPIES", str(tmp_path / "copies"))
+def test_a_synthetic_build_is_an_index_holding_its_vectors(tmp_path):
     syn = _synthetic()
     docs = [Document(f"p{i}", f"Place {i}", f"Place {i} has a bridge built in {1800 + i}.", "test")
             for i in range(40)]  # fmt: skip
-    straight = tmp_path / "straight"
-    syn.build_synthetic(straight, docs, 250, {}, 8, batch=100)
-
-    stopped = tmp_path / "stopped"
-    real = syn._synthetic_vectors
-    calls = []
-
-    def dies_on_the_third_batch(chunks, start, known, dim):
-        calls.append(start)
-        if len(calls) == 3:
-            raise KeyboardInterrupt("stopped")
-        return real(chunks, start, known, dim)
-
-    monkeypatch.setattr(syn, "_synthetic_vectors", dies_on_the_third_batch)
-    with pytest.raises(KeyboardInterrupt):
-        syn.build_synthetic(stopped, docs, 250, {}, 8, batch=100)
-    assert (stopped / "building.json").is_file() and not (stopped / "CURRENT").exists()
-    monkeypatch.setattr(syn, "_synthetic_vectors", real)
-    phases = syn.build_synthetic(stopped, docs, 250, {}, 8, batch=100)
-    assert phases["chunks"] == 250 and not (stopped / "building.json").exists()
-    assert syn.holds_count(stopped, 250)
-    assert _vectors(stopped) == _vectors(straight)
+    target = tmp_path / "syn"
+    phases = syn.build_synthetic(target, docs, 250, {}, 8, batch=100)
+    assert phases["chunks"] == 250 and syn.holds_count(target, 250)
+    chunks = [syn._synthetic_chunk(docs, i) for i in range(250)]
+    expected = np.vstack([syn._synthetic_vectors(chunks[i : i + 100], i, {}, 8)
+                          for i in range(0, 250, 100)])  # fmt: skip
+    matrix = np.asarray(Vectors(layout.current_generation(target)).matrix)
+    assert np.array_equal(matrix, expected)
+    with EmbeddedStore(target, Config(), embedder=_Fixed()) as store:  # type: ignore[arg-type]
+        assert store.stats().chunks == 250
+        assert store.get(["syn-000007#0"])[0].text == chunks[7].text
+        assert store.grep("bridge built in 1807", limit=3).hits
+    assert syn.build_synthetic(target, docs, 250, {}, 8) == phases  # kept, not rebuilt

@@ -412,14 +412,17 @@ def _truncate_npy(generation: Path) -> None:
     target.write_bytes(target.read_bytes()[:100])
 
 
-def _delete_chroma(generation: Path) -> None:
-    import shutil
+def _delete_records(generation: Path) -> None:
+    (generation / "records.sqlite3").unlink()
 
-    shutil.rmtree(generation / "chroma")
+
+def _garbage_in_vectors(generation: Path) -> None:
+    target = generation / "vectors.npy"
+    target.write_bytes(b"\xa5" * target.stat().st_size)  # same size: past the size check
 
 
 def _garbage_in_sqlite(generation: Path) -> None:
-    target = generation / "chroma" / "chroma.sqlite3"
+    target = generation / "records.sqlite3"
     size = target.stat().st_size
     with target.open("r+b") as fh:  # same size, over the database's header
         fh.write(b"\xa5" * min(size, 4096))
@@ -428,8 +431,10 @@ def _garbage_in_sqlite(generation: Path) -> None:
 TAMPERING = {
     "rotated-id-map": (_rotate_id_map, "bm25/ids"),
     "truncated-npy": (_truncate_npy, "data.csc.index.npy"),
-    "deleted-chroma": (_delete_chroma, "chroma"),
-    "garbage-in-sqlite": (_garbage_in_sqlite, "chroma.sqlite3"),
+    "deleted-records": (_delete_records, "records.sqlite3"),
+    "garbage-in-sqlite": (_garbage_in_sqlite, "records.sqlite3"),
+    "garbage-in-vectors": (_garbage_in_vectors, "vectors.npy"),
+    "no-listing": (lambda g: (g / "files.json").unlink(), "files.json"),
 }
 
 
@@ -437,7 +442,6 @@ TAMPERING = {
 def index_copy(index_dir: Path, tmp_path: Path, monkeypatch) -> Path:
     import shutil
 
-    monkeypatch.setenv("THRESHER_READ_COPIES", str(tmp_path / "copies"))
     target = tmp_path / "index"
     shutil.copytree(index_dir, target)
     return target
@@ -459,23 +463,19 @@ def test_a_tampered_index_is_one_line_naming_the_file_and_the_fix(
     assert named in err and "thresher index" in err, err
 
 
-def test_an_index_written_before_side_file_checksums_still_opens(index_copy: Path, capsys) -> None:
+def test_an_index_of_the_previous_format_is_one_line_naming_the_rebuild(
+    index_copy: Path, capsys
+) -> None:
+    import json
+
     from thresher.cli.main import main
     from thresher.index.embedded.layout import current_generation
 
-    (current_generation(index_copy) / "files.json").unlink()
-    code = main(["search", QUESTION, "--index", str(index_copy), "--quiet", "--json"])
-    assert code == 0, capsys.readouterr().err
-
-
-def test_an_old_index_with_a_truncated_side_file_is_one_line_too(index_copy: Path, capsys) -> None:
-    from thresher.cli.main import main
-    from thresher.index.embedded.layout import current_generation
-
-    generation = current_generation(index_copy)
-    (generation / "files.json").unlink()
-    _truncate_npy(generation)
+    manifest = current_generation(index_copy) / "manifest.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["format_version"] = 1  # as written by a thresher that kept a chromadb folder
+    manifest.write_text(json.dumps(data, indent=1), encoding="utf-8")
     code = main(["search", QUESTION, "--index", str(index_copy), "--quiet"])
     err = capsys.readouterr().err
-    assert code == 3 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-    assert "bm25" in err and "thresher index" in err, err
+    assert code != 0 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "format 1" in err and f"thresher index PATH --index {index_copy}" in err, err

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -21,8 +24,7 @@ from .small_corpus import corpus, corpus_config
 
 @pytest.fixture
 def index(tmp_path, monkeypatch) -> Path:
-    """A fresh index of the test corpus; read copies made under ``tmp_path/copies``."""
-    monkeypatch.setenv("THRESHER_READ_COPIES", str(tmp_path / "copies"))
+    """A fresh index of the test corpus."""
     monkeypatch.delenv(handles.REUSE_ENV, raising=False)
     where = tmp_path / "index"
     ingest(corpus(), where, corpus_config(), progress=False)
@@ -32,21 +34,30 @@ def index(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def opens(monkeypatch) -> list[Path]:
-    """Every read copy the embedded store makes (one per open of a generation)."""
+    """Every generation the embedded store opens."""
     made: list[Path] = []
-    real = embedded.make_read_copy
+    real = embedded.open_generation
 
-    def counting(chroma_dir: Path) -> Path:
-        made.append(chroma_dir)
-        return real(chroma_dir)
+    def opening(generation: Path):  # type: ignore[no-untyped-def]
+        made.append(generation)
+        return real(generation)
 
-    monkeypatch.setattr(embedded, "make_read_copy", counting)
+    monkeypatch.setattr(embedded, "open_generation", opening)
     return made
 
 
-def _copies(index: Path) -> set[str]:
-    root = index.parent / "copies"
-    return {p.name for p in root.iterdir()} if root.exists() else set()
+def _copies(index: Path) -> list[str]:
+    """The generations of ``index`` this process holds open (a hold is a file descriptor
+    on the generation's manifest, :mod:`thresher.index.embedded.holds`; a closed store
+    holds none), one entry per hold."""
+    gc.collect()
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(index)) and target.endswith("manifest.json"):
+                held.append(Path(target).parent.name)
+    return sorted(held)
 
 
 def _grep(pattern: str) -> ScriptedPolicy:
@@ -83,7 +94,7 @@ def test_a_new_generation_is_seen_and_the_old_store_closed(index, opens):
     assert "zephyr" in result.doc_ids
     assert len(opens) == 2
     now = _copies(index)
-    assert len(now) == 1 and not (now & old)  # the old store closed: its read copy is gone
+    assert len(now) == 1 and not (set(now) & set(old))  # the old store closed: released
     assert handles.kept_count() == 1
 
 
@@ -101,7 +112,7 @@ def test_a_store_in_use_is_closed_when_its_call_ends(index, opens):
         thresher.close_indexes()
         assert handles.kept_count() == 0
         assert store.bm25_search("Kestrin", k=1)  # still open for the call using it
-    assert _copies(index) == set()
+    assert _copies(index) == []
     _search(index, "Kestrin")
     assert len(opens) == 2
 
@@ -109,7 +120,7 @@ def test_a_store_in_use_is_closed_when_its_call_ends(index, opens):
 def test_reuse_false_opens_every_time(index, opens, monkeypatch):
     _search(index, "Kestrin", reuse=False)
     _search(index, "Kestrin", reuse=False)
-    assert len(opens) == 2 and _copies(index) == set() and handles.kept_count() == 0
+    assert len(opens) == 2 and _copies(index) == [] and handles.kept_count() == 0
     monkeypatch.setenv(handles.REUSE_ENV, "0")
     _search(index, "Kestrin")
     assert len(opens) == 3 and handles.kept_count() == 0
@@ -118,7 +129,7 @@ def test_reuse_false_opens_every_time(index, opens, monkeypatch):
 def test_close_indexes_drops_every_kept_store(index, opens):
     _search(index, "Kestrin")
     thresher.close_indexes()
-    assert handles.kept_count() == 0 and _copies(index) == set()
+    assert handles.kept_count() == 0 and _copies(index) == []
     _search(index, "Kestrin")
     assert len(opens) == 2
 

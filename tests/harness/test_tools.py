@@ -292,6 +292,9 @@ class SlowStore:
     def pinned(self):
         return self  # an episode reads through the gate (not the store's pinned view)
 
+    def searches_inline(self) -> bool:
+        return False  # its calls wait on a gate: never run them on the episode's thread
+
     def hybrid_search(self, query, k=50, exclude=()):
         if self.barrier is not None:
             self.barrier.wait(timeout=10)  # raises BrokenBarrierError if calls were serial

@@ -63,11 +63,3 @@ def store(built_index, small_config, minilm):
     s = EmbeddedStore(built_index, small_config, embedder=minilm)
     yield s
     s.close()
-
-
-@pytest.fixture
-def copies(tmp_path, monkeypatch) -> Path:
-    """A private folder for shared read copies (``THRESHER_READ_COPIES``)."""
-    root = tmp_path / "copies"
-    monkeypatch.setenv("THRESHER_READ_COPIES", str(root))
-    return root

@@ -34,7 +34,7 @@ def test_it_is_a_store_with_the_expected_contents(store, documents) -> None:
     assert stats.documents == len(documents) == 36
     assert stats.chunks == len(corpus_chunks(store, documents))
     assert stats.chunks > stats.documents  # small chunks: some documents have several
-    assert (stats.embedder, stats.dimension, stats.format_version) == ("minilm-int8", 384, 1)
+    assert (stats.embedder, stats.dimension, stats.format_version) == ("minilm-int8", 384, 2)
     assert stats.extra["chunking"] == {"max_tokens": 24, "tokenizer": "o200k_base"}
 
 
@@ -219,7 +219,7 @@ def test_similarity_is_each_rows_own_dot_product(store) -> None:
 
 
 def test_a_cache_holding_every_chunk_never_evicts_and_reads_in_bulk() -> None:
-    from thresher.index.embedded.view import ChunkCache
+    from thresher.index.view import ChunkCache
 
     chunks = [Chunk(f"d{i}#0", f"d{i}", 0, "t", "text", 0, 4, "h", "s") for i in range(3)]
     whole = ChunkCache(maxsize=3, chunks=3)

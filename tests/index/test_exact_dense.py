@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from thresher.index.embedded.exact_dense import ExactDense
+from thresher.index.exact_dense import ExactDense
 
 
 def test_nearest_first_with_exclusions_and_id_tiebreak() -> None:
@@ -34,36 +34,19 @@ def test_rejects_mismatched_ids() -> None:
         ExactDense(["a", "b"], np.zeros((3, 4), dtype=np.float32))
 
 
-def test_saved_vectors_load_as_the_collection_reads(tmp_path) -> None:
-    from thresher.index.embedded.exact_dense import save_vectors
-
-    class Pages:  # chromadb's get(), paged
-        def __init__(self, ids, matrix):
-            self.ids, self.matrix = ids, matrix
-
-        def get(self, include, limit, offset):
-            return {"ids": self.ids[offset : offset + limit],
-                    "embeddings": self.matrix[offset : offset + limit]}  # fmt: skip
+def test_saved_vectors_answer_as_the_matrix_they_hold(tmp_path) -> None:
+    from thresher.index.embedded.vectors import Vectors, write_vectors
 
     rng = np.random.default_rng(1)
     ids = [f"x{i:05d}" for i in range(12_000)]
-    collection = Pages(ids, rng.normal(size=(12_000, 8)).astype(np.float32))
-    save_vectors(collection, tmp_path)
+    matrix = rng.normal(size=(12_000, 8)).astype(np.float32)
+    write_vectors(tmp_path, matrix, ann=False)
     q = rng.normal(size=8)
-    loaded = ExactDense.load(tmp_path)
-    assert loaded.search(q, 30) == ExactDense.from_collection(collection).search(q, 30)
+    loaded = ExactDense(ids, np.asarray(Vectors(tmp_path).matrix))
+    assert loaded.search(q, 30) == ExactDense(ids, matrix).search(q, 30)
     (tmp_path / "vectors.npy").write_bytes(b"damaged")
     with pytest.raises(ValueError):
-        ExactDense.load(tmp_path)
-
-
-class _Pages:  # chromadb's get(), paged
-    def __init__(self, ids: list[str], matrix: np.ndarray) -> None:
-        self.ids, self.matrix = ids, matrix
-
-    def get(self, include, limit, offset):  # type: ignore[no-untyped-def]
-        return {"ids": self.ids[offset : offset + limit],
-                "embeddings": self.matrix[offset : offset + limit]}  # fmt: skip
+        Vectors(tmp_path)
 
 
 def test_ties_and_exclusions_match_sorting_every_pair() -> None:
@@ -100,16 +83,16 @@ def test_concurrent_first_calls_read_the_vectors_once() -> None:
     import threading
     import time
 
-    from thresher.index.embedded.exact_dense import LazyExactDense
+    from thresher.index.exact_dense import LazyExactDense
 
     opened: list[int] = []
 
-    def collection() -> _Pages:
+    def load() -> ExactDense:
         opened.append(1)
         time.sleep(0.05)  # a slow read: the other callers arrive while it runs
-        return _Pages(["a", "b"], np.eye(2, dtype=np.float32))
+        return ExactDense(["a", "b"], np.eye(2, dtype=np.float32))
 
-    lazy = LazyExactDense(collection)
+    lazy = LazyExactDense(load)
     start = threading.Barrier(8)
     got: list[ExactDense] = []
 
@@ -135,7 +118,7 @@ def test_follows_an_order_when_rows_are_in_it() -> None:
 
 
 def test_the_cut_is_the_kth_largest_score() -> None:
-    from thresher.index.embedded.exact_dense import _kth_largest
+    from thresher.index.exact_dense import _kth_largest
 
     rng = np.random.default_rng(3)
     for size in (5, 40, 997, 6000):

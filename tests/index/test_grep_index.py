@@ -19,7 +19,7 @@ from thresher.config import GrepConfig
 from thresher.errors import PatternRejectedError
 from thresher.index.grep.guard import grep_ids
 from thresher.index.grep.plan import indexed_form, required_trigrams
-from thresher.index.grep.side_index import GrepIndex, grep_indexed
+from thresher.index.grep.side_index import GrepIndex, grep_indexed, scan_texts
 
 from .test_grep import PARITY_PATTERNS
 
@@ -234,3 +234,23 @@ def test_generated_patterns_agree_with_the_scan(corpus, pattern: str) -> None:
     except PatternRejectedError:
         return
     assert fast == (want_hits, want_total, False), pattern
+
+
+@pytest.mark.parametrize("pattern", PARITY_PATTERNS + MORE_PATTERNS)
+def test_the_full_scan_of_the_side_index_agrees_with_chromadbs(corpus, pattern: str) -> None:
+    """The embedded index's fallback (every text checked, no chromadb) finds what
+    chromadb's ``$regex`` scan finds."""
+    if pattern in CATASTROPHIC:
+        pytest.skip("backtracks for ages in the regex module")
+    ids, _texts, col, index = corpus
+    order = {c: i for i, c in enumerate(ids)}
+
+    def chroma(rust: str) -> list[str]:
+        return col.get(where_document={"$regex": rust}, include=[])["ids"]
+
+    def side(_rust: str) -> list[str]:
+        return scan_texts(index, ids, pattern)
+
+    assert grep_ids(side, pattern, EXACT, order, 1000) == grep_ids(
+        chroma, pattern, EXACT, order, 1000
+    )

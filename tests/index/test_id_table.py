@@ -52,7 +52,7 @@ def test_an_index_without_the_table_still_loads(tmp_path) -> None:
 
 def test_the_summary_reads_only_the_head_of_the_manifest(tmp_path) -> None:
     entries = {f"d{i}": DocEntry(f"h{i}", [f"d{i}#0", f"d{i}#1"], "t") for i in range(5)}
-    manifest = layout.Manifest(1, "0.1", "minilm-int8", 384, {"max_tokens": 512}, entries,
+    manifest = layout.Manifest(2, "0.1", "minilm-int8", 384, {"max_tokens": 512}, entries,
                                {"bidi": 2}, "c", "u")  # fmt: skip
     layout.write_manifest(tmp_path, manifest)
     summary = layout.read_summary(tmp_path)

@@ -1,17 +1,17 @@
 """A generation an ingest retired is released as soon as nothing reads it: at once when
 no pinned store holds it, else when the last pinned store on it is dropped; closing the
 store releases every generation still open. Released: no longer in
-``EmbeddedStore.open_generations()``, its read copy gone from disk, and its folder
-no longer held against the next ingest, which removes it (a held one it leaves).
-
-The index is small (30 chunks), so every generation gets a private read copy
-(``thresher-read-…``, see ``test_read_copies.py`` for shared ones). Vectors come from
-a deterministic hashing embedder: no model is loaded.
+``EmbeddedStore.open_generations()``, its hold (a file descriptor on its manifest)
+closed, and its folder no longer held against the next ingest, which removes it (a
+held one it leaves). Vectors come from a deterministic hashing embedder: no model is
+loaded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 from pathlib import Path
 
 import pytest
@@ -44,12 +44,20 @@ def _generations(index_dir: Path) -> list[str]:
     return sorted(p.name for p in index_dir.iterdir() if p.name.startswith("gen-"))
 
 
-def _copies(root: Path) -> list[Path]:
-    return sorted(root.iterdir()) if root.is_dir() else []
+def _holds(index_dir: Path) -> list[str]:
+    """The generations of ``index_dir`` this process holds (one entry per hold)."""
+    gc.collect()
+    held = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(index_dir)) and target.endswith("manifest.json"):
+                held.append(Path(target).parent.name)
+    return sorted(held)
 
 
 @pytest.fixture
-def index_dir(tmp_path: Path, copies: Path) -> Path:
+def index_dir(tmp_path: Path) -> Path:
     where = tmp_path / "index"
     _commit(where, 0)
     return where
@@ -84,23 +92,23 @@ def _reads_its_generation(pinned: Store) -> None:
     assert pinned.grep("built in 2203").total == 0
 
 
-def test_a_store_releases_each_generation_it_leaves(index_dir, copies, store) -> None:
+def test_a_store_releases_each_generation_it_leaves(index_dir, store) -> None:
     first = store.open_generations()
-    assert len(first) == 1 and len(_copies(copies)) == 1
+    assert len(first) == 1 and len(_holds(index_dir)) == 1
     for extra in (5, 10):
         left = store.open_generations()
         _commit(index_dir, extra)
         assert store.stats().chunks == 30 + extra  # switched: the one left is released
         assert store.open_generations() == [_live(store)] != first
-        assert len(_copies(copies)) == 1  # only the live generation's read copy
+        assert len(_holds(index_dir)) == 1  # only the live generation is held
         # the folder the store held while the ingest committed goes with the next ingest
         assert _generations(index_dir) == [*left, _live(store)]
     assert "d509" in _docs_found(store.bm25_search("Town 509 mill 2209", k=3))
     store.close()
-    assert store.open_generations() == [] and _copies(copies) == []
+    assert store.open_generations() == [] and _holds(index_dir) == []
 
 
-def test_a_pinned_generation_stays_open_until_its_pin_is_dropped(index_dir, copies, store):
+def test_a_pinned_generation_stays_open_until_its_pin_is_dropped(index_dir, store):
     pinned = store.pinned()
     name = _live(store)
     for extra in (5, 10):
@@ -108,20 +116,20 @@ def test_a_pinned_generation_stays_open_until_its_pin_is_dropped(index_dir, copi
         assert store.stats().chunks == 30 + extra
     live = _live(store)
     assert store.open_generations() == [name, live]  # the one in between is released
-    assert len(_copies(copies)) == 2
+    assert len(_holds(index_dir)) == 2
     assert name in _generations(index_dir)  # the ingests left the pinned one
     _reads_its_generation(pinned)
     assert [h.chunk.doc_id for h in store.grep("built in 2203").hits] == ["d503"]
     del pinned
     gc.collect()
     assert store.open_generations() == [live]
-    assert len(_copies(copies)) == 1  # its read copy went with it
+    assert len(_holds(index_dir)) == 1  # its hold went with it
     assert store.read_document("d509")[0].doc_id == "d509"
     _commit(index_dir, 15)  # and the next ingest removes its folder
     assert name not in _generations(index_dir)
 
 
-def test_a_generation_pinned_twice_stays_until_both_pins_are_gone(index_dir, copies, store):
+def test_a_generation_pinned_twice_stays_until_both_pins_are_gone(index_dir, store):
     first, second = store.pinned(), store.pinned()
     name = _live(store)
     _commit(index_dir, 5)
@@ -132,10 +140,10 @@ def test_a_generation_pinned_twice_stays_until_both_pins_are_gone(index_dir, cop
     _reads_its_generation(second)
     del second
     gc.collect()
-    assert store.open_generations() == [live] and len(_copies(copies)) == 1
+    assert store.open_generations() == [live] and len(_holds(index_dir)) == 1
 
 
-def test_a_filter_a_pinned_store_used_does_not_keep_its_generation(index_dir, copies, store):
+def test_a_filter_a_pinned_store_used_does_not_keep_its_generation(index_dir, store):
     pinned = store.pinned()
     where = DocFilter.parse(None, "d00*")
     assert _docs_found(pinned.hybrid_search("mill", k=20, where=where)) <= {
@@ -146,23 +154,23 @@ def test_a_filter_a_pinned_store_used_does_not_keep_its_generation(index_dir, co
     assert store.hybrid_search("mill", k=3, where=where)  # the store's filter memo moves on
     del pinned
     gc.collect()
-    assert store.open_generations() == [live] and len(_copies(copies)) == 1
+    assert store.open_generations() == [live] and len(_holds(index_dir)) == 1
 
 
-def test_close_releases_every_generation_pinned_or_not(index_dir, copies, store) -> None:
+def test_close_releases_every_generation_pinned_or_not(index_dir, store) -> None:
     pinned = store.pinned()
     _commit(index_dir, 5)
     assert store.stats().chunks == 35
     live_pin = store.pinned()
-    assert len(store.open_generations()) == 2 and len(_copies(copies)) == 2
+    assert len(store.open_generations()) == 2 and len(_holds(index_dir)) == 2
     store.close()
-    assert store.open_generations() == [] and _copies(copies) == []
+    assert store.open_generations() == [] and _holds(index_dir) == []
     for view in (pinned, live_pin):
         with pytest.raises(BackendUnavailableError, match="closed"):
             view.hybrid_search("mill", k=3)
     del pinned, live_pin
     gc.collect()  # releasing again (the pins' finalizers) is a no-op
-    assert store.open_generations() == [] and _copies(copies) == []
+    assert store.open_generations() == [] and _holds(index_dir) == []
 
 
 def test_a_store_opening_as_an_ingest_removes_that_generation_opens_the_next(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from thresher.errors import IndexVersionError, InputError
-from thresher.index.manifest import FORMAT_VERSION, DocEntry
+from thresher.index.manifest import SERVER_FORMAT, DocEntry
 from thresher.index.server.layout import (
     ServerHeader,
     entry_metadata,
@@ -52,7 +52,7 @@ def test_header_round_trips_through_flat_metadata() -> None:
     assert ServerHeader.from_metadata({**meta, "hnsw:space": "cosine"}, "here") == header
     assert ServerHeader.from_metadata({"hnsw:space": "cosine"}, "here") is None
     assert ServerHeader.from_metadata(None, "here") is None
-    newer = {**meta, "thresher:format_version": FORMAT_VERSION + 1}
+    newer = {**meta, "thresher:format_version": SERVER_FORMAT + 1}
     with pytest.raises(IndexVersionError, match="upgrade thresher"):
         ServerHeader.from_metadata(newer, "http://h:1/abc")
 

@@ -83,7 +83,12 @@ def test_it_is_a_store_holding_the_corpus(any_store, documents) -> None:
     stats = any_store.stats()
     assert stats.documents == len(documents) == 36
     assert stats.chunks == len(corpus_chunks(any_store, documents)) > stats.documents
-    assert (stats.embedder, stats.dimension, stats.format_version) == ("minilm-int8", 384, 1)
+    format_version = 2 if stats.backend == "embedded" else 1  # each backend's own format
+    assert (stats.embedder, stats.dimension, stats.format_version) == (
+        "minilm-int8",
+        384,
+        format_version,
+    )
     assert stats.extra["chunking"] == {"max_tokens": 24, "tokenizer": "o200k_base"}
     if stats.backend == "server":
         assert stats.extra["fusion"] == "client"  # chroma run has no server-side search

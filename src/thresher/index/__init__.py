@@ -6,19 +6,20 @@ Layout, lowest first (a lower part never imports a higher one; checked by
 ``tests/architecture/test_layering.py``):
 
 - top-level modules shared by every backend: ``store`` (the protocol and its
-  records), ``records``, ``filters``, ``listing``, ``fusion``, ``bm25`` and
-  ``id_table`` (the BM25 side index), ``manifest`` (what an index records per
-  document);
+  records), ``records``, ``filters``, ``fusion``, ``bm25`` and ``id_table`` (the
+  BM25 index), ``exact_dense``, ``manifest`` (what an index records per document);
 - ``embed/`` (embedders, the MiniLM graph) and ``grep/`` (guard, syntax, plan,
   side index, matched lines);
-- ``ingest/``: what ingestion into either backend shares;
-- ``embedded/``: the local-folder backend (its store, collection, generations,
-  read copies, ingest, delete);
-- ``server/``: the Chroma server backend (reuses ``embedded.collection``);
+- ``ingest/``: what ingestion into either backend shares; ``view`` (one index
+  state and its chunk source), ``listing`` and ``view_store`` (the store over a
+  view that both backends subclass);
+- ``embedded/``: the local-folder backend, thresher's own files (generations,
+  records, vectors, ingest, delete);
+- ``server/``: the Chroma server backend (the only user of chromadb);
 - top-level ``backends`` (the registry: ``open_store``, ``ingest``), ``open`` and
   ``handles`` (open stores kept for reuse).
 
-Names are imported lazily, so ``import thresher.index`` does not load chromadb.
+Names are imported lazily, so ``import thresher.index`` loads no backend.
 Stores are opened with :func:`open_store` and built with
 ``thresher.index.backends.ingest`` (also ``thresher.ingest``; not re-exported
 here: the name would clash with the subpackage ``ingest``).

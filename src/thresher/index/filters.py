@@ -2,7 +2,7 @@
 
 A :class:`DocFilter` narrows every search (BM25, dense, hybrid), grep and read
 to the documents it admits, on every backend: the store resolves it to the
-chunk ids it admits (chromadb evaluates the ``where``; the glob is matched here
+chunk ids it admits (the backend evaluates the ``where``; the glob is matched here
 against document ids) and treats every other chunk as excluded, before any cut.
 
 ``where`` is written as for Chroma's ``Collection.get(where=...)``:

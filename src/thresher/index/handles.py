@@ -1,7 +1,7 @@
 """Open stores kept for reuse across calls: what ``thresher.search(index=PATH)`` borrows.
 
-Opening an index folder costs chromadb's open, and the first search loads the
-query embedder and the HNSW index: most of a short search's time. So :func:`borrowed` keeps one open store per process for each index,
+Opening an index folder reads its BM25 index, and the first search loads the
+query embedder and the vectors: most of a short search's time. So :func:`borrowed` keeps one open store per process for each index,
 keyed by the resolved folder, its committed generation (what ``CURRENT``
 names, with its manifest's inode and mtime: a folder built again reuses
 names) and the store's own settings (``retrieval`` less its filters, and

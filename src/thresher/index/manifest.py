@@ -1,5 +1,5 @@
 """What an index records per document, on either backend: the entries of its
-manifest, its format version and the name of the chunk collection.
+manifest, each backend's format version and the name of the chunk collection.
 
 The embedded backend writes them in each generation's ``manifest.json``
 (:mod:`thresher.index.embedded.layout`), the server backend in a manifest
@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["FORMAT_VERSION", "COLLECTION", "DocEntry"]
+__all__ = ["FOLDER_FORMAT", "SERVER_FORMAT", "COLLECTION", "DocEntry"]
 
-#: Bumped when a change to the folder makes older thresher unable to read it.
-FORMAT_VERSION = 1
-#: The chromadb collection holding the chunks.
+#: The embedded index folder's format, bumped when a change to the folder makes
+#: another thresher unable to read it (2: thresher's own files, no chromadb folder).
+FOLDER_FORMAT = 2
+#: The format of an index on a Chroma server (its header), bumped likewise.
+SERVER_FORMAT = 1
+#: The chromadb collection holding the chunks (server backend).
 COLLECTION = "chunks"
 
 

@@ -1,7 +1,7 @@
-"""How a chunk is stored in a chromadb collection, and read back.
+"""How a chunk is stored as a record, and read back.
 
-Shared by every chromadb-backed store (embedded and server). A record is the
-chunk id, the chunk text as the chromadb *document* (what ``$regex`` grep
+Shared by both backends (the embedded index's records file, a Chroma collection).
+A record is the chunk id, the chunk text (chromadb's *document*: what grep
 searches) and a flat metadata dict:
 
 - ``doc_id, position, title, start, end, content_hash, source, ingested_at``;
@@ -33,7 +33,7 @@ def indexed_text(title: str, text: str) -> str:
 
 
 def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
-    """The flat chromadb metadata of ``chunk`` (see module docs)."""
+    """The flat metadata of ``chunk`` (see module docs)."""
     meta: dict[str, str | int | float | bool] = {
         "doc_id": chunk.doc_id,
         "position": chunk.position,
@@ -56,7 +56,7 @@ def chunk_metadata(chunk: Chunk) -> dict[str, str | int | float | bool]:
 
 
 def chunk_from_record(chunk_id: str, document: str | None, meta: Mapping[str, Any]) -> Chunk:
-    """Rebuild a :class:`Chunk` from a chromadb id, document and metadata."""
+    """Rebuild a :class:`Chunk` from a record's id, document and metadata."""
     user: dict[str, Any] = {}
     for key, value in meta.items():
         if key.startswith(_SCALAR_PREFIX):

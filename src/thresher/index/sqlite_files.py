@@ -1,7 +1,7 @@
 """Read-only SQLite side files: immutable connections, one per thread.
 
 The grep side index (:mod:`thresher.index.grep.side_index`) and the saved chunk
-records (:mod:`thresher.index.embedded.saved_records`) are SQLite files written
+records (:mod:`thresher.index.embedded.records_file`) are SQLite files written
 once, under a temporary name then renamed, and afterwards only read, by several
 threads at a time. Both open them the same way: ``mode=ro&immutable=1`` (nothing is
 locked or written, so a read-only folder works), one connection per thread, and a

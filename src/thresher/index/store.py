@@ -1,7 +1,7 @@
 """The one protocol every index backend implements.
 
 Nothing above this module knows which backend it talks to: the embedded
-default (chromadb ``PersistentClient`` plus a BM25 side index in one folder)
+default (one folder in thresher's own format, :mod:`thresher.index.embedded`)
 and a Chroma server (``HttpClient``) expose the same methods with the same
 contracts.
 """

@@ -2,7 +2,7 @@
 request costs.
 
 Opening an index reads little; the first search pays for the rest: the query
-embedder's ONNX session and tokenizer, chromadb's HNSW index and sqlite pages,
+embedder's ONNX session and tokenizer, the vectors and record pages,
 the BM25 pages. The local policy's first episode loads its scorer and imports
 what its final ranking needs. :func:`warm_up` does that work once, at start-up.
 """

@@ -142,8 +142,8 @@ def corpus_key(paths: Sequence[str | Path], config: Config | None = None) -> str
     """The cache key of a pooled index (24 hex digits of a sha256).
 
     It covers the files' contents (a folder: every file's path and bytes), the
-    embedder, the chunking settings and the thresher version (loaders and
-    sanitization may change between versions).
+    embedder, the chunking settings, the index folder's format and the thresher
+    version (loaders and sanitization may change between versions).
 
     Raises:
         InputError: a path that does not exist.
@@ -151,9 +151,11 @@ def corpus_key(paths: Sequence[str | Path], config: Config | None = None) -> str
     config = config or Config()
     h = hashlib.sha256()
     from thresher._version import __version__
+    from thresher.index.manifest import FOLDER_FORMAT
 
     settings = {
         "v": _KEY_VERSION,
+        "format": FOLDER_FORMAT,
         "thresher": __version__,
         "embedder": config.retrieval.embedder,
         "chunking": [config.chunking.max_tokens, config.chunking.tokenizer],

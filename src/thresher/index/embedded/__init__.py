@@ -1,8 +1,9 @@
-"""The embedded backend: one local index folder, no services.
+"""The embedded backend: one local index folder in thresher's own format, no services.
 
-``store`` (:class:`EmbeddedStore`), ``collection`` (the ``Store`` protocol over
-one chromadb collection, also used by the server backend), ``lazy_collection``
-(chromadb opened on first need), ``exact_dense``, ``saved_records`` (chunk records
-read without chromadb), ``layout`` (generations, ``CURRENT``, the manifest),
-``read_copy`` (shared read copies of a generation), ``ingest`` and ``delete`` (new
-generations, committed atomically)."""
+``layout`` (generations, ``CURRENT``, the manifest, the commit), ``holds``
+(generations held against removal while read), ``checksums`` (what a commit
+recorded, checked at open), ``records_file``, ``vectors`` and ``where`` (the
+chunk records, the vectors and HNSW graph, filters on metadata), ``source`` (one
+generation's files opened as a chunk source), ``store`` (:class:`EmbeddedStore`),
+``writer`` (one generation's files written), ``ingest`` and ``delete`` (new
+generations, committed atomically). No chromadb: that is the server backend's."""

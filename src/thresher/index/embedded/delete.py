@@ -1,8 +1,8 @@
 """Deleting whole documents from an embedded index, with the discipline of an ingest.
 
-Under the ingest lock, a new generation is written beside the live one (its
-chroma folder copied, the documents' chunks deleted from it, the BM25 and grep
-side indexes rebuilt from what remains, the manifest without them) and committed
+Under the ingest lock, a new generation is written beside the live one (every
+chunk of the other documents kept as it is, :mod:`thresher.index.embedded.writer`;
+the manifest without them) and committed
 by the same pointer switch an ingest uses: a killed run leaves the last committed
 index as it was, and open stores switch to the new one as they do after an ingest.
 Every id is checked first (:func:`thresher.index.ingest.common.checked_deletion`):
@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from thresher._version import __version__
 from thresher.errors import InputError
-from thresher.index.bm25 import Bm25Index
 from thresher.index.embedded import holds, layout
-from thresher.index.embedded.collection import open_client
-from thresher.index.grep import side_index as grep_index
-from thresher.index.grep.side_index import GrepIndex
+from thresher.index.embedded.vectors import ANN
+from thresher.index.embedded.writer import NewChunks, OldGeneration, write_generation
 from thresher.index.ingest import common
-from thresher.index.manifest import COLLECTION
-from thresher.index.records import indexed_text
 from thresher.index.store import IngestReport
 
 __all__ = ["delete_embedded"]
@@ -43,8 +40,6 @@ def delete_embedded(index_dir: str | Path, doc_ids: Sequence[str]) -> IngestRepo
         UnknownIdError: an id is not indexed (nothing is deleted).
         InputError: no id given, every document named, or the folder cannot be written.
     """
-    from chromadb.errors import ChromaError
-
     root = Path(index_dir)
 
     def waiting() -> None:
@@ -61,7 +56,7 @@ def delete_embedded(index_dir: str | Path, doc_ids: Sequence[str]) -> IngestRepo
             manifest = _rewrite(generation, old_gen, old, gone)
             layout.write_manifest(generation, manifest)
             layout.commit_generation(root, generation)
-        except (OSError, ChromaError) as exc:
+        except (OSError, sqlite3.Error) as exc:
             shutil.rmtree(generation, ignore_errors=True)
             raise InputError(
                 f"cannot write the index at {root} ({exc}); the last committed index is unchanged"
@@ -76,30 +71,20 @@ def delete_embedded(index_dir: str | Path, doc_ids: Sequence[str]) -> IngestRepo
 def _rewrite(
     generation: Path, old_gen: Path, old: layout.Manifest, gone: Sequence[str]
 ) -> layout.Manifest:
-    """The new generation's chroma folder and side indexes without ``gone``; its manifest."""
-    from thresher.index.embedded.ingest import _chunk_texts, _sum_sanitized
+    """The new generation's files without ``gone``; its manifest."""
+    from thresher.index.embedded.ingest import _sum_sanitized
 
-    shutil.copytree(old_gen / "chroma", generation / "chroma")
-    client = open_client(generation / "chroma")
-    try:
-        collection = client.get_collection(COLLECTION, embedding_function=None)
-        batch = client.get_max_batch_size()
-        common.delete_ids(collection, common.stale_chunk_ids(old.documents, gone), batch)
-        dropped = set(gone)
-        documents = {d: e for d, e in old.documents.items() if d not in dropped}
-        manifest = replace(
-            old,
-            thresher_version=__version__,
-            documents=documents,
-            sanitized=_sum_sanitized(documents.values()),
-            updated_at=common.utc_now(),
-        )
-        ids = manifest.chunk_ids()
-        texts = _chunk_texts(collection, ids, {}, batch)
-    finally:
-        client.close()
-    Bm25Index.build(ids, [indexed_text(title, text) for title, text in texts]).save(
-        generation / "bm25"
+    previous = OldGeneration(old_gen, old.chunk_ids())
+    dropped = set(gone)
+    documents = {d: e for d, e in old.documents.items() if d not in dropped}
+    manifest = replace(
+        old,
+        thresher_version=__version__,
+        documents=documents,
+        sanitized=_sum_sanitized(documents.values()),
+        updated_at=common.utc_now(),
     )
-    GrepIndex.build(generation / grep_index.FILE, (text for _, text in texts))
+    ids = manifest.chunk_ids()
+    ann = (old_gen / ANN).is_file()  # as the ingest that wrote the live one decided
+    write_generation(generation, ids, NewChunks(), previous, old.dimension, ann=ann)
     return manifest

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -34,7 +35,6 @@ from thresher._version import __version__
 from thresher.config import Config, RetrievalConfig
 from thresher.corpus.document import Chunk, Document
 from thresher.errors import IndexNotFoundError, InputError
-from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import (
     Embedder,
     check_built_with,
@@ -42,21 +42,20 @@ from thresher.index.embed.embedder import (
     get_embedder,
 )
 from thresher.index.embedded import holds, layout
-from thresher.index.embedded.collection import open_client
-from thresher.index.grep import side_index as grep_index
-from thresher.index.grep.side_index import GrepIndex
+from thresher.index.embedded.writer import NewChunks, OldGeneration, write_generation
 from thresher.index.ingest import common
 from thresher.index.ingest import roots as ingest_roots
 from thresher.index.ingest.common import document_hash
 from thresher.index.ingest.progress import IngestProgress
-from thresher.index.manifest import COLLECTION, FORMAT_VERSION, DocEntry
-from thresher.index.records import indexed_text
+from thresher.index.manifest import FOLDER_FORMAT, DocEntry
 from thresher.index.store import IngestReport
 
 __all__ = ["ingest_embedded", "document_hash"]
 
 _log = logging.getLogger(__name__)
 _EMBED_BATCH = common.EMBED_BATCH  # read at each call (a test sets it smaller)
+#: most chunks handed to the embedder's writer per call (as chromadb's batch bound was)
+_WRITE_BATCH = 5461
 COMMIT_CHUNKS = 1000
 """New chunks written between two commits of a long ingest (at least; see :func:`commit_parts`)."""
 
@@ -110,12 +109,10 @@ def ingest_embedded(
             root / "ingest.lock",
         )
 
-    from chromadb.errors import ChromaError
-
     with layout.ingest_lock(root, on_wait=waiting):
         try:
             report = _ingest_locked(documents, root, config, embedder, progress, scope)
-        except (OSError, ChromaError) as exc:  # disk full, unwritable: the new generation is gone
+        except (OSError, sqlite3.Error) as exc:  # disk full, unwritable: the new generation is gone
             lines = str(exc).strip().splitlines() or [type(exc).__name__]
             why = getattr(exc, "strerror", None) or lines[0]
             raise InputError(
@@ -135,9 +132,11 @@ def _ingest_locked(
     scope: common.Scope,
 ) -> IngestReport:
     try:
-        old_gen: Path | None = layout.current_generation(root)
+        live: Path | None = layout.current_generation(root)
     except IndexNotFoundError:
-        old_gen = None
+        live = None
+    # a generation of an older format is rebuilt from the input, not read
+    old_gen = live if live and layout.read_format(live) >= FOLDER_FORMAT else None
     old = layout.read_manifest(old_gen) if old_gen else None
     emb = embedder or get_embedder(
         embedder_for_update(
@@ -149,7 +148,7 @@ def _ingest_locked(
             emb, old.embedder, old.dimension, str(root), instead="build into a new index folder"
         )
     name = layout.next_generation_name(root)  # taken before leftovers go: never reused
-    holds.remove_stale_generations(root, keep=old_gen)
+    holds.remove_stale_generations(root, keep=live)
 
     report = IngestReport()
     roots = dict(old.roots) if old and old.roots is not None else {}
@@ -194,10 +193,11 @@ def _ingest_locked(
                     generation, old_gen, old, plan, part, deleted if n == 0 else [],
                     [d for d in order if d in done or d in known],  # order lacks the deleted
                     chunks, {d: entries[d] for d in part}, now, chunking, emb, shown, report,
+                    config.retrieval.exact_dense_max_chunks,
                 )  # fmt: skip
                 manifest.roots = roots
                 layout.write_manifest(generation, manifest)
-                layout.commit_generation(root, generation, read_copy=n == len(parts) - 1)
+                layout.commit_generation(root, generation)
             except BaseException:
                 shutil.rmtree(generation, ignore_errors=True)
                 raise
@@ -245,79 +245,39 @@ def _build_generation(
     emb: Embedder,
     shown: IngestProgress,
     report: IngestReport,
+    exact_max: int,
 ) -> layout.Manifest:
-    """Write the new generation's chromadb and BM25 folders; return its manifest.
+    """Write the new generation's files (:mod:`~thresher.index.embedded.writer`); return
+    its manifest.
 
-    ``fresh`` and ``entries``: the chunks and manifest entries of ``changed``.
+    ``fresh`` and ``entries``: the chunks and manifest entries of ``changed``;
+    ``exact_max``: above this many chunks the generation gets an HNSW graph.
     """
-    if old_gen is not None:
-        shutil.copytree(old_gen / "chroma", generation / "chroma")
-    client = open_client(generation / "chroma")
-    try:
-        collection = client.get_or_create_collection(
-            COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
-        )
-        batch = client.get_max_batch_size()
-        known = old.documents if old else {}
-        stale = common.stale_chunk_ids(known, changed + deleted)
-        reusable = common.stored_vectors(collection, stale, batch)
-        common.delete_ids(collection, stale, batch)
-        report.chunks_deleted += len(stale)
-
-        common.write_chunks(
-            collection,
-            fresh,
-            emb,
-            reusable,
-            batch,
-            upsert=False,
-            progress=shown,
-            embed_batch=_EMBED_BATCH,
-        )
-
-        documents = common.final_entries(plan, known, entries, order)
-        manifest = layout.Manifest(
-            format_version=FORMAT_VERSION,
-            thresher_version=__version__,
-            embedder=emb.name,
-            dimension=emb.dimension,
-            chunking=chunking,
-            documents=documents,
-            sanitized=_sum_sanitized(documents.values()),
-            created_at=old.created_at if old else now,
-            updated_at=now,
-        )
-        ids = manifest.chunk_ids()
-        known_texts = {c.chunk_id: (c.title, c.text) for c in fresh}
-        texts = _chunk_texts(collection, ids, known_texts, batch)
-    finally:
-        client.close()
-    Bm25Index.build(ids, [indexed_text(title, text) for title, text in texts]).save(
-        generation / "bm25"
+    known = old.documents if old else {}
+    previous = OldGeneration(old_gen, old.chunk_ids()) if old_gen and old else None
+    stale = common.stale_chunk_ids(known, changed + deleted)
+    reusable = previous.reusable(stale) if previous is not None else {}
+    report.chunks_deleted += len(stale)
+    new = NewChunks()
+    common.write_chunks(
+        new, fresh, emb, reusable, _WRITE_BATCH, upsert=False, progress=shown,
+        embed_batch=_EMBED_BATCH,
+    )  # fmt: skip
+    documents = common.final_entries(plan, known, entries, order)
+    manifest = layout.Manifest(
+        format_version=FOLDER_FORMAT,
+        thresher_version=__version__,
+        embedder=emb.name,
+        dimension=emb.dimension,
+        chunking=chunking,
+        documents=documents,
+        sanitized=_sum_sanitized(documents.values()),
+        created_at=old.created_at if old else now,
+        updated_at=now,
     )
-    GrepIndex.build(generation / grep_index.FILE, (text for _, text in texts))
+    ids = manifest.chunk_ids()
+    write_generation(generation, ids, new, previous, emb.dimension, ann=len(ids) > exact_max)
     return manifest
-
-
-def _chunk_texts(
-    collection: Any, ids: list[str], texts: dict[str, tuple[str, str]], batch: int
-) -> list[tuple[str, str]]:
-    """The (title, text) of every chunk, in the order of ``ids``.
-
-    ``texts`` holds those already known (the chunks just added); the rest are read
-    back from the collection.
-    """
-    stored = [c for c in ids if c not in texts]
-    for start in range(0, len(stored), batch):
-        got = collection.get(ids=stored[start : start + batch], include=["documents", "metadatas"])
-        for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
-            texts[cid] = (str(meta.get("title", "")), text or "")
-    missing = [c for c in ids if c not in texts]
-    if missing:
-        raise IndexNotFoundError(
-            f"index copy lost {len(missing)} chunks (first: {missing[0]}); rebuild the index"
-        )
-    return [texts[c] for c in ids]
 
 
 def _sum_sanitized(entries: Iterable[DocEntry]) -> dict[str, int]:

@@ -8,16 +8,21 @@
       gen-000003/
         manifest.json    format, versions, embedder, chunking, documents (corpus order)
         files.json       size and SHA-256 of every other file, written at commit
-        chroma/          chromadb PersistentClient folder, collection "chunks"
-        bm25/            the BM25 side index (Bm25Index.save)
-        grep.sqlite3     the grep side index: texts and trigrams (thresher.index.grep.side_index)
+        records.sqlite3  every chunk: id, document id, text, metadata (embedded.records_file)
+        vectors.npy      every chunk's vector, corpus order (embedded.vectors)
+        ann.faiss      an HNSW graph over them, above retrieval.exact_dense_max_chunks
+        bm25/            the BM25 index (Bm25Index.save)
+        grep.sqlite3     the grep index: texts and trigrams (thresher.index.grep.side_index)
 
-Readers open what ``CURRENT`` names and never write (chromadb runs on a read
-copy of the generation, made once at commit and shared by every reader,
-:mod:`thresher.index.embedded.read_copy`). An ingest copies the live
-generation to a new folder, changes the copy, fsyncs it and then replaces
-``CURRENT`` atomically (write a temporary file, ``os.replace``), so a process
-killed at any point leaves the last committed generation live and complete.
+Every file of a generation is written once, before its commit, and only read
+afterwards: readers open what ``CURRENT`` names in place and never write. An
+ingest writes a new generation folder beside the live one, fsyncs it and then
+replaces ``CURRENT`` atomically (write a temporary file, ``os.replace``), so a
+process killed at any point leaves the last committed generation live and
+complete. A folder written in an older format (``format_version`` below
+:data:`~thresher.index.manifest.FOLDER_FORMAT`: format 1 kept its chunks in a
+chromadb folder) is refused by readers with the command that rebuilds it, and an
+ingest into it builds a new generation from its input.
 Folders that ``CURRENT`` does not name are leftovers, removed by the next ingest,
 except one a reader still holds (:mod:`thresher.index.embedded.holds`).
 """
@@ -35,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.errors import IndexNotFoundError, IndexVersionError, InputError
-from thresher.index.manifest import FORMAT_VERSION, DocEntry
+from thresher.index.manifest import FOLDER_FORMAT, DocEntry
 
 __all__ = [
     "Manifest",
@@ -50,6 +55,7 @@ __all__ = [
     "commit_generation",
     "ingest_lock",
     "fsync_tree",
+    "read_format",
 ]
 
 CURRENT = "CURRENT"
@@ -159,15 +165,10 @@ def read_manifest(generation: Path) -> Manifest:
     path = generation / MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        version = int(data["format_version"])
+        int(data["format_version"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise IndexNotFoundError(f"index manifest {path} is unreadable: {exc}") from exc
-    if version > FORMAT_VERSION:
-        raise IndexVersionError(
-            f"index at {generation.parent} was written by thresher "
-            f"{data.get('thresher_version', '?')} (format {version}); this thresher reads "
-            f"format {FORMAT_VERSION}: upgrade thresher"
-        )
+    _check_version(data, generation)
     return Manifest.from_dict(data)
 
 
@@ -233,12 +234,37 @@ def read_summary(generation: Path) -> Summary:
 
 
 def _check_version(data: dict[str, Any], generation: Path) -> None:
-    if int(data["format_version"]) > FORMAT_VERSION:
+    version = int(data["format_version"])
+    written = f"thresher {data.get('thresher_version', '?')} (format {version})"
+    if version > FOLDER_FORMAT:
         raise IndexVersionError(
-            f"index at {generation.parent} was written by thresher "
-            f"{data.get('thresher_version', '?')} (format {data['format_version']}); this "
-            f"thresher reads format {FORMAT_VERSION}: upgrade thresher"
+            f"index at {generation.parent} was written by {written}; this thresher reads "
+            f"format {FOLDER_FORMAT}: upgrade thresher"
         )
+    if version < FOLDER_FORMAT:
+        raise IndexVersionError(
+            f"index at {generation.parent} was written by {written}, which this thresher "
+            f"no longer reads (format {FOLDER_FORMAT}); rebuild it with "
+            f"`thresher index PATH --index {generation.parent}`"
+        )
+
+
+def read_format(generation: Path) -> int:
+    """The ``format_version`` of ``generation``'s manifest, unchecked.
+
+    Raises:
+        IndexNotFoundError: the manifest is unreadable.
+    """
+    path = generation / MANIFEST
+    try:
+        with path.open(encoding="utf-8") as fh:
+            head = fh.read(1 << 12)
+        match = re.search(r'"format_version":\s*(\d+)', head)
+        if match is None:
+            return int(json.loads(path.read_text(encoding="utf-8"))["format_version"])
+        return int(match.group(1))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexNotFoundError(f"index manifest {path} is unreadable: {exc}") from exc
 
 
 def write_manifest(generation: Path, manifest: Manifest) -> None:
@@ -266,17 +292,11 @@ def new_generation(index_dir: Path, name: str | None = None) -> Path:
     return generation
 
 
-def commit_generation(index_dir: Path, generation: Path, *, read_copy: bool = True) -> None:
+def commit_generation(index_dir: Path, generation: Path) -> None:
     """Make ``generation`` the live one: list its files (``files.json``,
-    :mod:`~thresher.index.embedded.side_files`), fsync it, then replace ``CURRENT``
-    atomically.
-
-    Then, unless ``read_copy`` is False (an ingest's intermediate commits, which the
-    next part supersedes), its shared read copy is made
-    (:func:`~thresher.index.embedded.read_copy.prepare_read_copy`), so no reader pays for it;
-    if that fails the first reader makes it.
-    """
-    from thresher.index.embedded.side_files import record_files
+    :mod:`~thresher.index.embedded.checksums`), fsync it, then replace ``CURRENT``
+    atomically."""
+    from thresher.index.embedded.checksums import record_files
 
     record_files(generation)  # sizes and checksums, checked when the generation is read
     fsync_tree(generation)
@@ -287,12 +307,6 @@ def commit_generation(index_dir: Path, generation: Path, *, read_copy: bool = Tr
         os.fsync(fh.fileno())
     os.replace(temp, index_dir / CURRENT)
     _fsync_dir(index_dir)
-    if not read_copy:
-        return
-    from thresher.index.embedded.read_copy import prepare_read_copy
-
-    with contextlib.suppress(InputError, OSError):
-        prepare_read_copy(generation / "chroma")
 
 
 @contextlib.contextmanager

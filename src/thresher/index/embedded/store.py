@@ -1,31 +1,22 @@
 """The embedded store: one local index folder, no services.
 
 Opens the generation that ``INDEX_DIR/CURRENT`` names (see
-:mod:`thresher.index.embedded.layout`): a chromadb ``PersistentClient`` folder and the
-BM25 side index. Before each call it checks ``CURRENT`` and, when an ingest
-has committed a new generation since, switches to it, so a long-running
-process always answers from the latest complete index. :meth:`EmbeddedStore.pinned`
-hands out the live generation fixed (:class:`~thresher.index.store.PinsGeneration`):
-the harness reads one generation for a whole episode.
+:mod:`thresher.index.embedded.layout`): its files, read in place
+(:mod:`thresher.index.embedded.source`). Before each call it checks ``CURRENT``
+and, when an ingest has committed a new generation since, switches to it, so a
+long-running process always answers from the latest complete index.
+:meth:`EmbeddedStore.pinned` hands out the live generation fixed
+(:class:`~thresher.index.store.PinsGeneration`): the harness reads one generation
+for a whole episode.
 
-A generation an ingest retired is released as soon as nothing reads it any more: at
-the switch when no pinned store holds it, else when the last pinned store on it is
-dropped. Released: its chromadb client closed, its read copy released, its side
-indexes, vectors and records freed, and its folder no longer held against removal
-by the next ingest (:mod:`thresher.index.embedded.holds`). What
-holds a generation is a reference to its view (the store's live generation, a
-pinned store, a call still running on it), and a ``weakref.finalize`` on the view
-releases it, so no count is kept, a read never takes a lock, and nothing is released
-while something still reads it. :meth:`EmbeddedStore.close` releases every
-generation still open, pinned or not.
-
-It never writes to the index folder: chromadb cannot open a folder read-only,
-so the client runs on a read copy of the generation's chroma folder, shared by
-every reader of that generation (:mod:`thresher.index.embedded.read_copy`), released
-with the generation. A read-only index folder is read like any other. When that copy
-holds the saved vectors and chunk records of a small index, searches and reads
-never touch chromadb, which is imported and started only when something needs it
-(a filter, a listing, a grep the side index cannot answer).
+It never writes to the index folder. Each generation it reads is held against
+removal by an ingest (:mod:`thresher.index.embedded.holds`) until nothing reads it
+any more: at the switch when no pinned store holds it, else when the last pinned
+store on it is dropped. What holds a generation is a reference to its view (the
+store's live generation, a pinned store, a call still running on it), and a
+``weakref.finalize`` on the view drops the hold, so no count is kept, a read never
+takes a lock, and nothing is released while something still reads it.
+:meth:`EmbeddedStore.close` releases every generation still open, pinned or not.
 """
 
 from __future__ import annotations
@@ -36,83 +27,23 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from thresher.config import Config
-from thresher.errors import BackendUnavailableError, IndexDamagedError, IndexNotFoundError
-from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
-from thresher.index.embedded import holds, layout, side_files
-from thresher.index.embedded.collection import CollectionStore, open_client
-from thresher.index.embedded.lazy_collection import LazyCollection
-from thresher.index.embedded.read_copy import ReadCopy, make_read_copy, remove_read_copy
-from thresher.index.embedded.saved_records import SavedRecords
-from thresher.index.embedded.view import IndexView
-from thresher.index.grep import side_index as grep_index
-from thresher.index.grep.side_index import GrepIndex
-from thresher.index.manifest import COLLECTION
+from thresher.index.embedded import holds, layout
+from thresher.index.embedded.source import open_generation
 from thresher.index.store import IngestReport, Store, StoreStats
+from thresher.index.view import IndexView
+from thresher.index.view_store import ViewStore
 
 __all__ = ["EmbeddedStore"]
-
-
-class _Chroma:
-    """The chromadb client of one generation, started on first use (see :meth:`open`)."""
-
-    def __init__(self, index_dir: Path, generation: Path, copy: ReadCopy) -> None:
-        self.index_dir = index_dir
-        self.generation = generation
-        self.copy = copy
-        self.client: Any = None
-        self.released = False
-
-    def open(self) -> Any:
-        """Start the client on the read copy and return the chunk collection.
-
-        Raises:
-            IndexNotFoundError: chromadb cannot read the generation (damaged).
-            BackendUnavailableError: the store was closed.
-        """
-        closed = BackendUnavailableError(f"the store on {self.index_dir} is closed; open it again")
-        if self.released:
-            raise closed
-        from chromadb.errors import ChromaError
-
-        try:
-            self.client = open_client(self.copy.path)
-            if self.released:  # closed by another thread while this one opened it
-                raise closed
-            return self.client.get_collection(COLLECTION)
-        except ChromaError as exc:  # a damaged generation: one line, not a traceback
-            self.close()
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise IndexNotFoundError(
-                f"cannot open the index at {self.index_dir} ({self.generation.name}: {first}); "
-                f"rebuild it with `thresher index PATH --index {self.index_dir}`"
-            ) from exc
-        except BaseException:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        """Close the client if it was started."""
-        if self.client is not None:
-            self.client.close()
-            self.client = None
-
-    def release(self) -> None:
-        """Close the client for good (the store is closing)."""
-        self.released = True
-        self.close()
 
 
 @dataclass(frozen=True, slots=True)
 class _Generation:
     path: Path
     summary: layout.Summary
-    chroma: _Chroma  # its client, started when something needs chromadb
     view: IndexView
-    copy: ReadCopy  # the read copy the client runs on
 
 
 #: the generations a store holds open, by the order it opened them: each one's name and
@@ -120,37 +51,15 @@ class _Generation:
 _Held = dict[int, tuple[str, Callable[[], object]]]
 
 
-def _release_generation(
-    chroma: _Chroma, copy: ReadCopy, hold: int | None, held: _Held, key: int
-) -> None:
-    """Release one generation: no longer held, its client closed, its read copy released,
-    its folder left for the next ingest to remove (:func:`holds.hold_generation`).
+def _release_generation(hold: int | None, held: _Held, key: int) -> None:
+    """Release one generation: no longer held, its folder left for the next ingest to
+    remove (:func:`holds.hold_generation`).
 
     Runs where the last reference to its view goes (a store switching, a pinned store
     dropped, a call ending) or at the store's close; takes no lock (a dict's ``pop``
     is atomic), so it may run from the collector on any thread."""
     held.pop(key, None)
-    chroma.release()
-    remove_read_copy(copy)
     holds.drop_hold(hold)
-
-
-def _load_bm25(generation: Path) -> Bm25Index:
-    """The generation's BM25 side index.
-
-    Raises:
-        IndexDamagedError: its files cannot be read (truncated, missing: an index
-            committed before ``files.json`` is not size-checked first).
-    """
-    try:
-        return Bm25Index.load(generation / "bm25")
-    except (OSError, ValueError, EOFError, KeyError) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        index_dir = generation.parent
-        raise IndexDamagedError(
-            f"the index at {index_dir} is damaged: {generation.name}/bm25 is unreadable "
-            f"({detail}); rebuild it with `thresher index PATH --index {index_dir}`"
-        ) from exc
 
 
 def _hold_live(index_dir: Path) -> tuple[Path, layout.Summary, int | None]:
@@ -164,7 +73,7 @@ def _hold_live(index_dir: Path) -> tuple[Path, layout.Summary, int | None]:
         raise
 
 
-class EmbeddedStore(CollectionStore):
+class EmbeddedStore(ViewStore):
     """The ``Store`` protocol over a local index folder built by :func:`ingest`.
 
     Args:
@@ -175,7 +84,9 @@ class EmbeddedStore(CollectionStore):
 
     Raises:
         IndexNotFoundError: no index in ``index_dir``.
-        IndexVersionError: the index was written by a newer thresher.
+        IndexVersionError: the index was written by a newer thresher, or by an older
+            one in a format this one no longer reads (rebuild it).
+        IndexDamagedError: a file of the live generation is missing or damaged.
         ConfigError: ``embedder`` is not the one the index was built with.
     """
 
@@ -204,43 +115,20 @@ class EmbeddedStore(CollectionStore):
 
     def _open(self, path: Path, summary: layout.Summary, hold: int | None) -> _Generation:
         """Open ``path``, held by ``hold`` (:func:`holds.hold_current`; released with the
-        generation, or here if opening fails; its grep side index is read in place,
-        lazily): its side indexes now; chromadb now only when the shared read copy
-        lacks the saved vectors and records a search reads instead (see
-        :mod:`thresher.index.embedded.saved_records`), else on first need."""
+        generation, or here if opening fails)."""
         try:
             check_built_with(
                 self.embedder, summary.embedder, summary.dimension, str(self.index_dir)
             )
-            files = side_files.read_files(path)
-            if files is not None:  # cheap: a stat per file, the id map's checksums
-                side_files.check_sizes(path, files)
-                side_files.verify(path, files, side_files.ID_MAP)
-                side_files.check_chroma(path)
-            bm25 = _load_bm25(path)
-            grep_side = GrepIndex.open(path / grep_index.FILE, len(bm25))
-            copy = make_read_copy(path / "chroma")
+            view = open_generation(path)
         except BaseException:
             holds.drop_hold(hold)
             raise
-        chroma = _Chroma(self.index_dir, path, copy)
-        source = LazyCollection(chroma.open)
-        try:
-            records = SavedRecords.open(copy.records, len(bm25))
-            if records is None or copy.vectors is None:
-                source.get()  # reads go to chromadb: open it now (a damaged one fails here)
-        except BaseException:
-            remove_read_copy(copy)
-            holds.drop_hold(hold)
-            raise
-        view = IndexView.of(source, bm25, grep_side, copy.vectors, records)
         key = next(self._serial)
         # released when nothing holds the view any more (see the module docstring)
-        release = weakref.finalize(view, _release_generation, chroma, copy, hold, self._held, key)
-        release.atexit = False  # at exit chromadb may be shut down: only the copy goes
-        weakref.finalize(view, remove_read_copy, copy)  # also at exit, if never released
+        release = weakref.finalize(view, _release_generation, hold, self._held, key)
         self._held[key] = (path.name, release)
-        return _Generation(path, summary, chroma, view, copy)
+        return _Generation(path, summary, view)
 
     def _view(self) -> IndexView:
         return self._current().view
@@ -325,7 +213,7 @@ class EmbeddedStore(CollectionStore):
             release()
 
 
-class _PinnedStore(CollectionStore):
+class _PinnedStore(ViewStore):
     """One generation of an :class:`EmbeddedStore`, fixed (see :meth:`EmbeddedStore.pinned`).
 
     It holds its generation open: reads through it keep working after an ingest commits

@@ -11,9 +11,9 @@ the generation and only read afterwards:
 - ``meta``: the format, the normal form's version and the chunk count.
 
 Readers open it with ``immutable=1``: no lock, no journal, nothing written, so
-read-only folders work. :func:`grep_indexed` uses it to answer most patterns
-without reading every text; an index folder without it is grepped by chromadb's
-scan.
+read-only folders work. :func:`grep_indexed` uses it to
+answer most patterns without reading every text, and :func:`scan_texts` checks
+every text when it cannot.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from thresher.index.grep.plan import (
 )
 from thresher.index.sqlite_files import ThreadConnections, read_meta
 
-__all__ = ["GrepIndex", "FILE", "grep_indexed"]
+__all__ = ["GrepIndex", "FILE", "grep_indexed", "scan_texts"]
 
 FILE = "grep.sqlite3"
 _FORMAT = "2"  # 2: positions kept (detail=full), queried by phrase
@@ -230,6 +230,30 @@ def grep_indexed(
         return found
     hits, total = scan()
     return hits, total, False
+
+
+def scan_texts(index: GrepIndex, ids: Sequence[str], pattern: str) -> list[str]:
+    """The ids (``ids[pos]``) of every chunk whose text matches ``pattern`` (Python syntax,
+    checked by the guard first), each text checked by the ``regex`` module as Rust's
+    engine would read it (:func:`thresher.index.grep.plan.checking_pattern`): the exact
+    scan :func:`grep_indexed` falls back on, run under the caller's time bound.
+
+    Raises:
+        PatternRejectedError: the ``regex`` module cannot read the pattern.
+    """
+    from thresher.errors import PatternRejectedError
+
+    try:
+        checker = _checker(pattern)
+    except _Unsure as exc:
+        raise PatternRejectedError(
+            f"grep pattern {pattern!r} cannot be checked ({exc}); simplify it"
+        ) from exc
+    out: list[str] = []
+    for start in range(0, index.count, _BATCH):
+        rows = index.texts(list(range(start, min(start + _BATCH, index.count))))
+        out.extend(ids[pos] for pos, text in rows if checker.search(text) is not None)
+    return out
 
 
 def _check_candidates(

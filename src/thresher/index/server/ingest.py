@@ -60,7 +60,7 @@ from thresher.index.embed.embedder import (
 from thresher.index.ingest import common
 from thresher.index.ingest import roots as ingest_roots
 from thresher.index.ingest.progress import IngestProgress
-from thresher.index.manifest import FORMAT_VERSION, DocEntry
+from thresher.index.manifest import SERVER_FORMAT, DocEntry
 from thresher.index.server import layout as sl
 from thresher.index.server.search import SPARSE_KEY, sparse_schema, sparse_unavailable
 from thresher.index.store import IngestReport
@@ -262,7 +262,7 @@ def _writing_header(
     re-chunking stopped midway, the next run sees it as one still to do.
     """
     if header is None:
-        header = sl.ServerHeader(FORMAT_VERSION, emb.name, emb.dimension, chunking, created_at=now)
+        header = sl.ServerHeader(SERVER_FORMAT, emb.name, emb.dimension, chunking, created_at=now)
     header.state, header.thresher_version = "writing", __version__
     return header
 

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from thresher.errors import BackendUnavailableError, ConfigError, IndexVersionError, InputError
-from thresher.index.manifest import COLLECTION, FORMAT_VERSION, DocEntry
+from thresher.index.manifest import COLLECTION, SERVER_FORMAT, DocEntry
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -245,10 +245,10 @@ class ServerHeader:
         if "format_version" not in got:
             return None
         version = int(got["format_version"])
-        if version > FORMAT_VERSION:
+        if version > SERVER_FORMAT:
             raise IndexVersionError(
                 f"index at {where} was written by thresher {got.get('thresher_version', '?')} "
-                f"(format {version}); this thresher reads format {FORMAT_VERSION}: "
+                f"(format {version}); this thresher reads format {SERVER_FORMAT}: "
                 "upgrade thresher"
             )
         return cls(

@@ -46,8 +46,6 @@ from thresher.errors import (
 )
 from thresher.index.bm25 import Bm25Index
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
-from thresher.index.embedded.collection import CollectionStore, check_query
-from thresher.index.embedded.view import IndexView
 from thresher.index.filters import DocFilter
 from thresher.index.records import indexed_text
 from thresher.index.server import layout as sl
@@ -57,7 +55,10 @@ from thresher.index.server.search import (
     read_hybrid,
     sparse_unavailable,
 )
+from thresher.index.server.source import ChromaSource
 from thresher.index.store import Hit, IngestReport, StoreStats
+from thresher.index.view import IndexView
+from thresher.index.view_store import ViewStore, check_query
 
 __all__ = ["ServerStore", "open_server_store", "default_cache_dir", "fusion_path"]
 
@@ -107,6 +108,7 @@ class _State:
     fingerprint: str
     header: sl.ServerHeader
     view: IndexView
+    collection: Any  # the guarded chunk collection (its server-side search)
     folder: Path  # where this state's BM25 side index is cached
 
 
@@ -115,7 +117,7 @@ def open_server_store(location: str, config: Config | None = None) -> ServerStor
     return ServerStore(location, config=config)
 
 
-class ServerStore(CollectionStore):
+class ServerStore(ViewStore):
     """The ``Store`` protocol over one collection on a Chroma server.
 
     Args:
@@ -169,7 +171,7 @@ class ServerStore(CollectionStore):
             self._checked = time.monotonic()
             #: the server's refusal of a minimal search (None: it runs search), probed once
             self.search_refusal = probe_search(
-                self._state.view.collection, header.dimension, self.config.retrieval.rrf_k
+                self._state.collection, header.dimension, self.config.retrieval.rrf_k
             )
         except BaseException:
             self._client.close()
@@ -209,7 +211,9 @@ class ServerStore(CollectionStore):
         if bm25 is None:
             bm25 = self._build_bm25(collection)
             self._save(folder, fingerprint, bm25)
-        return _State(fingerprint, header, IndexView.of(collection, bm25), folder)
+        return _State(
+            fingerprint, header, IndexView.of(ChromaSource(collection), bm25), collection, folder
+        )
 
     def _build_bm25(self, collection: sl.Guarded) -> Bm25Index:
         """BM25 over every chunk on the server, in corpus order (manifest order, position)."""
@@ -323,7 +327,7 @@ class ServerStore(CollectionStore):
         searches = hybrid_searches(
             vector, query, state.header.sparse_key, r.rrf_k, max(r.per_retriever, k), k, exclude
         )
-        fused = read_hybrid(state.view.collection.search(searches), k)
+        fused = read_hybrid(state.collection.search(searches), k)
         chunks = self._chunks(state.view, [f.key for f in fused])
         return [
             Hit(chunk, f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score, f.dense_score)

@@ -1,20 +1,12 @@
 """The files of a generation, as committed: sizes and checksums, checked when read.
 
-At commit every file of a generation but its manifest (``chroma/``, ``bm25/``,
-``grep.sqlite3``) is listed in ``files.json`` with its size and SHA-256
-(:func:`record_files`). Opening checks what is cheap, that every listed file is
-there with its size (:func:`check_sizes`: a ``stat`` each), and the checksums of
-the files it reads whole anyway: the BM25 id map (:data:`ID_MAP`: a map rotated
-consistently keeps every size and returns other documents) and, when a read copy
-is made from it. chromadb's own files (``chroma/``) are not listed: chromadb
-keeps writing them after the commit (its log applied to the vector segments, its
-database's write-ahead log checkpointed), so their bytes and sizes are its own
-to change; opening checks only that its database is there and is an SQLite
-file (:func:`check_chroma`). A listing that names them, as the first listings
-did, is read without them. A mismatch is an
-:class:`~thresher.errors.IndexDamagedError`: one line naming the file and the fix
-(re-index). A generation committed before ``files.json`` existed has none and is
-opened unchecked, as before.
+At commit every file of a generation but its manifest is listed in ``files.json``
+with its size and SHA-256 (:func:`record_files`). Opening checks what is cheap:
+that every listed file is there with its size (:func:`check_sizes`: a ``stat``
+each), and the checksums of the BM25 id map (:data:`ID_MAP`: a map rotated
+consistently keeps every size and returns other documents). A mismatch, or a
+generation without a listing, is an :class:`~thresher.errors.IndexDamagedError`:
+one line naming the file and the fix (re-index).
 """
 
 from __future__ import annotations
@@ -40,19 +32,15 @@ __all__ = [
 
 FILES = "files.json"
 #: the BM25 id map's files (position -> chunk id) a reader maps, checked by checksum at
-#: every open (``ids.json``, kept for older readers, is size-checked only)
+#: every open (``ids.json`` is size-checked only)
 ID_MAP = ("bm25/ids.utf8", "bm25/ids.offsets.npy", "bm25/ids.sorted.npy")
 _UNLISTED = frozenset({"manifest.json", FILES})
 
 
-CHROMA = "chroma/"
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
 def _listed(rel: str) -> bool:
     """Whether a generation's file (path relative to it) is listed: all but the
-    manifest, the listing and chromadb's files (chromadb rewrites them)."""
-    return rel not in _UNLISTED and not rel.startswith(CHROMA)
+    manifest and the listing."""
+    return rel not in _UNLISTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +83,7 @@ def _damaged(generation: Path, what: str) -> IndexDamagedError:
 
 
 def read_files(generation: Path) -> dict[str, FileRecord] | None:
-    """The listing of ``generation`` (None: committed before listings were kept).
+    """The listing of ``generation`` (None: it has none).
 
     Raises:
         IndexDamagedError: ``files.json`` is there but unreadable.
@@ -130,22 +118,6 @@ def check_sizes(generation: Path, files: Mapping[str, FileRecord]) -> None:
             raise _damaged(generation, f"{rel} is missing") from None
         if size != record.size:
             raise _damaged(generation, f"{rel} has {size} bytes, {record.size} when it was written")
-
-
-def check_chroma(generation: Path) -> None:
-    """The generation's chromadb database is there and starts as an SQLite file.
-
-    Raises:
-        IndexDamagedError: ``chroma/chroma.sqlite3`` is missing, unreadable or not SQLite.
-    """
-    rel = f"{CHROMA}chroma.sqlite3"
-    try:
-        with (generation / rel).open("rb") as fh:
-            head = fh.read(len(_SQLITE_MAGIC))
-    except OSError:
-        raise _damaged(generation, f"{rel} is missing or unreadable") from None
-    if head != _SQLITE_MAGIC:
-        raise _damaged(generation, f"{rel} is not an SQLite database")
 
 
 def verify(generation: Path, files: Mapping[str, FileRecord], names: Iterable[str]) -> None:

@@ -1,61 +1,23 @@
-"""Exact dense search for small indexes: one matrix product instead of the HNSW graph.
+"""Exact dense search: one matrix product over every chunk's vector instead of a graph.
 
-Why: chromadb rebuilds part of its HNSW graph from its log each time an index
-is opened, with concurrent inserts, so the approximate neighbours past the first
-few ranks change from one open to the next (measured on the pooled MuSiQue dev
-index, 1.9k passages: 2 to 4 distinct top-100 lists for the same query over four
-opens). Rankings that change between runs make training data and paired
-evaluations irreproducible. Below ``retrieval.exact_dense_max_chunks`` the exact
-scan is as fast as the graph (about 0.3 ms for 6k × 384 float32) and
-deterministic, so the store uses it; above, it keeps chromadb's HNSW.
-
-The matrix is read once, on the first dense query, and held in memory (1.5 KB
-per chunk): from the ``vectors.npy`` saved beside the generation's shared read
-copy when it has one (:mod:`thresher.index.embedded.read_copy`; a few ms), else from the
-collection (about 0.35 CPU s for 6k chunks, paid by every process).
+Scores are cosine similarities (rows and query L2-normalized), ties broken by chunk
+id, so a ranking never depends on how the vectors were stored or on an approximate
+graph's build: the same query over the same vectors gives the same list in every
+process. The matrix is read once, on the first dense query (:class:`LazyExactDense`),
+from wherever the backend keeps its vectors, and held in memory.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import threading
 from collections.abc import Callable, Collection, Sequence
-from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
-__all__ = ["ExactDense", "LazyExactDense", "save_vectors"]
+__all__ = ["ExactDense", "LazyExactDense"]
 
-_PAGE = 5000
 _SAMPLE_STEP = 4  # every 4th score bounds the cut of a search from below
-VECTORS = "vectors.npy"  # every vector of a collection, one row per id
-VECTOR_IDS = "vector_ids.json"  # the ids of those rows, in order
-
-
-def _read_all(collection: Any) -> tuple[list[str], np.ndarray]:
-    """Every id and vector of a chromadb collection, page by page."""
-    ids: list[str] = []
-    blocks: list[np.ndarray] = []
-    offset = 0
-    while True:
-        page = collection.get(include=["embeddings"], limit=_PAGE, offset=offset)
-        if not page["ids"]:
-            break
-        ids.extend(page["ids"])
-        blocks.append(np.asarray(page["embeddings"], dtype=np.float32))
-        offset += len(page["ids"])
-    dim = blocks[0].shape[1] if blocks else 0
-    return ids, np.vstack(blocks) if blocks else np.zeros((0, dim), np.float32)
-
-
-def save_vectors(collection: Any, folder: Path) -> None:
-    """Write every vector of ``collection`` into ``folder`` (:data:`VECTORS` and
-    :data:`VECTOR_IDS`), for :meth:`ExactDense.load`."""
-    ids, matrix = _read_all(collection)
-    np.save(folder / VECTORS, matrix, allow_pickle=False)
-    (folder / VECTOR_IDS).write_text(json.dumps(ids), encoding="utf-8")
 
 
 class ExactDense:
@@ -96,22 +58,6 @@ class ExactDense:
         if None in found:
             return None
         return self.matrix[cast("list[int]", found)]
-
-    @classmethod
-    def from_collection(cls, collection: Any) -> ExactDense:
-        """Read every id and vector of a chromadb collection, page by page."""
-        return cls(*_read_all(collection))
-
-    @classmethod
-    def load(cls, folder: Path) -> ExactDense:
-        """Read the vectors :func:`save_vectors` wrote into ``folder``.
-
-        Raises:
-            OSError: the files are missing or unreadable.
-            ValueError: they are damaged or disagree.
-        """
-        ids = json.loads((folder / VECTOR_IDS).read_text(encoding="utf-8"))
-        return cls(ids, np.load(folder / VECTORS, allow_pickle=False))
 
     def search(
         self, vector: np.ndarray, n: int, exclude: Collection[str] = ()
@@ -171,13 +117,10 @@ def _kth_largest(scores: np.ndarray, k: int) -> float:
 
 
 class LazyExactDense:
-    """An :class:`ExactDense` read on first use (thread-safe): from ``saved`` (a folder
-    :func:`save_vectors` wrote for this collection) when given and readable, else
-    from the collection ``collection()`` returns (opened only then)."""
+    """An :class:`ExactDense` read by ``load()`` on first use (thread-safe)."""
 
-    def __init__(self, collection: Callable[[], Any], saved: Path | None = None) -> None:
-        self._collection = collection
-        self._saved = saved
+    def __init__(self, load: Callable[[], ExactDense]) -> None:
+        self._load = load
         self._lock = threading.Lock()
         self._loaded: ExactDense | None = None
 
@@ -194,9 +137,6 @@ class LazyExactDense:
         if loaded is not None:
             return loaded
         with self._lock:
-            if self._loaded is None and self._saved is not None:
-                with contextlib.suppress(OSError, ValueError, EOFError):  # damaged: read chromadb
-                    self._loaded = ExactDense.load(self._saved)
             if self._loaded is None:
-                self._loaded = ExactDense.from_collection(self._collection())
+                self._loaded = self._load()
             return self._loaded

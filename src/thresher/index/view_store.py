@@ -1,11 +1,10 @@
-"""The ``Store`` protocol over one chromadb collection plus a BM25 side index.
+"""The ``Store`` protocol over an :class:`~thresher.index.view.IndexView`: searches,
+fusion, filters, grep and reads, the same for every backend.
 
-Backend-agnostic over chromadb clients: the embedded store (a
-``PersistentClient`` on a local folder) and a Chroma server store (an
-``HttpClient``) subclass :class:`CollectionStore` and only say where the
-collection, the BM25 index and the corpus order come from (:meth:`_view`).
-
-Dense similarity is ``1 - distance`` of a collection in cosine space.
+The embedded store (its generation's files) and the Chroma server store (a
+collection on the server) subclass :class:`ViewStore` and only say which view is
+live (:meth:`ViewStore._view`); what differs between them is the view's
+:class:`~thresher.index.view.ChunkSource`. Dense similarity is cosine.
 """
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 import numpy as np
 
@@ -26,8 +24,7 @@ from thresher.corpus.document import Chunk
 from thresher.corpus.ids import doc_of
 from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.embed.embedder import Embedder, QueryEmbeddingCache
-from thresher.index.embedded.exact_dense import LazyExactDense
-from thresher.index.embedded.view import IndexView
+from thresher.index.exact_dense import LazyExactDense
 from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep.guard import grep_ids
@@ -35,27 +32,18 @@ from thresher.index.grep.side_index import grep_indexed
 from thresher.index.id_table import positions_of
 from thresher.index.listing import left_out, list_documents
 from thresher.index.reader_memo import ReaderMemo
-from thresher.index.records import chunk_from_record
 from thresher.index.store import DocumentInfo, GrepResult, Hit
+from thresher.index.view import IndexView
 from thresher.workers import submit
 
-__all__ = ["CollectionStore", "open_client", "check_query"]
+__all__ = ["ViewStore", "check_query"]
 
-_GET_BATCH = 5000
 #: a dense search that excludes most of an index names the chunks it may return when
 #: they are at most this many (a narrow filter), instead of asking HNSW for the rest
 _ASK_BY_ID = 50_000
 #: filters whose excluded chunks a store keeps (an episode asks with one; each costs
 #: about 50 bytes per excluded chunk)
 _FILTERS_KEPT = 4
-
-
-def open_client(path: str | Path) -> Any:
-    """A chromadb ``PersistentClient`` on ``path`` (telemetry off)."""
-    import chromadb
-    from chromadb.config import Settings
-
-    return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
 
 
 def _unknown(kind: str, ids: Sequence[str]) -> UnknownIdError:
@@ -105,7 +93,7 @@ class Excluded(AbstractSet[str]):
         return self if self.left else self.extra
 
 
-class CollectionStore:
+class ViewStore:
     """Hybrid, lexical, dense and grep search, and reads, over an :class:`IndexView`.
 
     Subclasses implement :meth:`_view`, :meth:`stats` and :meth:`_release` (what
@@ -142,9 +130,9 @@ class CollectionStore:
 
     def searches_inline(self) -> bool:
         """A search reads only memory and local files when dense search is the exact scan
-        and chunks come from the saved records (:class:`~thresher.index.store.SearchesInline`)."""
+        and chunks come from local files (:class:`~thresher.index.store.SearchesInline`)."""
         view = self._view()
-        return self._exact(view) is not None and view.records is not None
+        return self._exact(view) is not None and view.source.local
 
     def _release(self) -> None:
         """Close the backend's clients (called once, from :meth:`close`, under the lock)."""
@@ -183,7 +171,7 @@ class CollectionStore:
             if held is not None and held[0]() is view:
                 self._filtered.move_to_end(key)
                 return held[1]
-        out = Excluded((), *left_out(view.collection, view.bm25.id_list, where))
+        out = Excluded((), *left_out(view.source, view.bm25.id_list, where))
         with self._lock:
             for gone in [k for k, (ref, _) in self._filtered.items() if ref() is None]:
                 del self._filtered[gone]  # of an index state released since
@@ -282,19 +270,10 @@ class CollectionStore:
             ids = [c for c in view.bm25.id_list if c not in exclude]
             if not ids:
                 return []
-            found = view.collection.query(
-                query_embeddings=[vector], ids=ids, n_results=min(depth, len(ids)),
-                include=["distances"],
-            )  # fmt: skip
+            found = view.source.nearest(vector, min(depth, len(ids)), ids)
         else:
-            found = view.collection.query(
-                query_embeddings=[vector], n_results=n, include=["distances"]
-            )
-        pairs = [
-            (cid, 1.0 - float(dist))
-            for cid, dist in zip(found["ids"][0], found["distances"][0], strict=True)
-            if cid not in exclude
-        ]
+            found = view.source.nearest(vector, n)
+        pairs = [(cid, sim) for cid, sim in found if cid not in exclude]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:depth]
 
@@ -315,18 +294,17 @@ class CollectionStore:
         """Chunks whose text matches ``pattern`` (Python syntax), in corpus order.
 
         With a grep side index (:mod:`thresher.index.grep.side_index`): candidates by
-        trigram, checked as chromadb's engine would, counting stopped at
+        trigram, checked as Rust's ``regex`` crate would, counting stopped at
         ``config.grep.count_cap`` (``GrepResult.capped``). Without one, or when
-        the side index cannot answer: chromadb's ``$regex`` (Rust engine, linear
-        time) over every chunk, with an exact total. Raises ``PatternRejectedError``
-        naming a refused construct or a timeout.
+        the side index cannot answer: the source's scan of every chunk
+        (:meth:`~thresher.index.view.ChunkSource.regex_ids`), with an exact total.
+        Raises ``PatternRejectedError`` naming a refused construct or a timeout.
         """
         view = self._view()
         exclude = self._excluded(view, exclude, where) if where is not None else exclude
 
         def matching(rust_pattern: str) -> list[str]:
-            found = view.collection.get(where_document={"$regex": rust_pattern}, include=[])
-            return list(found["ids"])
+            return view.source.regex_ids(rust_pattern, pattern)
 
         def scan() -> tuple[list[str], int]:
             return grep_ids(matching, pattern, self.config.grep, view.order, limit, exclude)
@@ -351,18 +329,7 @@ class CollectionStore:
         """Every chunk of ``doc_id`` in position order; ``UnknownIdError`` if none, or
         if ``where`` does not admit the document."""
         view = self._view()
-        if view.records is not None:
-            chunks = view.records.document(doc_id)
-        else:
-            found = view.collection.get(
-                where={"doc_id": doc_id}, include=["documents", "metadatas"]
-            )
-            chunks = [
-                chunk_from_record(cid, text, meta)
-                for cid, text, meta in zip(
-                    found["ids"], found["documents"], found["metadatas"], strict=True
-                )
-            ]
+        chunks = view.source.document(doc_id)
         if not chunks:
             raise _unknown("document id", [doc_id])
         if where is not None and chunks[0].chunk_id in self._left_out(view, where).left:
@@ -383,7 +350,7 @@ class CollectionStore:
         view = self._view()
         dropped = self._left_out(view, where).left
         ids = [c for c in view.bm25.id_list if c not in dropped]
-        return list_documents(view.collection, ids, _GET_BATCH)
+        return list_documents(view.source, ids)
 
     def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
         """(BM25 score, cosine similarity) of ``query`` against each chunk, in order."""
@@ -414,18 +381,7 @@ class CollectionStore:
         unique = list(dict.fromkeys(ids))
         by_id = view.cache.lookup(unique)
         wanted = [c for c in unique if c not in by_id]
-        read: list[Chunk] = []
-        if view.records is not None and wanted:  # the saved records: no chromadb
-            read.extend(view.records.chunks(wanted).values())
-            wanted = []
-        for start in range(0, len(wanted), _GET_BATCH):
-            found = view.collection.get(
-                ids=wanted[start : start + _GET_BATCH], include=["documents", "metadatas"]
-            )
-            for cid, text, meta in zip(
-                found["ids"], found["documents"], found["metadatas"], strict=True
-            ):
-                read.append(chunk_from_record(cid, text, meta))
+        read = list(view.source.chunks(wanted).values()) if wanted else []
         view.cache.store(read)
         by_id.update((c.chunk_id, c) for c in read)
         missing = [c for c in unique if c not in by_id]
@@ -446,10 +402,8 @@ class CollectionStore:
         if exact is not None:
             out = exact.get().vectors(ids)
             ids = [c for c in ids if c not in out]
-        for start in range(0, len(ids), _GET_BATCH):
-            found = view.collection.get(ids=ids[start : start + _GET_BATCH], include=["embeddings"])
-            for cid, vector in zip(found["ids"], found["embeddings"], strict=True):
-                out[cid] = np.asarray(vector, dtype=np.float32)
+        if ids:
+            out.update(view.source.embeddings(ids))
         missing = [c for c in ids if c not in out]
         if missing:
             raise _unknown("chunk ids", missing)
