@@ -223,7 +223,7 @@ def _namespace_mount(options: str) -> list[str] | None:
 def _disk_full(tmp_path: Path, folder_index: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    for i in range(40):
+    for i in range(300):  # an index of these outgrows the 1 MB filesystem below
         (docs / f"d{i}.txt").write_text(
             f"Document {i}\n\n" + "A sentence about mills and rivers. " * 60
         )
