@@ -8,6 +8,8 @@ traces must match event for event.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -188,3 +190,12 @@ def test_append_mode_only_grows_and_the_harness_still_evicts(store, config):
     # the same replies give the same episode: the mode changes only the prompt
     assert without_clock(append.rollout().trace) == without_clock(edit.rollout().trace)
     assert append.rollout().reward == edit.rollout().reward
+
+
+def test_importing_the_environment_loads_no_trainer_stack():
+    code = (
+        "import sys; from thresher.env import SearchEnv; "
+        "print(sorted(m for m in ('torch', 'trl', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
