@@ -199,3 +199,12 @@ def test_importing_the_environment_loads_no_trainer_stack():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_reset_starts_afresh_with_the_same_environment(store, config):
+    env = SearchEnv(store, config, mode="append")
+    env.reset(TASK)
+    env.step(SCRIPT[0]["message"])  # an episode dropped mid-way
+    steps = drive(env, TASK, SCRIPT)
+    assert steps[0].messages[-1]["role"] == "user" and len(steps[0].messages) == 2
+    assert steps[-1].info["exit_reason"] == "answered" and len(env.rollout().turns) == 4

@@ -202,8 +202,9 @@ class SearchEnv:
             self._loop.close()
         question = task if isinstance(task, str) else str(task.question)
         self._task = task
-        self._turns, self._events, self._prompt = [], [], []
+        self._turns, self._events, self._prompt, self._rendered = [], [], [], []
         self._result, self._reward, self._observation = None, None, None
+        self._preserved = True
         self._loop = episode_loop(question, self.store, self._policy, self.config, clock=self.clock)
         return self._advance(None)
 
@@ -225,6 +226,9 @@ class SearchEnv:
 
         Raises:
             InputError: no episode is running (call :meth:`reset`), or it has ended.
+
+        A harness error (a bug, not a reply's fault) propagates, as from
+        :func:`~thresher.harness.episode.episode_loop`; :meth:`reset` starts afresh.
         """
         if self._loop is None or self._observation is None:
             raise InputError("no episode is waiting for a reply: call reset(task) first")
