@@ -1,7 +1,7 @@
 """Packages follow the data flow: a package imports only packages below it.
 
-{corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth} → api
-→ the package facade (``thresher/__init__.py``) → serve → cli.
+{corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth}
+→ {api, env} → the package facade (``thresher/__init__.py``) → serve → cli.
 Every ``thresher`` import in ``src/thresher`` (at module level, inside functions
 and under ``TYPE_CHECKING`` alike, the bare package included) is checked against
 :data:`LAYERS`; packages on the same layer may not import each other. Inside a package with parts of its own
@@ -44,6 +44,9 @@ LAYERS: dict[str, int] = {
     "synth": 9,
     "testing": 9,
     "api": 10,
+    # the environment a trainer drives (SearchEnv): above the harness, the LLM policy's
+    # reply reader and the rewards; nothing below it imports it
+    "env": 10,
     # the package facade (``import thresher``, :data:`FACADE`): lazy re-exports of the
     # public names
     "__init__": 11,

@@ -141,6 +141,7 @@ __all__ = [
     "NoReply",
     "Asked",
     "ask_policy",
+    "policy_failed",
     "STOP_POLL_S",
     "CANCELLED_MESSAGE",
     "MAX_REFUSED_PROPOSALS",
@@ -386,18 +387,24 @@ def ask_policy(
             "policy did not reply",
             Exit(ExitReason.TIMEOUT, "the policy did not reply in time"),
         )
-    except BackendUnavailableError as exc:  # the policy's endpoint stayed down: a typed exit
+    except Exception as exc:  # a policy bug ends the episode, never the process
+        return policy_failed(exc)
+    return value, round(time.perf_counter() - start, 6)
+
+
+def policy_failed(exc: Exception) -> NoReply:
+    """The turn a policy raised ``exc`` for: ``endpoint_unavailable`` when its endpoint
+    stayed down (a ``BackendUnavailableError``), else ``policy_error``."""
+    if isinstance(exc, BackendUnavailableError):  # a typed exit
         return NoReply(
             str(exc)[:2000],
             "endpoint_unavailable",
             str(exc)[:2000],
             Exit(ExitReason.ENDPOINT_UNAVAILABLE, str(exc)),
         )
-    except Exception as exc:  # a policy bug ends the episode, never the process
-        message = f"{type(exc).__name__}: {exc}"
-        end = Exit(ExitReason.POLICY_ERROR, message)
-        return NoReply(message[:2000], "policy_exception", message[:2000], end)
-    return value, round(time.perf_counter() - start, 6)
+    message = f"{type(exc).__name__}: {exc}"
+    end = Exit(ExitReason.POLICY_ERROR, message)
+    return NoReply(message[:2000], "policy_exception", message[:2000], end)
 
 
 def _cancel_call(policy: Policy, observation: Observation) -> None:

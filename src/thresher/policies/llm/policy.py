@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,6 +49,8 @@ __all__ = [
     "MalformedReplyLimitError",
     "ContextTooSmallError",
     "context1_policy",
+    "check_refused",
+    "read_completion",
     "CONTEXT1_MODEL",
 ]
 
@@ -253,14 +255,7 @@ class LLMPolicy(BasePolicy):
             EndpointRequestError: the endpoint rejected the request (4xx).
         """
         messages = list(observation.messages)
-        limit = self.config.llm.max_malformed
-        refused = refused_replies(messages)
-        if refused >= limit:
-            raise MalformedReplyLimitError(
-                f"{refused} replies were refused this episode (llm.max_malformed={limit}); "
-                "the model is not following the tool format: check the server's tool-call "
-                "parser (docs/serving.md) or raise llm.max_malformed"
-            )
+        check_refused(messages, self.config)
         self.check_context(observation.usage.budget)
         params = self.request_params(observation)
         call = self.client.fork()
@@ -277,16 +272,7 @@ class LLMPolicy(BasePolicy):
             with self._lock:
                 self._inflight.pop(id(observation), None)
             call.close()
-        reply = parse_completion(
-            response.body,
-            searched=searched_queries(messages),
-            max_content_tokens=self.config.llm.max_tokens,
-            count_tokens=self._count,
-            id_salt=f"{len(messages)}:",
-            in_view=[escape_id(a.chunk.doc_id) for a in observation.active],
-            tool_choice=params["tool_choice"],
-            response_format=str(params.get("response_format", {}).get("type", "")),
-        )
+        reply = read_completion(response.body, observation, self.config, self._count, params)
         usage = dict(reply.usage or {})
         if response.retries:
             usage["retries"] = len(response.retries)
@@ -296,6 +282,47 @@ class LLMPolicy(BasePolicy):
             if isinstance(reply, MalformedReply):
                 self._stats[f"malformed:{reply.code}"] += 1
         return replace(reply, usage=usage or None, model=response.model)
+
+
+def check_refused(messages: Sequence[dict[str, Any]], config: Config) -> None:
+    """Refuse to ask again once ``llm.max_malformed`` replies of this transcript were refused.
+
+    Raises:
+        MalformedReplyLimitError: ``messages`` show ``llm.max_malformed`` refused replies.
+    """
+    limit = config.llm.max_malformed
+    refused = refused_replies(messages)
+    if refused >= limit:
+        raise MalformedReplyLimitError(
+            f"{refused} replies were refused this episode (llm.max_malformed={limit}); "
+            "the model is not following the tool format: check the server's tool-call "
+            "parser (docs/serving.md) or raise llm.max_malformed"
+        )
+
+
+def read_completion(
+    body: dict[str, Any],
+    observation: Observation,
+    config: Config,
+    count_tokens: Callable[[str], int],
+    params: Mapping[str, Any],
+) -> Proposal | MalformedReply:
+    """The reply to ``observation`` that the chat completion ``body`` holds (a
+    :class:`Proposal`, or a :class:`MalformedReply` the harness refuses): read by
+    :func:`~thresher.policies.llm.parse.parse_completion` against what the transcript
+    shows, as a request sent with ``params`` (its ``tool_choice`` and
+    ``response_format`` are recorded in the reply's usage). Pure."""
+    messages = observation.messages
+    return parse_completion(
+        body,
+        searched=searched_queries(messages),
+        max_content_tokens=config.llm.max_tokens,
+        count_tokens=count_tokens,
+        id_salt=f"{len(messages)}:",
+        in_view=[escape_id(a.chunk.doc_id) for a in observation.active],
+        tool_choice=str(params.get("tool_choice", "auto")),
+        response_format=str((params.get("response_format") or {}).get("type", "")),
+    )
 
 
 def context1_policy(config: Config | None = None, **options: Any) -> LLMPolicy:

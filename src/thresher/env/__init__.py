@@ -1,0 +1,5 @@
+"""thresher as an environment a trainer drives: :class:`SearchEnv` (see ``docs/rl.md``)."""
+
+from thresher.env.search_env import Rollout, SearchEnv, Step, Turn
+
+__all__ = ["SearchEnv", "Step", "Turn", "Rollout"]
