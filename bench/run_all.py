@@ -96,6 +96,8 @@ BENCHES: tuple[Bench, ...] = (
     # downloads six pinned sdists from PyPI once and indexes 843 documents (~12 min on 2
     # cores) before its first run: only when named
     Bench("bench_docfolders.py", ("--policies", "single-shot,bm25,local"), on_request=True),
+    # times embedders on that documentation folder (built by bench_docfolders): only when named
+    Bench("bench_embed_cost.py", ("--chunks", "32", "--queries", "10"), on_request=True),
     # needs a generated world's tasks and index (docs/local-policy.md): only when named
     Bench(
         "bench_answer_floor.py",
