@@ -23,7 +23,9 @@ answered with errors, :mod:`thresher.serve.mcp_stdio`) and streamable HTTP
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from thresher import __version__
@@ -31,7 +33,6 @@ from thresher.corpus.sanitize import has_surrogate, scrub_value
 from thresher.errors import InputError, ThresherError
 from thresher.index.store import Hit
 from thresher.serve.events import result_payload
-from thresher.serve.gate import Busy
 from thresher.serve.service import SearchService
 from thresher.serve.settings import ServeSettings, request_extras
 
@@ -97,26 +98,29 @@ def build_mcp_server(service: SearchService) -> Any:
 
     server = MCPServer(name="thresher", instructions=INSTRUCTIONS, version=__version__)
 
+    @contextlib.contextmanager
+    def as_tool_error() -> Iterator[None]:
+        """A thresher error raised inside is said to the client as a tool error
+        (:meth:`~thresher.errors.ThresherError.tool_message`)."""
+        try:
+            yield
+        except ThresherError as exc:
+            raise ToolError(exc.tool_message()) from exc
+
     async def in_thread(collection: str | None, work: Any, **texts: str) -> Any:
         """Run ``work(store)`` on a thread within the server's limits: each of ``texts``
         checked (size, valid Unicode), and one of the episode slots held meanwhile, so
         raw calls share the HTTP API's concurrency gate."""
-        try:
+        with as_tool_error():
             check_texts(service.settings, texts)
             name, _ = service.settings.choose_collection(collection)
             await service.gate.acquire()
-        except Busy as exc:
-            raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
-        started = time.perf_counter()
-        try:
-            store = await asyncio.to_thread(service.store, name)
-            return await asyncio.to_thread(work, store)
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
-        finally:
-            service.gate.release(time.perf_counter() - started)
+            started = time.perf_counter()
+            try:
+                store = await asyncio.to_thread(service.store, name)
+                return await asyncio.to_thread(work, store)
+            finally:
+                service.gate.release(time.perf_counter() - started)
 
     @server.tool(
         title="Multi-hop search",
@@ -137,16 +141,9 @@ def build_mcp_server(service: SearchService) -> Any:
             raise ToolError("the question is empty; send {'question': 'your question'}")
         if k is not None and k < 1:
             raise ToolError(f"k is how many documents to return, 1 or more; got {k}")
-        try:
+        with as_tool_error():
             overrides = request_extras(k, where, path) or None
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
-        try:
             trace_id, result = await service.search(question, collection_name, None, overrides)
-        except Busy as exc:
-            raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
         return scrub_value(result_payload(result, trace_id))  # always encodable
 
     @server.tool(

@@ -73,6 +73,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 class UnknownCollection(InputError):
     """A request names a collection this server does not serve (HTTP 404)."""
 
+    http_status = 404
+    code = "unknown_collection"
+
 
 @dataclass(frozen=True)
 class ServeSettings:
