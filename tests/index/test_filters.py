@@ -201,7 +201,7 @@ def test_narrowing_admits_what_both_filters_admit():
 def test_a_filtered_store_is_the_store_with_unknown_documents_outside(store, documents):
     """The view passes its filter to every call, narrowed by the call's own; what its id
     lists leave out reads as an id the index lacks, and its stats count what it shows."""
-    from thresher.index.filters import FilteredStore
+    from thresher.index.filtered import FilteredStore
 
     ids = [d.doc_id for d in documents]
     view = FilteredStore(store, DocFilter.without(ids[:3]))

@@ -10,7 +10,8 @@ from eval.conftest import write_tiny_hotpot
 from thresher.config import Config
 from thresher.errors import InputError, UnknownIdError
 from thresher.index.backends import open_store
-from thresher.index.filters import DocFilter, FilteredStore
+from thresher.index.filtered import FilteredStore
+from thresher.index.filters import DocFilter
 from thresher.tasks.corpus import (
     corpus_key,
     pooled_index,

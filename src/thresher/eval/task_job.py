@@ -150,7 +150,8 @@ class TaskJob:
         warm_up(task, store, self.run)
         retrieval = self.run.config.retrieval
         if corpus is not None:
-            from thresher.index.filters import DocFilter, FilteredStore
+            from thresher.index.filtered import FilteredStore
+            from thresher.index.filters import DocFilter
 
             store = FilteredStore(store, DocFilter.only(corpus))
         traces: list[list[Any]] = []

@@ -14,32 +14,21 @@ The glob is :func:`fnmatch.fnmatchcase` over document ids (``*`` also matches
 ``/``): ``--path 'filings/*'``, ``--path '*.md'``. ``allow`` and ``hide`` list
 document ids: a task's own documents (its per-question corpus), the documents an
 attack's control run must not see.
-
-A :class:`FilteredStore` is a store seen through one filter: every call passes
-it to the store (narrowed by the call's own ``where``), so the store's own
-search, fusion and grep serve the view; a document or chunk outside the id lists
-is unknown, exactly as one the index lacks.
+:class:`thresher.index.filtered.FilteredStore` shows a store through one filter.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from thresher.corpus.ids import doc_of
 from thresher.corpus.sanitize import has_surrogate
-from thresher.errors import InputError, UnknownIdError
+from thresher.errors import InputError
 
-if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
-
-    from thresher.corpus.document import Chunk
-    from thresher.index.store import GrepResult, Hit, Store, StoreStats
-
-__all__ = ["DocFilter", "FilteredStore", "BUILTIN_FIELDS", "OPERATORS"]
+__all__ = ["DocFilter", "BUILTIN_FIELDS", "OPERATORS"]
 
 #: fields every chunk's metadata holds under their own name (not ``meta:``)
 BUILTIN_FIELDS = frozenset({"doc_id", "title", "source", "position"})
@@ -157,116 +146,6 @@ class DocFilter:
         if self.hide:
             out["hide"] = sorted(self.hide)
         return out
-
-
-class FilteredStore:
-    """A store showing only what ``where`` admits: a per-question corpus
-    (:meth:`DocFilter.only`), an index without some documents (:meth:`DocFilter.without`).
-
-    Every search, grep and read runs on the wrapped store with ``where`` narrowed by
-    the call's own filter (:meth:`DocFilter.narrowed`). A document or chunk the id
-    lists leave out is unknown (``UnknownIdError``, worded as for an id the index
-    lacks). :meth:`close` leaves the wrapped store open (its owner closes it).
-    """
-
-    def __init__(self, store: Store, where: DocFilter) -> None:
-        self.store = store
-        self.where = where
-
-    def _narrowed(self, where: DocFilter | None) -> DocFilter:
-        return self.where.narrowed(where)
-
-    def hybrid_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """The wrapped store's hybrid search inside this view."""
-        return self.store.hybrid_search(query, k, exclude, where=self._narrowed(where))
-
-    def bm25_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """The wrapped store's BM25 search inside this view."""
-        return self.store.bm25_search(query, k, exclude, where=self._narrowed(where))
-
-    def dense_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """The wrapped store's dense search inside this view."""
-        return self.store.dense_search(query, k, exclude, where=self._narrowed(where))
-
-    def grep(
-        self,
-        pattern: str,
-        limit: int = 5,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> GrepResult:
-        """The wrapped store's grep inside this view (``total`` counts its matches)."""
-        return self.store.grep(pattern, limit, exclude, where=self._narrowed(where))
-
-    def _check_chunks(self, chunk_ids: Sequence[str]) -> None:
-        outside = [c for c in chunk_ids if not self.where.admits_doc(doc_of(c))]
-        if outside:
-            raise UnknownIdError(f"unknown chunk ids: {', '.join(outside)}", outside)
-
-    def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """Chunks by id; one outside the id lists is unknown."""
-        self._check_chunks(chunk_ids)
-        return self.store.get(chunk_ids)
-
-    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
-        """A document's chunks; one outside the id lists is unknown."""
-        if not self.where.admits_doc(doc_id):
-            raise UnknownIdError(f"unknown document id: {doc_id}", [doc_id])
-        return self.store.read_document(doc_id, where=self._narrowed(where))
-
-    def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
-        """The wrapped store's scores; a chunk outside the id lists is unknown."""
-        self._check_chunks(chunk_ids)
-        return self.store.similarity(query, chunk_ids)
-
-    def stats(self) -> StoreStats:
-        """The wrapped store's stats, with this view's document and chunk counts when the
-        store lists its documents (:class:`~thresher.index.store.ManagesDocuments`)."""
-        from thresher.index.store import ManagesDocuments
-
-        base = self.store.stats()
-        if not isinstance(self.store, ManagesDocuments):
-            return base
-        docs = self.store.list_documents(self.where)
-        return replace(
-            base,
-            documents=len(docs),
-            chunks=sum(len(d.chunk_ids) for d in docs),
-            extra={**base.extra, "filter": self.where.to_dict()},
-        )
-
-    def clear_query_caches(self) -> None:
-        """Forget the wrapped store's query caches
-        (:class:`~thresher.index.store.KeepsQueryCaches`), its filters' among them."""
-        from thresher.index.store import KeepsQueryCaches
-
-        if isinstance(self.store, KeepsQueryCaches):
-            self.store.clear_query_caches()
-
-    def close(self) -> None:
-        """Nothing to release: the wrapped store stays open."""
 
 
 #: the deepest ``$and``/``$or`` nesting a ``where`` may have

@@ -5,7 +5,7 @@ store that holds the attack documents, records every user and tool message the
 policy is sent (the transcript is rendered from the state each turn, exactly
 what an LLM policy sends), and judges it (:mod:`thresher.synth.attacks.judge`).
 Success is judged against a control: the same policy with the attack documents
-hidden (a :class:`~thresher.index.filters.FilteredStore` through
+hidden (a :class:`~thresher.index.filtered.FilteredStore` through
 ``DocFilter.without``, for a policy that searches), or not obeying (a
 scripted model), so that what a policy does anyway is not counted. :func:`summarize` and :func:`format_table` give the table the
 bench prints.

@@ -19,7 +19,8 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.errors import UnknownIdError
-from thresher.index.filters import DocFilter, FilteredStore
+from thresher.index.filtered import FilteredStore
+from thresher.index.filters import DocFilter
 from thresher.index.store import Store
 from thresher.synth.attacks.catalog import Attack
 from thresher.synth.attacks.judge import AttackOutcome
