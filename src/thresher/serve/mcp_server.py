@@ -10,8 +10,9 @@ Tools:
 * ``search_corpus(query, k?)``, ``grep_corpus(pattern, limit?)``,
   ``read_document(doc_id)``: the retrieval tools themselves, straight from the
   index (hybrid BM25 + dense search fused by RRF; the bounded regex; a whole
-  document), for an agent that drives its own loop. They keep no episode
-  state: no budget, no dedup, no pruning. Their text arguments are bounded like
+  document), for an agent that drives its own loop; their descriptions are their
+  tool specs' (``ToolSpec.direct``). They keep no episode state: no budget, no
+  dedup, no pruning. Their text arguments are bounded like
   a question (a pattern like ``grep.max_pattern_chars``) and each call holds one
   of the server's episode slots while it runs (the HTTP API's gate).
 
@@ -29,8 +30,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from thresher import __version__
+from thresher.config import Config
 from thresher.corpus.sanitize import has_surrogate, scrub_value
 from thresher.errors import InputError, ThresherError
+from thresher.harness.tools import tool_spec
 from thresher.index.store import Hit
 from thresher.serve.events import result_payload
 from thresher.serve.service import SearchService
@@ -97,6 +100,7 @@ def build_mcp_server(service: SearchService) -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
 
     server = MCPServer(name="thresher", instructions=INSTRUCTIONS, version=__version__)
+    config = service.settings.config
 
     @contextlib.contextmanager
     def as_tool_error() -> Iterator[None]:
@@ -146,10 +150,7 @@ def build_mcp_server(service: SearchService) -> Any:
             trace_id, result = await service.search(question, collection_name, None, overrides)
         return scrub_value(result_payload(result, trace_id))  # always encodable
 
-    @server.tool(
-        description="Hybrid search (BM25 and dense, fused by reciprocal rank fusion) over the "
-        f"index: the best k chunks (at most {MAX_K}) for a query, with their text."
-    )
+    @server.tool(description=f"{_direct('search_corpus', config)} k: at most {MAX_K}.")
     async def search_corpus(
         query: str,
         k: int = 10,
@@ -165,10 +166,7 @@ def build_mcp_server(service: SearchService) -> Any:
         )
         return {"query": query, "hits": [_hit(h, i) for i, h in enumerate(hits, 1)]}
 
-    @server.tool(
-        description="Regular-expression search over the index's chunks (bounded in size and "
-        "time): the first matching chunks in corpus order and how many matched."
-    )
+    @server.tool(description=_direct("grep_corpus", config))
     async def grep_corpus(
         pattern: str,
         limit: int = 5,
@@ -189,7 +187,7 @@ def build_mcp_server(service: SearchService) -> Any:
             "hits": [_hit(h, i) for i, h in enumerate(found.hits, 1)],
         }
 
-    @server.tool(description="Every chunk of one document, in order, by its doc_id.")
+    @server.tool(description=_direct("read_document", config))
     async def read_document(
         doc_id: str,
         where: dict[str, Any] | None = None,
@@ -208,6 +206,14 @@ def build_mcp_server(service: SearchService) -> Any:
         }
 
     return server
+
+
+def _direct(name: str, config: Config) -> str:
+    """The raw tool's description: its spec's account of a direct call."""
+    direct = tool_spec(name).direct
+    if direct is None:
+        raise ValueError(f"{name} is not offered as a raw tool")
+    return direct(config)
 
 
 def _filtered(where: dict[str, Any] | None, path: str | None) -> dict[str, Any]:
