@@ -48,11 +48,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _read_copies_in_a_temp_folder(tmp_path_factory: pytest.TempPathFactory):
-    """Shared read copies (made at each commit of a large enough index) go to a
-    temporary folder, not the user's cache; a test may point them elsewhere."""
+def _caches_in_a_temp_folder(tmp_path_factory: pytest.TempPathFactory):
+    """Every cache (``THRESHER_CACHE``: shared read copies, made at each commit of a
+    large enough index; pooled eval indexes; a server's BM25 side index) goes to a
+    temporary folder, not the user's cache, except the derived model files, which
+    are linked from the user's cache (built once, a few seconds each); a test may
+    point any of them elsewhere."""
+    from thresher.paths import CACHE_ENV, cache_dir
+
+    models = cache_dir("models")
+    root = tmp_path_factory.mktemp("cache")
+    models.mkdir(parents=True, exist_ok=True)
+    (root / "models").symlink_to(models, target_is_directory=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("THRESHER_READ_COPIES", str(tmp_path_factory.mktemp("read-copies")))
+        patch.setenv(CACHE_ENV, str(root))
         yield
 
 

@@ -24,6 +24,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "thresher"
 LAYERS: dict[str, int] = {
     "_lazy": 0,
     "errors": 0,
+    "paths": 0,
     "workers": 0,
     "config": 1,
     "tokens": 1,
@@ -53,11 +54,13 @@ EXEMPT = {"__init__"}
 #: is an error: place it.
 INNER: dict[str, dict[str, int]] = {
     "index": {
-        # shared by every backend: the protocol and its records, filters, fusion,
+        # shared by every backend: the protocol and its records, filters (and a store seen
+        # through one), fusion,
         # the BM25 side index, the per-document manifest entries
         "store": 0,
         "records": 0,
         "filters": 0,
+        "filtered": 0,
         "listing": 0,
         "fusion": 0,
         "bm25": 0,

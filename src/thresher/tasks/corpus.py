@@ -12,7 +12,7 @@ reused because it merely exists).
 paragraphs): building an index per question costs an embedding pass per task, so
 instead the pooled index is searched through a filter admitting only the task's
 documents (:func:`task_corpora` gives them; ``DocFilter.only`` and
-:class:`~thresher.index.filters.FilteredStore` apply them). BM25 statistics (IDF,
+:class:`~thresher.index.filtered.FilteredStore` apply them). BM25 statistics (IDF,
 average length) are the pooled corpus's, the one difference from a true
 per-question index.
 """
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from thresher import paths as cache_paths
 from thresher.config import Config
 from thresher.corpus.datasets import record_paragraphs
 from thresher.corpus.document import Document
@@ -38,7 +38,6 @@ from thresher.tasks.beir import beir_source
 from thresher.tasks.formats import SkipRecord
 
 __all__ = [
-    "default_cache_dir",
     "task_documents",
     "corpus_key",
     "pooled_index",
@@ -47,13 +46,6 @@ __all__ = [
 
 _PARAGRAPH_FORMATS = frozenset({"hotpotqa", "musique", "2wikimultihopqa"})
 _KEY_VERSION = 1
-
-
-def default_cache_dir() -> Path:
-    """``$THRESHER_CACHE_DIR/eval-index``, else ``~/.cache/thresher/eval-index``."""
-    base = os.environ.get("THRESHER_CACHE_DIR")
-    root = Path(base) if base else Path.home() / ".cache" / "thresher"
-    return root / "eval-index"
 
 
 def _format_of(path: Path) -> str:
@@ -176,7 +168,8 @@ def pooled_index(
 
     Args:
         paths: task files (and corpus files or folders) whose documents form the corpus.
-        cache_dir: where cached indexes live (default :func:`default_cache_dir`).
+        cache_dir: where cached indexes live (default: the ``eval-index`` cache,
+            :func:`thresher.paths.cache_dir`).
         config: chunking and embedder settings.
         progress: show the embedding progress bar.
         tasks: the ids of the tasks that will run (``eval --limit``/``--sample``);
@@ -196,7 +189,7 @@ def pooled_index(
     from thresher.index.embedded.layout import current_generation
 
     config = config or Config()
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    root = Path(cache_dir) if cache_dir is not None else cache_paths.cache_dir("eval-index")
     full = root / corpus_key(paths, config)
     drop = _other_tasks_paragraphs(paths, tasks) if tasks is not None else frozenset()
     target = full

@@ -35,9 +35,8 @@ So chromadb runs on a copy, and one copy serves every reader of a generation:
 A shared copy whose generation is no longer what its index's ``CURRENT`` names
 (or whose index is gone) is removed by the reader that releases it last, else
 by the next open or commit that finds no reader holding it (a reader in
-another process, or one killed). Copies live under ``$THRESHER_READ_COPIES``, else
-``$XDG_CACHE_HOME/thresher/read-copies`` (``~/.cache``), else the system
-temporary folder. The BM25 and grep side indexes are read in place: they are
+another process, or one killed). Copies live in the ``read-copies`` cache
+(:func:`thresher.paths.cache_dir`), else the system temporary folder. The BM25 and grep side indexes are read in place: they are
 only ever read. No library offers a read-only chromadb open.
 """
 
@@ -57,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.errors import InputError
+from thresher.paths import CACHE_ENV, cache_dir
 
 __all__ = [
     "ReadCopy",
@@ -67,7 +67,6 @@ __all__ = [
     "shared_copy_path",
 ]
 
-_ENV = "THRESHER_READ_COPIES"
 _PRIVATE = "thresher-read-"  # thresher-read-PID-…: one reader's own copy
 _MAKING = "thresher-make-"  # thresher-make-PID-…: a shared copy being made
 _TRASH = "thresher-trash-"  # thresher-trash-PID-…: a shared copy being removed
@@ -123,11 +122,7 @@ class ReadCopy:
 
 def copies_root() -> Path:
     """Where read copies are made (see the module docstring); not created here."""
-    explicit = os.environ.get(_ENV)
-    if explicit:
-        return Path(explicit)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "thresher" / "read-copies"
+    return cache_dir("read-copies")
 
 
 def _alive(pid: int) -> bool:
@@ -232,7 +227,7 @@ def shared_copy_path(chroma_dir: Path) -> Path:
 def _copy_failed(chroma_dir: Path, root: Path, exc: OSError) -> InputError:
     return InputError(
         f"cannot copy {chroma_dir} for reading into {root}: {exc.strerror or exc}; free "
-        f"space there or set {_ENV} to a writable folder"
+        f"space there or set {CACHE_ENV} to a writable folder"
     )
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thresher import paths
 from thresher.config import Config
 from thresher.errors import (
     IndexNotFoundError,
@@ -95,11 +96,10 @@ def fusion_path(
 
 
 def default_cache_dir(location: sl.ServerLocation) -> Path:
-    """``$XDG_CACHE_HOME/thresher/server-bm25/<host>_<port>_<collection>`` (``~/.cache``)."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return (
-        root / "thresher" / "server-bm25" / f"{location.host}_{location.port}_{location.collection}"
-    )
+    """``<host>_<port>_<collection>`` in the ``server-bm25`` cache
+    (:func:`thresher.paths.cache_dir`)."""
+    name = f"{location.host}_{location.port}_{location.collection}"
+    return paths.cache_dir("server-bm25") / name
 
 
 @dataclass(frozen=True, slots=True)
