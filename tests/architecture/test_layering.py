@@ -79,7 +79,6 @@ INNER: dict[str, dict[str, int]] = {
         "server": 4,
         # the registry: which backend a location names, open stores kept for reuse
         "backends": 5,
-        "open": 5,
         "handles": 5,
     },
     # the records and readers of tasks below the pipeline that generates them

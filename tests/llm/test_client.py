@@ -17,20 +17,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thresher.config import LLMConfig
-from thresher.errors import BackendUnavailableError
-from thresher.llm.client import (
-    DEFAULT_BASE_URL,
-    MAX_WAIT_S,
-    ChatClient,
+from thresher.endpoint.client import (
     EndpointRequestError,
     EndpointResponseError,
-    EndpointSettings,
     EndpointTimeoutError,
     EndpointUnavailableError,
-    _no_connection,
-    backoff_delay,
-    parse_retry_after,
 )
+from thresher.endpoint.retry import MAX_WAIT_S, backoff_delay, no_connection, parse_retry_after
+from thresher.endpoint.settings import DEFAULT_BASE_URL, EndpointSettings
+from thresher.errors import BackendUnavailableError
+from thresher.llm.client import ChatClient
 from thresher.testing.replay_server import (
     ReplayServer,
     cut_off,
@@ -128,9 +124,9 @@ def test_unknown_host_counts_as_no_server():
         except ConnectionError as exc:
             return exc
 
-    assert _no_connection(chained(socket.gaierror(-2, "Name or service not known")))
-    assert _no_connection(chained(ConnectionRefusedError(111, "refused"))) == "connection refused"
-    assert _no_connection(chained(ConnectionResetError(104, "reset"))) is None
+    assert no_connection(chained(socket.gaierror(-2, "Name or service not known")))
+    assert no_connection(chained(ConnectionRefusedError(111, "refused"))) == "connection refused"
+    assert no_connection(chained(ConnectionResetError(104, "reset"))) is None
 
 
 TRANSIENT = {

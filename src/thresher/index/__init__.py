@@ -15,8 +15,8 @@ Layout, lowest first (a lower part never imports a higher one; checked by
 - ``embedded/``: the local-folder backend (its store, collection, generations,
   read copies, ingest, delete);
 - ``server/``: the Chroma server backend (reuses ``embedded.collection``);
-- top-level ``backends`` (the registry: ``open_store``, ``ingest``), ``open`` and
-  ``handles`` (open stores kept for reuse).
+- top-level ``backends`` (the registry: ``open_store``, ``ingest``) and ``handles``
+  (open stores kept for reuse).
 
 Names are imported lazily, so ``import thresher.index`` does not load chromadb.
 Stores are opened with :func:`open_store` and built with
