@@ -181,8 +181,7 @@ def _free_port() -> int:
 def prepare_world(root: Path) -> tuple[Any, list[Any]]:
     """The seed-3 world (``thresher synth world --seed 3``), its index and its tasks."""
     from thresher.corpus.loaders import iter_documents
-    from thresher.index.backends import ingest
-    from thresher.index.open import open_store
+    from thresher.index.backends import ingest, open_store
     from thresher.synth.world.generate import generate_world
     from thresher.tasks.readers import load_tasks
 

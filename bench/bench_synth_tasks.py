@@ -18,7 +18,7 @@ from pathlib import Path
 
 from thresher.config import Config
 from thresher.eval.metrics import all_gold_at_k, recall_at_k
-from thresher.index.open import open_store
+from thresher.index.backends import open_store
 from thresher.tasks.generate.pipeline import synthesize_tasks
 
 

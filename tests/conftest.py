@@ -58,6 +58,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(mark)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _caches_in_a_temp_folder(tmp_path_factory: pytest.TempPathFactory):
+    """Every cache (``THRESHER_CACHE``: pooled eval indexes; a server's BM25 side index) goes to a
+    temporary folder, not the user's cache, except the derived model files, which
+    are linked from the user's cache (built once, a few seconds each); a test may
+    point any of them elsewhere."""
+    from thresher.paths import CACHE_ENV, cache_dir
+
+    models = cache_dir("models")
+    root = tmp_path_factory.mktemp("cache")
+    models.mkdir(parents=True, exist_ok=True)
+    (root / "models").symlink_to(models, target_is_directory=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, str(root))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _close_kept_indexes():
     """``thresher.search(index=PATH)`` keeps the index open for the next call in the

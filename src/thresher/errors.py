@@ -1,7 +1,10 @@
 """Typed errors. Every message says what went wrong and what to do next.
 
-The CLI turns any :class:`ThresherError` into one line on stderr and a
-non-zero exit code; library callers can catch the specific subclass.
+Each error class carries how every surface reports it: ``exit_code`` (the CLI
+prints one line on stderr and exits with it), ``http_status`` and ``code`` (the
+HTTP API answers ``{"error": code, "message": ...}`` with that status, plus
+:meth:`ThresherError.http_headers`), and :meth:`ThresherError.tool_message` (the
+MCP server's tool error). Library callers can catch the specific subclass.
 """
 
 from __future__ import annotations
@@ -22,15 +25,34 @@ __all__ = [
 
 
 class ThresherError(Exception):
-    """Base class of every error thresher raises on purpose."""
+    """Base class of every error thresher raises on purpose.
+
+    Attributes:
+        exit_code: the CLI's exit code.
+        http_status: the HTTP API's status for a request this error refuses (503: the
+            server cannot serve it now).
+        code: the ``error`` field of that response.
+    """
 
     exit_code: int = 1
+    http_status: int = 503
+    code: str = "unavailable"
+
+    def http_headers(self) -> dict[str, str]:
+        """Headers the HTTP response carries besides the body (none by default)."""
+        return {}
+
+    def tool_message(self) -> str:
+        """What an MCP client is told (the message itself by default)."""
+        return str(self)
 
 
 class InputError(ThresherError):
     """Input that cannot be ingested or used: names the file, line or value."""
 
     exit_code = 2
+    http_status = 400
+    code = "bad_request"
 
 
 class IdRefusedError(InputError):
@@ -56,6 +78,8 @@ class ConfigError(ThresherError):
     """A configuration value is invalid."""
 
     exit_code = 2
+    http_status = 400
+    code = "bad_request"
 
 
 class IndexNotFoundError(ThresherError):

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "_lazy": 0,
     "_version": 0,
     "errors": 0,
+    "paths": 0,
     "workers": 0,
     "config": 1,
     "tokens": 1,
@@ -61,11 +62,13 @@ LAYERS: dict[str, int] = {
 #: is an error: place it.
 INNER: dict[str, dict[str, int]] = {
     "index": {
-        # shared by every backend: the protocol and its records, filters, fusion,
+        # shared by every backend: the protocol and its records, filters (and a store seen
+        # through one), fusion,
         # the BM25 side index, the per-document manifest entries
         "store": 0,
         "records": 0,
         "filters": 0,
+        "filtered": 0,
         "fusion": 0,
         "exact_dense": 0,
         "bm25": 0,
@@ -88,7 +91,6 @@ INNER: dict[str, dict[str, int]] = {
         "server": 4,
         # the registry: which backend a location names, open stores kept for reuse
         "backends": 5,
-        "open": 5,
         "handles": 5,
     },
     # the records and readers of tasks below the pipeline that generates them

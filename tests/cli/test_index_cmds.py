@@ -72,7 +72,8 @@ def test_index_then_grep_says_how_many_matched(kind, tmp_path, request, capsys, 
 def test_stats_on_a_server_names_the_fusion_and_the_bm25_cache(
     chroma_server, tmp_path, capsys, monkeypatch
 ):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    from thresher.paths import cache_dir
+
     where = f"{chroma_server}/stats-demo"
     corpus = write_corpus(tmp_path / "corpus")
     assert main(["index", str(corpus), "--index", where, "--no-progress"]) == 0
@@ -88,7 +89,7 @@ def test_stats_on_a_server_names_the_fusion_and_the_bm25_cache(
     )
     cache_line = next(line for line in out.splitlines() if "bm25_cache" in line)
     folder = Path(cache_line.split(":", 1)[1].strip())
-    assert folder.is_relative_to(tmp_path / "cache") and (folder / "bm25").is_dir()
+    assert folder.is_relative_to(cache_dir("server-bm25")) and (folder / "bm25").is_dir()
 
     assert main(["stats", "--index", where, "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from thresher.corpus.document import Document
-from thresher.corpus.loaders import LoadStats, iter_documents
+from thresher.corpus.load_stats import LoadStats
+from thresher.corpus.loaders import iter_documents
 
 MB = 1 << 20
 

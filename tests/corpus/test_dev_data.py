@@ -9,7 +9,8 @@ import pytest
 from devdata import dev_file
 from thresher.corpus.chunking import chunk_document
 from thresher.corpus.ids import join_sentences, paragraph_doc_id
-from thresher.corpus.loaders import LoadStats, iter_documents
+from thresher.corpus.load_stats import LoadStats
+from thresher.corpus.loaders import iter_documents
 from thresher.tokens import get_counter
 
 pytestmark = pytest.mark.dev_data

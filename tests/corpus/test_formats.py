@@ -12,7 +12,8 @@ import pytest
 
 from thresher.corpus.chunking import chunk_document
 from thresher.corpus.filetypes import file_kind
-from thresher.corpus.loaders import LoadStats, iter_documents
+from thresher.corpus.load_stats import LoadStats
+from thresher.corpus.loaders import iter_documents
 from thresher.corpus.tables import table_to_text
 from thresher.errors import InputError
 from thresher.tokens import get_counter

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from thresher.corpus.ids import join_sentences, paragraph_doc_id
-from thresher.corpus.loaders import LoadStats, iter_documents
+from thresher.corpus.load_stats import LoadStats
+from thresher.corpus.loaders import iter_documents
 from thresher.corpus.titles import markdown_title
 from thresher.errors import InputError
 

@@ -17,8 +17,7 @@ def world_run(tmp_path_factory: pytest.TempPathFactory):
     from thresher.corpus.loaders import iter_documents
     from thresher.eval.protocol import compare, load_run_config
     from thresher.eval.report import write_report
-    from thresher.index.backends import ingest
-    from thresher.index.open import open_store
+    from thresher.index.backends import ingest, open_store
     from thresher.synth.world.generate import generate_world
     from thresher.tasks.readers import load_tasks
 

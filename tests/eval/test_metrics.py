@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from thresher.errors import InputError
 from thresher.eval import metrics as m
+from thresher.tasks import answers
 
 RANKED = ["d1", "d2", "d3", "d4", "d5"]
 GOLD = {"d2", "d4", "d9"}
@@ -126,33 +127,33 @@ def test_premature_prunes() -> None:
 
 
 def test_normalize_answer_squad_rules() -> None:
-    assert m.normalize_answer("The  Quick, brown FOX!") == "quick brown fox"
-    assert m.normalize_answer("an apple a day") == "apple day"
-    assert m.normalize_answer("theatre") == "theatre"  # articles only as whole words
+    assert answers.normalize_answer("The  Quick, brown FOX!") == "quick brown fox"
+    assert answers.normalize_answer("an apple a day") == "apple day"
+    assert answers.normalize_answer("theatre") == "theatre"  # articles only as whole words
 
 
 def test_exact_match_and_f1_by_hand() -> None:
-    assert m.exact_match("The Beatles.", "beatles") == 1.0
-    assert m.exact_match("Beatles", "Rolling Stones") == 0.0
-    assert m.exact_match("Stanley Hall", "G. Stanley Hall", ["Stanley Hall"]) == 1.0
+    assert answers.exact_match("The Beatles.", "beatles") == 1.0
+    assert answers.exact_match("Beatles", "Rolling Stones") == 0.0
+    assert answers.exact_match("Stanley Hall", "G. Stanley Hall", ["Stanley Hall"]) == 1.0
     # pred "new york city" vs "york city": common 2, P=2/3, R=1 -> F1 = 0.8
-    assert m.f1("New York City", "York City") == pytest.approx(0.8)
-    assert m.f1("New York City", "Boston", ["new york"]) == pytest.approx(0.8)
-    assert m.f1("Paris", "London") == 0.0
-    assert m.f1("the", "a") == 1.0  # both normalize to empty
-    assert m.f1("yes", "yes indeed") == 0.0  # HotpotQA yes/no rule
-    assert m.f1("no", "no") == 1.0
+    assert answers.f1("New York City", "York City") == pytest.approx(0.8)
+    assert answers.f1("New York City", "Boston", ["new york"]) == pytest.approx(0.8)
+    assert answers.f1("Paris", "London") == 0.0
+    assert answers.f1("the", "a") == 1.0  # both normalize to empty
+    assert answers.f1("yes", "yes indeed") == 0.0  # HotpotQA yes/no rule
+    assert answers.f1("no", "no") == 1.0
 
 
 def test_answer_found_whole_tokens() -> None:
     text = "He was born in Tulsa, Oklahoma, in 1950."
-    assert m.answer_found(text, "tulsa")
-    assert m.answer_found(text, "Oklahoma City", ["Tulsa Oklahoma"])
-    assert not m.answer_found(text, "Tuls")
-    assert not m.answer_found(text, "the")
-    assert not m.answer_found("", "Tulsa")
+    assert answers.answer_found(text, "tulsa")
+    assert answers.answer_found(text, "Oklahoma City", ["Tulsa Oklahoma"])
+    assert not answers.answer_found(text, "Tuls")
+    assert not answers.answer_found(text, "the")
+    assert not answers.answer_found("", "Tulsa")
     with pytest.raises(InputError):
-        m.answer_found(text, "x", "tulsa")
+        answers.answer_found(text, "x", "tulsa")
 
 
 # --- properties ----------------------------------------------------------------------------------
@@ -206,8 +207,8 @@ def test_prune_accuracy_complements_premature(pruned: list[str], gold: set[str])
 
 @given(st.text(max_size=30), st.text(max_size=30))
 def test_answer_scores_within_bounds(pred: str, answer: str) -> None:
-    em, f = m.exact_match(pred, answer), m.f1(pred, answer)
+    em, f = answers.exact_match(pred, answer), answers.f1(pred, answer)
     assert em in (0.0, 1.0) and 0.0 <= f <= 1.0
     if em == 1.0:
         assert f == 1.0
-    assert m.exact_match(answer, answer) == 1.0
+    assert answers.exact_match(answer, answer) == 1.0

@@ -64,7 +64,7 @@ def test_outputs(world_run) -> None:
 
 def test_rollouts_are_fused(world_run, tmp_path: Path) -> None:
     from thresher.eval.protocol import run_config
-    from thresher.index.open import open_store
+    from thresher.index.backends import open_store
 
     report, out, _ = world_run
     index = out.parent / "index"
@@ -100,7 +100,7 @@ def test_run_config_specs(tmp_path: Path) -> None:
 def test_an_answering_model_is_scored_apart(world_run, tmp_path: Path) -> None:
     from thresher.eval.protocol import compare
     from thresher.eval.report import summary_markdown
-    from thresher.index.open import open_store
+    from thresher.index.backends import open_store
 
     report, out, _ = world_run
 
@@ -125,7 +125,7 @@ def test_an_answering_model_is_scored_apart(world_run, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_single_shot_against_the_local_policy(world_run) -> None:
     from thresher.eval.protocol import compare
-    from thresher.index.open import open_store
+    from thresher.index.backends import open_store
     from thresher.policies import policy_names
 
     if "local" not in policy_names():

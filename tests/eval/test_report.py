@@ -88,7 +88,7 @@ def test_docs_eval_md_has_the_failure_attribution_table() -> None:
 
 
 def test_safe_names_stay_distinct_for_distinct_ids() -> None:
-    from thresher.eval.protocol import safe_name
+    from thresher.eval.records import safe_name
 
     assert safe_name("q1") == "q1"
     names = {safe_name(x) for x in ("a b", "a_b", "a/b", "a  b")}

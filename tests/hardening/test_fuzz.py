@@ -273,7 +273,8 @@ def test_document_loaders_under_small_bounds(
     """Every bound of a reader (a file, a .json parsed whole, one .jsonl line) at its
     smallest: a typed error, or documents within the limit and files skipped as too
     large counted once."""
-    from thresher.corpus.loaders import LoadStats, iter_documents
+    from thresher.corpus.load_stats import LoadStats
+    from thresher.corpus.loaders import iter_documents
 
     suffix, data = content
     path = tmp_path / f"input{suffix}"

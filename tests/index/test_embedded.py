@@ -13,8 +13,8 @@ from thresher.errors import (
     PatternRejectedError,
     UnknownIdError,
 )
+from thresher.index.backends import open_store
 from thresher.index.embedded.store import EmbeddedStore
-from thresher.index.open import open_store
 from thresher.index.store import Store
 
 

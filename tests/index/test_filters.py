@@ -163,3 +163,63 @@ def test_a_filtered_search_is_the_search_with_the_rest_excluded(
             (h.chunk.chunk_id, h.score) for h in expected
         ]
     assert _docs(store.grep("[a-z]", limit=200, where=f).hits) == keep
+
+
+def test_id_lists_admit_and_hide_documents_by_id(any_store, documents):
+    """``allow`` admits only its ids, ``hide`` never admits its own: the same exclusion
+    before the cut as a ``where``, with the same hits, ranks and scores."""
+    ids = [d.doc_id for d in documents]
+    allowed, hidden = set(ids[:5]) | {"no-such-doc"}, set(ids[:3])
+    for f, keep in [
+        (DocFilter.only(allowed), set(ids[:5])),
+        (DocFilter.without(hidden), set(ids) - hidden),
+        (DocFilter(allow=frozenset(allowed), hide=frozenset(hidden)), set(ids[3:5])),
+    ]:
+        others = _complement(any_store, documents, keep)
+        for search in (any_store.hybrid_search, any_store.bm25_search, any_store.dense_search):
+            got = search("station orbit bread chess opening", k=8, where=f)
+            expected = search("station orbit bread chess opening", k=8, exclude=others)
+            assert _docs(got) <= keep
+            assert [(h.chunk.chunk_id, h.score) for h in got] == [
+                (h.chunk.chunk_id, h.score) for h in expected
+            ]
+        assert [d.doc_id for d in any_store.list_documents(f)] == [i for i in ids if i in keep]
+
+
+def test_narrowing_admits_what_both_filters_admit():
+    a = DocFilter(where={"topic": "astro"}, allow=frozenset({"x", "y"}), hide=frozenset({"z"}))
+    b = DocFilter(where={"n": 1}, path="x*", allow=frozenset({"y", "x", "w"}))
+    both = a.narrowed(b)
+    assert both.where == {"$and": [{"topic": "astro"}, {"n": 1}]} and both.path == "x*"
+    assert both.allow == {"x", "y"} and both.hide == {"z"}
+    assert a.narrowed(None) is a and DocFilter.only(["q"]).narrowed(a).allow == frozenset()
+    with pytest.raises(InputError, match="two path globs"):
+        DocFilter(path="a*").narrowed(DocFilter(path="b*"))
+    assert DocFilter.parse({"a": 1}, "p*").key == '{"path": "p*", "where": {"a": 1}}'
+
+
+def test_a_filtered_store_is_the_store_with_unknown_documents_outside(store, documents):
+    """The view passes its filter to every call, narrowed by the call's own; what its id
+    lists leave out reads as an id the index lacks, and its stats count what it shows."""
+    from thresher.index.filtered import FilteredStore
+
+    ids = [d.doc_id for d in documents]
+    view = FilteredStore(store, DocFilter.without(ids[:3]))
+    query = "station orbit bread chess opening"
+    assert view.hybrid_search(query, k=8) == store.hybrid_search(
+        query, k=8, where=DocFilter.without(ids[:3])
+    )
+    astro = DocFilter.parse({"topic": "astro"}, None)
+    assert _docs(view.dense_search(query, k=50, where=astro)) == {
+        d.doc_id for d in documents if d.metadata["topic"] == "astro"
+    } - set(ids[:3])
+    with pytest.raises(UnknownIdError, match=f"^unknown document id: {ids[0]}$"):
+        view.read_document(ids[0])
+    first = store.read_document(ids[0])[0].chunk_id
+    for call in (lambda: view.get([first]), lambda: view.similarity(query, [first])):
+        with pytest.raises(UnknownIdError, match="unknown chunk ids"):
+            call()
+    assert view.read_document(ids[3]) == store.read_document(ids[3])
+    assert view.stats().documents == len(ids) - 3
+    view.close()
+    assert store.stats().documents == len(ids)  # the wrapped store stays open

@@ -10,7 +10,8 @@ import pytest
 
 from thresher.config import Config, RetrievalConfig
 from thresher.corpus.document import Document
-from thresher.corpus.loaders import LoadStats, iter_documents
+from thresher.corpus.load_stats import LoadStats
+from thresher.corpus.loaders import iter_documents
 from thresher.index.backends import ingest
 from thresher.index.server import ingest as server_ingest
 from thresher.index.server import layout as sl

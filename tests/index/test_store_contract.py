@@ -180,7 +180,7 @@ def test_every_hit_field_follows_the_contract(any_store, query) -> None:
 
 def reopen(s, config, monkeypatch, tmp_path):
     """The same index opened again through the registry with ``config``."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # a server's BM25 cache goes there
+    monkeypatch.setenv("THRESHER_CACHE", str(tmp_path))  # a server's BM25 cache goes there
     return open_store(s.stats().location, config, embedder=s.embedder)
 
 
@@ -569,15 +569,14 @@ def test_missing_collection_and_closed_store(
     chroma_server, server_store, minilm, tmp_path, monkeypatch
 ) -> None:
     from thresher.index.server.store import ServerStore
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the default BM25 cache goes there
+    from thresher.paths import cache_dir
 
     with pytest.raises(IndexNotFoundError, match="thresher index PATH --index"):
         ServerStore(f"{chroma_server}/nothing-here", embedder=minilm)
     opened = open_store(server_store.url, server_store.config)
     with contextlib.closing(opened):
         assert opened.stats().backend == "server"
-        assert opened.stats().extra["bm25_cache"].startswith(str(tmp_path))
+        assert opened.stats().extra["bm25_cache"].startswith(str(cache_dir("server-bm25")))
     opened.close()  # idempotent
     with pytest.raises(BackendUnavailableError, match="closed"):
         opened.bm25_search("axolotl")

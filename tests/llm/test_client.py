@@ -17,20 +17,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thresher.config import LLMConfig
-from thresher.endpoint.retry import no_connection
-from thresher.errors import BackendUnavailableError
-from thresher.llm.client import (
-    DEFAULT_BASE_URL,
-    MAX_WAIT_S,
-    ChatClient,
+from thresher.endpoint.client import (
     EndpointRequestError,
     EndpointResponseError,
-    EndpointSettings,
     EndpointTimeoutError,
     EndpointUnavailableError,
-    backoff_delay,
-    parse_retry_after,
 )
+from thresher.endpoint.retry import MAX_WAIT_S, backoff_delay, no_connection, parse_retry_after
+from thresher.endpoint.settings import DEFAULT_BASE_URL, EndpointSettings
+from thresher.errors import BackendUnavailableError
+from thresher.llm.client import ChatClient
 from thresher.testing.replay_server import (
     ReplayServer,
     cut_off,

@@ -98,8 +98,7 @@ def test_every_way_to_name_a_split(beir: Path) -> None:
 
 @pytest.mark.slow
 def test_gold_ids_are_the_ids_of_the_indexed_corpus(beir: Path, tmp_path: Path) -> None:
-    from thresher.index.backends import ingest
-    from thresher.index.open import open_store
+    from thresher.index.backends import ingest, open_store
     from thresher.tasks.corpus import task_documents
 
     index = tmp_path / "index"

@@ -10,8 +10,9 @@ from eval.tiny_hotpot import write_tiny_hotpot
 from thresher.config import Config
 from thresher.errors import InputError, UnknownIdError
 from thresher.index.backends import open_store
+from thresher.index.filtered import FilteredStore
+from thresher.index.filters import DocFilter
 from thresher.tasks.corpus import (
-    RestrictedStore,
     corpus_key,
     pooled_index,
     task_corpora,
@@ -45,13 +46,13 @@ def test_task_files_without_paragraphs_need_an_index(tmp_path: Path, tiny_hotpot
         list(task_documents([own]))
 
 
-def test_restricted_store_shows_only_the_task_paragraphs(tiny_hotpot) -> None:
+def test_per_question_view_shows_only_the_task_paragraphs(tiny_hotpot) -> None:
     tasks_file, _, index = tiny_hotpot
     corpora = task_corpora(tasks_file)
     assert sorted(corpora) == ["q1", "q2", "q3"] and all(len(v) == 4 for v in corpora.values())
     store = open_store(index)
     try:
-        view = RestrictedStore(store, corpora["q2"])
+        view = FilteredStore(store, DocFilter.only(corpora["q2"]))
         hits = view.hybrid_search("Where did the founder of Quill Press study law?", k=10)
         assert {h.chunk.doc_id for h in hits} <= corpora["q2"]
         assert len(hits) == 4  # dense ranks every allowed chunk
@@ -78,35 +79,31 @@ def test_restricted_store_shows_only_the_task_paragraphs(tiny_hotpot) -> None:
         store.close()
 
 
-def test_restricted_store_fuses_with_the_configured_k(tiny_hotpot) -> None:
+def test_per_question_view_fuses_with_the_configured_k(tiny_hotpot) -> None:
     from thresher.index.fusion import rrf_score
 
     tasks_file, _, index = tiny_hotpot
     corpora = task_corpora(tasks_file)
-    store = open_store(index)
-    try:
-        for k, view in [
-            (60, RestrictedStore(store, corpora["q2"])),  # RetrievalConfig's default
-            (7, RestrictedStore(store, corpora["q2"], rrf_k=7)),
-        ]:
+    for k in (60, 7):  # RetrievalConfig's default, and another
+        store = open_store(index, Config().override({"retrieval.rrf_k": k}))
+        try:
+            view = FilteredStore(store, DocFilter.only(corpora["q2"]))
             hits = view.hybrid_search("Quill Press founder law", k=10)
             assert hits
             for h in hits:
                 assert h.score == pytest.approx(rrf_score([h.bm25_rank, h.dense_rank], k))
-    finally:
-        store.close()
+        finally:
+            store.close()
 
 
-def test_restricted_store_takes_a_filter_inside_its_corpus(tiny_hotpot) -> None:
+def test_per_question_view_takes_a_filter_inside_its_corpus(tiny_hotpot) -> None:
     """A document filter narrows the per-question view further: searches, grep and
     reads see only the view's documents the filter admits."""
-    from thresher.index.filters import DocFilter
-
     tasks_file, _, index = tiny_hotpot
     corpora = task_corpora(tasks_file)
     store = open_store(index)
     try:
-        view = RestrictedStore(store, corpora["q2"])
+        view = FilteredStore(store, DocFilter.only(corpora["q2"]))
         keep = sorted(corpora["q2"])[:2]
         only = DocFilter.parse({"doc_id": {"$in": keep}}, None)
         for search in (view.hybrid_search, view.bm25_search, view.dense_search):

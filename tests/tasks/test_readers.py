@@ -17,7 +17,6 @@ from thresher.corpus.ids import join_sentences, paragraph_doc_id
 from thresher.corpus.loaders import iter_documents
 from thresher.errors import InputError
 from thresher.tasks.readers import (
-    Task,
     detect_task_format,
     load_qrels,
     load_tasks,
@@ -25,6 +24,7 @@ from thresher.tasks.readers import (
     tasks_to_qrels,
     write_tasks,
 )
+from thresher.tasks.task import Task
 
 
 def _jsonl(path: Path, records: list[Any]) -> Path:

@@ -97,7 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.corpus.loaders import LoadStats, iter_documents
+    from thresher.corpus.load_stats import LoadStats
+    from thresher.corpus.loaders import iter_documents
     from thresher.index.backends import backend_for, ingest
 
     config = load_config(args)
@@ -150,7 +151,7 @@ def file_account(files: dict[str, Any], verbose: bool = False) -> list[str]:
     with counts by extension, and with ``verbose`` the first paths (``files`` is
     :meth:`LoadStats.to_dict`)."""
     from thresher.cli._common import shorten
-    from thresher.corpus.loaders import SKIP_REASONS
+    from thresher.corpus.load_stats import SKIP_REASONS
 
     skipped = files["skipped"]
     total = sum(s["count"] for s in skipped.values())

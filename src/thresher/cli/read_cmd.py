@@ -103,7 +103,7 @@ def _known_ids(store: Store) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thresher.index.open import open_store
+    from thresher.index.backends import open_store
 
     store = open_store(args.index, load_config(args))
     try:

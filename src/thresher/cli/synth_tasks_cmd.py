@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     location = args.index if "://" in args.index else str(Path(args.index).resolve())
     phraser = None
     if args.mode == "llm":
-        from thresher.llm.client import ChatClient, EndpointSettings
+        from thresher.endpoint.settings import EndpointSettings
+        from thresher.llm.client import ChatClient
         from thresher.tasks.generate.phrase import LLMPhraser
 
         phraser = LLMPhraser(ChatClient(EndpointSettings.resolve(config.llm)))

@@ -20,7 +20,7 @@ _LAZY = {
     "content_hash": "thresher.corpus.ids",
     "file_doc_id": "thresher.corpus.ids",
     "paragraph_doc_id": "thresher.corpus.ids",
-    "LoadStats": "thresher.corpus.loaders",
+    "LoadStats": "thresher.corpus.load_stats",
     "iter_documents": "thresher.corpus.loaders",
     "flag_injection": "thresher.corpus.sanitize",
     "sanitize_text": "thresher.corpus.sanitize",
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from thresher.corpus.chunking import chunk_document
     from thresher.corpus.document import Chunk, Document
     from thresher.corpus.ids import chunk_id, content_hash, file_doc_id, paragraph_doc_id
-    from thresher.corpus.loaders import LoadStats, iter_documents
+    from thresher.corpus.load_stats import LoadStats
+    from thresher.corpus.loaders import iter_documents
     from thresher.corpus.sanitize import flag_injection, sanitize_text
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

@@ -57,20 +57,15 @@ from thresher.corpus.filetypes import CODE_LANGUAGES, KINDS, file_kind, supporte
 from thresher.corpus.ids import paragraph_doc_id
 from thresher.corpus.jsondoc import is_records, read_json_document
 from thresher.corpus.jsonl import LongLine, iter_json_records, iter_jsonl
-from thresher.corpus.load_stats import EXAMPLES, SKIP_REASONS, LoadStats
-from thresher.corpus.records import MAX_NESTING, make_document, record_document, valid_text
+from thresher.corpus.load_stats import LoadStats
+from thresher.corpus.records import make_document, record_document, valid_text
 from thresher.corpus.walk import WalkRules, glob_spec, is_index_folder, valid_name, walk_files
 from thresher.errors import InputError
 
 __all__ = [
-    "LoadStats",
     "iter_documents",
-    "make_document",
     "SUPPORTED_EXTENSIONS",
     "MAX_DOCUMENT_CHARS",
-    "MAX_NESTING",
-    "SKIP_REASONS",
-    "EXAMPLES",
 ]
 
 #: the extensions read (files without one, and ``README.*``-like names, are sniffed)

@@ -34,10 +34,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from thresher.corpus.ids import doc_of
-from thresher.eval.episode_metrics import RETRIEVAL_TOOLS, final_ranking
-from thresher.eval.metrics import answer_found, exact_match
+from thresher.eval.episode_metrics import final_ranking
 from thresher.harness.state import replay
+from thresher.harness.tools import RETRIEVAL_TOOLS
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
+from thresher.tasks.answers import answer_found, exact_match
 from thresher.tasks.task import Task
 
 __all__ = [

@@ -40,7 +40,8 @@ from thresher.errors import ConfigError
 from thresher.eval.metrics import all_gold_at_k
 
 if TYPE_CHECKING:
-    from thresher.eval.protocol import PairedReport, TaskOutcome
+    from thresher.eval.protocol import PairedReport
+    from thresher.eval.records import TaskOutcome
 
 __all__ = [
     "PRICE_FIELDS",

@@ -18,8 +18,8 @@ from typing import Any
 from thresher.corpus.ids import doc_of
 from thresher.eval import metrics as m
 from thresher.harness.state import EpisodeState, replay
-from thresher.harness.tools import RETRIEVAL_TOOLS  # tools that fetch from the corpus
 from thresher.harness.trace import EpisodeEnd, FinalEvent, ToolResult, TraceEvent
+from thresher.tasks import answers
 from thresher.tasks.task import Task
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "episode_metrics",
     "final_ranking",
     "first_miss_hop",
-    "RETRIEVAL_TOOLS",
     "DEFAULT_KS",
 ]
 
@@ -156,7 +155,8 @@ def episode_metrics(
     holders = [
         d["doc_id"]
         for d in docs
-        if task.answer and m.answer_found(_doc_text(state, d), task.answer, task.answer_aliases)
+        if task.answer
+        and answers.answer_found(_doc_text(state, d), task.answer, task.answer_aliases)
     ]
     pruned = _pruned_docs(events)
     end = next((e for e in reversed(events) if isinstance(e, EpisodeEnd)), None)
@@ -187,10 +187,10 @@ def episode_metrics(
         answer_doc_ids=holders,
         answer_em=None
         if prediction is None or not task.answer
-        else m.exact_match(prediction, *_answers(task)),
+        else answers.exact_match(prediction, *_answers(task)),
         answer_f1=None
         if prediction is None or not task.answer
-        else m.f1(prediction, *_answers(task)),
+        else answers.f1(prediction, *_answers(task)),
         prompt_tokens=int(usage.get("prompt_tokens", 0)),
         completion_tokens=int(usage.get("completion_tokens", 0)),
         models=list(end.models) if end else [],

@@ -22,7 +22,6 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from thresher.errors import InputError
-from thresher.tasks.answers import answer_found, exact_match, f1, normalize_answer
 
 __all__ = [
     "recall_at_k",
@@ -38,10 +37,6 @@ __all__ = [
     "bridge_preservation",
     "prune_accuracy",
     "premature_prunes",
-    "normalize_answer",
-    "exact_match",
-    "f1",
-    "answer_found",
 ]
 
 Gold = Collection[str] | Mapping[str, float]

@@ -35,24 +35,20 @@ from thresher.batch.stores import StoreRef, StoreSource
 from thresher.config import Config
 from thresher.errors import ConfigError
 from thresher.eval.episode_metrics import EpisodeMetrics
-from thresher.eval.records import Answerer, RunConfig, TaskOutcome, safe_name
+from thresher.eval.records import Answerer, RunConfig, TaskOutcome
 from thresher.eval.stats import MeanCI, PairedResult, mean_ci, paired_test
 from thresher.eval.task_job import TaskJob, TaskRun, failed_outcome
 from thresher.policies import policy_factory
 from thresher.tasks.task import Task
 
 __all__ = [
-    "RunConfig",
-    "TaskOutcome",
     "PairedReport",
     "PAIRED_METRICS",
     "ANSWER_METRICS",
-    "Answerer",
     "metric_value",
     "load_run_config",
     "run_config",
     "compare",
-    "safe_name",
     "SharedSettings",
 ]
 

@@ -31,13 +31,8 @@ from thresher.eval.attribution import (
     exit_reason_counts,
 )
 from thresher.eval.cost import RESOLVED_RULE, SideCost, format_usd, report_costs
-from thresher.eval.protocol import (
-    ANSWER_METRICS,
-    PAIRED_METRICS,
-    PairedReport,
-    TaskOutcome,
-    metric_value,
-)
+from thresher.eval.protocol import ANSWER_METRICS, PAIRED_METRICS, PairedReport, metric_value
+from thresher.eval.records import TaskOutcome
 from thresher.tasks.readers import tasks_to_qrels
 from thresher.tasks.trec import write_qrels, write_run
 
@@ -240,7 +235,7 @@ def write_report(report: PairedReport, out_dir: str | Path) -> dict[str, Path]:
     Returns:
         ``{name: path}`` of the files written.
     """
-    from thresher.eval.protocol import safe_name
+    from thresher.eval.records import safe_name
     from thresher.eval.report_html import render_html
 
     out = Path(out_dir)

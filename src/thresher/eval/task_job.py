@@ -150,9 +150,10 @@ class TaskJob:
         warm_up(task, store, self.run)
         retrieval = self.run.config.retrieval
         if corpus is not None:
-            from thresher.tasks.corpus import RestrictedStore
+            from thresher.index.filtered import FilteredStore
+            from thresher.index.filters import DocFilter
 
-            store = RestrictedStore(store, corpus, retrieval.rrf_k, retrieval.per_retriever)
+            store = FilteredStore(store, DocFilter.only(corpus))
         traces: list[list[Any]] = []
         documents: dict[str, Any] = {}
         for r in range(self.rollouts):

@@ -47,8 +47,9 @@ one (:func:`~thresher.harness.render.resolve_id`).
 Everything else about a tool is derived from :data:`TOOLS`: the allow-list
 (:data:`TOOL_NAMES`), the tools refused past the hard cutoff
 (:data:`RETRIEVAL_TOOLS`), the argument check (:func:`check_arguments`), the
-schemas a model is sent (:func:`tool_schemas`), the prompt's tool list and the
-docs' tool table (:func:`~thresher.harness.toolspec.tool_table`).
+schemas a model is sent (:func:`tool_schemas`), and every text about a tool (the
+prompts' tool list and guides, the MCP server's descriptions, the docs' tool table:
+:mod:`thresher.harness.toolspec`).
 """
 
 from __future__ import annotations
@@ -948,6 +949,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         apply=retrieval_result,
         execute=run_search,
         view=ResultView(search_header, search_results=True, sets_query=True),
+        direct=lambda c: (
+            "Hybrid search (BM25 and dense, fused by reciprocal rank fusion) over the "
+            "index: the best k chunks for a query, with their text."
+        ),
     ),
     ToolSpec(
         name="grep_corpus",
@@ -964,6 +969,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         apply=retrieval_result,
         execute=run_grep,
         view=ResultView(grep_header),
+        guide="for exact names or numbers",
+        direct=lambda c: (
+            "Regular-expression search over the index's chunks (bounded in size and time): "
+            "the first matching chunks in corpus order and how many matched."
+        ),
     ),
     ToolSpec(
         name="read_document",
@@ -979,6 +989,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         apply=retrieval_result,
         execute=run_read,
         view=ResultView(read_header, whole_document=True),
+        guide="to see more of a promising document",
+        direct=lambda c: "Every chunk of one document, in order, by its doc_id.",
     ),
     ToolSpec(
         name="prune_chunks",

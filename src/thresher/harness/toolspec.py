@@ -10,7 +10,10 @@ The five specs themselves are in :mod:`thresher.harness.tools`. From a spec come
 * the executor a retrieval call runs against the Store (``execute``) and the pure
   transition that turns the call into its trace event (``apply``), with the first
   line its result message shows (``header``);
-* the prompt's tool list and the docs' tool table (:func:`tool_table`).
+* every text about the tool: the prompts' tool list (:func:`tool_list`), the words a
+  system prompt says on when to use it (``guide``), what it does called directly,
+  outside an episode (``direct``: the MCP server's description of its raw tool),
+  and the docs' tool table (:func:`tool_table`, the README's).
 
 An argument a model is not offered (``Argument.offered`` False: ``prune_chunks``'s
 ``keep``, the form the local policy uses) is left out of the schema and not
@@ -46,6 +49,7 @@ __all__ = [
     "Transition",
     "ResultView",
     "ToolSpec",
+    "tool_list",
     "tool_table",
 ]
 
@@ -207,6 +211,11 @@ class ToolSpec:
         execute: a retrieval tool's run against the Store (None: no I/O, the cache serves it).
         view: how a retrieval result is shown (None for prune and recall, whose
             transitions write their own messages).
+        guide: what a system prompt says of when to use it, after its name ("for
+            exact names or numbers"); empty: the prompt says nothing of it.
+        direct: what it does called directly, outside an episode (no budget, no
+            exclusion of seen chunks), built from the config: the MCP server's
+            description of its raw tool (None: not offered that way).
     """
 
     name: str
@@ -216,6 +225,8 @@ class ToolSpec:
     apply: Transition
     execute: Executor | None = None
     view: ResultView | None = None
+    guide: str = ""
+    direct: Callable[[Config], str] | None = None
 
     @property
     def retrieval(self) -> bool:
@@ -246,6 +257,11 @@ class ToolSpec:
                 },
             },
         }
+
+    @property
+    def signature(self) -> str:
+        """The tool as prompts and docs name it: ``search_corpus(query)``."""
+        return f"{self.name}({', '.join(a.name for a in self.arguments if a.offered)})"
 
     def example(self) -> str:
         """A one-line example of the argument object (``{"query": "..."}``)."""
@@ -332,10 +348,13 @@ def json_type(value: Any) -> str:
     return "object"
 
 
+def tool_list(specs: Sequence[ToolSpec]) -> str:
+    """The prompts' list of tools: ``search_corpus(query), grep_corpus(pattern), ...``."""
+    return ", ".join(spec.signature for spec in specs)
+
+
 def tool_table(specs: Sequence[ToolSpec], config: Config) -> str:
     """The docs' tool table (Markdown): each tool, its arguments, and what the harness does."""
     rows = ["| tool | behaviour |", "|---|---|"]
-    for spec in specs:
-        args = ", ".join(a.name for a in spec.arguments if a.offered)
-        rows.append(f"| `{spec.name}({args})` | {spec.behaviour(config)} |")
+    rows.extend(f"| `{spec.signature}` | {spec.behaviour(config)} |" for spec in specs)
     return "\n".join(rows)

@@ -16,8 +16,7 @@ Layout, lowest first (a lower part never imports a higher one; checked by
 - ``embedded/``: the local-folder backend, thresher's own files (generations,
   records, vectors, ingest, delete);
 - ``server/``: the Chroma server backend (the only user of chromadb);
-- top-level ``backends`` (the registry: ``open_store``, ``ingest``), ``open`` and
-  ``handles`` (open stores kept for reuse).
+- top-level ``backends`` (the registry: ``open_store``, ``ingest``), and ``handles`` (open stores kept for reuse).
 
 Names are imported lazily, so ``import thresher.index`` loads no backend.
 Stores are opened with :func:`open_store` and built with

@@ -11,13 +11,16 @@ against document ids) and treats every other chunk as excluded, before any cut.
 are a document's own metadata keys (a JSONL record's ``metadata``, a dataset
 name), or one of the fields every chunk has: ``doc_id``, ``title``, ``source``.
 The glob is :func:`fnmatch.fnmatchcase` over document ids (``*`` also matches
-``/``): ``--path 'filings/*'``, ``--path '*.md'``.
+``/``): ``--path 'filings/*'``, ``--path '*.md'``. ``allow`` and ``hide`` list
+document ids: a task's own documents (its per-question corpus), the documents an
+attack's control run must not see.
+:class:`thresher.index.filtered.FilteredStore` shows a store through one filter.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
@@ -42,10 +45,16 @@ class DocFilter:
     Attributes:
         where: a Chroma-style ``where`` on document metadata (None: any).
         path: a glob on document ids (None: any).
+        allow: the only document ids admitted (None: any); ids the index lacks are
+            ignored (a task's own documents: its per-question corpus).
+        hide: document ids never admitted, as if the index lacked them (an attack's
+            control run).
     """
 
     where: Mapping[str, Any] | None = None
     path: str | None = None
+    allow: frozenset[str] | None = None
+    hide: frozenset[str] = frozenset()
 
     @classmethod
     def parse(cls, where: str | Mapping[str, Any] | None, path: str | None) -> DocFilter | None:
@@ -75,21 +84,68 @@ class DocFilter:
         path = path or None
         return cls(where, path) if where is not None or path is not None else None
 
+    @classmethod
+    def only(cls, doc_ids: Iterable[str]) -> DocFilter:
+        """The filter admitting only ``doc_ids``."""
+        return cls(allow=frozenset(doc_ids))
+
+    @classmethod
+    def without(cls, doc_ids: Iterable[str]) -> DocFilter:
+        """The filter admitting every document but ``doc_ids``."""
+        return cls(hide=frozenset(doc_ids))
+
     @property
     def key(self) -> str:
         """A stable text naming this filter (for caches and traces)."""
-        return json.dumps({"where": self.where, "path": self.path}, sort_keys=True)
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def by_id(self) -> bool:
+        """Whether ``allow`` or ``hide`` restricts documents by id."""
+        return self.allow is not None or bool(self.hide)
+
+    def narrowed(self, other: DocFilter | None) -> DocFilter:
+        """The filter admitting what both this one and ``other`` admit.
+
+        Raises:
+            InputError: both have a path glob, and they differ (one glob cannot say both).
+        """
+        if other is None or other == self:
+            return self
+        if self.path is not None and other.path is not None and self.path != other.path:
+            raise InputError(
+                f"two path globs ({self.path!r} and {other.path!r}) cannot narrow one search; "
+                "give one"
+            )
+        wheres = [w for w in (self.where, other.where) if w is not None]
+        where: Mapping[str, Any] | None = (
+            None if not wheres else wheres[0] if len(wheres) == 1 else {"$and": wheres}
+        )
+        allows = [a for a in (self.allow, other.allow) if a is not None]
+        allow = None if not allows else frozenset.intersection(*allows)
+        return DocFilter(where, self.path or other.path, allow, self.hide | other.hide)
 
     def chroma_where(self) -> dict[str, Any] | None:
         """``where`` as chromadb sees it: a document's own keys under ``meta:``."""
         return None if self.where is None else _translate(self.where)
 
     def admits_doc(self, doc_id: str) -> bool:
-        """Whether ``doc_id`` passes the path glob (the ``where`` is the store's to judge)."""
-        return self.path is None or fnmatchcase(doc_id, self.path)
+        """Whether ``doc_id`` passes the path glob and the id lists (the ``where`` is the
+        store's to judge)."""
+        return (
+            (self.path is None or fnmatchcase(doc_id, self.path))
+            and (self.allow is None or doc_id in self.allow)
+            and doc_id not in self.hide
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"where": self.where, "path": self.path}
+        """``where`` and ``path``, and the id lists (sorted) when they are set."""
+        out: dict[str, Any] = {"where": self.where, "path": self.path}
+        if self.allow is not None:
+            out["allow"] = sorted(self.allow)
+        if self.hide:
+            out["hide"] = sorted(self.hide)
+        return out
 
 
 #: the deepest ``$and``/``$or`` nesting a ``where`` may have

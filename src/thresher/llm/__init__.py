@@ -5,21 +5,3 @@
 below the policies so that synthesis (LLM phrasing) and training can call a
 model without importing a policy.
 """
-
-from __future__ import annotations
-
-from thresher.llm.client import (
-    ChatClient,
-    EndpointRequestError,
-    EndpointResponseError,
-    EndpointSettings,
-    EndpointUnavailableError,
-)
-
-__all__ = [
-    "ChatClient",
-    "EndpointSettings",
-    "EndpointUnavailableError",
-    "EndpointResponseError",
-    "EndpointRequestError",
-]

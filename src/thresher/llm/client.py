@@ -23,38 +23,18 @@ from typing import Any
 
 from thresher.endpoint.client import (
     Advice,
-    EndpointCancelledError,
     EndpointClient,
     EndpointRequestError,
     EndpointResponseError,
-    EndpointTimeoutError,
-    EndpointUnavailableError,
     RawResponse,
     RetryRecord,
     decode_json,
     not_a,
 )
-from thresher.endpoint.retry import MAX_WAIT_S, backoff_delay, parse_retry_after
-from thresher.endpoint.settings import DEFAULT_BASE_URL, PLACEHOLDER_KEY, EndpointSettings
+from thresher.endpoint.settings import EndpointSettings
 from thresher.llm.context import ContextSize, context_from_listing, context_from_props
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "MAX_WAIT_S",
-    "EndpointSettings",
-    "EndpointUnavailableError",
-    "EndpointTimeoutError",
-    "EndpointCancelledError",
-    "EndpointResponseError",
-    "EndpointRequestError",
-    "RetryRecord",
-    "ChatResponse",
-    "ChatClient",
-    "backoff_delay",
-    "parse_retry_after",
-    "PLACEHOLDER_KEY",
-    "LLM_ADVICE",
-]
+__all__ = ["ChatResponse", "ChatClient", "LLM_ADVICE"]
 
 #: what the chat client's errors tell the user to check
 LLM_ADVICE = Advice(

@@ -34,16 +34,22 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from thresher._version import __version__
 from thresher.corpus.sanitize import safe_json
-from thresher.errors import ConfigError, InputError, ThresherError
+from thresher.errors import ThresherError
 from thresher.harness.result import Result
 from thresher.serve.events import EventMapper, SseEvent, answer_text, terminal_event
-from thresher.serve.gate import Busy
 from thresher.serve.hosts import HostGuard, allowed_names
 from thresher.serve.limits import ApiKeyGuard, BodyLimit
-from thresher.serve.service import RunningEpisode, SearchService, TooLarge
-from thresher.serve.settings import ServeSettings, UnknownCollection, request_extras
+from thresher.serve.service import RunningEpisode, SearchService
+from thresher.serve.settings import ServeSettings, request_extras
 
-__all__ = ["SearchRequest", "create_app", "run_http", "TRACE_HEADER", "wants_json"]
+__all__ = [
+    "SearchRequest",
+    "create_app",
+    "error_response",
+    "run_http",
+    "TRACE_HEADER",
+    "wants_json",
+]
 
 #: the response header naming the episode's trace id
 TRACE_HEADER = "X-Thresher-Trace-Id"
@@ -100,6 +106,12 @@ def wants_json(accept: str) -> bool:
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return _SafeJSON({"error": code, "message": message}, status_code=status, headers=headers)
+
+
+def error_response(exc: ThresherError) -> Response:
+    """The HTTP answer to a refused request: ``{"error": exc.code, "message": ...}`` with
+    ``exc.http_status`` and ``exc.http_headers()``."""
+    return _error(exc.http_status, exc.code, str(exc), exc.http_headers() or None)
 
 
 def _sse(event: SseEvent) -> ServerSentEvent:
@@ -205,6 +217,12 @@ def create_app(
     )
     app.state.service = service
 
+    @app.exception_handler(ThresherError)
+    async def refused(_: Request, exc: ThresherError) -> Response:
+        """Any thresher error a route raises: the status, code and headers its class
+        carries (:mod:`thresher.errors`), the message in the body."""
+        return error_response(exc)
+
     @app.exception_handler(RequestValidationError)
     async def invalid_body(_: Request, exc: RequestValidationError) -> Response:
         """FastAPI's 422, written so that any text echoed back can be encoded."""
@@ -227,26 +245,15 @@ def create_app(
     )
     async def search(body: SearchRequest, request: Request) -> Any:
         """Run one search episode over the collection and return its ranked documents."""
-        try:
-            episode = await service.start(
-                body.query, body.collection_name, body.policy or body.model, body.overrides()
-            )
-        except Busy as exc:
-            return _error(429, "busy", str(exc), {"Retry-After": str(exc.retry_after)})
-        except TooLarge as exc:
-            return _error(413, "question_too_large", str(exc))
-        except UnknownCollection as exc:
-            return _error(404, "unknown_collection", str(exc))
-        except (InputError, ConfigError) as exc:
-            return _error(400, "bad_request", str(exc))
-        except ThresherError as exc:
-            return _error(503, "unavailable", str(exc))
+        episode = await service.start(  # a refusal: the ThresherError handler answers
+            body.query, body.collection_name, body.policy or body.model, body.overrides()
+        )
         headers = {TRACE_HEADER: episode.trace_id}
         if not wants_json(request.headers.get("accept", "")):
             return _EpisodeResponse(episode, headers)
         try:
             result = await _watched(request, episode)
-        except ThresherError as exc:
+        except ThresherError as exc:  # the episode was accepted: its failure is the server's
             return _error(503, "unavailable", str(exc), headers)
         if result is None:  # the client is gone; nobody reads this
             return Response(status_code=499, headers=headers)

@@ -20,19 +20,32 @@ import contextlib
 import math
 from collections import deque
 
+from thresher.errors import ThresherError
+
 __all__ = ["Busy", "EpisodeGate"]
 
 
-class Busy(Exception):
+class Busy(ThresherError):
     """Every slot is taken and the queue is full (or the wait ran out): answer 429.
 
     Attributes:
         retry_after: seconds a client should wait before trying again (at least 1).
     """
 
+    http_status = 429
+    code = "busy"
+
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+    def http_headers(self) -> dict[str, str]:
+        """``Retry-After``: when to try again."""
+        return {"Retry-After": str(self.retry_after)}
+
+    def tool_message(self) -> str:
+        """The message and when to try again."""
+        return f"{self} (retry in {self.retry_after} s)"
 
 
 class EpisodeGate:

@@ -10,8 +10,9 @@ Tools:
 * ``search_corpus(query, k?)``, ``grep_corpus(pattern, limit?)``,
   ``read_document(doc_id)``: the retrieval tools themselves, straight from the
   index (hybrid BM25 + dense search fused by RRF; the bounded regex; a whole
-  document), for an agent that drives its own loop. They keep no episode
-  state: no budget, no dedup, no pruning. Their text arguments are bounded like
+  document), for an agent that drives its own loop; their descriptions are their
+  tool specs' (``ToolSpec.direct``). They keep no episode state: no budget, no
+  dedup, no pruning. Their text arguments are bounded like
   a question (a pattern like ``grep.max_pattern_chars``) and each call holds one
   of the server's episode slots while it runs (the HTTP API's gate).
 
@@ -23,15 +24,18 @@ answered with errors, :mod:`thresher.serve.mcp_stdio`) and streamable HTTP
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from thresher._version import __version__
+from thresher.config import Config
 from thresher.corpus.sanitize import has_surrogate, scrub_value
 from thresher.errors import InputError, ThresherError
+from thresher.harness.tools import tool_spec
 from thresher.index.store import Hit
 from thresher.serve.events import result_payload
-from thresher.serve.gate import Busy
 from thresher.serve.service import SearchService
 from thresher.serve.settings import ServeSettings, request_extras
 
@@ -96,27 +100,31 @@ def build_mcp_server(service: SearchService) -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
 
     server = MCPServer(name="thresher", instructions=INSTRUCTIONS, version=__version__)
+    config = service.settings.config
+
+    @contextlib.contextmanager
+    def as_tool_error() -> Iterator[None]:
+        """A thresher error raised inside is said to the client as a tool error
+        (:meth:`~thresher.errors.ThresherError.tool_message`)."""
+        try:
+            yield
+        except ThresherError as exc:
+            raise ToolError(exc.tool_message()) from exc
 
     async def in_thread(collection: str | None, work: Any, **texts: str) -> Any:
         """Run ``work(store)`` on a thread within the server's limits: each of ``texts``
         checked (size, valid Unicode), and one of the episode slots held meanwhile, so
         raw calls share the HTTP API's concurrency gate."""
-        try:
+        with as_tool_error():
             check_texts(service.settings, texts)
             name, _ = service.settings.choose_collection(collection)
             await service.gate.acquire()
-        except Busy as exc:
-            raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
-        started = time.perf_counter()
-        try:
-            store = await asyncio.to_thread(service.store, name)
-            return await asyncio.to_thread(work, store)
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
-        finally:
-            service.gate.release(time.perf_counter() - started)
+            started = time.perf_counter()
+            try:
+                store = await asyncio.to_thread(service.store, name)
+                return await asyncio.to_thread(work, store)
+            finally:
+                service.gate.release(time.perf_counter() - started)
 
     @server.tool(
         title="Multi-hop search",
@@ -137,22 +145,12 @@ def build_mcp_server(service: SearchService) -> Any:
             raise ToolError("the question is empty; send {'question': 'your question'}")
         if k is not None and k < 1:
             raise ToolError(f"k is how many documents to return, 1 or more; got {k}")
-        try:
+        with as_tool_error():
             overrides = request_extras(k, where, path) or None
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
-        try:
             trace_id, result = await service.search(question, collection_name, None, overrides)
-        except Busy as exc:
-            raise ToolError(f"{exc} (retry in {exc.retry_after} s)") from exc
-        except ThresherError as exc:
-            raise ToolError(str(exc)) from exc
         return scrub_value(result_payload(result, trace_id))  # always encodable
 
-    @server.tool(
-        description="Hybrid search (BM25 and dense, fused by reciprocal rank fusion) over the "
-        f"index: the best k chunks (at most {MAX_K}) for a query, with their text."
-    )
+    @server.tool(description=f"{_direct('search_corpus', config)} k: at most {MAX_K}.")
     async def search_corpus(
         query: str,
         k: int = 10,
@@ -168,10 +166,7 @@ def build_mcp_server(service: SearchService) -> Any:
         )
         return {"query": query, "hits": [_hit(h, i) for i, h in enumerate(hits, 1)]}
 
-    @server.tool(
-        description="Regular-expression search over the index's chunks (bounded in size and "
-        "time): the first matching chunks in corpus order and how many matched."
-    )
+    @server.tool(description=_direct("grep_corpus", config))
     async def grep_corpus(
         pattern: str,
         limit: int = 5,
@@ -192,7 +187,7 @@ def build_mcp_server(service: SearchService) -> Any:
             "hits": [_hit(h, i) for i, h in enumerate(found.hits, 1)],
         }
 
-    @server.tool(description="Every chunk of one document, in order, by its doc_id.")
+    @server.tool(description=_direct("read_document", config))
     async def read_document(
         doc_id: str,
         where: dict[str, Any] | None = None,
@@ -211,6 +206,14 @@ def build_mcp_server(service: SearchService) -> Any:
         }
 
     return server
+
+
+def _direct(name: str, config: Config) -> str:
+    """The raw tool's description: its spec's account of a direct call."""
+    direct = tool_spec(name).direct
+    if direct is None:
+        raise ValueError(f"{name} is not offered as a raw tool")
+    return direct(config)
 
 
 def _filtered(where: dict[str, Any] | None, path: str | None) -> dict[str, Any]:

@@ -62,6 +62,9 @@ TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 class TooLarge(InputError):
     """A request or question over the server's size limit (HTTP 413)."""
 
+    http_status = 413
+    code = "question_too_large"
+
 
 class TraceStore:
     """Traces by id: live while their episode runs, the last ``limit`` finished ones after.

@@ -76,6 +76,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 class UnknownCollection(InputError):
     """A request names a collection this server does not serve (HTTP 404)."""
 
+    http_status = 404
+    code = "unknown_collection"
+
 
 #: a limit that must let something through
 _AtLeastOne = Annotated[Count, Field(ge=1)]

@@ -26,7 +26,7 @@ from typing import Any
 
 from thresher.corpus.document import Document
 from thresher.corpus.jsonl import iter_jsonl
-from thresher.corpus.loaders import make_document
+from thresher.corpus.records import make_document
 from thresher.errors import InputError
 from thresher.tasks.task import Task
 from thresher.tasks.trec import read_qrels

@@ -10,30 +10,27 @@ reused because it merely exists).
 
 **Per question** (the datasets' own setting: a question sees only its own 10-20
 paragraphs): building an index per question costs an embedding pass per task, so
-instead :class:`RestrictedStore` wraps the pooled index and hides every chunk
-outside the task's paragraph set. Hybrid, BM25 and dense search rank the allowed
-chunks exactly (``Store.similarity`` scores each allowed chunk, fused by RRF as
-the stores do); BM25 statistics (IDF, average length) are the pooled corpus's,
-the one difference from a true per-question index.
+instead the pooled index is searched through a filter admitting only the task's
+documents (:func:`task_corpora` gives them; ``DocFilter.only`` and
+:class:`~thresher.index.filtered.FilteredStore` apply them). BM25 statistics (IDF,
+average length) are the pooled corpus's, the one difference from a true
+per-question index.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from thresher.config import Config, RetrievalConfig
+from thresher.config import Config
 from thresher.corpus.datasets import record_paragraphs
-from thresher.corpus.document import Chunk, Document
-from thresher.corpus.ids import doc_of, paragraph_doc_id
-from thresher.errors import IndexNotFoundError, InputError, UnknownIdError
-from thresher.index.filters import DocFilter
-from thresher.index.fusion import fuse_retrievers
-from thresher.index.store import GrepResult, Hit, Store, StoreStats
+from thresher.corpus.document import Document
+from thresher.corpus.ids import paragraph_doc_id
+from thresher.errors import IndexNotFoundError, InputError
+from thresher.paths import cache_dir as cache_folder
 from thresher.tasks import browsecomp as bc
 from thresher.tasks import readers as tk
 from thresher.tasks import world as st
@@ -41,23 +38,14 @@ from thresher.tasks.beir import beir_source
 from thresher.tasks.formats import SkipRecord
 
 __all__ = [
-    "default_cache_dir",
     "task_documents",
     "corpus_key",
     "pooled_index",
     "task_corpora",
-    "RestrictedStore",
 ]
 
 _PARAGRAPH_FORMATS = frozenset({"hotpotqa", "musique", "2wikimultihopqa"})
 _KEY_VERSION = 1
-
-
-def default_cache_dir() -> Path:
-    """``$THRESHER_CACHE_DIR/eval-index``, else ``~/.cache/thresher/eval-index``."""
-    base = os.environ.get("THRESHER_CACHE_DIR")
-    root = Path(base) if base else Path.home() / ".cache" / "thresher"
-    return root / "eval-index"
 
 
 def _format_of(path: Path) -> str:
@@ -182,7 +170,8 @@ def pooled_index(
 
     Args:
         paths: task files (and corpus files or folders) whose documents form the corpus.
-        cache_dir: where cached indexes live (default :func:`default_cache_dir`).
+        cache_dir: where cached indexes live (default: the ``eval-index`` cache,
+            :func:`thresher.paths.cache_dir`).
         config: chunking and embedder settings.
         progress: show the embedding progress bar.
         tasks: the ids of the tasks that will run (``eval --limit``/``--sample``);
@@ -202,7 +191,7 @@ def pooled_index(
     from thresher.index.embedded.layout import current_generation
 
     config = config or Config()
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    root = Path(cache_dir) if cache_dir is not None else cache_folder("eval-index")
     full = root / corpus_key(paths, config)
     drop = _other_tasks_paragraphs(paths, tasks) if tasks is not None else frozenset()
     target = full
@@ -277,191 +266,3 @@ def task_corpora(path: str | Path) -> dict[str, frozenset[str]]:
         paragraphs = record_paragraphs(fmt, record) or []
         out[task.task_id] = frozenset(paragraph_doc_id(t, x) for t, x in paragraphs)
     return out
-
-
-class RestrictedStore:
-    """A store showing only the chunks of ``doc_ids`` (a per-question corpus view).
-
-    Args:
-        store: the pooled store (left open by :meth:`close`).
-        doc_ids: the documents this view holds; ids the store lacks are ignored.
-        rrf_k, per_retriever: fusion settings, as ``config.retrieval`` (default:
-            ``RetrievalConfig()``'s).
-    """
-
-    def __init__(
-        self,
-        store: Store,
-        doc_ids: Collection[str],
-        rrf_k: int | None = None,
-        per_retriever: int | None = None,
-    ) -> None:
-        defaults = RetrievalConfig()
-        self._store = store
-        self._docs = frozenset(doc_ids)
-        self._rrf_k = defaults.rrf_k if rrf_k is None else rrf_k
-        self._per = defaults.per_retriever if per_retriever is None else per_retriever
-        self._chunks: dict[str, Chunk] | None = None
-        self._outside: dict[str, frozenset[str]] = {}
-
-    def _without(self, exclude: Collection[str], where: DocFilter | None) -> set[str]:
-        """``exclude`` plus the allowed chunks whose document ``where`` does not admit
-        (the wrapped store judges each document once per filter)."""
-        if where is None:
-            return set(exclude)
-        if where.key not in self._outside:
-            out: set[str] = set()
-            for doc in sorted({c.doc_id for c in self._allowed().values()}):
-                try:
-                    self._store.read_document(doc, where=where)
-                except UnknownIdError:
-                    out.update(c for c, ch in self._allowed().items() if ch.doc_id == doc)
-            self._outside[where.key] = frozenset(out)
-        return set(exclude) | self._outside[where.key]
-
-    def _allowed(self) -> dict[str, Chunk]:
-        if self._chunks is None:
-            chunks: dict[str, Chunk] = {}
-            for doc in sorted(self._docs):
-                try:
-                    chunks.update((c.chunk_id, c) for c in self._store.read_document(doc))
-                except UnknownIdError:
-                    continue
-            self._chunks = chunks
-        return self._chunks
-
-    def _scored(self, query: str, exclude: Collection[str]) -> list[tuple[str, float, float]]:
-        if not query.strip():
-            raise InputError("empty query; give search_corpus a non-empty query")
-        excluded = set(exclude)
-        ids = [c for c in self._allowed() if c not in excluded]
-        scores = self._store.similarity(query, ids) if ids else []
-        return [(c, b, d) for c, (b, d) in zip(ids, scores, strict=True)]
-
-    @staticmethod
-    def _order(scored: list[tuple[str, float, float]], col: int) -> list[tuple[str, float]]:
-        pairs = [(s[0], float(s[col])) for s in scored if col == 2 or float(s[col]) > 0]
-        return sorted(pairs, key=lambda p: (-p[1], p[0]))
-
-    def _top(
-        self, query: str, k: int, exclude: Collection[str], col: int
-    ) -> list[tuple[int, Chunk, float]]:
-        """``(rank, chunk, score)`` of the ``k`` best allowed chunks by score column ``col``."""
-        found = self._order(self._scored(query, exclude), col)[:k]
-        chunks = self._allowed()
-        return [(r, chunks[c], s) for r, (c, s) in enumerate(found, 1)]
-
-    def bm25_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """BM25 over the allowed chunks (positive scores only, highest first)."""
-        return [
-            Hit(c, s, "bm25", bm25_rank=r, bm25_score=s)
-            for r, c, s in self._top(query, k, self._without(exclude, where), 1)
-        ]
-
-    def dense_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """Cosine similarity over the allowed chunks, highest first."""
-        return [
-            Hit(c, s, "dense", dense_rank=r, dense_score=s)
-            for r, c, s in self._top(query, k, self._without(exclude, where), 2)
-        ]
-
-    def hybrid_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """BM25 and dense over the allowed chunks, fused by RRF (ties by chunk id)."""
-        scored = self._scored(query, self._without(exclude, where))
-        depth = max(self._per, k)
-        lexical = self._order(scored, 1)[:depth]
-        dense = self._order(scored, 2)[:depth]
-        chunks = self._allowed()
-        return [
-            Hit(chunks[f.key], f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score,
-                f.dense_score)
-            for f in fuse_retrievers(lexical, dense, self._rrf_k, limit=k)
-        ]  # fmt: skip
-
-    def grep(
-        self,
-        pattern: str,
-        limit: int = 5,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> GrepResult:
-        """The store's grep, keeping only allowed chunks (corpus order); ``total``
-        counts the allowed chunks that matched."""
-        allowed = self._allowed()
-        found = self._store.grep(pattern, limit=10**9, exclude=self._without(exclude, where))
-        hits = [h for h in found.hits if h.chunk.chunk_id in allowed]
-        return GrepResult(tuple(hits[: max(limit, 0)]), len(hits))
-
-    def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """Allowed chunks by id; ``UnknownIdError`` lists ids outside this corpus."""
-        allowed = self._allowed()
-        missing = [c for c in chunk_ids if c not in allowed]
-        if missing:
-            raise UnknownIdError(
-                f"unknown chunk id(s) in this task's corpus: {', '.join(missing)}", missing
-            )
-        return [allowed[c] for c in chunk_ids]
-
-    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
-        """Every chunk of an allowed document; ``UnknownIdError`` otherwise."""
-        outside = self._without((), where)
-        chunks = [
-            c for c in self._allowed().values() if c.doc_id == doc_id and c.chunk_id not in outside
-        ]
-        if not chunks:
-            raise UnknownIdError(f"unknown document id in this task's corpus: {doc_id}", [doc_id])
-        return sorted(chunks, key=lambda c: c.position)
-
-    def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
-        """The store's scores (ids outside this corpus: ``UnknownIdError``)."""
-        self.get(chunk_ids)
-        return self._store.similarity(query, chunk_ids)
-
-    def stats(self) -> StoreStats:
-        """The store's stats with this view's document and chunk counts."""
-        base = self._store.stats()
-        allowed = self._allowed()
-        return StoreStats(
-            base.backend,
-            base.location,
-            len({doc_of(c) for c in allowed}),
-            len(allowed),
-            base.embedder,
-            base.dimension,
-            base.format_version,
-            {**base.extra, "restricted": True},
-        )
-
-    def clear_query_caches(self) -> None:
-        """Forget this view's filter memo and the wrapped store's query caches
-        (:class:`~thresher.index.store.KeepsQueryCaches`)."""
-        from thresher.index.store import KeepsQueryCaches
-
-        self._outside.clear()
-        if isinstance(self._store, KeepsQueryCaches):
-            self._store.clear_query_caches()
-
-    def close(self) -> None:
-        """Nothing to release: the wrapped store stays open (its owner closes it)."""

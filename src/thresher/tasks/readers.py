@@ -51,7 +51,6 @@ from thresher.tasks.task import Task
 from thresher.tasks.trec import read_qrels
 
 __all__ = [
-    "Task",
     "TaskFile",
     "TASK_FORMATS",
     "detect_task_format",

@@ -211,8 +211,8 @@ def test_trace_show_and_live_view_print_what_the_model_wrote(tmp_path, store, co
 def test_wall_time_caps_the_timeout_and_cancels_the_model_call(tmp_path, store, config):
     import threading
 
+    from thresher.endpoint.client import EndpointCancelledError
     from thresher.harness.episode import run_episode
-    from thresher.llm.client import EndpointCancelledError
     from thresher.policies.llm import LLMPolicy
     from thresher.testing.replay_server import ReplayServer, delayed
 

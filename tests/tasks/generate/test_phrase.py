@@ -10,7 +10,9 @@ import pytest
 from _corpus import chunks
 
 from thresher.config import LLMConfig
-from thresher.llm.client import ChatClient, EndpointRequestError, EndpointSettings
+from thresher.endpoint.client import EndpointRequestError
+from thresher.endpoint.settings import EndpointSettings
+from thresher.llm.client import ChatClient
 from thresher.tasks.generate.explore import CorpusView, ExploreConfig
 from thresher.tasks.generate.extend import Chain, build_chain
 from thresher.tasks.generate.phrase import (

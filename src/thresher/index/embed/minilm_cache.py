@@ -10,8 +10,7 @@ Two derived files, each made only from the registry package's ONNX file
   on every x86 CPU); its vectors differ, so it is a separate embedder,
   ``minilm-int8-dq``.
 
-They live in ``$THRESHER_CACHE`` or ``$XDG_CACHE_HOME/thresher`` or
-``~/.cache/thresher``, under ``models/``, named by the packaged file's hash and
+They live in the ``models`` cache (:func:`thresher.paths.cache_dir`), named by the packaged file's hash and
 the onnxruntime version, each with a ``.sha256`` file written after it: a file
 whose hash does not match is rebuilt. Building needs the ``onnx`` library (a
 dependency) and is written atomically, so concurrent first uses are safe.
@@ -26,7 +25,9 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["Variant", "cache_dir", "derived_model"]
+from thresher.paths import cache_dir
+
+__all__ = ["Variant", "derived_model"]
 
 Variant = Literal["fused", "dq"]
 
@@ -34,15 +35,6 @@ Variant = Literal["fused", "dq"]
 #: by an older recipe is read (``dq-u8``: the unsigned weights of
 #: :mod:`thresher.index.embed.minilm_quant`, exact on CPUs without VNNI).
 _FILE_TAGS: dict[Variant, str] = {"fused": "fused", "dq": "dq-u8"}
-
-
-def cache_dir() -> Path:
-    """The folder derived model files are kept in (created on first build)."""
-    explicit = os.environ.get("THRESHER_CACHE")
-    if explicit:
-        return Path(explicit) / "models"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "thresher" / "models"
 
 
 def _sha256(path: Path) -> str:
@@ -68,7 +60,7 @@ def derived_model(source: Path, source_sha256: str, variant: Variant) -> Path:
     """
     import onnxruntime
 
-    folder = cache_dir()
+    folder = cache_dir("models")  # created on first build
     tag = _FILE_TAGS[variant]
     path = folder / f"minilm-{source_sha256[:16]}-ort{onnxruntime.__version__}-{tag}.onnx"
     mark = path.with_name(path.name + ".sha256")

@@ -59,6 +59,7 @@ from thresher.index.server.source import ChromaSource
 from thresher.index.store import Hit, IngestReport, StoreStats
 from thresher.index.view import IndexView
 from thresher.index.view_store import ViewStore, check_query
+from thresher.paths import cache_dir
 
 __all__ = ["ServerStore", "open_server_store", "default_cache_dir", "fusion_path"]
 
@@ -96,11 +97,10 @@ def fusion_path(
 
 
 def default_cache_dir(location: sl.ServerLocation) -> Path:
-    """``$XDG_CACHE_HOME/thresher/server-bm25/<host>_<port>_<collection>`` (``~/.cache``)."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return (
-        root / "thresher" / "server-bm25" / f"{location.host}_{location.port}_{location.collection}"
-    )
+    """``<host>_<port>_<collection>`` in the ``server-bm25`` cache
+    (:func:`thresher.paths.cache_dir`)."""
+    name = f"{location.host}_{location.port}_{location.collection}"
+    return cache_dir("server-bm25") / name
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,13 +6,6 @@ Serve ``chromadb/context-1`` or ``openai/gpt-oss-20b`` with vLLM or Ollama
 
 from __future__ import annotations
 
-from thresher.llm.client import (
-    ChatClient,
-    EndpointRequestError,
-    EndpointResponseError,
-    EndpointSettings,
-    EndpointUnavailableError,
-)
 from thresher.policies.llm.policy import (
     CONTEXT1_MODEL,
     ContextTooSmallError,
@@ -27,11 +20,6 @@ __all__ = [
     "LLMPolicy",
     "context1_policy",
     "CONTEXT1_MODEL",
-    "ChatClient",
-    "EndpointSettings",
-    "EndpointUnavailableError",
-    "EndpointResponseError",
-    "EndpointRequestError",
     "MalformedReplyLimitError",
     "ContextTooSmallError",
     "SYSTEM_PROMPT",

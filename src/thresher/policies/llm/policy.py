@@ -31,12 +31,13 @@ from dataclasses import replace
 from typing import Any
 
 from thresher.config import Config
+from thresher.endpoint.settings import EndpointSettings
 from thresher.errors import ThresherError
 from thresher.harness.actions import MalformedReply, Proposal
 from thresher.harness.observation import Observation
 from thresher.harness.policy import BasePolicy, BudgetCeiling
 from thresher.harness.render import escape_id
-from thresher.llm.client import ChatClient, EndpointSettings
+from thresher.llm.client import ChatClient
 from thresher.llm.context import ContextSize
 from thresher.policies.llm.messages import chat_messages
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries

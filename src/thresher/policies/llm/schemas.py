@@ -23,7 +23,6 @@ __all__ = [
     "tool_schemas",
     "tool_names",
     "argument_example",
-    "ArgumentProblem",
     "check_tool_arguments",
     "call_response_format",
     "RESPONSE_FORMAT_NAME",

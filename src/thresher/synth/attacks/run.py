@@ -5,125 +5,28 @@ store that holds the attack documents, records every user and tool message the
 policy is sent (the transcript is rendered from the state each turn, exactly
 what an LLM policy sends), and judges it (:mod:`thresher.synth.attacks.judge`).
 Success is judged against a control: the same policy with the attack documents
-hidden (:class:`HidingStore`, for a policy that searches), or not obeying (a
+hidden (a :class:`~thresher.index.filtered.FilteredStore` through
+``DocFilter.without``, for a policy that searches), or not obeying (a
 scripted model), so that what a policy does anyway is not counted. :func:`summarize` and :func:`format_table` give the table the
 bench prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from thresher.config import Config
-from thresher.corpus.document import Chunk
-from thresher.errors import UnknownIdError
 from thresher.harness.episode import run_episode
 from thresher.harness.policy import Policy
 from thresher.harness.render import render_messages
 from thresher.harness.result import Result
 from thresher.harness.state import EpisodeState
-from thresher.index.filters import DocFilter
-from thresher.index.store import GrepResult, Hit, Store, StoreStats
+from thresher.index.store import Store
 from thresher.synth.attacks.catalog import Attack
 from thresher.synth.attacks.judge import AttackOutcome, judge_attack
 
-__all__ = ["HidingStore", "attack_config", "run_attack", "Row", "summarize", "format_table"]
-
-
-class HidingStore:
-    """A store without some documents: searches exclude their chunks, reads refuse them.
-
-    The control run of an attack (its documents hidden, everything else equal).
-    Wraps an open store; :meth:`close` leaves it open.
-    """
-
-    def __init__(self, store: Store, hidden_doc_ids: Collection[str]) -> None:
-        self._store = store
-        self._docs = frozenset(hidden_doc_ids)
-        self._chunks = frozenset(c.chunk_id for d in sorted(self._docs) for c in self._safe_read(d))
-
-    def _safe_read(self, doc_id: str) -> list[Chunk]:
-        try:
-            return self._store.read_document(doc_id)
-        except UnknownIdError:
-            return []
-
-    def _ex(self, exclude: Collection[str]) -> set[str]:
-        return set(exclude) | self._chunks
-
-    def hybrid_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """The wrapped store's search without the hidden chunks."""
-        return self._store.hybrid_search(query, k, self._ex(exclude), **_where(where))
-
-    def bm25_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """The wrapped store's search without the hidden chunks."""
-        return self._store.bm25_search(query, k, self._ex(exclude), **_where(where))
-
-    def dense_search(
-        self,
-        query: str,
-        k: int = 50,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> list[Hit]:
-        """The wrapped store's search without the hidden chunks."""
-        return self._store.dense_search(query, k, self._ex(exclude), **_where(where))
-
-    def grep(
-        self,
-        pattern: str,
-        limit: int = 5,
-        exclude: Collection[str] = (),
-        *,
-        where: DocFilter | None = None,
-    ) -> GrepResult:
-        """The wrapped store's grep without the hidden chunks."""
-        return self._store.grep(pattern, limit, self._ex(exclude), **_where(where))
-
-    def get(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """Chunks by id; a hidden one is unknown."""
-        hidden = [c for c in chunk_ids if c in self._chunks]
-        if hidden:
-            raise UnknownIdError(f"unknown chunk id {hidden[0]!r}", hidden)
-        return self._store.get(chunk_ids)
-
-    def read_document(self, doc_id: str, *, where: DocFilter | None = None) -> list[Chunk]:
-        """A document's chunks; a hidden document is unknown."""
-        if doc_id in self._docs:
-            raise UnknownIdError(f"unknown document id {doc_id!r}", [doc_id])
-        return self._store.read_document(doc_id, **_where(where))
-
-    def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
-        """As the wrapped store."""
-        return self._store.similarity(query, chunk_ids)
-
-    def stats(self) -> StoreStats:
-        """As the wrapped store."""
-        return self._store.stats()
-
-    def close(self) -> None:
-        """Leaves the wrapped store open."""
-
-
-def _where(where: DocFilter | None) -> dict[str, DocFilter]:
-    """The ``where`` keyword for the wrapped store, only when a filter is given."""
-    return {} if where is None else {"where": where}
+__all__ = ["attack_config", "run_attack", "Row", "summarize", "format_table"]
 
 
 def attack_config(attack: Attack, config: Config) -> Config:

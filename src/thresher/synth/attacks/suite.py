@@ -19,11 +19,13 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.errors import UnknownIdError
+from thresher.index.filtered import FilteredStore
+from thresher.index.filters import DocFilter
 from thresher.index.store import Store
 from thresher.synth.attacks.catalog import Attack
 from thresher.synth.attacks.judge import AttackOutcome
 from thresher.synth.attacks.obedient import is_visible, obedient_script
-from thresher.synth.attacks.run import HidingStore, attack_config, run_attack
+from thresher.synth.attacks.run import attack_config, run_attack
 
 __all__ = ["POLICIES", "Endpoint", "visible_in", "run_suite"]
 
@@ -108,7 +110,9 @@ def _run_local(attack: Attack, store: Store, base: Config, cfg: Config) -> Attac
     """The local policy under attack; its control: the same question, attack documents hidden."""
     from thresher.harness.episode import run_episode
 
-    control = run_episode(attack.question, HidingStore(store, attack.doc_ids), _local(cfg), cfg)
+    control = run_episode(
+        attack.question, FilteredStore(store, DocFilter.without(attack.doc_ids)), _local(cfg), cfg
+    )
     _, outcome = run_attack(attack, store, _local(cfg), base, label="local", control=control)
     return outcome
 

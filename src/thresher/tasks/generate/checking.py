@@ -51,7 +51,6 @@ from thresher.tasks.generate.verify import (
 )
 
 __all__ = [
-    "TEXT_CHECKS",
     "StoreRequest",
     "StoreChecks",
     "Prepared",
