@@ -49,6 +49,9 @@ class Bench:
 BENCHES: tuple[Bench, ...] = (
     Bench("bench_harness.py", ("--docs", "80", "--repeats", "2", "--turns", "4")),
     Bench("bench_docstrings.py", ()),
+    Bench(
+        "bench_backends.py", ("--queries", "10", "--opens", "1", "--writes", "1"), needs_dev=True
+    ),
     Bench("bench_startup_costs.py", ("--runs", "1", "--chunks", "5000", "--threads", "100")),
     Bench("bench_synth_tasks.py", ("--world-size", "small", "--n", "20")),
     Bench("bench_attacks.py", ("--size", "small")),
