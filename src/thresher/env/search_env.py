@@ -158,9 +158,12 @@ class Step:
     sent with it; appended: the messages this prompt adds to the previous one (all of
     them on the first step and when the prefix is not preserved); prefix_preserved:
     whether the previous prompt is a prefix of this one; done: the episode has ended;
-    reward: the reward's total once done (None before, or with no gold documents);
-    info: ``exit_reason`` (once done), ``turn``, ``usage`` (of the prompt), ``refusals``
-    (of the last reply: ``{"call_id", "code", "message"}``).
+    reward: the reward's total once done (None before, with no gold documents, or
+    unscorable in training); info: ``exit_reason`` (once done), ``turn``, ``usage``
+    (of the prompt), ``refusals`` (of the last reply: ``{"call_id", "code",
+    "message"}``); once done also ``beta``, ``reward_parts`` (the
+    :class:`~thresher.train.rewards.RewardBreakdown` as a dict, or None) and, in
+    training, ``unscorable`` (why the infrastructure failed the rollout, or None).
     """
 
     messages: list[dict[str, Any]]
