@@ -49,6 +49,15 @@ def add_serving_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-question-chars", type=int, default=4000, help="longest question (4000)"
     )
+    parser.add_argument(
+        "--max-retrieve-queries",
+        type=int,
+        default=64,
+        help="most queries in one POST /retrieve (64)",
+    )
+    parser.add_argument(
+        "--max-retrieve-topk", type=int, default=50, help="most topk of POST /retrieve (50)"
+    )
     add_setting_flag(parser, "--wall-time", "per-episode wall time cap, s (300)")
     parser.add_argument(
         "--trace-dir", metavar="DIR", help="also write every trace to DIR/<id>.jsonl"
@@ -135,6 +144,8 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         idle_timeout_s=args.idle_timeout,
         trace_dir_max_files=args.trace_dir_max_files,
         trace_dir_max_bytes=int(args.trace_dir_max_mb * 1024 * 1024),
+        max_retrieve_queries=args.max_retrieve_queries,
+        max_retrieve_topk=args.max_retrieve_topk,
     )
 
 

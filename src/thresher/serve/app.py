@@ -10,6 +10,9 @@ Routes (the schema is served at ``/openapi.json``):
   ``X-Thresher-Trace-Id`` header.
 * ``GET /traces/{id}``: the episode's trace as JSONL (a running episode's so far).
 * ``GET /traces/{id}/view``: the trace viewer page for it.
+* ``POST /retrieve`` ``{queries, topk?, return_scores?, collection_name?}``: one hybrid
+  search per query, answered ``{"result": [[...], ...]}`` in the shape of Search-R1's
+  retriever server (:mod:`thresher.serve.retrieve`), for RL trainers that call one.
 * ``GET /healthz``: collections, policies, and episodes running and waiting.
 
 Limits: episodes at once with a bounded queue (429 with ``Retry-After`` past
@@ -39,6 +42,7 @@ from thresher.harness.result import Result
 from thresher.serve.events import EventMapper, SseEvent, answer_text, terminal_event
 from thresher.serve.hosts import HostGuard, allowed_names
 from thresher.serve.limits import ApiKeyGuard, BodyLimit
+from thresher.serve.retrieve import RetrieveRequest
 from thresher.serve.service import RunningEpisode, SearchService
 from thresher.serve.settings import ServeSettings, request_extras
 
@@ -259,6 +263,24 @@ def create_app(
             return Response(status_code=499, headers=headers)
         payload = {"trace_id": episode.trace_id, **result.to_dict(), "answer": answer_text(result)}
         return _SafeJSON(payload, headers=headers)
+
+    @app.post(
+        "/retrieve",
+        responses={
+            200: {"description": '{"result": [[hit, ...] per query]} (Search-R1\'s shape)'},
+            400: {"description": "an empty or unsearchable query"},
+            401: {"description": "missing or wrong API key"},
+            404: {"description": "the collection is not served here"},
+            413: {"description": "too many queries, too large a topk or a query too long"},
+            422: {"description": "a body that is not {queries: [str, ...], topk?, ...}"},
+            429: {"description": "the server is busy; see Retry-After"},
+        },
+    )
+    async def retrieve(body: RetrieveRequest) -> Response:
+        """Search the collection once per query (hybrid: BM25 and dense fused) and return
+        each query's top documents as ``{"id", "contents": "title\\ntext"}``, with their
+        scores when ``return_scores`` is true."""
+        return _SafeJSON(await service.retrieve(body))
 
     @app.get("/traces/{trace_id}", responses={404: {"description": "no such trace"}})
     async def trace(trace_id: str) -> Response:

@@ -49,6 +49,7 @@ from thresher.harness.trace import TraceEvent, read_jsonl, write_jsonl
 from thresher.index.filters import DocFilter
 from thresher.index.store import Store
 from thresher.serve.gate import EpisodeGate
+from thresher.serve.retrieve import RetrieveRequest
 from thresher.serve.settings import ServeSettings, request_config
 
 __all__ = ["TooLarge", "TraceStore", "RunningEpisode", "SearchService", "TRACE_ID"]
@@ -447,6 +448,37 @@ class SearchService:
             return episode.trace_id, await episode.result()
         finally:
             episode.leave()  # a no-op once it has ended; ends it if we were cancelled
+
+    async def retrieve(self, body: RetrieveRequest) -> dict[str, Any]:
+        """``POST /retrieve``: one hybrid search per query on the collection, in a slot.
+
+        The request is checked whole first (:func:`~thresher.serve.retrieve.check_request`),
+        then the batch runs on a worker thread holding one episode slot, so retrieval
+        and episodes share the server's bound on concurrent work.
+
+        Raises:
+            TooManyQueries: over the server's batch, ``topk`` or query-size limits (413).
+            InputError: an empty or unsearchable query, an unknown collection (400/404).
+            Busy: no slot (429).
+        """
+        from thresher.serve.retrieve import RetrieveLimits, check_request, retrieve
+
+        limits = RetrieveLimits(
+            self.settings.max_retrieve_queries,
+            self.settings.max_retrieve_topk,
+            self.settings.max_question_chars,
+        )
+        topk = check_request(body, limits)
+        name, _ = self.settings.choose_collection(body.collection_name)
+        retrieval = self.settings.config.retrieval
+        where = DocFilter.parse(retrieval.where, retrieval.path)
+        await self.gate.acquire()
+        try:
+            return await asyncio.to_thread(
+                retrieve, self.store(name), body.queries, topk, body.return_scores, where
+            )
+        finally:
+            self.gate.release()
 
     def open_episodes(self) -> int:
         """Episodes started and not yet ended (each holds a slot until it ends)."""

@@ -118,6 +118,8 @@ class ServeSettings:
             of a request, fresh or kept alive after a response (closed past it).
         trace_dir_max_files, trace_dir_max_bytes: the most traces (files, bytes) kept
             in ``trace_dir``; the oldest are deleted past either.
+        max_retrieve_queries, max_retrieve_topk: the most queries in one ``POST /retrieve``
+            and documents per query (413 past either).
         allowed_hosts: ``Host`` names the HTTP API answers besides its bound address
             (``NAME`` or ``NAME:PORT``; ``*``: any); see :mod:`thresher.serve.hosts`.
     """
@@ -142,6 +144,8 @@ class ServeSettings:
     idle_timeout_s: _Seconds = 5.0
     trace_dir_max_files: _AtLeastOne = 10_000
     trace_dir_max_bytes: _AtLeastOne = 1 << 30
+    max_retrieve_queries: _AtLeastOne = 64
+    max_retrieve_topk: _AtLeastOne = 50
 
     @model_validator(mode="wrap")
     @classmethod
