@@ -269,3 +269,22 @@ def test_a_narrow_allow_list_ranks_only_its_chunks_as_the_exclusion_would(
         else:
             with pytest.raises(UnknownIdError):
                 store.read_document(doc_id, where=f)
+
+
+def test_a_search_with_every_admitted_chunk_excluded_embeds_no_query(store, documents):
+    """Once every chunk a filter admits is excluded (an episode that has seen them all),
+    a search returns nothing without embedding its query."""
+    f = DocFilter.only([documents[0].doc_id, documents[1].doc_id])
+    seen = [c.chunk_id for d in documents[:2] for c in store.read_document(d.doc_id)]
+    store.clear_query_caches()
+    asked: list[str] = []
+    embed = store._queries.embed_query
+    store._queries.embed_query = lambda q: asked.append(q) or embed(q)
+    try:
+        for search in (store.hybrid_search, store.dense_search, store.bm25_search):
+            assert search("station orbit bread", k=5, exclude=seen, where=f) == []
+        assert not asked
+        assert store.dense_search("station orbit bread", k=5, exclude=seen[1:], where=f)
+        assert asked == ["station orbit bread"]
+    finally:
+        del store._queries.embed_query

@@ -296,11 +296,13 @@ class ViewStore:
     def _dense(
         self, view: IndexView, query: str, depth: int, exclude: Excluded
     ) -> list[tuple[str, float]]:
-        """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut."""
+        """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut
+        (none, and the query not embedded, when every chunk is excluded)."""
         total = len(view.bm25)
-        n = min(total, depth + exclude.in_index(view.order))
-        if n <= 0:
+        excluded = exclude.in_index(view.order)
+        if excluded >= total:
             return []
+        n = min(total, depth + excluded)
         vector = self._queries.embed_query(query)
         exact = self._exact(view)
         if exact is not None:  # deterministic, as fast
