@@ -223,3 +223,68 @@ def test_a_filtered_store_is_the_store_with_unknown_documents_outside(store, doc
     assert view.stats().documents == len(ids) - 3
     view.close()
     assert store.stats().documents == len(ids)  # the wrapped store stays open
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    picks=st.lists(st.integers(0, 35), min_size=0, max_size=8),
+    hide=st.lists(st.integers(0, 35), max_size=2),
+    extra=st.lists(st.integers(0, 35), max_size=2),
+    query=st.sampled_from(
+        ["station orbit", "bread starter", "opening gambit", "river city", "moon bread chess"]
+    ),
+    k=st.sampled_from([1, 3, 8, 50]),
+)
+def test_a_narrow_allow_list_ranks_only_its_chunks_as_the_exclusion_would(
+    store, documents, picks, hide, extra, query, k
+):
+    """Property, on a real index: a narrow ``allow`` list scores only its own chunks
+    (the fast path), and every retriever gives the hits, order and scores of the search
+    excluding every other chunk (with a caller's ``exclude`` on top); grep, the listing
+    and reads see the same documents."""
+    ids = [d.doc_id for d in documents]
+    allowed = {ids[i] for i in picks} | {"no-such-doc"}
+    f = DocFilter(allow=frozenset(allowed), hide=frozenset(ids[i] for i in hide))
+    keep = {i for i in ids if f.admits_doc(i)}
+    view = store._view()
+    held = store._left_out(view, f)
+    assert held.admitted is not None  # the fast path
+    assert held.blocked is None
+    skipped = {store.read_document(ids[i])[0].chunk_id for i in extra}
+    others = _complement(store, documents, keep)
+    for search in (store.hybrid_search, store.bm25_search, store.dense_search):
+        got = search(query, k=k, exclude=skipped, where=f)
+        expected = search(query, k=k, exclude=others | skipped)
+        assert [(h.chunk.chunk_id, h.score, h.bm25_rank, h.dense_rank) for h in got] == [
+            (h.chunk.chunk_id, h.score, h.bm25_rank, h.dense_rank) for h in expected
+        ], search.__name__
+    assert _docs(store.grep("[a-z]", limit=500, where=f).hits) == keep
+    assert [d.doc_id for d in store.list_documents(f)] == [i for i in ids if i in keep]
+    assert len(held) == len(view.bm25) - sum(len(store.read_document(i)) for i in keep)
+    for doc_id in ids[:4]:
+        if doc_id in keep:
+            assert store.read_document(doc_id, where=f)
+        else:
+            with pytest.raises(UnknownIdError):
+                store.read_document(doc_id, where=f)
+
+
+def test_a_search_with_every_admitted_chunk_excluded_embeds_no_query(store, documents):
+    """Once every chunk a filter admits is excluded (an episode that has seen them all),
+    a search returns nothing without embedding its query."""
+    f = DocFilter.only([documents[0].doc_id, documents[1].doc_id])
+    seen = [c.chunk_id for d in documents[:2] for c in store.read_document(d.doc_id)]
+    store.clear_query_caches()
+    asked: list[str] = []
+    embed = store._queries.embed_query
+    store._queries.embed_query = lambda q: asked.append(q) or embed(q)
+    try:
+        for search in (store.hybrid_search, store.dense_search, store.bm25_search):
+            assert search("station orbit bread", k=5, exclude=seen, where=f) == []
+        assert not asked
+        assert store.dense_search("station orbit bread", k=5, exclude=seen[1:], where=f)
+        assert asked == ["station orbit bread"]
+    finally:
+        del store._queries.embed_query

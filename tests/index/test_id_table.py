@@ -65,3 +65,17 @@ def test_the_summary_reads_only_the_head_of_the_manifest(tmp_path) -> None:
     # a manifest written some other way is read whole
     (tmp_path / "manifest.json").write_text(json.dumps(manifest.to_dict()), encoding="utf-8")
     assert layout.read_summary(tmp_path).chunks == 10
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab#1é", min_size=1, max_size=6), unique=True, max_size=40),
+    st.text(alphabet="ab#1é", max_size=3),
+)
+def test_ids_by_prefix_are_the_ids_that_start_with_it(tmp_path_factory, ids, prefix) -> None:
+    folder = tmp_path_factory.mktemp("ids")
+    save_ids(folder, ids)
+    table = load_ids(folder)
+    assert table is not None
+    found = table.starting_with(prefix)
+    assert sorted(found) == [i for i, c in enumerate(ids) if c.startswith(prefix)]

@@ -278,11 +278,15 @@ class Bm25Index:
         k: int,
         exclude: Collection[str] = (),
         blocked: np.ndarray | None = None,
+        only: np.ndarray | None = None,
     ) -> list[tuple[str, float]]:
         """The ``k`` best chunks for ``query``, excluded ids removed before the cut.
 
         ``blocked``: positions (in corpus order) excluded as well, for a large excluded
         set held as positions once (a filter) instead of ids looked up on every call.
+        ``only``: the positions that may be returned, all others excluded (a narrow
+        filter: only these are ranked; ``blocked`` is then ignored). The same list as
+        excluding every other position through ``blocked``.
 
         Returns:
             ``(chunk_id, score)`` pairs, highest score first, ties by chunk id;
@@ -291,6 +295,8 @@ class Bm25Index:
         if k <= 0 or not self._ids:
             return []
         scores = self.scores(query)
+        if only is not None:
+            return self._best_of(only, scores, k, exclude)
         if exclude:
             drop = [i for i in positions_of(self._position, exclude) if i is not None]
             if drop:
@@ -311,6 +317,22 @@ class Bm25Index:
             values = scores[candidates]
             kth = float(np.partition(values, len(values) - k)[len(values) - k])
             candidates = candidates[values >= max(kth, _TINY)]
+        return self._best(candidates, scores, k)
+
+    def _best_of(
+        self, only: np.ndarray, scores: np.ndarray, k: int, exclude: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """The ``k`` best of the positions ``only`` not in ``exclude`` (ids), as
+        :meth:`search` ranks them: every one scoring at least the ``k``-th best kept."""
+        candidates = only[scores[only] >= _TINY]
+        if exclude and len(candidates):
+            drop = [i for i in positions_of(self._position, exclude) if i is not None]
+            if drop:
+                candidates = candidates[~np.isin(candidates, drop)]
+        if len(candidates) > k:
+            values = scores[candidates]
+            kth = float(np.partition(values, len(values) - k)[len(values) - k])
+            candidates = candidates[values >= kth]
         return self._best(candidates, scores, k)
 
     def _best(self, candidates: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:

@@ -60,12 +60,18 @@ class ExactDense:
         return self.matrix[cast("list[int]", found)]
 
     def search(
-        self, vector: np.ndarray, n: int, exclude: Collection[str] = ()
+        self,
+        vector: np.ndarray,
+        n: int,
+        exclude: Collection[str] = (),
+        rows: np.ndarray | None = None,
     ) -> list[tuple[str, float]]:
         """The ``n`` most similar chunks not in ``exclude``, ``(id, cosine)``, best first.
 
         Ties are broken by id, so the order never depends on the matrix's row order
         (at the cut too: every chunk tied with the last one kept is a candidate).
+        ``rows``: the only rows that may be returned (a narrow filter): only they are
+        scored, and the list is the one excluding every other row would give.
         """
         if n <= 0 or not self.ids:
             return []
@@ -73,6 +79,8 @@ class ExactDense:
         # np.linalg.norm of a vector is np.sqrt(q.dot(q)): the same float, without its
         # Python wrapper's checks
         q = q / (float(np.sqrt(q.dot(q))) or 1.0)
+        if rows is not None:
+            return self._search_rows(q, n, exclude, rows)
         # numpy's own loop, not BLAS: BLAS's thread pool, called from the harness's
         # concurrent searches, oversubscribes the cores (3 concurrent searches over 6k
         # chunks: 6.9 ms vs 1.1 ms on 2 cores), and this sum's order never depends on
@@ -90,6 +98,24 @@ class ExactDense:
         ids = self.ids
         out: list[tuple[str, float]] = []
         for i, score in zip(order.tolist(), scores[order].tolist(), strict=True):
+            cid = ids[i]
+            if cid in exclude:
+                continue
+            out.append((cid, score))
+            if len(out) >= n:
+                break
+        return out
+
+    def _search_rows(
+        self, q: np.ndarray, n: int, exclude: Collection[str], rows: np.ndarray
+    ) -> list[tuple[str, float]]:
+        """:meth:`search` over ``rows`` alone: each row's cosine is the same dot product
+        (the same loop over one row's floats), ordered by (score descending, id)."""
+        scores = np.einsum("ij,j->i", self.matrix[rows], q, optimize=False)
+        order = np.lexsort((self._id_rank[rows], -scores))
+        ids = self.ids
+        out: list[tuple[str, float]] = []
+        for i, score in zip(rows[order].tolist(), scores[order].tolist(), strict=True):
             cid = ids[i]
             if cid in exclude:
                 continue

@@ -144,6 +144,26 @@ class IdTable(Sequence[str]):
             return int(self._sorted[low])
         return None
 
+    def starting_with(self, prefix: str) -> list[int]:
+        """The positions of the ids that start with ``prefix``, in id order (a binary
+        search to the first, then the run of ids after it in the sorted order)."""
+        key = prefix.encode("utf-8")
+        low, high = 0, len(self)
+        while low < high:
+            mid = (low + high) // 2
+            if self._bytes(int(self._sorted[mid])) < key:
+                low = mid + 1
+            else:
+                high = mid
+        out: list[int] = []
+        while low < len(self):
+            at = int(self._sorted[low])
+            if not self._bytes(at).startswith(key):
+                break
+            out.append(at)
+            low += 1
+        return out
+
     def positions(self) -> Mapping[str, int]:
         """Chunk id -> position, looked up in the table."""
         return _Positions(self)

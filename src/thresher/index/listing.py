@@ -13,10 +13,11 @@ import numpy as np
 
 from thresher.corpus.ids import doc_of
 from thresher.index.filters import DocFilter
+from thresher.index.id_table import IdTable
 from thresher.index.store import DocumentInfo
 from thresher.index.view import ChunkSource
 
-__all__ = ["left_out", "list_documents"]
+__all__ = ["admitted_by_id", "left_out", "list_documents"]
 
 
 def left_out(
@@ -39,6 +40,32 @@ def left_out(
             dropped.append(cid)
             positions.append(i)
     return frozenset(dropped), np.asarray(positions, dtype=np.int64)
+
+
+def admitted_by_id(source: ChunkSource, ids: Sequence[str], where: DocFilter) -> np.ndarray | None:
+    """The positions in ``ids`` of the chunks ``where`` admits (ascending), found from
+    its ``allow`` list without reading every id: the chunks of an allowed document are
+    the ids ``doc#N`` (:func:`~thresher.corpus.ids.chunk_id`), and the document id
+    itself. None when ``where`` has no ``allow`` list or ``ids`` is not an
+    :class:`~thresher.index.id_table.IdTable` (then :func:`left_out` reads them all).
+    The complement of :func:`left_out`'s positions. Raises ``InputError`` when the
+    ``where`` is refused.
+    """
+    if where.allow is None or not isinstance(ids, IdTable):
+        return None
+    found: list[int] = []
+    for doc in where.allow:
+        if not where.admits_doc(doc):
+            continue
+        own = ids.find(doc)
+        if own is not None and doc_of(doc) == doc:
+            found.append(own)
+        found.extend(i for i in ids.starting_with(doc + "#") if doc_of(ids[i]) == doc)
+    translated = where.chroma_where()
+    if translated is not None:
+        matching = source.matching(translated)
+        found = [i for i in found if ids[i] in matching]
+    return np.asarray(sorted(set(found)), dtype=np.int64)
 
 
 def list_documents(source: ChunkSource, ids: Sequence[str]) -> list[DocumentInfo]:

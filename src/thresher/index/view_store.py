@@ -29,8 +29,8 @@ from thresher.index.filters import DocFilter
 from thresher.index.fusion import fuse_retrievers
 from thresher.index.grep.guard import grep_ids
 from thresher.index.grep.side_index import grep_indexed
-from thresher.index.id_table import positions_of
-from thresher.index.listing import left_out, list_documents
+from thresher.index.id_table import names_at, positions_of
+from thresher.index.listing import admitted_by_id, left_out, list_documents
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import DocumentInfo, GrepResult, Hit
 from thresher.index.view import IndexView
@@ -62,16 +62,23 @@ def check_query(query: str, k: int | None = None) -> None:
 class Excluded(AbstractSet[str]):
     """The chunk ids one search leaves out: the caller's ``exclude`` (``extra``) and what
     a filter does not admit (``left``, with its corpus positions ``blocked`` for the BM25
-    side index), the filter's part held once for every call instead of copied."""
+    side index), the filter's part held once for every call instead of copied.
+
+    ``admitted``: for a narrow filter (it admits fewer chunks than it leaves out), the
+    corpus positions it admits, ascending; a search then ranks only these chunks
+    instead of every chunk with the rest excluded (the same hits, order and scores).
+    """
 
     def __init__(
         self,
         extra: Collection[str] = (),
-        left: frozenset[str] = frozenset(),
+        left: AbstractSet[str] = frozenset(),
         blocked: np.ndarray | None = None,
+        admitted: np.ndarray | None = None,
     ) -> None:
         self.left = left
         self.blocked = blocked
+        self.admitted = admitted
         self.extra = {c for c in extra if c not in left} if left else set(extra)
 
     def __contains__(self, chunk_id: object) -> bool:
@@ -91,6 +98,26 @@ class Excluded(AbstractSet[str]):
         """These ids as a plain set when no filter adds any (``extra``: a membership test
         without a Python call), else this object."""
         return self if self.left else self.extra
+
+
+class _Outside(AbstractSet[str]):
+    """The chunk ids of an index outside the positions ``admitted``: a narrow filter's
+    left-out chunks held as the few it admits (``order``: chunk id -> position)."""
+
+    def __init__(self, ids: Sequence[str], order: Mapping[str, int], admitted: np.ndarray) -> None:
+        self._ids = ids
+        self._order = order
+        self._admitted = frozenset(names_at(ids, admitted.tolist()))
+        self._count = len(ids) - len(self._admitted)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id not in self._admitted and chunk_id in self._order
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[str]:
+        return (c for c in self._ids if c not in self._admitted)
 
 
 class ViewStore:
@@ -171,7 +198,18 @@ class ViewStore:
             if held is not None and held[0]() is view:
                 self._filtered.move_to_end(key)
                 return held[1]
-        out = Excluded((), *left_out(view.source, view.bm25.id_list, where))
+        ids = view.bm25.id_list
+        admitted = admitted_by_id(view.source, ids, where)
+        if admitted is not None and 2 * len(admitted) < len(ids):
+            out = Excluded((), _Outside(ids, view.order, admitted), None, admitted)
+        else:
+            left, blocked = left_out(view.source, ids, where)
+            admitted = None
+            if len(ids) - len(left) < len(left):  # narrow: rank only what it admits
+                keep = np.ones(len(ids), dtype=bool)
+                keep[blocked] = False
+                admitted = np.flatnonzero(keep)
+            out = Excluded((), left, blocked, admitted)
         with self._lock:
             for gone in [k for k, (ref, _) in self._filtered.items() if ref() is None]:
                 del self._filtered[gone]  # of an index state released since
@@ -185,7 +223,7 @@ class ViewStore:
     ) -> Excluded:
         """``exclude`` plus every chunk ``where`` leaves out."""
         held = self._left_out(view, where)
-        return Excluded(exclude, held.left, held.blocked)
+        return Excluded(exclude, held.left, held.blocked, held.admitted)
 
     def hybrid_search(
         self,
@@ -201,11 +239,15 @@ class ViewStore:
         excluded = self._excluded(view, exclude, where)
         depth = max(self.config.retrieval.per_retriever, k)
         if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
-            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
+            lexical = view.bm25.search(
+                query, depth, excluded.extra, excluded.blocked, excluded.admitted
+            )
             dense = self._dense(view, query, depth, excluded)
         else:
             dense_future = submit(lambda: self._dense(view, query, depth, excluded))
-            lexical = view.bm25.search(query, depth, excluded.extra, excluded.blocked)
+            lexical = view.bm25.search(
+                query, depth, excluded.extra, excluded.blocked, excluded.admitted
+            )
             dense = dense_future.result()
         fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
         chunks = self._chunks(view, [f.key for f in fused])
@@ -226,7 +268,7 @@ class ViewStore:
         check_query(query, k)
         view = self._view()
         excluded = self._excluded(view, exclude, where)
-        found = view.bm25.search(query, k, excluded.extra, excluded.blocked)
+        found = view.bm25.search(query, k, excluded.extra, excluded.blocked, excluded.admitted)
         chunks = self._chunks(view, [c for c, _ in found])
         return [
             Hit(chunk, s, "bm25", bm25_rank=r, bm25_score=s)
@@ -254,20 +296,35 @@ class ViewStore:
     def _dense(
         self, view: IndexView, query: str, depth: int, exclude: Excluded
     ) -> list[tuple[str, float]]:
-        """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut."""
+        """The ``depth`` nearest chunks by cosine, excluded ids removed before the cut
+        (none, and the query not embedded, when every chunk is excluded)."""
         total = len(view.bm25)
-        n = min(total, depth + exclude.in_index(view.order))
-        if n <= 0:
+        excluded = exclude.in_index(view.order)
+        if excluded >= total:
             return []
+        n = min(total, depth + excluded)
         vector = self._queries.embed_query(query)
         exact = self._exact(view)
-        if exact is not None:
-            return exact.get().search(vector, depth, exclude.plain())  # deterministic, as fast
+        if exact is not None:  # deterministic, as fast
+            matrix = exact.get()
+            if exclude.admitted is None:
+                return matrix.search(vector, depth, exclude.plain())
+            if matrix.follows(view.bm25.id_list):  # a corpus position is a row
+                rows = exclude.admitted
+            else:
+                admitted = names_at(view.bm25.id_list, exclude.admitted.tolist())
+                at = [matrix.row.get(c) for c in admitted]
+                rows = np.asarray([r for r in at if r is not None], dtype=np.int64)
+            return matrix.search(vector, depth, exclude.extra, rows)
         kept = total - (n - depth)
         if (
             n - depth > kept and kept <= _ASK_BY_ID
         ):  # most excluded (a narrow filter): name the rest
-            ids = [c for c in view.bm25.id_list if c not in exclude]
+            if exclude.admitted is not None:
+                named = names_at(view.bm25.id_list, exclude.admitted.tolist())
+                ids = [c for c in named if c not in exclude.extra]
+            else:
+                ids = [c for c in view.bm25.id_list if c not in exclude]
             if not ids:
                 return []
             found = view.source.nearest(vector, min(depth, len(ids)), ids)
@@ -348,8 +405,11 @@ class ViewStore:
         """The documents ``where`` admits, in corpus order (see
         :func:`thresher.index.listing.list_documents`)."""
         view = self._view()
-        dropped = self._left_out(view, where).left
-        ids = [c for c in view.bm25.id_list if c not in dropped]
+        held = self._left_out(view, where)
+        if held.admitted is not None:
+            ids = names_at(view.bm25.id_list, held.admitted.tolist())
+        else:
+            ids = [c for c in view.bm25.id_list if c not in held.left]
         return list_documents(view.source, ids)
 
     def similarity(self, query: str, chunk_ids: Sequence[str]) -> list[tuple[float, float]]:
