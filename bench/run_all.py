@@ -58,6 +58,7 @@ BENCHES: tuple[Bench, ...] = (
     Bench("bench_ingest_bounds.py", ("--size-mb", "256", "--docx-mb", "200")),
     Bench("bench_kills.py", ("--kills", "20", "--server-kills", "3")),
     Bench("bench_serve.py", ("--n", "20")),
+    Bench("bench_retrieve.py", ("--rounds", "3")),
     Bench("bench_connections.py", ("--idle", "50", "--slow", "50", "--rounds", "1")),
     Bench("bench_reuse.py", ("--docs", "100", "--calls", "3")),
     Bench(
