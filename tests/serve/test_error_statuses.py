@@ -3,7 +3,7 @@ body and headers, and the MCP server's tool error, for every error class there i
 
 The expected answers are the table the API has always given (written out here, not
 read from the error classes): a full queue 429 with ``Retry-After``, a question too
-large 413, an unknown collection 404, any other input or config error 400, anything
+large 413, a ``/retrieve`` batch over the limits 413, an unknown collection 404, any other input or config error 400, anything
 else 503; an MCP client gets the message (and, when busy, when to retry).
 """
 
@@ -55,6 +55,7 @@ def _make(cls: type[ThresherError]) -> ThresherError:
 
 def _expected_http(error: ThresherError) -> tuple[int, str, dict[str, str]]:
     from thresher.serve.gate import Busy
+    from thresher.serve.retrieve import TooManyQueries
     from thresher.serve.service import TooLarge
     from thresher.serve.settings import UnknownCollection
 
@@ -62,6 +63,8 @@ def _expected_http(error: ThresherError) -> tuple[int, str, dict[str, str]]:
         return 429, "busy", {"retry-after": str(error.retry_after)}
     if isinstance(error, TooLarge):
         return 413, "question_too_large", {}
+    if isinstance(error, TooManyQueries):
+        return 413, "batch_too_large", {}
     if isinstance(error, UnknownCollection):
         return 404, "unknown_collection", {}
     if isinstance(error, InputError | ConfigError):
