@@ -13,7 +13,7 @@ protocols, probed here once per episode:
   given budget is left for the policy to refuse;
 * a policy's ``retrieval_mode`` sets the episode's ``retrieval.mode``
   (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
-  counted (:func:`prompt_cost`);
+  counted (:func:`~thresher.harness.policy.prompt_cost_of`);
 * a policy that declares ``start`` starts a session for the episode, and a policy
   (or session) that declares ``use_reader_memo`` gets the store's reader memo when
   it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`) (:func:`open_policy`).
@@ -128,7 +128,7 @@ from thresher.harness.trace import (
 )
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import KeepsReaderMemo, PinsGeneration, Store
-from thresher.tokens import PromptCost, TokenCounter, get_counter
+from thresher.tokens import TokenCounter, get_counter
 from thresher.workers import Job, submit
 
 __all__ = [
@@ -150,7 +150,6 @@ __all__ = [
     "pin",
     "episode_config",
     "fit_budget",
-    "prompt_cost",
     "open_policy",
     "check_searchable",
     "NO_SEARCHABLE_WORDS",
@@ -239,12 +238,6 @@ def fit_budget(policy: Policy, config: Config) -> tuple[Config, str]:
     if first:
         _log.warning("%s", notice)
     return config.fitted({"budget.total": ceiling.tokens}), notice
-
-
-def prompt_cost(policy: Policy) -> PromptCost | None:
-    """The prompt template cost ``policy`` declares (its ``prompt_cost``); None when it
-    declares none."""
-    return prompt_cost_of(policy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -627,7 +620,7 @@ class _Episode:
         self.pending: deque[TraceEvent] = deque()  # recorded, not yet read
         self.state = EpisodeState()
         self.tc = TranscriptCounter(
-            counter or get_counter(config.chunking.tokenizer), cost=prompt_cost(policy)
+            counter or get_counter(config.chunking.tokenizer), cost=prompt_cost_of(policy)
         )
         self.opening: Opening | None = None  # set by :meth:`open`
         self.no_reply: NoReply | None = None  # the turn the policy gave no reply for
