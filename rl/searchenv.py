@@ -12,8 +12,9 @@ hops) in the curriculum's hop order (``build_dataset``), and per row a group of 
   validator refuses it; its refusal is the tool result, so TRL counts no failure) and a tool
   that does not exist (TRL answers that itself and counts one failure), then the hop searches
   in one reply (several calls: one harness turn each) and the final answer;
-- ``pruned-citation``: one search, a prune of the first hop's gold chunk, and a final answer
-  citing that document: the harness refuses it, so the episode ends ``policy_error`` (scored);
+- ``pruned-citation``: one search, a prune of every shown chunk of one document (a gold one
+  when one was shown), and a final answer citing that document: the harness refuses it
+  (pruned evidence), so the episode ends ``policy_error`` (scored);
 - ``malformed``: a tool call whose JSON does not parse: TRL takes it for plain text, the
   rollout ends there, and the harness refuses it as a final answer (``policy_error``, scored);
 
@@ -208,10 +209,10 @@ def _scripts(
 
     def pruned_citation(plan: Plan) -> str:
         plan.calls(Call("search_corpus", {"query": subjects[0]}))
-        first = record["hops"][0]["doc"]
-        chunks = [c for c, d in plan.shown if d == first] or [plan.shown[0][0]]
-        plan.calls(Call("prune_chunks", {"chunk_ids": chunks}))
-        return plan.final(_answer([first]))
+        shown = [d for _, d in plan.shown]
+        cited = next((d for d in gold if d in shown), shown[0])  # a gold document if shown
+        plan.calls(Call("prune_chunks", {"chunk_ids": [c for c, d in plan.shown if d == cited]}))
+        return plan.final(_answer([cited]))
 
     def malformed(plan: Plan) -> str:
         # no closing brace: TRL's parser falls back to the text (its special tokens dropped)

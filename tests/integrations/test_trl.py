@@ -253,3 +253,10 @@ def test_rows_are_json_tasks_in_order_or_by_the_curriculum_s_hops():
     assert sum(first) / len(first) < 2.6 and sum(last) / len(last) > 3.4
     with pytest.raises(InputError):
         build_dataset([])
+
+
+def test_a_final_reply_in_content_parts_is_read_as_its_text(env):
+    env.search_corpus(query="Halvard Glassworks founded")
+    env.search_corpus(query="Marrowick province")
+    step = finish(env, [{"role": "assistant", "content": [{"type": "text", "text": FINAL}]}])
+    assert step.info["exit_reason"] == "answered"

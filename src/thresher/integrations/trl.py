@@ -268,7 +268,9 @@ def finish(env: ThresherToolEnv, completion: Sequence[dict[str, Any]]) -> Step:
     last = completion[-1] if completion else {}
     if last.get("role") == "assistant" and not last.get("tool_calls"):
         content = last.get("content")
-        text = content if isinstance(content, str) else json.dumps(content)
+        if isinstance(content, list):  # content parts: their text
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        text = content if isinstance(content, str) else ""
         env.step = env.search_env.step({"role": "assistant", "content": text})
         if env.step.done:
             return env.step
