@@ -78,3 +78,19 @@ def test_group_advantages_centre_and_scale_the_scorable_rewards():
     for bad in (float("nan"), True, "1"):
         with pytest.raises(InputError, match="finite number or None"):
             group_advantages([1.0, bad])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"prompt_ids": "abc", "completion_ids": [1]},
+        {"prompt_ids": [1], "completion_ids": [1, 2], "logprobs": [-1.0]},
+        {"prompt_ids": [1], "completion_ids": [{"id": 1}]},
+        {"prompt_ids": [1], "completion_ids": [1], "turn": "0"},
+    ],
+    ids=["text-ids", "logprobs-short", "object-ids", "text-turn"],
+)
+def test_a_sample_event_of_the_wrong_shape_is_an_input_error_naming_it(fields):
+    event = SampleEvent(seq=4, **{"turn": 0, **fields})
+    with pytest.raises(InputError, match=r"trace event 4 \(sample of turn"):
+        stepwise_rows([event], 0.0)

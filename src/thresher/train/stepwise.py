@@ -22,7 +22,9 @@ sample=...)``) becomes rows a policy-gradient trainer takes, one token sequence 
 
 A trace without any ``sample`` event is refused (:class:`NoSamplesError`): rows
 cannot be rebuilt from text without the server's tokenizer and template, and a
-guess would drift from what the model generated.
+guess would drift from what the model generated. A ``sample`` event whose fields are
+not token ids (and log-probabilities) of that shape (a hand-edited trace) is refused
+too (``InputError``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from thresher.errors import InputError
+from thresher.harness.actions import Sample
 from thresher.harness.trace import SampleEvent, TraceEvent
 
 __all__ = [
@@ -117,16 +120,16 @@ class _Open:
     def ids(self) -> list[int]:
         return self.prompt + self.completion
 
-    def add(self, sample: SampleEvent) -> None:
+    def add(self, turn: int, sample: Sample) -> None:
         """The turn's completion (masked in), after what its prompt appends (masked out)."""
-        appended = sample.prompt_ids[len(self.prompt) + len(self.completion) :]
-        self.completion += appended + sample.completion_ids
+        appended = list(sample.prompt_ids[len(self.prompt) + len(self.completion) :])
+        self.completion += appended + list(sample.completion_ids)
         self.mask += [0] * len(appended) + [1] * len(sample.completion_ids)
         if self.logprobs is not None and sample.logprobs is not None:
             self.logprobs += [0.0] * len(appended) + list(sample.logprobs)
         else:
             self.logprobs = None
-        self.turns.append(sample.turn)
+        self.turns.append(turn)
 
 
 def stepwise_rows(
@@ -149,8 +152,9 @@ def stepwise_rows(
 
     Raises:
         NoSamplesError: the trace has no ``sample`` event.
+        InputError: a ``sample`` event's fields are not token ids of that shape.
     """
-    samples = [e for e in trace if isinstance(e, SampleEvent)]
+    samples = [(e.turn, _checked(e)) for e in trace if isinstance(e, SampleEvent)]
     if not samples:
         raise NoSamplesError(
             "the trace has no sample events, so it holds no token ids to train on: ask the "
@@ -163,15 +167,15 @@ def stepwise_rows(
         else dict(prefix_preserved or {})
     )
     built: list[_Open] = []
-    for sample in samples:
+    for turn, sample in samples:
         row = built[-1] if built else None
-        starts = _starts(row, sample, preserved)
+        starts = _starts(row, turn, sample, preserved)
         if starts is not None:
             lps: list[float] | None = [] if sample.logprobs is not None else None
             row = _Open(list(sample.prompt_ids), [], [], lps, [], starts)
             built.append(row)
         assert row is not None
-        row.add(sample)
+        row.add(turn, sample)
     weight = 1.0 / len(built)
     return [
         StepRow(
@@ -181,18 +185,36 @@ def stepwise_rows(
     ]
 
 
+def _checked(event: SampleEvent) -> Sample:
+    """The event's ids as a checked Sample. Raises InputError naming the event."""
+    try:
+        if isinstance(event.turn, bool) or not isinstance(event.turn, int):
+            raise ValueError("turn must be an int")
+        return Sample.from_dict(
+            {
+                "prompt_ids": event.prompt_ids,
+                "completion_ids": event.completion_ids,
+                "logprobs": event.logprobs,
+            }
+        )
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"trace event {event.seq} (sample of turn {event.turn!r}): {exc}"
+        ) from None
+
+
 def _starts(
-    row: _Open | None, sample: SampleEvent, preserved: Mapping[int, bool]
+    row: _Open | None, turn: int, sample: Sample, preserved: Mapping[int, bool]
 ) -> RowStart | None:
     """Why ``sample``'s turn starts a new row after ``row``, or None when it extends it."""
     if row is None:
         return "first"
-    if sample.turn != row.turns[-1] + 1:
+    if turn != row.turns[-1] + 1:
         return "gap"
-    if not preserved.get(sample.turn, True):
+    if not preserved.get(turn, True):
         return "rewrite"
     ids = row.ids()
-    if sample.prompt_ids[: len(ids)] != ids:
+    if list(sample.prompt_ids[: len(ids)]) != ids:
         return "tokens"
     return None
 
