@@ -20,6 +20,10 @@ sample=...)``) becomes rows a policy-gradient trainer takes, one token sequence 
   episode's one advantage (the caller's: :func:`group_advantages` computes GRPO's
   from a group's rewards).
 
+:func:`export_steps` (``thresher export-steps``) does it for trace files: it matches
+each episode to its task by question, scores it (:func:`~thresher.train.rewards.reward`),
+computes each task's group advantages and writes the rows as JSONL.
+
 A trace without any ``sample`` event is refused (:class:`NoSamplesError`): rows
 cannot be rebuilt from text without the server's tokenizer and template, and a
 guess would drift from what the model generated. A ``sample`` event whose fields are
@@ -31,13 +35,18 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from thresher.corpus.jsonl import write_jsonl
 from thresher.errors import InputError
 from thresher.harness.actions import Sample
-from thresher.harness.trace import SampleEvent, TraceEvent
+from thresher.harness.trace import EpisodeStart, SampleEvent, TraceEvent, read_jsonl
+from thresher.train.rewards import RewardConfig, reward
+from thresher.train.sft import split_episodes
 
 __all__ = [
     "StepRow",
@@ -46,6 +55,8 @@ __all__ = [
     "stepwise_rows",
     "rollout_rows",
     "group_advantages",
+    "StepsExport",
+    "export_steps",
 ]
 
 #: why a row starts: the episode's first sampled turn, a rewritten history, a prompt
@@ -255,3 +266,114 @@ def group_advantages(
     mean = statistics.fmean(scored)
     spread = statistics.stdev(scored) + eps if scale else 1.0
     return [0.0 if r is None else (float(r) - mean) / spread for r in rewards]
+
+
+@dataclass(slots=True)
+class StepsExport:
+    """What :func:`export_steps` did.
+
+    episodes: episodes read; groups: tasks with at least one episode; rows: rows
+    written; unscorable: episodes scored None (the ``unscorable`` predicate's); skipped:
+    episodes that gave no rows, by reason (``unreadable``, ``no_matching_task``,
+    ``no_samples``).
+    """
+
+    episodes: int = 0
+    groups: int = 0
+    rows: int = 0
+    unscorable: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "episodes": self.episodes,
+            "groups": self.groups,
+            "rows": self.rows,
+            "unscorable": self.unscorable,
+            "skipped": dict(self.skipped),
+        }
+
+
+@dataclass(slots=True)
+class _Episode:
+    source: str
+    index: int
+    task: Any
+    events: list[TraceEvent]
+    reward: float | None = None
+
+
+def export_steps(
+    paths: Sequence[str | Path],
+    tasks: Iterable[Any],
+    out: str | Path,
+    *,
+    beta: float = 4.0,
+    reward_config: RewardConfig | None = None,
+    unscorable: Callable[[Sequence[TraceEvent]], str | None] | None = None,
+) -> StepsExport:
+    """Write the step-wise rows of the episodes in trace files ``paths`` to ``out`` (JSONL).
+
+    Each episode is matched to its task by question (whitespace folded, as
+    ``export-sft`` matches), scored with :func:`~thresher.train.rewards.reward` at
+    ``beta`` (None when ``unscorable(events)`` gives a reason), and the episodes of one
+    task form a group whose :func:`group_advantages` set each episode's advantage. A
+    row is :meth:`StepRow.to_dict` plus ``task_id``, ``source`` (the trace file),
+    ``episode`` (its index in the file) and ``reward``. Episodes without samples still
+    count in their group's advantages; they give no rows.
+
+    Raises:
+        NoSamplesError: no episode of any file had a ``sample`` event.
+        InputError: a task without gold documents, or a malformed ``sample`` event.
+    """
+    by_question = {" ".join(str(t.question).split()): t for t in tasks}
+    report = StepsExport()
+    groups: dict[int, list[_Episode]] = {}
+    for path in paths:
+        try:
+            episodes = split_episodes(read_jsonl(path))
+        except InputError:
+            report.episodes += 1
+            report.skipped["unreadable"] += 1
+            continue
+        for i, events in enumerate(episodes):
+            report.episodes += 1
+            start = events[0]
+            question = start.question if isinstance(start, EpisodeStart) else None
+            task = by_question.get(" ".join(question.split())) if question is not None else None
+            if task is None:
+                report.skipped["no_matching_task"] += 1
+                continue
+            groups.setdefault(id(task), []).append(_Episode(str(path), i, task, events))
+    report.groups = len(groups)
+    lines: list[dict[str, Any]] = []
+    for group in groups.values():
+        for episode in group:
+            why = unscorable(episode.events) if unscorable is not None else None
+            if why is None:
+                episode.reward = reward(episode.events, episode.task, beta, reward_config).total
+            else:
+                report.unscorable += 1
+        advantages = group_advantages([e.reward for e in group])
+        for episode, advantage in zip(group, advantages, strict=True):
+            try:
+                rows = stepwise_rows(episode.events, advantage)
+            except NoSamplesError:
+                report.skipped["no_samples"] += 1
+                continue
+            extra = {
+                "task_id": str(getattr(episode.task, "task_id", "")),
+                "source": episode.source,
+                "episode": episode.index,
+                "reward": episode.reward,
+            }
+            lines += [{**row.to_dict(), **extra} for row in rows]
+    if not lines:
+        raise NoSamplesError(
+            f"none of the {report.episodes} episode(s) read has sample events (token ids) to train "
+            "on: record them with --set llm.return_tokens=true (vLLM) or "
+            "SearchEnv.step(reply, sample=...)"
+        )
+    write_jsonl(out, lines)
+    report.rows = len(lines)
+    return report
