@@ -54,6 +54,7 @@ __all__ = [
     "NoSamplesError",
     "stepwise_rows",
     "rollout_rows",
+    "RolloutLike",
     "group_advantages",
     "StepsExport",
     "export_steps",
