@@ -10,6 +10,7 @@ one whole.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -93,8 +94,24 @@ def test_llm_policy_asks_vllm_for_tokens_and_records_them(tmp_path, store, confi
         assert sample.model == "replay"
         before = trace[sample.seq - 1]
         assert isinstance(before, ProposalEvent) and before.turn == sample.turn
-    # the trace replays to the same state as without the samples
+    # but for the samples (and the setting's value) the trace is the one asked without
+    with ReplayServer(SCRIPT, tmp_path / "plain") as server:
+        plain_cfg = parity_config(config)
+        plain = run_episode(QUESTION, store, policy_for(server, plain_cfg), plain_cfg).trace
     bare = [e for e in trace if not isinstance(e, SampleEvent)]
+
+    def unsequenced(events) -> list[str]:
+        lines = without_clock(events)
+        out = []
+        for line in lines:
+            data = json.loads(line)
+            data.pop("seq")
+            data.get("config", {}).get("llm", {}).pop("return_tokens", None)
+            out.append(json.dumps(data, sort_keys=True))
+        return out
+
+    assert unsequenced(bare) == unsequenced(plain)
+    # the trace replays to the same state as without the samples
     for turn in (None, 1, 3):
         full, stripped = replay(trace, turn), replay(bare, turn)
         assert render_messages(full) == render_messages(stripped)
