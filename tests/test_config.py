@@ -171,6 +171,7 @@ _DEFAULTS = {
         "reasoning_effort": "",
         "first_tool_choice": "required",
         "first_response_format": "json_schema",
+        "return_tokens": False,
     },
     "policy": {},
 }

@@ -421,6 +421,10 @@ class LLMConfig(_Section):
         ``tool_choice`` is then ``auto`` (the schema already admits only calls; llama.cpp's
         grammar for ``required`` lets any text come before the call); ``none`` sends no
         ``response_format`` (then ``first_tool_choice`` applies).
+    return_tokens: ask the server for each reply's token ids and log-probabilities
+        (vLLM's ``return_token_ids`` and ``logprobs``), kept in the trace as ``sample``
+        events for training; off: not asked (a server that reports them anyway still
+        has them recorded).
     """
 
     base_url: Text = ""
@@ -435,6 +439,7 @@ class LLMConfig(_Section):
     reasoning_effort: ReasoningEffort = ""
     first_tool_choice: ToolChoice = "required"
     first_response_format: FirstResponseFormat = "json_schema"
+    return_tokens: bool = False
 
     def __post_init__(self) -> None:
         if self.base_url:

@@ -503,6 +503,7 @@ _EVENT_TYPES = [
     "proposal",
     "refusal",
     "tool_result",
+    "sample",
     "final",
     "episode_end",
     "x",
@@ -518,6 +519,9 @@ trace_records = st.fixed_dictionaries(
         "proposal": json_values,
         "documents": json_values,
         "notices": json_values,
+        "prompt_ids": json_values,
+        "completion_ids": json_values,
+        "logprobs": json_values,
     },
 )
 
@@ -527,6 +531,7 @@ trace_records = st.fixed_dictionaries(
 def test_trace_reader(tmp_path: Path, lines: list[object], raw: bytes) -> None:
     from thresher.harness.state import replay
     from thresher.harness.trace import read_jsonl
+    from thresher.train.stepwise import stepwise_rows
 
     path = tmp_path / "trace.jsonl"
     path.write_bytes(
@@ -539,6 +544,8 @@ def test_trace_reader(tmp_path: Path, lines: list[object], raw: bytes) -> None:
             return
         with contextlib.suppress(InputError):
             replay(events)
+        with contextlib.suppress(InputError):
+            stepwise_rows(events, 0.0)
 
 
 @FUZZ

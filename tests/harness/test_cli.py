@@ -53,3 +53,12 @@ def test_bad_input_gives_typed_exit_codes(index_dir, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n")
     assert main(["trace", "show", str(bad)]) == 2
+
+
+def test_trace_show_gives_a_sample_event_one_line():
+    from thresher.cli.trace_cmd import format_event
+    from thresher.harness.trace import SampleEvent
+
+    event = SampleEvent(turn=2, prompt_ids=[1, 2, 3], completion_ids=[4, 5], logprobs=[-1.0, 0.0])
+    assert format_event(event) == ["   sample: 3 prompt + 2 completion token ids, with log-probs"]
+    assert "without log-probs" in format_event(SampleEvent(completion_ids=[1]))[0]

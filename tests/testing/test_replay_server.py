@@ -90,3 +90,35 @@ def test_content_type_cut_off_and_models_reply(tmp_path):
         with urllib.request.urlopen(s.base_url + "/models", timeout=5) as r:
             assert r.headers["Content-Type"] == "text/html" and r.read() == b"<html>sign in</html>"
         assert [r["entry"] for r in s.requests()] == [0, 1, 2, None]
+
+
+def test_a_tokens_script_answers_as_vllm_when_asked(tmp_path):
+    from thresher.testing.replay_server import (
+        toy_completion_ids,
+        toy_logprobs,
+        toy_prompt_ids,
+    )
+
+    first = reply(tool_call("search_corpus", {"query": "q"}))
+    entries = [first, first, reply(content="x", prompt_token_ids=[4], token_ids=[5])]
+    messages = [{"role": "user", "content": "one"}]
+    with ReplayServer(entries, tmp_path, tokens=True) as server:
+        url = server.base_url + "/chat/completions"
+        asked = {"messages": messages, "return_token_ids": True, "logprobs": True}
+        body = json.loads(post(url, asked)[2])
+        plain = json.loads(post(url, {"messages": messages})[2])
+        unasked = json.loads(post(url, {"messages": messages})[2])
+    choice = body["choices"][0]
+    assert body["prompt_token_ids"] == toy_prompt_ids(asked)
+    assert choice["token_ids"] == toy_completion_ids(first["message"])
+    assert [c["logprob"] for c in choice["logprobs"]["content"]] == toy_logprobs(
+        choice["token_ids"]
+    )
+    assert "prompt_token_ids" not in plain and "token_ids" not in plain["choices"][0]
+    # an entry's own ids are served whatever was asked
+    assert unasked["prompt_token_ids"] == [4] and unasked["choices"][0]["token_ids"] == [5]
+    # the toy template preserves prefixes: the prompt's ids, then the reply's, begin the
+    # ids of the prompt with the reply appended
+    grown = {"messages": [*messages, first["message"], {"role": "tool", "content": "r"}]}
+    extended = body["prompt_token_ids"] + choice["token_ids"]
+    assert toy_prompt_ids(grown)[: len(extended)] == extended

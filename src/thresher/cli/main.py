@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "synth": ("synth_cmd", "synthesize fictional corpora and multi-hop tasks"),
     "train-policy": ("train_policy_cmd", "fit the local policy's scorer on task files"),
     "export-sft": ("export_sft_cmd", "write chat-format SFT trajectories from episode traces"),
+    "export-steps": ("export_steps_cmd", "write step-wise RL rows (token ids) from episode traces"),
     "eval": ("eval_cmd", "paired evaluation of two configurations on a task file, with a report"),
     "serve": ("serve_cmd", "serve the HTTP API: POST /search streamed as server-sent events"),
     "mcp": ("mcp_cmd", "serve thresher as an MCP server (stdio or streamable HTTP)"),

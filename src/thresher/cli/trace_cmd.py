@@ -140,6 +140,12 @@ def _event_lines(event: Any) -> list[str]:
         if event.discrepancy:
             line += " · discrepancy: far below our count, not used"
         return [line]
+    if kind == "sample":
+        scored = "with" if event.logprobs is not None else "without"
+        return [
+            f"   sample: {len(event.prompt_ids)} prompt + {len(event.completion_ids)} "
+            f"completion token ids, {scored} log-probs"
+        ]
     if kind == "final":
         lines = [f"   final: {len(event.documents)} document(s)", *_flagged_line(event.flagged)]
         for d in event.documents:

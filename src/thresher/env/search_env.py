@@ -29,6 +29,11 @@ towards the budget, and a final answer citing only it is refused. A reply's
 reported ``prompt_tokens`` are not passed on in ``append`` mode (they count a
 prompt the harness does not count); ``prefix_preserved`` is always True there.
 
+A trainer that has the reply's token ids passes them with it
+(``step(reply, sample=...)``): they are recorded as the LLM policy records the ids a
+model server reports, a ``sample`` trace event after the reply's proposal, which
+:mod:`thresher.train.stepwise` turns into step-wise training rows.
+
 Replies are read as sent with ``tool_choice`` ``auto`` and no ``response_format``:
 the environment does not constrain decoding. The wall time
 (``episode.wall_time_s``) counts the time between steps.
@@ -52,13 +57,13 @@ trainer's step (:meth:`SearchEnv.set_step`, or ``reset(task, step=...)``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from thresher.config import Config
 from thresher.errors import InputError
-from thresher.harness.actions import MalformedReply, Proposal
+from thresher.harness.actions import MalformedReply, Proposal, Sample
 from thresher.harness.episode import Asked, Exit, NoReply, episode_loop, policy_failed
 from thresher.harness.observation import Observation
 from thresher.harness.policy import BasePolicy
@@ -334,6 +339,7 @@ class SearchEnv:
         *,
         finish_reason: str | None = None,
         usage: dict[str, int] | None = None,
+        sample: Sample | Mapping[str, Any] | None = None,
     ) -> Step:
         """Answer the current prompt with ``reply`` and run the episode to the next one.
 
@@ -343,9 +349,14 @@ class SearchEnv:
             finish_reason: the completion's (default ``tool_calls`` when the message has
                 tool calls, else ``stop``; ``length`` marks a reply cut off).
             usage: the completion's usage (``prompt_tokens``...), reconciled with the count.
+            sample: the reply's tokens as the trainer sampled them (a
+                :class:`~thresher.harness.actions.Sample`, or a dict with ``prompt_ids``,
+                ``completion_ids`` and ``logprobs``), recorded as the LLM policy records
+                a server's: a ``sample`` trace event after the reply's proposal.
 
         Raises:
-            InputError: no episode is running (call :meth:`reset`), or it has ended.
+            InputError: no episode is running (call :meth:`reset`), or it has ended; or
+                ``sample`` is not token ids (and log-probabilities) of that shape.
 
         A harness error (a bug, not a reply's fault) propagates, as from
         :func:`~thresher.harness.episode.episode_loop`; :meth:`reset` starts afresh.
@@ -353,6 +364,7 @@ class SearchEnv:
         if self._loop is None or self._observation is None:
             raise InputError("no episode is waiting for a reply: call reset(task) first")
         observation = self._observation
+        tokens = _sample(sample)
         self._turns.append(Turn(self._prompt, reply, self._preserved))
         asked: Asked
         try:
@@ -366,7 +378,8 @@ class SearchEnv:
                 self._count,
                 ENV_PARAMS,
             )
-            asked = (_as_sent(read, self.model), round(self.clock() - self._asked_at, 6))
+            sent = replace(_as_sent(read, self.model), sample=tokens)
+            asked = (sent, round(self.clock() - self._asked_at, 6))
         except Exception as exc:  # as the harness takes an LLM policy's failure
             asked = policy_failed(exc)
         return self._advance(asked)
@@ -520,6 +533,21 @@ def _as_sent(read: Proposal | MalformedReply, model: str) -> Proposal | Malforme
     """``read`` marked with the model that wrote it, its usage None when empty (as the
     LLM policy hands its replies to the harness)."""
     return replace(read, usage=dict(read.usage or {}) or None, model=model)
+
+
+def _sample(given: Sample | Mapping[str, Any] | None) -> Sample | None:
+    """``given`` as a checked Sample. Raises InputError saying what is wrong with it."""
+    if given is None or isinstance(given, Sample):
+        return given
+    if not isinstance(given, Mapping):
+        raise InputError(
+            f"sample must be a Sample or a dict of prompt_ids, completion_ids and logprobs, "
+            f"got {type(given).__name__}"
+        )
+    try:
+        return Sample.from_dict(given)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"sample: {exc}") from None
 
 
 def _since_reply(

@@ -3,12 +3,15 @@
 A :class:`Proposal` is the only thing a policy hands back to the harness. It
 never mutates state; the harness validates it and applies (or refuses) it.
 Everything here is a plain dataclass with ``to_dict``/``from_dict`` so the
-trace can carry proposals verbatim.
+trace can carry proposals verbatim. A reply may carry the tokens it was sampled
+as (:class:`Sample`: prompt and completion token ids, log-probabilities), which
+the harness records beside the proposal (a ``sample`` trace event), not in it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +21,7 @@ __all__ = [
     "FinalAnswer",
     "Proposal",
     "MalformedReply",
+    "Sample",
     "call",
     "answer",
 ]
@@ -96,6 +100,78 @@ class FinalAnswer:
 
 
 @dataclass(frozen=True, slots=True)
+class Sample:
+    """The tokens of one reply as the model server sampled them.
+
+    Attributes:
+        prompt_ids: the token ids of the whole prompt the server rendered (its chat
+            template applied: system prompt, tools, history, generation prompt).
+        completion_ids: the token ids the model generated for the reply.
+        logprobs: the log-probability of each completion token under the sampling
+            policy (one per ``completion_ids`` entry), or None when not reported.
+
+    Build one with :meth:`of`, which checks the shapes; the harness records it as a
+    ``sample`` trace event (:class:`~thresher.harness.trace.SampleEvent`).
+    """
+
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+    logprobs: tuple[float, ...] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        prompt_ids: Sequence[int],
+        completion_ids: Sequence[int],
+        logprobs: Sequence[float] | None = None,
+    ) -> Sample:
+        """A checked sample: ids are non-negative ints (not booleans); ``logprobs``, when
+        given, are finite numbers, one per completion id.
+
+        Raises:
+            ValueError: saying which part is not of that shape.
+        """
+
+        def ids(values: Sequence[int], what: str) -> tuple[int, ...]:
+            if isinstance(values, str | bytes) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values
+            ):
+                raise ValueError(f"{what} must be a list of non-negative token ids (ints)")
+            return tuple(values)
+
+        prompt, completion = ids(prompt_ids, "prompt_ids"), ids(completion_ids, "completion_ids")
+        if logprobs is None:
+            return cls(prompt, completion, None)
+        if isinstance(logprobs, str | bytes) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in logprobs
+        ):
+            raise ValueError("logprobs must be a list of finite numbers")
+        if len(logprobs) != len(completion):
+            raise ValueError(
+                f"logprobs has {len(logprobs)} entries for {len(completion)} completion ids; "
+                "give one log-probability per completion token"
+            )
+        return cls(prompt, completion, tuple(float(v) for v in logprobs))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_ids": list(self.prompt_ids),
+            "completion_ids": list(self.completion_ids),
+            "logprobs": None if self.logprobs is None else list(self.logprobs),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Sample:
+        """Inverse of :meth:`to_dict` (checked as :meth:`of`). Raises ``ValueError``."""
+        return cls.of(
+            list(data.get("prompt_ids") or ()),
+            list(data.get("completion_ids") or ()),
+            None if data.get("logprobs") is None else list(data["logprobs"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Proposal:
     """A policy's reply for one turn: tool calls *or* a final answer.
 
@@ -111,6 +187,8 @@ class Proposal:
             follow-up's bridge source), recorded in its lineage instead of ``parents``.
         model: the model an LLM endpoint was asked for this reply ('' for policies
             without one); the episode's end event lists them, to price the tokens.
+        sample: the reply's tokens, when the model server reported them (recorded as
+            a ``sample`` event after the proposal; never part of :meth:`to_dict`).
 
     A proposal with both tool calls and a final answer, or neither, is refused.
     When neither is set but ``text`` holds a parsable final answer, the harness
@@ -125,6 +203,7 @@ class Proposal:
     parents: tuple[str, ...] = ()
     model: str = ""
     call_parents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    sample: Sample | None = None
 
     def parents_of(self, call_id: str) -> tuple[str, ...]:
         """The lineage parents of one call: its own when set, else the proposal's."""
@@ -169,7 +248,8 @@ class MalformedReply:
     The harness refuses it like an invalid proposal: a refusal with ``code`` is
     recorded, and ``message`` (what was wrong and how to fix it) is shown to the
     policy at the next turn. ``raw`` keeps the reply as received, ``usage`` the
-    endpoint's report for it; both go to the trace. ``model``: as on :class:`Proposal`.
+    endpoint's report for it; both go to the trace. ``model``, ``sample``: as on
+    :class:`Proposal` (a refused reply's tokens are recorded too: a trainer learns from them).
     """
 
     code: str
@@ -177,6 +257,7 @@ class MalformedReply:
     raw: str = ""
     usage: dict[str, int] | None = None
     model: str = ""
+    sample: Sample | None = None
 
 
 def call(name: str, call_id: str = "", /, **arguments: Any) -> ToolCall:

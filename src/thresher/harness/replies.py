@@ -23,6 +23,9 @@ Two written forms of a final answer are accepted, with prose around them:
 
 Then :class:`Replies` yields the events the episode records:
 
+* *the reply's tokens*: when the reply carries a :class:`~thresher.harness.actions.Sample`
+  (the model server reported its token ids), a ``sample`` event right after its
+  proposal, refused or not; it changes no state;
 * *refused*: the proposal and its refusal; the refusal is the next turn's notice;
 * *a final answer*: the proposal, a refusal per dropped id and the ``final`` event;
   an answer naming no document after every retrieval call of the episode failed in
@@ -43,7 +46,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,18 +57,27 @@ from thresher.harness.actions import (
     MalformedReply,
     Proposal,
     RankedDocument,
+    Sample,
     ToolCall,
 )
 from thresher.harness.budget import Meter, UsageState
 from thresher.harness.render import escape_id, flagged_in_view, one_line, resolve_id
 from thresher.harness.state import ActiveContext, EpisodeState, RetrievalCache
 from thresher.harness.tools import RETRIEVAL_TOOLS, CallRunner
-from thresher.harness.trace import FinalEvent, ProposalEvent, Refusal, ToolResult, TraceEvent
+from thresher.harness.trace import (
+    FinalEvent,
+    ProposalEvent,
+    Refusal,
+    SampleEvent,
+    ToolResult,
+    TraceEvent,
+)
 
 __all__ = [
     "TOOL_FAILURES",
     "TOOLS_FAILED_MESSAGE",
     "Replies",
+    "sample_event",
     "retrieval_all_failed",
     "ProposalCheck",
     "check_proposal",
@@ -153,6 +165,7 @@ class Replies:
         proposal = check.proposal
         self.refused_streak, self.extra = 0, []
         yield ProposalEvent(turn=turn, proposal=proposal.to_dict(), valid=True, elapsed_s=elapsed)
+        yield from sample_event(turn, value)
         report = self.meter.reconcile(turn, usage, proposal.usage)
         if report is not None:
             yield report
@@ -179,6 +192,7 @@ class Replies:
             raw=_raw_reply(value)[:2000],
             elapsed_s=elapsed,
         )
+        yield from sample_event(turn, value)
         yield Refusal(turn=turn, code=check.code, message=check.message)
         # every reply's usage, refused or not (a proposal's or a malformed reply's)
         reported = value.usage if isinstance(value, Proposal | MalformedReply) else None
@@ -202,6 +216,22 @@ class Replies:
         for d in dropped:
             yield Refusal(turn=turn, code=d.code, message=f"{d.id}: {d.message}")
         yield FinalEvent(turn=turn, documents=docs, flagged=flagged_in_view(self.state))
+
+
+def sample_event(turn: int, value: Any) -> Iterator[SampleEvent]:
+    """The ``sample`` event of a reply that carries its tokens (a Proposal's or a
+    MalformedReply's :class:`Sample`), with the model it came from; none otherwise."""
+    sample = getattr(value, "sample", None)
+    if not isinstance(sample, Sample):
+        return
+    model = getattr(value, "model", "")
+    yield SampleEvent(
+        turn=turn,
+        prompt_ids=list(sample.prompt_ids),
+        completion_ids=list(sample.completion_ids),
+        logprobs=None if sample.logprobs is None else list(sample.logprobs),
+        model=model if isinstance(model, str) else "",
+    )
 
 
 def retrieval_all_failed(state: EpisodeState) -> bool:

@@ -12,7 +12,8 @@ is the single transition function: the live loop and :func:`replay` both call it
 The trace carries every chunk's content the first time it enters the cache, every
 lineage record and every context change, so replaying a trace rebuilds exactly the
 live state: cache, lineage, active context, the rendered transcript and the trace
-itself.
+itself. A ``sample`` event (a reply's token ids, for training) changes no store: it
+is kept in the trace only, so a trace replays to the same state with or without it.
 """
 
 from __future__ import annotations

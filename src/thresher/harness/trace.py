@@ -31,6 +31,7 @@ __all__ = [
     "Refusal",
     "ToolResult",
     "UsageReport",
+    "SampleEvent",
     "FinalEvent",
     "EpisodeEnd",
     "EVENT_TYPES",
@@ -172,6 +173,23 @@ class UsageReport(TraceEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SampleEvent(TraceEvent):
+    """The tokens a reply was sampled as, when the model server reported them.
+
+    Recorded right after the turn's ``proposal`` (refused or not) for training:
+    prompt_ids (the whole prompt as the server tokenized it), completion_ids (the
+    reply's tokens), logprobs (one per completion token, or None) and the model.
+    It changes no state: replay skips it, and a trace without it is unchanged.
+    """
+
+    type: ClassVar[str] = "sample"
+    prompt_ids: list[int] = field(default_factory=list)
+    completion_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] | None = None
+    model: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class FinalEvent(TraceEvent):
     """The accepted final answer, resolved to known documents (rank order).
 
@@ -214,6 +232,7 @@ EVENT_TYPES: dict[str, type[TraceEvent]] = {
         Refusal,
         ToolResult,
         UsageReport,
+        SampleEvent,
         FinalEvent,
         EpisodeEnd,
     )

@@ -23,6 +23,16 @@ and any entry may add ``"delay_s": 2.0`` to answer late (a client timeout),
 it answers with a vocabulary unlike the client's (:func:`count_prompt`),
 or ``"cut": true`` to send the headers and half the body, then close the
 connection (a connection dropped mid-response).
+A completion entry may also carry vLLM's token fields, served as given whatever
+the request asked: ``"prompt_token_ids"`` (the body's), ``"token_ids"`` and
+``"logprobs"`` (the choice's: a list of numbers, served as
+``logprobs.content[i].logprob``). A script with ``"tokens": true`` answers as vLLM
+does when asked: a request with ``return_token_ids`` gets the prompt's and the
+reply's ids, one with ``logprobs`` a log-probability per reply token, computed with
+a toy tokenizer and a prefix-preserving chat template (:func:`toy_prompt_ids`,
+:func:`toy_completion_ids`: the prompt's ids followed by the reply's are the ids of
+the prompt with the reply appended, as with a chat template that renders history
+as it was generated).
 Once the replies run out, every chat request gets HTTP 410 ``replay script
 exhausted``. ``GET /v1/models`` lists the script's model, unless the script
 has a ``"models_reply"`` entry, which is then served instead (every time).
@@ -35,6 +45,7 @@ milliseconds: ``python replay_server.py --script S --log L`` prints
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -43,6 +54,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -59,6 +71,10 @@ __all__ = [
     "delayed",
     "cut_off",
     "count_prompt",
+    "toy_ids",
+    "toy_prompt_ids",
+    "toy_completion_ids",
+    "toy_logprobs",
     "main",
 ]
 
@@ -78,8 +94,12 @@ def reply(
     content: str | None = None,
     finish_reason: str | None = None,
     usage: dict[str, int] | None = None,
+    prompt_token_ids: list[int] | None = None,
+    token_ids: list[int] | None = None,
+    logprobs: list[float] | None = None,
 ) -> dict[str, Any]:
-    """A scripted chat completion: tool calls and/or content (ids ``call_<n>`` filled in)."""
+    """A scripted chat completion: tool calls and/or content (ids ``call_<n>`` filled in),
+    with vLLM's token fields when given (served whatever the request asked)."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = [
@@ -92,6 +112,8 @@ def reply(
     }
     if usage is not None:
         entry["usage"] = usage
+    tokens = {"prompt_token_ids": prompt_token_ids, "token_ids": token_ids, "logprobs": logprobs}
+    entry.update({k: v for k, v in tokens.items() if v is not None})
     return entry
 
 
@@ -154,9 +176,93 @@ def count_prompt(body: Any) -> int:
     return n
 
 
+#: the toy chat template's special tokens (a toy text token's id is at least 100)
+_START, _END, _CALL, _TOOLS = 1, 2, 3, 4
+_ROLES = {"system": 10, "user": 11, "assistant": 12, "tool": 13}
+
+
+def toy_ids(text: Any) -> list[int]:
+    """``text`` (a string, or anything as JSON) in the toy vocabulary of
+    :func:`count_prompt`: one id per toy token, from its CRC-32."""
+    words = _TOY_TOKEN.findall(text if isinstance(text, str) else json.dumps(text))
+    return [100 + zlib.crc32(w.encode("utf-8")) % 50_000 for w in words]
+
+
+def _call_ids(call: Any) -> list[int]:
+    fn = call.get("function") if isinstance(call, dict) else None
+    fn = fn if isinstance(fn, dict) else {}
+    arguments = str(fn.get("arguments") or "")
+    # the arguments as the JSON they decode to, however they were spaced (not JSON: as sent)
+    with contextlib.suppress(TypeError, ValueError, RecursionError):
+        arguments = json.dumps(json.loads(arguments), sort_keys=True)
+    return [_CALL, *toy_ids(fn.get("name") or ""), *toy_ids(arguments)]
+
+
+def _message_body_ids(message: Any) -> list[int]:
+    """A message's text and tool calls, then the end token (its ids after its role)."""
+    if not isinstance(message, dict):
+        return [*toy_ids(message), _END]
+    ids = toy_ids(message.get("content") or "")
+    for call in message.get("tool_calls") or []:
+        ids += _call_ids(call)
+    return [*ids, _END]
+
+
+def toy_prompt_ids(request: Any) -> list[int]:
+    """The prompt ids of a chat request under the toy template: the tools' preamble, each
+    message as start, role, text and calls, end; then the generation prompt (start,
+    ``assistant``)."""
+    body = request if isinstance(request, dict) else {}
+    ids: list[int] = []
+    if body.get("tools"):
+        ids += [_TOOLS, *toy_ids(json.dumps(body["tools"], sort_keys=True)), _END]
+    for message in body.get("messages") or []:
+        role = message.get("role") if isinstance(message, dict) else "user"
+        ids += [_START, _ROLES.get(str(role), 14), *_message_body_ids(message)]
+    return [*ids, _START, _ROLES["assistant"]]
+
+
+def toy_completion_ids(message: Any) -> list[int]:
+    """The ids of a generated reply under the toy template: what follows the generation
+    prompt when the reply is rendered as history (its text, calls and end)."""
+    return _message_body_ids(message)
+
+
+def toy_logprobs(ids: Sequence[int]) -> list[float]:
+    """A log-probability per id, fixed by the id and its position."""
+    return [-round(((t * 7 + i) % 50) / 10 + 0.01, 4) for i, t in enumerate(ids)]
+
+
+def _with_tokens(body: dict[str, Any], entry: dict[str, Any], request: Any, toy: bool) -> None:
+    """Put vLLM's token fields into the completion ``body``: the entry's own, else (a
+    ``tokens`` script) the toy ones the request asked for."""
+    asked = request if isinstance(request, dict) else {}
+    ask_ids, ask_logprobs = toy and asked.get("return_token_ids"), toy and asked.get("logprobs")
+    choice = body["choices"][0]
+    generated = toy_completion_ids(choice["message"]) if ask_ids or ask_logprobs else []
+    prompt = entry.get("prompt_token_ids", toy_prompt_ids(request) if ask_ids else None)
+    ids = entry.get("token_ids", generated if ask_ids else None)
+    logprobs = entry.get("logprobs", toy_logprobs(generated) if ask_logprobs else None)
+    if prompt is not None:
+        body["prompt_token_ids"] = prompt
+    if ids is not None:
+        choice["token_ids"] = ids
+    if logprobs is not None:
+        tokens = ids if ids is not None and len(ids) == len(logprobs) else [0] * len(logprobs)
+        choice["logprobs"] = {
+            "content": [
+                {"token": f"token_id:{t}", "logprob": lp, "bytes": None, "top_logprobs": []}
+                for t, lp in zip(tokens, logprobs, strict=True)
+            ]
+        }
+
+
 # -- the server process -----------------------------------------------------------------
-def _completion(entry: dict[str, Any], n: int, model: str, request: Any = None) -> Any:
-    """The JSON served for a completion entry: verbatim, or built around its message."""
+def _completion(
+    entry: dict[str, Any], n: int, model: str, request: Any = None, toy: bool = False
+) -> Any:
+    """The JSON served for a completion entry: verbatim, or built around its message (with
+    its token fields, or the toy ones a ``tokens`` script serves)."""
     if "completion" in entry:
         if entry.get("count_prompt") and isinstance(entry["completion"], dict):
             verbatim = entry["completion"]
@@ -180,6 +286,7 @@ def _completion(entry: dict[str, Any], n: int, model: str, request: Any = None) 
         body["usage"] = entry["usage"]
     if entry.get("count_prompt"):
         body["usage"] = {**(body.get("usage") or {}), "prompt_tokens": count_prompt(request)}
+    _with_tokens(body, entry, request, toy)
     return body
 
 
@@ -187,6 +294,7 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
     replies: list[dict[str, Any]] = list(script.get("replies") or [])
     model = str(script.get("model") or "replay")
     models_reply: dict[str, Any] | None = script.get("models_reply")
+    toy = bool(script.get("tokens"))
     lock = threading.Lock()
     counter = {"next": 0, "seen": 0}
 
@@ -291,7 +399,8 @@ def _make_handler(script: dict[str, Any], log_path: Path) -> type[BaseHTTPReques
                 error = entry.get("body") or {"error": {"message": "error"}}
                 self._json(status, error, headers, cut=cut)
             else:
-                self._json(200, _completion(entry, index, model, request), headers, cut=cut)
+                completion = _completion(entry, index, model, request, toy)
+                self._json(200, completion, headers, cut=cut)
 
     return Handler
 
@@ -321,6 +430,8 @@ class ReplayServer:
         workdir: where the script and request log are written.
         model: the model name ``/v1/models`` lists.
         models_reply: an entry served for ``GET /v1/models`` instead of the listing.
+        tokens: answer as vLLM does when asked for token ids and log-probabilities
+            (toy ids: see the module docstring).
 
     Use as a context manager; ``base_url`` is ``http://127.0.0.1:<port>/v1``.
     """
@@ -332,6 +443,7 @@ class ReplayServer:
         *,
         model: str = "replay",
         models_reply: dict[str, Any] | None = None,
+        tokens: bool = False,
     ) -> None:
         self.workdir = Path(workdir)
         self.script_path = self.workdir / "replay-script.json"
@@ -339,6 +451,7 @@ class ReplayServer:
         self.replies = [dict(r) for r in replies]
         self.model = model
         self.models_reply = models_reply
+        self.tokens = tokens
         self.port = 0
         self._proc: subprocess.Popen[str] | None = None
 
@@ -352,6 +465,8 @@ class ReplayServer:
         script: dict[str, Any] = {"model": self.model, "replies": self.replies}
         if self.models_reply is not None:
             script["models_reply"] = self.models_reply
+        if self.tokens:
+            script["tokens"] = True
         self.script_path.write_text(json.dumps(script), encoding="utf-8")
         self.log_path.write_text("", encoding="utf-8")
         cmd = [sys.executable, os.path.abspath(__file__)]

@@ -42,6 +42,7 @@ from thresher.llm.context import ContextSize
 from thresher.policies.llm.messages import chat_messages
 from thresher.policies.llm.parse import parse_completion, refused_replies, searched_queries
 from thresher.policies.llm.prompt import SYSTEM_PROMPT
+from thresher.policies.llm.samples import read_sample, token_request
 from thresher.policies.llm.schemas import call_response_format, tool_schemas
 from thresher.tokens import CHATML_TOOLS_COST, PromptCost, get_counter
 
@@ -148,7 +149,9 @@ class LLMPolicy(BasePolicy):
 
     def request_params(self, observation: Observation | None = None) -> dict[str, Any]:
         """The request fields sent besides model, messages and tools (for ``observation``'s
-        turn: see :meth:`tool_choice` and :meth:`response_format`)."""
+        turn: see :meth:`tool_choice` and :meth:`response_format`; with
+        ``llm.return_tokens``, vLLM's fields asking for the token ids and log-probabilities:
+        :func:`~thresher.policies.llm.samples.token_request`)."""
         llm = self.config.llm
         params: dict[str, Any] = {
             "temperature": llm.temperature,
@@ -161,6 +164,8 @@ class LLMPolicy(BasePolicy):
             params["response_format"] = response_format
         if llm.reasoning_effort:
             params["reasoning_effort"] = llm.reasoning_effort
+        if llm.return_tokens:  # vLLM: the prompt's and the reply's token ids, log-probs
+            params.update(token_request())
         return params
 
     def context_size(self) -> ContextSize | None:
@@ -241,9 +246,10 @@ class LLMPolicy(BasePolicy):
         """Ask the model for this turn's tool calls or final answer.
 
         Returns:
-            A Proposal (with the endpoint's usage, plus ``retries`` when any, and the
-            model asked for), or a MalformedReply the harness refuses with its code
-            and corrective message.
+            A Proposal (with the endpoint's usage, plus ``retries`` when any, the model
+            asked for, and the reply's tokens when the completion reports them:
+            :func:`~thresher.policies.llm.samples.read_sample`), or a MalformedReply
+            the harness refuses with its code and corrective message (with the same).
 
         Raises:
             ContextTooSmallError: the server's context cannot hold the episode's budget.
@@ -282,7 +288,8 @@ class LLMPolicy(BasePolicy):
             self._stats["retries"] += len(response.retries)
             if isinstance(reply, MalformedReply):
                 self._stats[f"malformed:{reply.code}"] += 1
-        return replace(reply, usage=usage or None, model=response.model)
+        sample = read_sample(response.body)
+        return replace(reply, usage=usage or None, model=response.model, sample=sample)
 
 
 def check_refused(messages: Sequence[dict[str, Any]], config: Config) -> None:
