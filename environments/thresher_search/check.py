@@ -4,8 +4,9 @@ Run with the environment's own virtualenv (``.venv-verifiers``, where verifiers 
 thresher and this package are installed). Offline: the model is thresher's replay server
 (``thresher.testing.replay_server``) on 127.0.0.1, answering with scripted replies.
 
-1. Builds the seeded world (seed 7, small) into a temporary folder and takes its first
-   planted chains as tasks.
+1. Builds the seeded world (seed 7, small) into a temporary folder; the tasks are
+   ``thresher synth tasks`` output on its index (edit mode) and its planted chains
+   (append mode).
 2. Writes the replies of each rollout by driving ``thresher.env.SearchEnv`` in-process on
    the same index: a search for the question, one per bridge entity, a prune of every
    chunk that is not from a gold document, and a final answer citing the kept gold
@@ -13,12 +14,13 @@ thresher and this package are installed). Offline: the model is thresher's repla
    answers; one is wrong (it prunes the gold chunks and cites a kept distractor). The
    rewards of these in-process episodes are thresher's rewards.
 3. Serves all replies, in order, from the replay server and runs ``vf-eval
-   thresher-search`` against it (one rollout at a time, so the replies meet their rollout).
+   thresher-search`` against it (one rollout at a time, so the replies meet their rollout),
+   in ``edit`` and in ``append`` mode.
 4. Checks, per rollout: the reward verifiers reports equals the in-process reward and
    ``train.rewards.reward`` on the thresher trace the rollout recorded; recall, prune
    accuracy and the context's tokens at the end are reported as metrics and equal
-   thresher's episode metrics; in edit mode a rollout that pruned has more than one
-   branch in verifiers' message graph; the replay server answered every scripted reply.
+   thresher's episode metrics; verifiers' message graph has one branch per rollout plus
+   one per history rewrite; the replay server answered every scripted reply.
 
 Prints one closing line (``verifiers-check ok: ...``) and exits 0, or prints
 ``verifiers-check FAILED: ...`` and exits 1.
@@ -145,17 +147,16 @@ def expected_rollouts(
 
 
 def vf_eval(
-    workdir: Path, world: Path, n_tasks: int, mode: str, script: list[dict[str, Any]]
+    workdir: Path, source: list[str], n_tasks: int, mode: str, script: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Run ``vf-eval thresher-search`` against a replay server serving ``script``; return
-    the traces it wrote."""
+    """Run ``vf-eval thresher-search`` on the taskset options ``source`` against a replay
+    server serving ``script``; return the traces it wrote."""
     out, name = workdir / "outputs", f"check-{mode}"
     with ReplayServer(script, workdir / f"replay-{mode}") as server:
         cmd = [
             str(Path(sys.executable).parent / "vf-eval"),
             ENV_ID,
-            *("--env.taskset.world-dir", str(world)),
-            *("--env.taskset.num-tasks", str(n_tasks)),
+            *source,
             *("--env.agent.harness.id", ENV_ID),
             *("--env.agent.harness.mode", mode),
             *("--env.agent.runtime.type", "subprocess"),
@@ -221,19 +222,38 @@ def check_traces(
     return rewrites
 
 
+def synth_tasks(index: Path, out: Path, n: int) -> Path:
+    """``thresher synth tasks`` (offline) on ``index``: ``n`` tasks written to ``out``."""
+    cmd = [sys.executable, "-m", "thresher.cli.main", "synth", "tasks", "--index", str(index)]
+    cmd += ["--out", str(out), "--n", str(n), "--seed", "0", "--mode", "offline", "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise CheckFailed(f"thresher synth tasks exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return out
+
+
 def run(workdir: Path, n_tasks: int, modes: list[str]) -> str:
+    """The check; ``edit`` runs on ``thresher synth tasks`` output over the world's index,
+    ``append`` on the seeded world's own chains."""
     world = workdir / "world"
     index, chains = world_source(7, "small", world)
-    tasks = load_thresher_tasks(chains, n_tasks)
+    synth = synth_tasks(index, workdir / "synth-tasks.jsonl", n_tasks)
+    sources = {
+        "edit": (synth, ["--env.taskset.index", str(index), "--env.taskset.tasks", str(synth)]),
+        "append": (chains, ["--env.taskset.world-dir", str(world)]),
+    }
     parts = []
     for mode in modes:
+        tasks_file, source = sources[mode]
+        tasks = load_thresher_tasks(tasks_file, n_tasks)
         script, expected = expected_rollouts(index, tasks, mode)
-        rewrites = check_traces(
-            vf_eval(workdir, world, n_tasks, mode, script), tasks, expected, mode
-        )
+        source = [*source, "--env.taskset.num-tasks", str(n_tasks)]
+        traces = vf_eval(workdir, source, n_tasks, mode, script)
+        rewrites = check_traces(traces, tasks, expected, mode)
         rewards = ", ".join(f"{e['kind']} {e['reward']:.4f}" for e in expected.values())
+        origin = "synth tasks" if tasks_file == synth else "world chains"
         parts.append(
-            f"{mode}: {len(script)} replies, rewards {rewards}, "
+            f"{mode} on {origin}: {len(script)} replies, rewards {rewards}, "
             f"{n_tasks} + {rewrites} graph branches"
         )
     return (
