@@ -12,11 +12,13 @@ thresher and this package are installed). Offline: the model is thresher's repla
    chunk that is not from a gold document, and a final answer citing the kept gold
    documents. One rollout first cites a pruned chunk (the harness refuses it) and then
    answers; one is wrong (it prunes the gold chunks and cites a kept distractor). The
-   rewards of these in-process episodes are thresher's rewards.
+   rewards of these in-process episodes are thresher's rewards. The last rollout's model
+   endpoint answers HTTP 503 (an infrastructure failure).
 3. Serves all replies, in order, from the replay server and runs ``vf-eval
    thresher-search`` against it (one rollout at a time, so the replies meet their rollout),
    in ``edit`` and in ``append`` mode.
-4. Checks, per rollout: the reward verifiers reports equals the in-process reward and
+4. Checks, per rollout: the failed one is errored and unscored (never a 0); the reward
+   verifiers reports equals the in-process reward and
    ``train.rewards.reward`` on the thresher trace the rollout recorded; recall, prune
    accuracy and the context's tokens at the end are reported as metrics and equal
    thresher's episode metrics; verifiers' message graph has one branch per rollout plus
@@ -45,7 +47,7 @@ from thresher.eval.episode_metrics import episode_metrics
 from thresher.harness.trace import event_from_dict
 from thresher.index.backends import open_store
 from thresher.tasks.task import Task
-from thresher.testing.replay_server import ReplayServer, reply, tool_call
+from thresher.testing.replay_server import ReplayServer, http_error, reply, tool_call
 from thresher.train.rewards import reward
 
 from thresher_search.world import load_thresher_tasks, world_source
@@ -119,13 +121,18 @@ def expected_rollouts(
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """The replay script of every rollout, in task order, and per task what thresher makes
     of it in-process: the reward, exit, recall, prune accuracy and tokens at the end."""
-    kinds = ["correct"] * len(tasks)
-    kinds[1 % len(tasks)], kinds[-1] = "cites_pruned", "wrong"
+    kinds = ["correct"] * (len(tasks) - 1)
+    kinds[1 % len(kinds)], kinds[-1] = "cites_pruned", "wrong"
+    kinds.append("endpoint_down")
     store = open_store(index)
     script: list[dict[str, Any]] = []
     expected: dict[str, dict[str, Any]] = {}
     try:
         for task, kind in zip(tasks, kinds, strict=True):
+            if kind == "endpoint_down":  # the model endpoint answers 503: an infrastructure failure
+                script.append(http_error(503, message="scripted outage"))
+                expected[task.task_id] = {"kind": kind, "exit": "endpoint_unavailable"}
+                continue
             replies, rollout = script_rollout(
                 SearchEnv(store, mode=mode, model="replay"), task, kind
             )
@@ -141,7 +148,7 @@ def expected_rollouts(
             }
     finally:
         store.close()
-    if len({e["reward"] for e in expected.values()}) < 2:
+    if len({e["reward"] for e in expected.values() if "reward" in e}) < 2:
         raise CheckFailed(f"the scripted rewards do not differ: {expected}")
     return script, expected
 
@@ -185,14 +192,23 @@ def vf_eval(
 
 def check_traces(
     traces: list[dict[str, Any]], tasks: list[Task], expected: dict[str, dict[str, Any]], mode: str
-) -> int:
-    """Check each trace against thresher; return the history rewrites seen."""
+) -> tuple[int, int]:
+    """Check each trace against thresher; return the history rewrites and the errored
+    (unscored) rollouts seen."""
     by_id = {t.task_id: t for t in tasks}
-    rewrites = 0
+    rewrites = failed = 0
     for tr in traces:
         task_id = tr["task"]["data"]["task"]["task_id"]
         want, where = expected[task_id], f"{mode}, {task_id} ({expected[task_id]['kind']})"
         rewards = {k: v for k, v in (tr.get("rewards") or {}).items() if v is not None}
+        if want["kind"] == "endpoint_down":  # errored and never scored: not a 0
+            exit_reason = (tr.get("info") or {}).get("thresher", {}).get("exit_reason")
+            if not tr.get("errors") or rewards or exit_reason != want["exit"]:
+                raise CheckFailed(
+                    f"{where}: errors {tr.get('errors')}, rewards {rewards}, exit {exit_reason}"
+                )
+            failed += 1
+            continue
         if tr.get("errors") or "thresher_reward" not in rewards:
             raise CheckFailed(f"{where}: rollout errored or unscored: {tr.get('errors')}")
         got = sum(r["score"] * r.get("weight", 1.0) for r in rewards.values())
@@ -219,7 +235,7 @@ def check_traces(
         if (mode == "edit") != bool(lost):
             raise CheckFailed(f"{where}: history rewritten on turns {lost} in {mode} mode")
         rewrites += len(lost)
-    return rewrites
+    return rewrites, failed
 
 
 def synth_tasks(index: Path, out: Path, n: int) -> Path:
@@ -249,25 +265,29 @@ def run(workdir: Path, n_tasks: int, modes: list[str]) -> str:
         script, expected = expected_rollouts(index, tasks, mode)
         source = [*source, "--env.taskset.num-tasks", str(n_tasks)]
         traces = vf_eval(workdir, source, n_tasks, mode, script)
-        rewrites = check_traces(traces, tasks, expected, mode)
-        rewards = ", ".join(f"{e['kind']} {e['reward']:.4f}" for e in expected.values())
+        rewrites, failed = check_traces(traces, tasks, expected, mode)
+        rewards = ", ".join(
+            f"{e['kind']} {e['reward']:.4f}" if "reward" in e else f"{e['kind']} unscored"
+            for e in expected.values()
+        )
         origin = "synth tasks" if tasks_file == synth else "world chains"
         parts.append(
             f"{mode} on {origin}: {len(script)} replies, rewards {rewards}, "
-            f"{n_tasks} + {rewrites} graph branches"
+            f"{n_tasks - failed} + {rewrites} graph branches"
         )
     return (
         f"verifiers-check ok: vf-eval {ENV_ID} (verifiers {version('verifiers')}) against the "
         f"replay server on the seed-7 small world, {n_tasks} rollouts per mode; the rewards "
         f"verifiers reports = thresher's in-process rewards = train.rewards.reward on each "
-        f"recorded trace; recall, prune_accuracy, context_tokens = thresher's episode metrics; "
+        f"recorded trace; a model endpoint answering 503 errors the rollout, unscored (not 0); "
+        f"recall, prune_accuracy, context_tokens = thresher's episode metrics; "
         f"one graph branch per rollout plus one per history rewrite ({'; '.join(parts)})"
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=4, help="rollouts (>= 2)")
+    parser.add_argument("--tasks", type=int, default=5, help="rollouts per mode (>= 3)")
     parser.add_argument("--modes", default="edit,append", help="comma-separated harness modes")
     parser.add_argument("--workdir", type=Path, help="keep the world and outputs here")
     args = parser.parse_args(argv)
