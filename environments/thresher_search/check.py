@@ -50,6 +50,7 @@ from thresher.tasks.task import Task
 from thresher.testing.replay_server import ReplayServer, http_error, reply, tool_call
 from thresher.train.rewards import reward
 
+from thresher_search import load_environment
 from thresher_search.world import load_thresher_tasks, world_source
 
 CHUNK = re.compile(r'<chunk id="([^"]+)"')
@@ -258,6 +259,12 @@ def run(workdir: Path, n_tasks: int, modes: list[str]) -> str:
         "edit": (synth, ["--env.taskset.index", str(index), "--env.taskset.tasks", str(synth)]),
         "append": (chains, ["--env.taskset.world-dir", str(world)]),
     }
+    # load_environment(...) from Python builds the same environment vf-eval loads
+    env = load_environment(index, synth, num_tasks=n_tasks, mode="append")
+    want_ids = [t.task_id for t in load_thresher_tasks(synth, n_tasks)]
+    got_ids = [t.data.id for t in env.taskset]
+    if got_ids != want_ids or env.config.agent.harness.mode != "append":
+        raise CheckFailed(f"load_environment(index, tasks): tasks {got_ids}, not {want_ids}")
     parts = []
     for mode in modes:
         tasks_file, source = sources[mode]

@@ -34,6 +34,7 @@ def load_environment(
     *,
     seed: int = 7,
     size: str = "small",
+    world_dir: str | Path | None = None,
     num_tasks: int | None = None,
     beta: float = 4.0,
     mode: str = "edit",
@@ -42,7 +43,7 @@ def load_environment(
     runtime: dict[str, Any] | None = None,
 ) -> vf.Env:
     """The environment over ``index`` and ``tasks`` (or the seeded world ``seed``/``size``,
-    built into thresher's cache folder), its harness in ``mode`` (``edit`` or ``append``)
+    built into ``world_dir``, by default thresher's cache folder), its harness in ``mode`` (``edit`` or ``append``)
     with thresher settings ``config``. ``runtime``: verifiers' runtime config for the
     harness (default: a local subprocess runtime; the harness runs in-process and needs no
     container)."""
@@ -54,6 +55,7 @@ def load_environment(
                 "tasks": None if tasks is None else str(tasks),
                 "seed": seed,
                 "size": size,
+                "world_dir": None if world_dir is None else str(world_dir),
                 "num_tasks": num_tasks,
                 "beta": beta,
             },
