@@ -250,7 +250,10 @@ class Store(Protocol):
         Returns at most ``k`` hits ordered by fused score, each carrying its
         1-based rank and raw score in each retriever's own list (``None`` where
         that list, ``config.retrieval.per_retriever`` deep, lacks it), the score
-        being ``Σ 1/(rrf_k + rank)``. Raises ``InputError`` on an empty query.
+        being ``Σ 1/(rrf_k + rank)``; or ``Σ w/(rrf_k + rank)`` with the rrf_k and
+        per-retriever weights fitted to the index, where a backend keeps them
+        (:class:`~thresher.index.fusion.FusionWeights`; the embedded index's
+        ``fusion.json``). Raises ``InputError`` on an empty query.
         """
         ...
 
