@@ -170,3 +170,28 @@ def test_changed_share_estimates_a_large_index_from_its_sketch() -> None:
     b = a[:16_000] + [f"n{i}" for i in range(4_000)]  # Jaccard 16,000 / 24,000
     share = fitted.changed_share(_print(a), _print(b))
     assert share == pytest.approx(1 - 16_000 / 24_000, abs=0.05)
+
+
+def test_a_caller_may_ask_for_plain_rrf(index_dir, small_config, minilm):
+    """``fitted=False`` (what a policy declaring ``fitted_fusion = False`` gets through
+    ``search_corpus``) fuses by plain RRF, also through a filtered view."""
+    from thresher.harness.tools import fetch
+    from thresher.index.filtered import FilteredStore
+    from thresher.index.filters import DocFilter
+
+    _save(index_dir)
+    plain = FusionWeights(rrf_k=small_config.retrieval.rrf_k)
+    off = small_config.override({"retrieval.fitted_fusion": "false"})
+    with _open(index_dir, small_config, minilm) as store:
+        for q in QUERIES:
+            want = _fuse(store, q, plain)
+            assert [h.chunk.chunk_id for h in store.hybrid_search(q, k=50, fitted=False)] == want
+            view = FilteredStore(store, DocFilter.parse("", "*"))
+            assert [h.chunk.chunk_id for h in view.hybrid_search(q, k=50, fitted=False)] == want
+            assert [h.chunk.chunk_id for h in view.hybrid_search(q, k=50)] == _fuse(
+                store, q, LEANING
+            )
+            for config, weights in ((off, plain), (small_config, LEANING)):
+                got = fetch("search_corpus", {"query": q}, store, config, seen=(), in_context=(),
+                            current_query=q)  # fmt: skip
+                assert [h.chunk.chunk_id for h in got.hits] == _fuse(store, q, weights)[:50]

@@ -96,6 +96,7 @@ from thresher.harness.policy import (
     SearchReranker,
     budget_ceiling_of,
     cancel_work,
+    fitted_fusion_of,
     hand_reader_memo,
     prompt_cost_of,
     reranker_of,
@@ -202,12 +203,16 @@ def episode_config(policy: Policy, config: Config) -> Config:
     """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
 
     A policy's ``retrieval_mode`` (:class:`~thresher.harness.policy.BasePolicy`) sets
-    ``retrieval.mode``; the result is recorded in the trace's start event.
+    ``retrieval.mode``, its ``fitted_fusion`` ``retrieval.fitted_fusion`` when it turns
+    them off; the result is recorded in the trace's start event.
     """
+    changes: dict[str, Any] = {}
     mode = retrieval_mode_of(policy)
     if mode is not None and mode != config.retrieval.mode:
-        return config.override({"retrieval.mode": mode})
-    return config
+        changes["retrieval.mode"] = mode
+    if fitted_fusion_of(policy) is False and config.retrieval.fitted_fusion:
+        changes["retrieval.fitted_fusion"] = False
+    return config.override(changes) if changes else config
 
 
 def fit_budget(policy: Policy, config: Config) -> tuple[Config, str]:

@@ -244,6 +244,7 @@ class Store(Protocol):
         exclude: Collection[str] = (),
         *,
         where: DocFilter | None = None,
+        fitted: bool = True,
     ) -> list[Hit]:
         """BM25 and dense retrieval run concurrently, fused by RRF (``config.retrieval.rrf_k``).
 
@@ -253,7 +254,8 @@ class Store(Protocol):
         being ``Σ 1/(rrf_k + rank)``; or ``Σ w/(rrf_k + rank)`` with the rrf_k and
         per-retriever weights fitted to the index, where a backend keeps them
         (:class:`~thresher.index.fusion.FusionWeights`; the embedded index's
-        ``fusion.json``). Raises ``InputError`` on an empty query.
+        ``fusion.json``) unless ``fitted`` is False (a caller whose learned scorer
+        expects plain RRF). Raises ``InputError`` on an empty query.
         """
         ...
 

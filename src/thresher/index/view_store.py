@@ -243,11 +243,13 @@ class ViewStore:
         exclude: Collection[str] = (),
         *,
         where: DocFilter | None = None,
+        fitted: bool = True,
     ) -> list[Hit]:
         """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``. The
-        fusion is weighted when the index has fitted weights (:meth:`fusion_weights`)."""
+        fusion is weighted when the index has fitted weights (:meth:`fusion_weights`)
+        and ``fitted`` is True."""
         check_query(query, k)
-        view, fitted = self._live()
+        view, weights = self._live()
         excluded = self._excluded(view, exclude, where)
         depth = max(self.config.retrieval.per_retriever, k)
         if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
@@ -261,11 +263,11 @@ class ViewStore:
                 query, depth, excluded.extra, excluded.blocked, excluded.admitted
             )
             dense = dense_future.result()
-        if fitted is None:
+        if weights is None or not fitted:
             fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
         else:
-            weights = (fitted.bm25, fitted.dense)
-            fused = fuse_retrievers(lexical, dense, fitted.rrf_k, limit=k, weights=weights)
+            pair = (weights.bm25, weights.dense)
+            fused = fuse_retrievers(lexical, dense, weights.rrf_k, limit=k, weights=pair)
         chunks = self._chunks(view, [f.key for f in fused])
         return [
             Hit(chunk, f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score, f.dense_score)
