@@ -48,7 +48,7 @@ def _save(index_dir: Path, w: FusionWeights = LEANING) -> Path:
 def test_without_a_file_hybrid_search_is_plain_rrf_hit_for_hit(index_dir, small_config, minilm):
     with _open(index_dir, small_config, minilm) as store:
         assert store.fusion_weights() == FusionWeights(rrf_k=small_config.retrieval.rrf_k)
-        assert store.stats().extra["fusion"]["source"] == "config"
+        assert store.stats().extra["fusion_weights"]["source"] == "config"
         for q in QUERIES:
             hits = store.hybrid_search(q, k=10)
             # the scores are the plain RRF sums, to the last bit
@@ -69,7 +69,7 @@ def test_a_saved_file_round_trips_and_hybrid_search_fuses_with_it(index_dir, sma
     assert again.documents == 20 and again.generation == current_generation(index_dir).name
     with _open(index_dir, small_config, minilm) as store:
         assert store.fusion_weights() == LEANING
-        assert store.stats().extra["fusion"] == {**LEANING.to_dict(), "source": "fusion.json"}
+        assert store.stats().extra["fusion_weights"] == {**LEANING.to_dict(), "source": "fusion.json"}
         changed = 0
         for q in QUERIES:
             got = [h.chunk.chunk_id for h in store.hybrid_search(q, k=50)]

@@ -217,7 +217,7 @@ class EmbeddedStore(ViewStore):
                 "sanitized": dict(m.sanitized),
                 "created_at": m.created_at,
                 "updated_at": m.updated_at,
-                "fusion": self._fusion_shown(generation),
+                "fusion_weights": self._fusion_shown(generation),
             },
         )
 
