@@ -69,7 +69,10 @@ def test_a_saved_file_round_trips_and_hybrid_search_fuses_with_it(index_dir, sma
     assert again.documents == 20 and again.generation == current_generation(index_dir).name
     with _open(index_dir, small_config, minilm) as store:
         assert store.fusion_weights() == LEANING
-        assert store.stats().extra["fusion_weights"] == {**LEANING.to_dict(), "source": "fusion.json"}
+        assert store.stats().extra["fusion_weights"] == {
+            **LEANING.to_dict(),
+            "source": "fusion.json",
+        }
         changed = 0
         for q in QUERIES:
             got = [h.chunk.chunk_id for h in store.hybrid_search(q, k=50)]
