@@ -11,8 +11,9 @@ protocols, probed here once per episode:
   :class:`~thresher.harness.policy.BasePolicy`) has a ``budget.total`` left at its
   default lowered to what its model holds, with a notice (:func:`fit_budget`); a
   given budget is left for the policy to refuse;
-* a policy's ``retrieval_mode`` sets the episode's ``retrieval.mode``
-  (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
+* a policy's ``retrieval_mode`` sets the episode's ``retrieval.mode`` and a
+  ``fitted_fusion`` of False its ``retrieval.fitted_fusion`` (plain RRF whatever the
+  index keeps) (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
   counted (:func:`~thresher.harness.policy.prompt_cost_of`);
 * a policy that declares ``start`` starts a session for the episode, and a policy
   (or session) that declares ``use_reader_memo`` gets the store's reader memo when
