@@ -27,6 +27,7 @@ readers never write.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from thresher.errors import ThresherError
-from thresher.index.embedded.layout import read_manifest
+from thresher.index.embedded.layout import MANIFEST, read_manifest
 from thresher.index.fusion import FusionWeights
 
 __all__ = [
@@ -104,18 +105,30 @@ class Fingerprint:
 
 
 def fingerprint(generation: Path) -> Fingerprint:
-    """The fingerprint of one committed generation (reads its whole manifest).
+    """The fingerprint of one committed generation (reads its whole manifest, once per
+    process: a committed generation never changes, and the last few are kept).
 
     Raises:
         IndexNotFoundError / IndexVersionError: as :func:`~.layout.read_manifest`.
     """
-    manifest = read_manifest(generation)
+    try:
+        stamp = (generation / MANIFEST).stat().st_mtime_ns
+    except OSError:
+        stamp = 0  # read_manifest says what is wrong
+    return _fingerprint(str(generation.resolve()), stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _fingerprint(generation: str, stamp: int) -> Fingerprint:
+    """:func:`fingerprint` of the generation at ``generation`` whose manifest's mtime is
+    ``stamp`` (part of the key: a rewritten folder is read again)."""
+    manifest = read_manifest(Path(generation))
     hashes = sorted(
         hashlib.blake2b(f"{doc}\0{entry.content_hash}".encode(), digest_size=8).hexdigest()
         for doc, entry in manifest.documents.items()
     )
     return Fingerprint(
-        generation.name,
+        Path(generation).name,
         len(manifest.documents),
         manifest.chunk_count,
         manifest.embedder,
