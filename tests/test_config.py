@@ -131,6 +131,7 @@ _DEFAULTS = {
         "exact_dense_max_chunks": 20000,
         "where": "",
         "path": "",
+        "fitted_fusion": True,
     },
     "grep": {
         "limit": 5,

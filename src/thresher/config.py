@@ -279,6 +279,9 @@ class RetrievalConfig(_Section):
         (``{"lang": "en"}``); every search, grep and read of the episode sees only
         the documents it admits (:mod:`thresher.index.filters`). Empty: no filter.
     path: a glob on document ids (``filings/*``), applied the same way. Empty: none.
+    fitted_fusion: use the fusion weights fitted to the index (``thresher fit-fusion``:
+        an embedded index's ``fusion.json``, with its own ``rrf_k``) when it has them and
+        they still fit it; ``false``: plain RRF with ``rrf_k`` always.
     """
 
     rrf_k: Count = 60
@@ -289,6 +292,7 @@ class RetrievalConfig(_Section):
     exact_dense_max_chunks: Count = 20_000
     where: Text = ""
     path: Text = ""
+    fitted_fusion: bool = True
 
     def __post_init__(self) -> None:
         if self.where.strip():  # its operators are checked where it is used

@@ -39,6 +39,7 @@ from thresher.harness.policy import (
     RerankRequest,
     budget_ceiling_of,
     cancel_work,
+    fitted_fusion_of,
     hand_reader_memo,
     prompt_cost_of,
     reranker_of,
@@ -246,6 +247,15 @@ def test_a_hook_that_is_overridden_is_applied(make) -> None:
     assert not starts_sessions(policy)
 
 
+def test_a_policy_that_declares_plain_fusion_turns_the_fitted_weights_off() -> None:
+    local = get_policy("local")
+    assert fitted_fusion_of(local) is False
+    assert episode_config(local, Config()).retrieval.fitted_fusion is False
+    single = get_policy("single-shot")
+    assert fitted_fusion_of(single) is None
+    assert episode_config(single, Config()) == Config()  # declares nothing: unchanged
+
+
 def test_a_base_class_policy_that_overrides_neither_propose_nor_start_is_a_policy_error(
     store, config
 ) -> None:
@@ -266,10 +276,11 @@ def test_every_hook_of_the_base_class_says_what_the_harness_does_and_its_default
         "name",
         "system_prompt",
         "retrieval_mode",
+        "fitted_fusion",
         "prompt_cost",
         "in_process",
     }
-    for attribute in ("retrieval_mode", "prompt_cost", "in_process"):
+    for attribute in ("retrieval_mode", "fitted_fusion", "prompt_cost", "in_process"):
         text = attributes[attribute]
         assert "Default" in text and "harness" in text, attribute
     for hook in ("tool_schemas", "propose", "start", "rerank", "budget_ceiling", "cancel"):

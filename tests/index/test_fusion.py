@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thresher.index.fusion import Fused, fuse_retrievers, fuse_scores, rrf, rrf_score
+from thresher.index.fusion import Fused, FusionWeights, fuse_retrievers, fuse_scores, rrf, rrf_score
 
 
 def test_rrf_matches_a_hand_computed_example() -> None:
@@ -99,3 +99,52 @@ def test_fuse_scores_hand_example() -> None:
 def test_fuse_scores_matches_the_formula(pairs: list[tuple[float, float]], k: int) -> None:
     bm25, dense = [p[0] for p in pairs], [p[1] for p in pairs]
     assert [tuple(f) for f in fuse_scores(bm25, dense, k)] == _hand_fused(bm25, dense, k)
+
+
+_ids = st.lists(st.sampled_from("abcdefghij"), unique=True, max_size=8)
+
+
+@given(_ids, _ids, st.integers(1, 100))
+def test_equal_weights_of_one_are_plain_rrf_to_the_last_bit(b: list[str], d: list[str], k: int):
+    bm25 = [(c, float(len(b) - i)) for i, c in enumerate(b)]
+    dense = [(c, 1.0 - i / 10) for i, c in enumerate(d)]
+    plain = [(f.key, f.score) for f in fuse_retrievers(bm25, dense, k)]
+    weighted = fuse_retrievers(bm25, dense, k, weights=(1.0, 1.0))
+    assert [(f.key, f.score) for f in weighted] == plain == rrf([b, d], k)
+
+
+@given(_ids, _ids, st.floats(0.1, 10), st.floats(0.1, 10), st.integers(1, 100))
+def test_weighted_fusion_is_the_formula(b: list[str], d: list[str], wb: float, wd: float, k: int):
+    bm25 = [(c, 1.0) for c in b]
+    dense = [(c, 1.0) for c in d]
+    fused = fuse_retrievers(bm25, dense, k, weights=(wb, wd))
+    for f in fused:
+        want = (wb / (k + f.bm25_rank) if f.bm25_rank else 0.0) + (
+            wd / (k + f.dense_rank) if f.dense_rank else 0.0
+        )
+        assert f.score == pytest.approx(want)
+    keys = [(-f.score, f.key) for f in fused]
+    assert keys == sorted(keys)
+
+
+def test_a_zero_weight_orders_by_the_other_retriever() -> None:
+    bm25 = [("a", 3.0), ("b", 2.0), ("c", 1.0)]
+    dense = [("z", 0.9), ("c", 0.8), ("a", 0.7)]
+    assert [f.key for f in fuse_retrievers(bm25, dense, 60, weights=(1.0, 0.0))] == [
+        "a", "b", "c", "z"
+    ]  # fmt: skip
+    assert [f.key for f in fuse_retrievers(bm25, dense, 60, weights=(0.0, 1.0))] == [
+        "z", "c", "a", "b"
+    ]  # fmt: skip
+
+
+def test_fusion_weights_check_their_values_and_round_trip() -> None:
+    w = FusionWeights(2.5, 1.0, 5)
+    assert FusionWeights.from_dict(w.to_dict()) == w
+    assert FusionWeights().plain and not w.plain
+    for bad in ({"bm25": -1.0}, {"dense": float("inf")}, {"bm25": 0.0, "dense": 0.0},
+                {"rrf_k": 0}, {"rrf_k": 2.5}, {"bm25": True}):  # fmt: skip
+        with pytest.raises(ValueError):
+            FusionWeights(**bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="bm25, dense, rrf_k"):
+        FusionWeights.from_dict({"bm25": 1.0, "alpha": 2})

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "read": ("read_cmd", "print a document (or chunks) by id"),
     "stats": ("stats_cmd", "summarize an index"),
     "docs": ("docs_cmd", "list the documents of an index, or delete some"),
+    "fit-fusion": ("fit_fusion_cmd", "fit the hybrid search's fusion weights to an index"),
     "trace": ("trace_cmd", "inspect an episode trace (show, replay, view)"),
     "synth": ("synth_cmd", "synthesize fictional corpora and multi-hop tasks"),
     "train-policy": ("train_policy_cmd", "fit the local policy's scorer on task files"),

@@ -11,8 +11,9 @@ protocols, probed here once per episode:
   :class:`~thresher.harness.policy.BasePolicy`) has a ``budget.total`` left at its
   default lowered to what its model holds, with a notice (:func:`fit_budget`); a
   given budget is left for the policy to refuse;
-* a policy's ``retrieval_mode`` sets the episode's ``retrieval.mode``
-  (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
+* a policy's ``retrieval_mode`` sets the episode's ``retrieval.mode`` and a
+  ``fitted_fusion`` of False its ``retrieval.fitted_fusion`` (plain RRF whatever the
+  index keeps) (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
   counted (:func:`~thresher.harness.policy.prompt_cost_of`);
 * a policy that declares ``start`` starts a session for the episode, and a policy
   (or session) that declares ``use_reader_memo`` gets the store's reader memo when
@@ -96,6 +97,7 @@ from thresher.harness.policy import (
     SearchReranker,
     budget_ceiling_of,
     cancel_work,
+    fitted_fusion_of,
     hand_reader_memo,
     prompt_cost_of,
     reranker_of,
@@ -202,12 +204,16 @@ def episode_config(policy: Policy, config: Config) -> Config:
     """The config an episode of ``policy`` runs with: ``config`` plus what the policy declares.
 
     A policy's ``retrieval_mode`` (:class:`~thresher.harness.policy.BasePolicy`) sets
-    ``retrieval.mode``; the result is recorded in the trace's start event.
+    ``retrieval.mode``, its ``fitted_fusion`` ``retrieval.fitted_fusion`` when it turns
+    them off; the result is recorded in the trace's start event.
     """
+    changes: dict[str, Any] = {}
     mode = retrieval_mode_of(policy)
     if mode is not None and mode != config.retrieval.mode:
-        return config.override({"retrieval.mode": mode})
-    return config
+        changes["retrieval.mode"] = mode
+    if fitted_fusion_of(policy) is False and config.retrieval.fitted_fusion:
+        changes["retrieval.fitted_fusion"] = False
+    return config.override(changes) if changes else config
 
 
 def fit_budget(policy: Policy, config: Config) -> tuple[Config, str]:

@@ -19,7 +19,8 @@ A policy's state across the turns of an episode belongs in a session: a policy
 that overrides ``start(question)`` gets it called once per episode and the
 harness drives the :class:`Policy` it returns for every turn. One such policy
 object serves any number of episodes, one after another or at once. Which object
-a hook is read on: ``retrieval_mode`` and ``prompt_cost`` on the policy given;
+a hook is read on: ``retrieval_mode``, ``fitted_fusion`` and ``prompt_cost`` on the
+policy given;
 ``start`` on the policy given; every other hook on what drives the episode (the
 session, when there is one, else the policy given).
 """
@@ -50,6 +51,7 @@ __all__ = [
     "session_for",
     "reranker_of",
     "retrieval_mode_of",
+    "fitted_fusion_of",
     "prompt_cost_of",
     "budget_ceiling_of",
     "runs_in_process",
@@ -143,6 +145,11 @@ class BasePolicy:
             the episode's ``retrieval.mode`` to it whoever runs the episode (API, CLI,
             eval, benches), and records it in ``episode_start.config``. Default None:
             the config's mode. Read on the policy given.
+        fitted_fusion: False fuses every hybrid ``search_corpus`` of the episode by
+            plain RRF, whatever fusion weights the index keeps (a policy whose learned
+            scorer reads the fused ranks it was trained on); the harness then sets
+            the episode's ``retrieval.fitted_fusion`` to False and records it.
+            Default None: as the config says. Read on the policy given.
         prompt_cost: the tokens the policy's model's chat template adds
             (:class:`~thresher.tokens.PromptCost`: per message, per tool call, per
             tool result, the tools preamble); the harness counts the transcript with
@@ -160,6 +167,7 @@ class BasePolicy:
     name: str
     system_prompt: str
     retrieval_mode: RetrievalMode | None = None
+    fitted_fusion: bool | None = None
     prompt_cost: PromptCost | None = None
     in_process: bool = False
 
@@ -278,6 +286,13 @@ def retrieval_mode_of(policy: object) -> RetrievalMode | None:
     """The retrieval mode ``policy`` sets for its episodes; None: the config's."""
     mode: RetrievalMode | None = getattr(policy, "retrieval_mode", None)
     return mode
+
+
+def fitted_fusion_of(policy: object) -> bool | None:
+    """Whether ``policy``'s episodes use the index's fitted fusion weights; None: as the
+    config says."""
+    fitted: bool | None = getattr(policy, "fitted_fusion", None)
+    return fitted
 
 
 def prompt_cost_of(policy: object) -> PromptCost | None:

@@ -441,11 +441,16 @@ def run_search(
     arguments: dict[str, Any], store: Store, config: Config, scope: FetchScope
 ) -> Fetched:
     """``search_corpus``: the configured retriever(s); the policy's rerank comes later
-    (:func:`rerank_search`, on the episode's thread)."""
-    search = SEARCHES[config.retrieval.mode]
-    k = config.retrieval.candidates
+    (:func:`rerank_search`, on the episode's thread). Hybrid search fuses with the
+    index's fitted weights unless ``retrieval.fitted_fusion`` is off (the store is asked
+    with ``fitted=False`` only then, so a store without fitted weights serves as before)."""
+    r = config.retrieval
+    search = SEARCHES[r.mode]
+    extra = filtered(config)
+    if not r.fitted_fusion and r.mode == "hybrid":  # asked only then: older stores serve
+        extra["fitted"] = False
     return Fetched(
-        tuple(search(store, arguments["query"], k=k, exclude=scope.seen, **filtered(config)))
+        tuple(search(store, arguments["query"], k=r.candidates, exclude=scope.seen, **extra))
     )
 
 

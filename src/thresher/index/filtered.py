@@ -53,9 +53,13 @@ class FilteredStore:
         exclude: Collection[str] = (),
         *,
         where: DocFilter | None = None,
+        fitted: bool = True,
     ) -> list[Hit]:
         """The wrapped store's hybrid search inside this view."""
-        return self.store.hybrid_search(query, k, exclude, where=self._narrowed(where))
+        narrowed = self._narrowed(where)
+        if fitted:  # a wrapped store written before ``fitted`` still serves
+            return self.store.hybrid_search(query, k, exclude, where=narrowed)
+        return self.store.hybrid_search(query, k, exclude, where=narrowed, fitted=False)
 
     def bm25_search(
         self,

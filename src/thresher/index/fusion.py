@@ -4,6 +4,9 @@ The one owner of RRF in thresher: every fusion (the stores' ``hybrid_search``,
 per-question views, the harness's reranking of a document's chunks, fused
 rollouts) goes through :func:`rrf_score`, with the ``k`` the caller was
 configured with (``config.retrieval.rrf_k``); no function here has a default ``k``.
+A store's hybrid search may weigh its two retrievers (:class:`FusionWeights`: an
+index's own fitted weights, :mod:`thresher.index.embedded.fitted`); equal weights of
+1 are plain RRF, to the last bit.
 
 Pure: no I/O, no state.
 """
@@ -11,9 +14,18 @@ Pure: no I/O, no state.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-__all__ = ["rrf_score", "rrf", "Fused", "fuse_retrievers", "FusedScore", "fuse_scores"]
+__all__ = [
+    "rrf_score",
+    "rrf",
+    "Fused",
+    "FusionWeights",
+    "fuse_retrievers",
+    "FusedScore",
+    "fuse_scores",
+]
 
 
 def _check_k(k: int) -> None:
@@ -94,6 +106,52 @@ def _first_repeat(ranking: Sequence[str]) -> str:
     raise AssertionError("no repeat")
 
 
+@dataclass(frozen=True, slots=True)
+class FusionWeights:
+    """How a hybrid search fuses BM25 and dense: weighted reciprocal rank fusion.
+
+    score(d) = bm25 / (rrf_k + rank_bm25(d)) + dense / (rrf_k + rank_dense(d))
+
+    Only the ratio of the two weights and ``rrf_k`` change the order; ``bm25 = dense =
+    1`` is plain RRF (the default). A weight of 0 orders by the other retriever alone:
+    what only the 0-weighted list holds follows, at score 0 (by id).
+
+    Raises:
+        ValueError: a negative or non-finite weight, both weights 0, or ``rrf_k`` < 1.
+    """
+
+    bm25: float = 1.0
+    dense: float = 1.0
+    rrf_k: int = 60
+
+    def __post_init__(self) -> None:
+        for name in ("bm25", "dense"):
+            w = getattr(self, name)
+            if isinstance(w, bool) or not isinstance(w, int | float) or not 0 <= w < float("inf"):
+                raise ValueError(f"fusion weight {name} must be a finite number >= 0, got {w!r}")
+        if self.bm25 == 0 and self.dense == 0:
+            raise ValueError("fusion weights: at least one of bm25 and dense must be above 0")
+        if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
+            raise ValueError(f"fusion rrf_k must be a whole number >= 1, got {self.rrf_k!r}")
+
+    @property
+    def plain(self) -> bool:
+        """Equal weights of 1: plain RRF."""
+        return self.bm25 == 1.0 and self.dense == 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bm25": self.bm25, "dense": self.dense, "rrf_k": self.rrf_k}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> FusionWeights:
+        """Read :meth:`to_dict`'s form. Raises ``ValueError`` naming what is wrong."""
+        if not isinstance(data, dict) or set(data) - {"bm25", "dense", "rrf_k"}:
+            raise ValueError(f"fusion weights must be {{bm25, dense, rrf_k}}, got {data!r}")
+        return cls(
+            float(data.get("bm25", 1.0)), float(data.get("dense", 1.0)), data.get("rrf_k", 60)
+        )
+
+
 class Fused(NamedTuple):
     """One result of :func:`fuse_retrievers`: the id, its RRF score, and the
     1-based rank and raw score it had in each retriever's list (None if absent)."""
@@ -111,17 +169,20 @@ def fuse_retrievers(
     dense: Sequence[tuple[str, float]],
     k: int,
     limit: int | None = None,
+    weights: tuple[float, float] = (1.0, 1.0),
 ) -> list[Fused]:
     """Fuse a BM25 and a dense result list by RRF, keeping each retriever's evidence.
 
-    score(d) = 1 / (k + rank_bm25(d)) + 1 / (k + rank_dense(d)), a missing term
-    contributing nothing (see :func:`rrf`).
+    score(d) = w_bm25 / (k + rank_bm25(d)) + w_dense / (k + rank_dense(d)), a missing
+    term contributing nothing (see :func:`rrf`); with the default weights ``(1, 1)``
+    the same floats as :func:`rrf` (``1.0 / x`` either way).
 
     Args:
         bm25: ``(id, BM25 score)`` pairs, best first (ranks are positions, from 1).
         dense: ``(id, cosine)`` pairs, best first.
-        k: the RRF constant (``config.retrieval.rrf_k``).
+        k: the RRF constant (``config.retrieval.rrf_k``, or :attr:`FusionWeights.rrf_k`).
         limit: keep at most this many (default: all).
+        weights: ``(w_bm25, w_dense)`` (:class:`FusionWeights`), each at least 0.
 
     Returns:
         Fused results, highest score first, equal scores ordered by id.
@@ -139,10 +200,11 @@ def fuse_retrievers(
             raise ValueError(
                 f"rrf: id {_first_repeat([c for c, _ in ranked])!r} repeats in ranking {r}"
             )
-    scores = {c: 1.0 / rank for rank, (c, _) in enumerate(bm25, start=k + 1)}
+    w_bm25, w_dense = weights
+    scores = {c: w_bm25 / rank for rank, (c, _) in enumerate(bm25, start=k + 1)}
     get = scores.get
     for rank, (c, _) in enumerate(dense, start=k + 1):
-        scores[c] = get(c, 0.0) + 1.0 / rank
+        scores[c] = get(c, 0.0) + w_dense / rank
     order = _by_score(scores)
     if limit is not None:
         order = order[: max(limit, 0)]

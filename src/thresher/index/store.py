@@ -244,13 +244,18 @@ class Store(Protocol):
         exclude: Collection[str] = (),
         *,
         where: DocFilter | None = None,
+        fitted: bool = True,
     ) -> list[Hit]:
         """BM25 and dense retrieval run concurrently, fused by RRF (``config.retrieval.rrf_k``).
 
         Returns at most ``k`` hits ordered by fused score, each carrying its
         1-based rank and raw score in each retriever's own list (``None`` where
         that list, ``config.retrieval.per_retriever`` deep, lacks it), the score
-        being ``Σ 1/(rrf_k + rank)``. Raises ``InputError`` on an empty query.
+        being ``Σ 1/(rrf_k + rank)``; or ``Σ w/(rrf_k + rank)`` with the rrf_k and
+        per-retriever weights fitted to the index, where a backend keeps them
+        (:class:`~thresher.index.fusion.FusionWeights`; the embedded index's
+        ``fusion.json``) unless ``fitted`` is False (a caller whose learned scorer
+        expects plain RRF). Raises ``InputError`` on an empty query.
         """
         ...
 

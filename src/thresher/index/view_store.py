@@ -26,7 +26,7 @@ from thresher.errors import BackendUnavailableError, InputError, UnknownIdError
 from thresher.index.embed.embedder import Embedder, QueryEmbeddingCache
 from thresher.index.exact_dense import LazyExactDense
 from thresher.index.filters import DocFilter
-from thresher.index.fusion import fuse_retrievers
+from thresher.index.fusion import FusionWeights, fuse_retrievers
 from thresher.index.grep.guard import grep_ids
 from thresher.index.grep.side_index import grep_indexed
 from thresher.index.id_table import names_at, positions_of
@@ -142,6 +142,17 @@ class ViewStore:
     def _view(self) -> IndexView:
         raise NotImplementedError
 
+    def _live(self) -> tuple[IndexView, FusionWeights | None]:
+        """The live view and the fusion weights fitted to it (None: plain RRF with
+        ``config.retrieval.rrf_k``); a backend that keeps fitted weights overrides it."""
+        return self._view(), None
+
+    def fusion_weights(self) -> FusionWeights:
+        """The weights :meth:`hybrid_search` fuses with now: the index's fitted ones, or
+        plain RRF with ``config.retrieval.rrf_k``."""
+        fitted = self._live()[1]
+        return fitted if fitted is not None else FusionWeights(rrf_k=self.config.retrieval.rrf_k)
+
     def reader_memo(self) -> ReaderMemo:
         """The live generation's memo of what readers derive from its chunks
         (:class:`~thresher.index.store.KeepsReaderMemo`)."""
@@ -232,10 +243,13 @@ class ViewStore:
         exclude: Collection[str] = (),
         *,
         where: DocFilter | None = None,
+        fitted: bool = True,
     ) -> list[Hit]:
-        """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``."""
+        """BM25 and dense concurrently, fused by RRF; see ``Store.hybrid_search``. The
+        fusion is weighted when the index has fitted weights (:meth:`fusion_weights`)
+        and ``fitted`` is True."""
         check_query(query, k)
-        view = self._view()
+        view, weights = self._live()
         excluded = self._excluded(view, exclude, where)
         depth = max(self.config.retrieval.per_retriever, k)
         if self._exact(view) is not None:  # a millisecond's scan: not worth a thread hand-off
@@ -249,7 +263,11 @@ class ViewStore:
                 query, depth, excluded.extra, excluded.blocked, excluded.admitted
             )
             dense = dense_future.result()
-        fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
+        if weights is None or not fitted:
+            fused = fuse_retrievers(lexical, dense, self.config.retrieval.rrf_k, limit=k)
+        else:
+            pair = (weights.bm25, weights.dense)
+            fused = fuse_retrievers(lexical, dense, weights.rrf_k, limit=k, weights=pair)
         chunks = self._chunks(view, [f.key for f in fused])
         return [
             Hit(chunk, f.score, "hybrid", f.bm25_rank, f.dense_rank, f.bm25_score, f.dense_score)

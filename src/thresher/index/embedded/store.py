@@ -17,6 +17,10 @@ store's live generation, a pinned store, a call still running on it), and a
 ``weakref.finalize`` on the view drops the hold, so no count is kept, a read never
 takes a lock, and nothing is released while something still reads it.
 :meth:`EmbeddedStore.close` releases every generation still open, pinned or not.
+
+Each generation opened is checked against the fusion weights fitted to the index
+(``INDEX_DIR/fusion.json``, :mod:`thresher.index.embedded.fitted`): when they still fit
+it (and ``retrieval.fitted_fusion`` is on), its hybrid searches fuse with them.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from pathlib import Path
 
 from thresher.config import Config
 from thresher.index.embed.embedder import Embedder, check_built_with, get_embedder
-from thresher.index.embedded import holds, layout
+from thresher.index.embedded import fitted, holds, layout
 from thresher.index.embedded.source import open_generation
+from thresher.index.fusion import FusionWeights
 from thresher.index.store import IngestReport, Store, StoreStats
 from thresher.index.view import IndexView
 from thresher.index.view_store import ViewStore
@@ -44,6 +49,9 @@ class _Generation:
     path: Path
     summary: layout.Summary
     view: IndexView
+    #: the index's fitted fusion weights when they fit this generation and the config
+    #: asks for them (:func:`fitted.load_fusion`), else None: plain RRF
+    fusion: FusionWeights | None = None
 
 
 #: the generations a store holds open, by the order it opened them: each one's name and
@@ -121,6 +129,8 @@ class EmbeddedStore(ViewStore):
                 self.embedder, summary.embedder, summary.dimension, str(self.index_dir)
             )
             view = open_generation(path)
+            use_fitted = self.config.retrieval.fitted_fusion
+            fusion = fitted.load_fusion(self.index_dir, path) if use_fitted else None
         except BaseException:
             holds.drop_hold(hold)
             raise
@@ -128,10 +138,14 @@ class EmbeddedStore(ViewStore):
         # released when nothing holds the view any more (see the module docstring)
         release = weakref.finalize(view, _release_generation, hold, self._held, key)
         self._held[key] = (path.name, release)
-        return _Generation(path, summary, view)
+        return _Generation(path, summary, view, fusion)
 
     def _view(self) -> IndexView:
         return self._current().view
+
+    def _live(self) -> tuple[IndexView, FusionWeights | None]:
+        generation = self._current()
+        return generation.view, generation.fusion
 
     def _current(self) -> _Generation:
         """The live generation, reopened if an ingest committed a newer one."""
@@ -203,8 +217,15 @@ class EmbeddedStore(ViewStore):
                 "sanitized": dict(m.sanitized),
                 "created_at": m.created_at,
                 "updated_at": m.updated_at,
+                "fusion_weights": self._fusion_shown(generation),
             },
         )
+
+    def _fusion_shown(self, generation: _Generation) -> dict[str, object]:
+        """The fusion :meth:`hybrid_search` uses on ``generation``, and where it is from."""
+        if generation.fusion is not None:
+            return {**generation.fusion.to_dict(), "source": fitted.FUSION_FILE}
+        return {"bm25": 1.0, "dense": 1.0, "rrf_k": self.config.retrieval.rrf_k, "source": "config"}
 
     def _release(self) -> None:
         """Release every generation still open: the live one and the retired ones pinned
@@ -238,6 +259,9 @@ class _PinnedStore(ViewStore):
     def _view(self) -> IndexView:
         self._owner._check_open(self.index_dir)
         return self._generation.view
+
+    def _live(self) -> tuple[IndexView, FusionWeights | None]:
+        return self._view(), self._generation.fusion
 
     def pinned(self) -> Store:
         """Itself: already fixed."""

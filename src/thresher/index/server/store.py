@@ -314,13 +314,15 @@ class ServerStore(ViewStore):
         exclude: Collection[str] = (),
         *,
         where: DocFilter | None = None,
+        fitted: bool = True,
     ) -> list[Hit]:
         """BM25 and dense fused by RRF: on the server when it offers ``search`` and the
         collection has a sparse key, else here (always here under a ``where`` filter);
-        see ``Store.hybrid_search``."""
+        see ``Store.hybrid_search``. A server index keeps no fitted weights: ``fitted``
+        changes nothing."""
         state = self._current()
         if where is not None or self._fusion(state)[0] != "server":
-            return super().hybrid_search(query, k, exclude, where=where)
+            return super().hybrid_search(query, k, exclude, where=where, fitted=fitted)
         check_query(query, k)
         r = self.config.retrieval
         vector = self._queries.embed_query(query)

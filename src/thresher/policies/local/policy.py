@@ -90,6 +90,9 @@ class LocalPolicy(BasePolicy):
 
     name = "local"
     system_prompt = DEFAULT_SYSTEM_PROMPT
+    #: plain RRF for its searches: the scorer's fused-rank feature was learned on it (an
+    #: index's fitted weights reorder the list; docs/fusion.md measures what that costs)
+    fitted_fusion = False
 
     def __init__(
         self,
