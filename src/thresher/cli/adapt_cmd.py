@@ -22,7 +22,12 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from thresher.train.local.adapt import DEFAULT_ANCHOR, DEFAULT_ORDER_ROUNDS
+    from thresher.train.local.adapt import (
+        ADAPTABLE,
+        DEFAULT_ANCHOR,
+        DEFAULT_MODELS,
+        DEFAULT_ORDER_ROUNDS,
+    )
 
     add_index_arg(parser)
     parser.add_argument("--n", type=int, default=300, help="tasks to synthesize (default 300)")
@@ -33,6 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.3,
         metavar="SHARE",
         help="share of the tasks only measured, never fit on (default 0.3)",
+    )
+    parser.add_argument(
+        "--models",
+        default=",".join(DEFAULT_MODELS),
+        metavar="NAMES",
+        help=f"models refit, comma-separated, of {','.join(ADAPTABLE)} "
+        f"(default {','.join(DEFAULT_MODELS)}; the others stay shipped)",
     )
     parser.add_argument(
         "--anchor",
@@ -100,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         held_out=args.held_out,
         anchor=args.anchor,
         order_rounds=args.order_rounds,
+        models=tuple(m.strip() for m in args.models.split(",") if m.strip()),
         config=config,
         save=args.save,
         progress=_bar(enabled) if enabled else None,
@@ -113,7 +126,10 @@ def run(args: argparse.Namespace) -> int:
         f"from {report.documents} documents ({report.generation}); "
         f"train {report.train}, held out {report.held_out}"
     )
-    print(f"fit on {report.rows} rows ({report.positives} gold), anchor {args.anchor}")
+    models = ", ".join(report.settings["models"])
+    print(
+        f"refit {models} on {report.rows} rows ({report.positives} gold) from the shipped weights"
+    )
     if report.before is not None and report.after is not None:
         b, a = report.before, report.after
         print(f"held-out ({report.held_out} tasks)   recall@5   reward   tokens")

@@ -13,6 +13,7 @@ import pytest
 import thresher
 from thresher.cli.main import main
 from thresher.config import Config
+from thresher.errors import InputError
 from thresher.harness.trace import EpisodeStart
 from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local.adapted import (
@@ -50,7 +51,7 @@ def adapted(
 ) -> tuple[Path, AdaptReport]:
     """A copy of the generated world's index, adapted once with tiny sizes."""
     index = _copy(world_index, tmp_path_factory.mktemp("adapt") / "index")
-    return index, adapt_index(index, n=16, seed=0, held_out=0.25, order_rounds=5)
+    return index, adapt_index(index, n=40, seed=0, held_out=0.25, order_rounds=5)
 
 
 def test_adapt_splits_fits_measures_and_keeps_weights_with_the_index(adapted) -> None:
@@ -66,7 +67,15 @@ def test_adapt_splits_fits_measures_and_keeps_weights_with_the_index(adapted) ->
     shipped = load_weights()
     assert weights.meta["adapted"]["generation"] == report.generation
     assert weights.controls == shipped.controls and weights.constants == shipped.constants
-    assert weights.order is not None and weights.stop is not None and weights.final is not None
+    assert weights.meta["adapted"]["models"] == ["order"]  # the default: the order alone
+    assert report.refit == weights.meta["adapted"]["refit"] == ["order"]
+    assert weights.order is not None and shipped.order is not None
+    assert weights.order.params["model"] != shipped.order.params["model"]
+    assert weights.order.params["model"].count("Tree=") == (
+        shipped.order.params["model"].count("Tree=") + 5
+    )
+    for name in ("base", "full", "stop", "final"):  # left as shipped
+        assert getattr(weights, name).to_dict() == getattr(shipped, name).to_dict(), name
     kept = read_fingerprint(index)
     assert kept is not None and kept.generation == report.generation
     assert kept.documents == report.documents == len(kept.contents)
@@ -107,6 +116,11 @@ def test_adapted_weights_hold_through_a_small_change_and_go_stale_past_a_large_o
     assert info["changed_share"] > STALE_SHARE
     assert any(issubclass(w.category, StaleAdaptedWeightsWarning) for w in caught)
     assert "thresher adapt --index" in str(caught[-1].message)
+
+
+def test_adapt_refuses_an_unknown_model_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="order, base, full, final, stop"):
+        adapt_index(tmp_path / "nowhere", models=("order", "ranker"))
 
 
 def test_adapt_no_save_only_measures(world_index: Path, tmp_path: Path, capsys) -> None:

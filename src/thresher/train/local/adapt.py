@@ -12,11 +12,13 @@ fit that starts from the shipped weights, the result kept with the index.
 4. **Fit**: the policy, running the shipped weights, collects feature rows on the
    training tasks (:func:`~thresher.train.local.trainer.collect`); the models are
    then fit *from* the shipped ones (:func:`~thresher.train.local.trainer.fit_weights`
-   with ``start``): each logistic model is pulled toward its shipped coefficients as
-   if they were worth ``anchor`` times the new rows, the LambdaRank order model keeps
-   its trees and adds ``order_rounds`` on the new episodes, and the controls and
-   constants stay the shipped ones. The rows the shipped weights were fit on (dev
-   sets of public datasets) are not on a user's machine, so a warm start, not a mix.
+   with ``start``): the LambdaRank order model keeps its trees and adds
+   ``order_rounds`` on the new episodes, each logistic model is pulled toward its
+   shipped coefficients as if they were worth ``anchor`` times the new rows, and the
+   controls and constants stay the shipped ones. Only the ``models`` named are
+   taken from the fit (default: the order model alone; the others stay shipped).
+   The rows the shipped weights were fit on (dev sets of public datasets) are not
+   on a user's machine, so a warm start, not a mix.
 5. **Measure after**: the adapted weights on the same held-out tasks.
 6. **Keep** (unless ``save`` is False): the weights, the index's fingerprint, the
    tasks and the report under ``INDEX/adapted/``
@@ -29,7 +31,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +40,26 @@ from thresher.errors import InputError
 from thresher.policies.local.models import LocalWeights
 from thresher.tasks.task import Task
 
-__all__ = ["AdaptReport", "Score", "adapt_index", "split_tasks", "DEFAULT_ANCHOR"]
+__all__ = [
+    "AdaptReport",
+    "Score",
+    "adapt_index",
+    "split_tasks",
+    "ADAPTABLE",
+    "DEFAULT_MODELS",
+    "DEFAULT_ANCHOR",
+]
+
+#: the models of the weights file ``adapt`` can refit
+ADAPTABLE = ("order", "base", "full", "final", "stop")
+#: the models refit by default: the final order (the chunk models fit on synthetic
+#: rows lowered held-out recall; docs/local-policy.md, "Adapting to your index")
+DEFAULT_MODELS = ("order",)
 
 #: how many times the new rows the shipped coefficients count as (see the module docs)
 DEFAULT_ANCHOR = 1.0
 #: boosting rounds the order model adds on the new episodes
-DEFAULT_ORDER_ROUNDS = 100
+DEFAULT_ORDER_ROUNDS = 300
 
 #: ``progress(phase, done, total)``: phase one of ``synthesize``, ``before``,
 #: ``collect``, ``after``
@@ -72,6 +88,9 @@ class AdaptReport:
         before, after: the shipped and the adapted weights on the held-out tasks
             (None when there are none).
         rows: feature rows fit (gold among them: ``positives``).
+        refit: the models of ``models`` the rows sufficed to refit (the order model
+            needs 20 training episodes ending with gold and non-gold chunks; the
+            others stay the starting weights').
         saved: the adapted weights file written (None: not saved).
         seconds: wall time per phase.
         settings: seed, held-out share, anchor, order rounds.
@@ -89,6 +108,7 @@ class AdaptReport:
     after: Score | None
     rows: int = 0
     positives: int = 0
+    refit: list[str] = field(default_factory=list)
     saved: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
@@ -145,6 +165,7 @@ def adapt_index(
     held_out: float = 0.3,
     anchor: float = DEFAULT_ANCHOR,
     order_rounds: int = DEFAULT_ORDER_ROUNDS,
+    models: Sequence[str] = DEFAULT_MODELS,
     config: Config | None = None,
     save: bool = True,
     start: LocalWeights | None = None,
@@ -160,6 +181,8 @@ def adapt_index(
         anchor: weight of the starting coefficients against the new rows (0: the new
             rows alone; the order model still starts from the shipped trees).
         order_rounds: boosting rounds the order model adds.
+        models: the models taken from the fit (of :data:`ADAPTABLE`); the others stay
+            ``start``'s.
         config: settings for the episodes (default ``Config()``).
         save: keep the weights with the index (False: measure only).
         start: the weights to start from (default: the shipped ones).
@@ -169,7 +192,8 @@ def adapt_index(
         An :class:`AdaptReport`.
 
     Raises:
-        InputError: ``index`` is not an embedded index folder, or the synthesis kept
+        InputError: ``index`` is not an embedded index folder, ``models`` names one
+            that is not in :data:`ADAPTABLE`, or the synthesis kept
             fewer than two tasks, or the training tasks gave no gold and non-gold rows.
         IndexNotFoundError: no index at ``index``.
     """
@@ -184,6 +208,12 @@ def adapt_index(
         raise InputError(
             f"adapt: {index} is a server; adapted weights are kept in an embedded index "
             "folder (build one with `thresher index PATH --index DIR`)"
+        )
+    unknown = sorted(set(models) - set(ADAPTABLE))
+    if unknown or not models:
+        raise InputError(
+            f"adapt: models {', '.join(unknown) or '(none)'} unknown; "
+            f"name some of {', '.join(ADAPTABLE)}"
         )
     folder = Path(index)
     cfg = config or Config()
@@ -228,11 +258,12 @@ def adapt_index(
                 "seed": seed,
                 "anchor": anchor,
                 "order_rounds": order_rounds,
+                "models": list(models),
                 "from": shipped.meta.get("data", []),
             }
         }
         try:
-            adapted = fit_weights(
+            fitted = fit_weights(
                 data, start=shipped, anchor=anchor, order_rounds=order_rounds, meta=meta
             )
         except ValueError as exc:
@@ -240,6 +271,9 @@ def adapt_index(
                 f"adapt: the {len(train)} training tasks gave nothing to fit ({exc}); "
                 "raise --n or lower --held-out"
             ) from exc
+        refit = [name for name in models if name in fitted.meta.get("fitted", ())]
+        meta = {**fitted.meta, "adapted": {**meta["adapted"], "refit": refit}}
+        adapted = replace(shipped, meta=meta, **{name: getattr(fitted, name) for name in refit})
         seconds["fit"] = round(time.perf_counter() - t, 2)
         t = time.perf_counter()
         after = _score(held, store, adapted, cfg, ticker("after", len(held)))
@@ -257,6 +291,7 @@ def adapt_index(
         after=after,
         rows=int(adapted.meta.get("rows", 0)),
         positives=int(adapted.meta.get("positives", 0)),
+        refit=refit,
         seconds=seconds,
         settings={
             "seed": seed,

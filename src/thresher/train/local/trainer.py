@@ -388,6 +388,9 @@ def fit_weights(
         info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
     if start is None:
         return LocalWeights(base, full, stop, info, final, order=ordering)
+    # which models these rows fit (the others are ``start``'s)
+    kept = {"final": final is start.final, "stop": stop is start.stop, "order": "order" not in info}
+    info["fitted"] = ["base", "full", *(m for m in ("final", "stop", "order") if not kept[m])]
     return LocalWeights(
         base, full, stop, info, final, dict(start.controls), ordering, start.constants
     )
