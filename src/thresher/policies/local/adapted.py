@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import warnings
 from collections.abc import Callable, Mapping
@@ -170,6 +171,8 @@ _SHIPPED = WeightsChoice(None, {"weights": "shipped"})
 #: (index folder, generation, weights file's mtime and size) -> the choice
 _chosen: dict[tuple[str, str, int, int], WeightsChoice] = {}
 _lock = threading.Lock()
+#: index folder -> its adapted weights file, as a string
+_weights_path: dict[str, str] = {}
 
 
 def choose_weights(index: Path, generation: Callable[[], str]) -> WeightsChoice:
@@ -180,18 +183,21 @@ def choose_weights(index: Path, generation: Callable[[], str]) -> WeightsChoice:
 
     Never raises: an unreadable fingerprint or manifest counts as no adapted weights.
     """
-    weights = adapted_dir(index) / WEIGHTS_FILE
+    folder = str(index)
+    where = _weights_path.get(folder)
+    if where is None:  # (a path string kept per index: one stat per episode, no Path work)
+        where = _weights_path[folder] = str(adapted_dir(index) / WEIGHTS_FILE)
     try:
-        st = weights.stat()
+        st = os.stat(where)
         live = generation()
     except (OSError, ThresherError):
         return _SHIPPED
-    key = (str(index), live, st.st_mtime_ns, st.st_size)
+    key = (folder, live, st.st_mtime_ns, st.st_size)
     with _lock:
         found = _chosen.get(key)
     if found is not None:
         return found
-    found = _choose(index, live, weights, st.st_mtime_ns)
+    found = _choose(index, live, Path(where), st.st_mtime_ns)
     with _lock:
         _chosen[key] = found
     return found
