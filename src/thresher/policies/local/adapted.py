@@ -14,7 +14,7 @@ When the local policy runs on an embedded index with no weights given, it asks
 much as it was (:data:`STALE_SHARE`), else the shipped ones with a warning (the
 adapted weights are *stale*: ``thresher adapt`` again refreshes them). The answer
 is kept per index folder, generation and weights file, so an episode pays a stat
-and a dictionary look-up; the manifest of a new generation is read once.
+and a look-up; the manifest of a new generation is read once.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -168,11 +168,6 @@ def read_fingerprint(index: str | Path) -> Fingerprint | None:
 
 
 _SHIPPED = WeightsChoice(None, {"weights": "shipped"})
-#: (index folder, generation, weights file's mtime and size) -> the choice
-_chosen: dict[tuple[str, str, int, int], WeightsChoice] = {}
-_lock = threading.Lock()
-#: index folder -> its adapted weights file, as a string
-_weights_path: dict[str, str] = {}
 
 
 def choose_weights(index: Path, generation: Callable[[], str]) -> WeightsChoice:
@@ -183,24 +178,21 @@ def choose_weights(index: Path, generation: Callable[[], str]) -> WeightsChoice:
 
     Never raises: an unreadable fingerprint or manifest counts as no adapted weights.
     """
-    folder = str(index)
-    where = _weights_path.get(folder)
-    if where is None:  # (a path string kept per index: one stat per episode, no Path work)
-        where = _weights_path[folder] = str(adapted_dir(index) / WEIGHTS_FILE)
+    where = os.path.join(index, ADAPTED_DIR, WEIGHTS_FILE)
     try:
         st = os.stat(where)
         live = generation()
     except (OSError, ThresherError):
         return _SHIPPED
-    key = (folder, live, st.st_mtime_ns, st.st_size)
-    with _lock:
-        found = _chosen.get(key)
-    if found is not None:
-        return found
-    found = _choose(index, live, Path(where), st.st_mtime_ns)
-    with _lock:
-        _chosen[key] = found
-    return found
+    return _chosen(str(index), live, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=64)
+def _chosen(index: str, generation: str, mtime_ns: int, size: int) -> WeightsChoice:
+    """The choice for ``index`` at ``generation`` with its weights file as it is now
+    (keyed by its size and modification time: a rewritten file is chosen again). A
+    function of files alone; nothing of an episode is kept."""
+    return _choose(Path(index), generation, adapted_dir(index) / WEIGHTS_FILE, mtime_ns)
 
 
 def _choose(index: Path, generation: str, weights: Path, stamp: int) -> WeightsChoice:

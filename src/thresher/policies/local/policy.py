@@ -47,7 +47,6 @@ against the question in their lineage.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -120,9 +119,9 @@ class LocalPolicy(BasePolicy):
             if isinstance(weights, str | Path)
             else {"weights": "given"}
         )
-        #: the policy run per adapted-weights choice (see :meth:`for_store`)
+        #: the policy run per adapted-weights choice (see :meth:`for_store`; two episodes
+        #: starting at once may both build one: equal policies, the last one kept)
         self._for_index: dict[tuple[str, int, str], LocalPolicy] = {}
-        self._for_index_lock = threading.Lock()
         tuned = {**DEFAULT_CONTROLS, **self.weights.controls}
         self.max_hops = int(tuned["max_hops"] if o.max_hops is None else o.max_hops)
         self.first_k = o.first_k
@@ -164,14 +163,12 @@ class LocalPolicy(BasePolicy):
     def _with_choice(self, choice: WeightsChoice) -> LocalPolicy:
         """The policy running ``choice`` (built once per choice and kept)."""
         key = (str(choice.path), choice.stamp, repr(sorted(choice.info.items())))
-        with self._for_index_lock:
-            found = self._for_index.get(key)
+        found = self._for_index.get(key)
         if found is None:
             options = replace(self.options, weights=choice.path)
             found = LocalPolicy(options, config=self.config, recorder=self.recorder)
             found.info = dict(choice.info)
-            with self._for_index_lock:
-                self._for_index[key] = found
+            self._for_index[key] = found
         return found
 
     def start(self, question: str) -> LocalSession:
