@@ -126,10 +126,8 @@ def run(args: argparse.Namespace) -> int:
         f"from {report.documents} documents ({report.generation}); "
         f"train {report.train}, held out {report.held_out}"
     )
-    models = ", ".join(report.settings["models"])
-    print(
-        f"refit {models} on {report.rows} rows ({report.positives} gold) from the shipped weights"
-    )
+    refit = ", ".join(report.refit) or "nothing (too few episodes; raise --n)"
+    print(f"refit {refit} on {report.rows} rows ({report.positives} gold) from the shipped weights")
     if report.before is not None and report.after is not None:
         b, a = report.before, report.after
         print(f"held-out ({report.held_out} tasks)   recall@5   reward   tokens")

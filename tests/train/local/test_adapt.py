@@ -69,6 +69,7 @@ def test_adapt_splits_fits_measures_and_keeps_weights_with_the_index(adapted) ->
     assert weights.controls == shipped.controls and weights.constants == shipped.constants
     assert weights.meta["adapted"]["models"] == ["order"]  # the default: the order alone
     assert report.refit == weights.meta["adapted"]["refit"] == ["order"]
+    assert report.settings["models"] == ["order"]
     assert weights.order is not None and shipped.order is not None
     assert weights.order.params["model"] != shipped.order.params["model"]
     assert weights.order.params["model"].count("Tree=") == (
@@ -125,12 +126,15 @@ def test_adapt_refuses_an_unknown_model_before_any_work(tmp_path: Path) -> None:
 
 def test_adapt_no_save_only_measures(world_index: Path, tmp_path: Path, capsys) -> None:
     index = _copy(world_index, tmp_path / "index")
-    code = main(
-        ["adapt", "--index", str(index), "--n", "8", "--order-rounds", "2", "--no-save", "--json"]
-    )
-    assert code == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["saved"] is None and out["train"] + out["held_out"] == out["synthesized"]
-    assert out["before"]["recall5"] >= 0 and out["after"]["recall5"] >= 0
+    args = ["adapt", "--index", str(index), "--n", "8", "--order-rounds", "2", "--no-save"]
+    assert main([*args, "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "tasks synthesized of 8 asked" in out and "held out" in out
+    assert "shipped weights" in out and "adapted weights" in out and "not saved" in err
+    assert not adapted_dir(index).exists()
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["saved"] is None and report["train"] + report["held_out"] == report["synthesized"]
+    assert report["before"]["recall5"] >= 0 and report["after"]["recall5"] >= 0
     assert not adapted_dir(index).exists()
     assert _info(index) == {"weights": "shipped"}

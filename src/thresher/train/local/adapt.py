@@ -298,6 +298,7 @@ def adapt_index(
             "held_out": held_out,
             "anchor": anchor,
             "order_rounds": order_rounds,
+            "models": list(models),
         },
     )
     if save:
