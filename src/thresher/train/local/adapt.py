@@ -264,7 +264,12 @@ def adapt_index(
         }
         try:
             fitted = fit_weights(
-                data, start=shipped, anchor=anchor, order_rounds=order_rounds, meta=meta
+                data,
+                start=shipped,
+                anchor=anchor,
+                order_rounds=order_rounds,
+                only=models,
+                meta=meta,
             )
         except ValueError as exc:
             raise InputError(

@@ -25,7 +25,7 @@ Held-out figures come from :func:`train` on some questions and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -327,6 +327,7 @@ def fit_weights(
     start: LocalWeights | None = None,
     anchor: float = 0.0,
     order_rounds: int = 300,
+    only: Collection[str] | None = None,
 ) -> LocalWeights:
     """Fit base, full, final and stop models on ``data``, and the LambdaRank ``order``.
 
@@ -341,11 +342,17 @@ def fit_weights(
         rows are too few to fit is ``start``'s, and ``start``'s controls and
         constants are kept.
     order_rounds: boosting rounds of the order model.
+    only: with ``start``, fit only these models (of ``base``, ``full``, ``final``,
+        ``stop``, ``order``); the others are ``start``'s. None: all.
     """
     bx, fx, y = data.arrays()
     if len(y) == 0 or y.min() == y.max():
         raise ValueError("fit_weights: need both gold and non-gold rows; collect more tasks")
     w = data.sample_weights()
+    if start is not None and only is not None:  # models outside ``only`` stay start's
+        skip = {"base", "full", "final", "stop", "order"} - set(only)
+    else:
+        skip = set()
 
     def logistic(
         x: np.ndarray, yy: np.ndarray, names: Any, prior: Model | None, **kw: Any
@@ -353,16 +360,20 @@ def fit_weights(
         warm = prior if prior is not None and prior.kind == "logistic" else None
         return fit_logistic(x, yy, names, prior=warm, anchor=anchor if warm else 0.0, **kw)
 
-    if kind == "mlp":
-        base: Model = fit_mlp(bx, y, BASE_FEATURES, weight=w)
-        full: Model = fit_mlp(fx, y, FULL_FEATURES, weight=w)
+    base: Model
+    full: Model
+    if start is not None and {"base", "full"} <= skip:
+        base, full = start.base, start.full
+    elif kind == "mlp":
+        base = fit_mlp(bx, y, BASE_FEATURES, weight=w)
+        full = fit_mlp(fx, y, FULL_FEATURES, weight=w)
     else:
         base = logistic(bx, y, BASE_FEATURES, start.base if start else None, weight=w)
         full = logistic(fx, y, FULL_FEATURES, start.full if start else None, weight=w)
     final = start.final if start is not None else None
     _, ffx, fy = data.arrays("final")
     fw = data.sample_weights("final")
-    if len(fy) >= 20 and 0 < fy.sum() < len(fy):
+    if "final" not in skip and len(fy) >= 20 and 0 < fy.sum() < len(fy):
         final = (
             fit_mlp(ffx, fy, FULL_FEATURES, weight=fw)
             if kind == "mlp"
@@ -372,25 +383,26 @@ def fit_weights(
         )
     stop = start.stop if start is not None else None
     sy = np.asarray(data.stop_y)
-    if len(sy) >= 10 and 0 < sy.sum() < len(sy):
+    if "stop" not in skip and len(sy) >= 10 and 0 < sy.sum() < len(sy):
         sw = np.asarray(data.stop_sample_weights())
         sx = np.vstack(data.stop_x)
         stop = logistic(sx, sy, STOP_FEATURES, start.stop if start else None, l2=3.0, weight=sw)
     ordering = start.order if start is not None else None
     ox, oy, sizes = final_groups(data)
-    if order and len(sizes) >= 20:
+    if order and "order" not in skip and len(sizes) >= 20:
         init = ordering if ordering is not None and ordering.features == FULL_FEATURES else None
         ordering = fit_lambdarank(
             ox, oy, sizes, FULL_FEATURES, seed=seed, rounds=order_rounds, init=init
         )
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
-    if ordering is not None and order and len(sizes) >= 20:
+    if ordering is not None and order and "order" not in skip and len(sizes) >= 20:
         info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
     if start is None:
         return LocalWeights(base, full, stop, info, final, order=ordering)
     # which models these rows fit (the others are ``start``'s)
     kept = {"final": final is start.final, "stop": stop is start.stop, "order": "order" not in info}
-    info["fitted"] = ["base", "full", *(m for m in ("final", "stop", "order") if not kept[m])]
+    chunk = [] if {"base", "full"} <= skip else ["base", "full"]
+    info["fitted"] = [*chunk, *(m for m in ("final", "stop", "order") if not kept[m])]
     return LocalWeights(
         base, full, stop, info, final, dict(start.controls), ordering, start.constants
     )
