@@ -10,7 +10,8 @@ fixed before any measurement.
 
 Every policy runs through :func:`thresher.search` with ``k=5``: ``single-shot``
 (hybrid), ``bm25``, ``dense``, ``hybrid-rerank`` and ``local`` (the shipped
-weights, or ``--weights FILE`` for this policy and ``hybrid-rerank``). A hop
+weights, or the index's adapted ones (``thresher adapt``), or ``--weights FILE`` for
+this policy and ``hybrid-rerank``). A hop
 counts as found when any of its documents is in the top 5; a question's
 recall is its found hops over its hops (:func:`bench_policies.hop_scores`).
 Printed per split, then per hop count, per question file, for the questions
@@ -108,8 +109,10 @@ def run_policy(
     index: Path,
     config: Config,
     weights: str | None,
+    ran: dict[str, dict[str, object]] | None = None,
 ) -> list[Answer]:
-    """One answer per question (``weights`` for the policies that take them)."""
+    """One answer per question (``weights`` for the policies that take them); ``ran``
+    gets what the policy recorded of itself (``policy_info``: which weights ran)."""
     options = {"weights": weights} if weights and name in WEIGHTED else None
     out: list[Answer] = []
     for q in questions:
@@ -117,6 +120,8 @@ def run_policy(
         result = thresher.search(
             q.question, index=str(index), policy=name, config=config, k=5, policy_options=options
         )
+        if ran is not None and result.trace and name not in ran:
+            ran[name] = dict(getattr(result.trace[0], "policy_info", {}) or {})
         docs = [d.doc_id for d in result.documents][:5]
         recall, all_gold = hop_scores(docs, q)
         found = [any(doc in docs for doc, _ in hop) for hop in q.hops]
@@ -266,11 +271,14 @@ def main(argv: list[str] | None = None) -> int:
 
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
     runs: dict[str, list[Answer]] = {}
+    ran: dict[str, dict[str, object]] = {}
     for name in names:
         t0 = time.perf_counter()
-        runs[name] = run_policy(name, questions, args.index, config, args.weights)
+        runs[name] = run_policy(name, questions, args.index, config, args.weights, ran)
+        weights = f" (weights: {ran[name]['weights']})" if ran.get(name, {}).get("weights") else ""
         print(
-            f"  ran {name} on {len(questions)} questions in {time.perf_counter() - t0:.0f}s",
+            f"  ran {name} on {len(questions)} questions in {time.perf_counter() - t0:.0f}s"
+            f"{weights}",
             flush=True,
         )
     records: list[dict[str, object]] = []
@@ -287,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(
             json.dumps(
                 {
-                    "weights": args.weights or "shipped",
+                    "weights": args.weights or ran.get("local", {}).get("weights", "shipped"),
+                    "policy_info": ran,
                     "sdists": [f"{s.name}=={s.version}" for s in SDISTS],
                     "questions": [
                         {

@@ -279,11 +279,13 @@ def test_every_hook_of_the_base_class_says_what_the_harness_does_and_its_default
         "fitted_fusion",
         "prompt_cost",
         "in_process",
+        "info",
     }
-    for attribute in ("retrieval_mode", "fitted_fusion", "prompt_cost", "in_process"):
+    for attribute in ("retrieval_mode", "fitted_fusion", "prompt_cost", "in_process", "info"):
         text = attributes[attribute]
         assert "Default" in text and "harness" in text, attribute
-    for hook in ("tool_schemas", "propose", "start", "rerank", "budget_ceiling", "cancel"):
+    hooks = ("tool_schemas", "propose", "for_store", "start", "rerank", "budget_ceiling", "cancel")
+    for hook in hooks:
         text = getattr(BasePolicy, hook).__doc__ or ""
         assert "Default" in text and "harness" in text, hook
     # the two hooks that exist only for speed say so
@@ -506,3 +508,40 @@ def test_a_final_naming_a_document_whose_chunks_are_all_pruned_is_refused(store,
     r = run_episode(Q, store, policy, config)
     assert [e.code for e in r.trace if isinstance(e, Refusal)] == ["final_cites_pruned"]
     assert r.exit_reason is ExitReason.ANSWERED and "glassworks" not in r.doc_ids
+
+
+class _PerStore(BasePolicy):
+    """A policy that hands each store's episodes to another policy (with its own info)."""
+
+    name = "per-store"
+    system_prompt = "Find the documents."
+
+    def __init__(self, session_based: bool) -> None:
+        self.session_based = session_based
+        self.stores: list[object] = []
+
+    def for_store(self, store):
+        self.stores.append(store)
+        chosen = _BaseSessions() if self.session_based else _Subclassed()
+        chosen.info = {"weights": "for this index"}
+        return chosen
+
+    def propose(self, observation):
+        raise AssertionError("the policy for_store returned drives the episode")
+
+
+@pytest.mark.parametrize("session_based", [False, True], ids=["plain", "sessions"])
+def test_the_policy_for_the_store_drives_the_episode_and_its_info_is_recorded(
+    store, config, session_based
+) -> None:
+    policy = _PerStore(session_based)
+    r = run_episode(Q, store, policy, config)
+    assert r.exit_reason is ExitReason.ANSWERED, r.message
+    assert len(policy.stores) == 1  # asked once per episode, with the episode's store
+    start = _start(r)
+    assert start.policy_info == {"weights": "for this index"}
+    assert start.policy == ("scripted" if session_based else "minimal")
+
+
+def test_a_policy_without_for_store_or_info_records_no_policy_info(store, config) -> None:
+    assert _start(run_episode(Q, store, _Subclassed(), config)).policy_info == {}

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("trace_cmd", "inspect an episode trace (show, replay, view)"),
     "synth": ("synth_cmd", "synthesize fictional corpora and multi-hop tasks"),
     "train-policy": ("train_policy_cmd", "fit the local policy's scorer on task files"),
+    "adapt": ("adapt_cmd", "adapt the local policy to an index's own documents (kept with it)"),
     "export-sft": ("export_sft_cmd", "write chat-format SFT trajectories from episode traces"),
     "export-steps": ("export_steps_cmd", "write step-wise RL rows (token ids) from episode traces"),
     "eval": ("eval_cmd", "paired evaluation of two configurations on a task file, with a report"),

@@ -15,6 +15,9 @@ protocols, probed here once per episode:
   ``fitted_fusion`` of False its ``retrieval.fitted_fusion`` (plain RRF whatever the
   index keeps) (:func:`episode_config`), its ``prompt_cost`` has its prompt template's cost
   counted (:func:`~thresher.harness.policy.prompt_cost_of`);
+* a policy that declares ``for_store`` hands the episode to the policy it returns for
+  the pinned store (the local policy: itself with the weights kept with that index),
+  whose ``info`` the start records (``policy_info``);
 * a policy that declares ``start`` starts a session for the episode, and a policy
   (or session) that declares ``use_reader_memo`` gets the store's reader memo when
   it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`) (:func:`open_policy`).
@@ -82,7 +85,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -99,6 +102,8 @@ from thresher.harness.policy import (
     cancel_work,
     fitted_fusion_of,
     hand_reader_memo,
+    policy_for_store,
+    policy_info_of,
     prompt_cost_of,
     reranker_of,
     retrieval_mode_of,
@@ -250,17 +255,21 @@ def fit_budget(policy: Policy, config: Config) -> tuple[Config, str]:
 class Opening:
     """What the policy said of itself at the episode's start.
 
+    policy: the policy of the episode (the one given, or what its ``for_store``
+    returned for the episode's store);
     session: the session a policy that declares ``start`` started
-    for the episode (None: the policy given drives it, or it could not start);
-    tool_schemas, system_prompt, name: as recorded in the start event;
+    for the episode (None: ``policy`` drives it, or it could not start);
+    tool_schemas, system_prompt, name, info: as recorded in the start event;
     broken: why the policy could not start or describe itself ("" if it could).
     """
 
+    policy: Policy
     session: Policy | None
     tool_schemas: list[dict[str, Any]]
     system_prompt: str
     name: str
     broken: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
 
     def start_event(self, question: str, config: Config, tokenizer: str) -> EpisodeStart:
         """The episode's ``episode_start`` event: its question, what the policy said of
@@ -268,6 +277,7 @@ class Opening:
         return EpisodeStart(
             question=question,
             policy=self.name,
+            policy_info=self.info,
             system_prompt=self.system_prompt,
             tool_schemas=self.tool_schemas,
             config=config.to_dict(),
@@ -278,20 +288,25 @@ class Opening:
 
 def open_policy(given: Policy, question: str, store: Store) -> Opening:
     """Start ``given`` for one episode of ``question`` over ``store`` (already pinned):
-    its session when it is episodic, the store's reader memo handed to what drives
-    the episode when that uses one, and what it says of itself. A failure is an
-    :class:`Opening` with ``broken`` set, never an exception."""
+    the policy for that store (``for_store``), its session when it is episodic, the
+    store's reader memo handed to what drives the episode when that uses one, and
+    what it says of itself. A failure is an :class:`Opening` with ``broken`` set,
+    never an exception."""
     session: Policy | None = None
+    chosen = given
     try:
-        session = session_for(given, question)  # this episode's own session, if any
-        policy = given if session is None else session
+        chosen = policy_for_store(given, store)
+        session = session_for(chosen, question)  # this episode's own session, if any
+        policy = chosen if session is None else session
         hand_reader_memo(policy, lambda: _reader_memo(store))
         schemas = list(policy.tool_schemas() or [])
         system_prompt = str(policy.system_prompt)
         name = str(policy.name)
+        info = policy_info_of(chosen)
     except Exception as exc:  # a policy that cannot even start or describe itself
-        return Opening(session, [], "", type(given).__name__, f"{type(exc).__name__}: {exc}")
-    return Opening(session, schemas, system_prompt, name)
+        broken = f"{type(exc).__name__}: {exc}"
+        return Opening(chosen, session, [], "", type(given).__name__, broken)
+    return Opening(chosen, session, schemas, system_prompt, name, info=info)
 
 
 def check_searchable(question: str) -> None:
@@ -713,14 +728,16 @@ class _Episode:
         and record the start."""
         opened = self.opening = open_policy(self.given, self.question, self.store)
         if all(stop.holds(self) is None for stop in EXITS if stop.when == "start"):
-            driver = opened.session if opened.session is not None else self.given
+            driver = opened.session if opened.session is not None else opened.policy
             fitted, notice = fit_budget(driver, self.config)
             if notice:  # the budget this episode runs with (recorded in its start)
                 self.configure(fitted)
-                if not starts_sessions(self.given):
-                    self.use(self.given)
+                if not starts_sessions(opened.policy):
+                    self.use(opened.policy)
         if opened.session is not None:
             self.use(opened.session)
+        elif opened.policy is not self.given:  # its for_store gave another policy
+            self.use(opened.policy)
         self.record(opened.start_event(self.question, self.config, self.tc.counter.name))
 
     def exit(self) -> Exit | None:

@@ -39,6 +39,7 @@ from thresher.tokens import PromptCost
 if TYPE_CHECKING:
     from thresher.harness.actions import MalformedReply, Proposal
     from thresher.harness.observation import Observation
+    from thresher.index.store import Store
 
 __all__ = [
     "BasePolicy",
@@ -49,6 +50,8 @@ __all__ = [
     "QuestionScorer",
     "starts_sessions",
     "session_for",
+    "policy_for_store",
+    "policy_info_of",
     "reranker_of",
     "retrieval_mode_of",
     "fitted_fusion_of",
@@ -162,6 +165,10 @@ class BasePolicy:
             for a turn of a few milliseconds costs more than the turn. Its time
             still counts toward the wall time, but the call is not cut short, and a
             stop request is seen between turns. Default False: a worker thread.
+        info: what the harness records of the policy beyond its name in the
+            episode's start (``episode_start.policy_info``, JSON-safe), e.g. which
+            weights it runs. Read on the episode's policy (the one :meth:`for_store`
+            returned, not its session). Default None: nothing recorded.
     """
 
     name: str
@@ -170,6 +177,7 @@ class BasePolicy:
     fitted_fusion: bool | None = None
     prompt_cost: PromptCost | None = None
     in_process: bool = False
+    info: dict[str, Any] | None = None
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The tool schemas the policy sends its model: the harness counts them in the
@@ -192,6 +200,18 @@ class BasePolicy:
             f"{type(self).__name__} overrides neither propose(observation) nor "
             "start(question): override propose to answer each turn"
         )
+
+    def for_store(self, store: Store) -> Policy:
+        """The policy to run one episode over ``store`` (the episode's store, pinned on its
+        generation): e.g. this policy with weights kept with that index.
+
+        When overridden, the harness calls it once per episode, before :meth:`start`,
+        and the policy it returns (this one, or another) is the episode's: its
+        ``start``, hooks and ``info`` are the ones used, while ``retrieval_mode`` and
+        ``prompt_cost`` stay this policy's. It may raise: the episode then ends with
+        ``policy_error``. Default (not called): this policy.
+        """
+        return self
 
     def start(self, question: str) -> Policy:
         """A fresh session for one episode of ``question``, owning that episode's state.
@@ -267,6 +287,20 @@ def _declares(policy: object, hook: str) -> bool:
 def starts_sessions(policy: object) -> bool:
     """Whether ``policy`` starts a session per episode (it declares ``start``)."""
     return _declares(policy, "start")
+
+
+def policy_for_store(policy: Policy, store: Store) -> Policy:
+    """The policy that runs an episode over ``store``: what ``policy``'s ``for_store``
+    returns when it declares one, else ``policy``. Raises what ``for_store`` raises."""
+    if not _declares(policy, "for_store"):
+        return policy
+    return cast(BasePolicy, policy).for_store(store)
+
+
+def policy_info_of(policy: object) -> dict[str, Any]:
+    """What ``policy`` declares of itself for the trace (``info``; empty when none)."""
+    info = getattr(policy, "info", None)
+    return dict(info) if isinstance(info, dict) else {}
 
 
 def session_for(policy: object, question: str) -> Policy | None:

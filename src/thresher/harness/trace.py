@@ -64,11 +64,16 @@ class TraceEvent:
 
 @dataclass(frozen=True, kw_only=True)
 class EpisodeStart(TraceEvent):
-    """The episode's inputs: question, policy, prompt, tools, config."""
+    """The episode's inputs: question, policy, prompt, tools, config.
+
+    policy_info: what the policy recorded of itself beyond its name (e.g. which
+    weights ran; :attr:`~thresher.harness.policy.BasePolicy.info`); empty when nothing.
+    """
 
     type: ClassVar[str] = "episode_start"
     question: str = ""
     policy: str = ""
+    policy_info: dict[str, Any] = field(default_factory=dict)
     system_prompt: str = ""
     tool_schemas: list[dict[str, Any]] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)

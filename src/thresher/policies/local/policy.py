@@ -48,10 +48,14 @@ against the question in their lineage.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from thresher.config import Config
 from thresher.harness.policy import BasePolicy
+from thresher.index.store import Store
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
+from thresher.policies.local.adapted import WeightsChoice, choose_weights, index_folder
 from thresher.policies.local.answer import AnswerRanker
 from thresher.policies.local.constants import DEFAULT_CONTROLS
 from thresher.policies.local.models import LocalWeights, load_weights
@@ -81,6 +85,11 @@ class LocalPolicy(BasePolicy):
     ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
     at None take the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
 
+    With no weights given, an episode over an embedded index that keeps adapted
+    weights (``thresher adapt``, :mod:`~thresher.policies.local.adapted`) runs them,
+    unless they are stale (:meth:`for_store`); ``info`` (recorded in each episode's
+    ``episode_start.policy_info``) says which weights ran.
+
     Args:
         options: how it searches, prunes and answers (:class:`LocalOptions`).
         config: the run's settings: ``episode.max_final_documents`` caps ``final_k``
@@ -104,7 +113,18 @@ class LocalPolicy(BasePolicy):
         o = options or LocalOptions()
         weights = o.weights
         self.options = o
+        self.config = config
         self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
+        self.info: dict[str, Any] | None = (
+            {"weights": "shipped"}
+            if weights is None
+            else {"weights": "file", "path": str(Path(weights).resolve())}
+            if isinstance(weights, str | Path)
+            else {"weights": "given"}
+        )
+        #: the policy run per adapted-weights choice (see :meth:`for_store`; two episodes
+        #: starting at once may both build one: equal policies, the last one kept)
+        self._for_index: dict[tuple[str, int, str], LocalPolicy] = {}
         tuned = {**DEFAULT_CONTROLS, **self.weights.controls}
         self.max_hops = int(tuned["max_hops"] if o.max_hops is None else o.max_hops)
         self.first_k = o.first_k
@@ -127,6 +147,32 @@ class LocalPolicy(BasePolicy):
         self.rerank_depth = int(tuned["rerank_depth"] if o.rerank_depth is None else o.rerank_depth)
         self.frontier_k = o.frontier_k
         self.chain_order = o.chain_order
+
+    def for_store(self, store: Store) -> LocalPolicy:
+        """This policy, or, when no weights were given and ``store`` is an embedded index
+        keeping adapted weights, this policy with the weights
+        :func:`~thresher.policies.local.adapted.choose_weights` picks (the adapted ones,
+        or the shipped ones when those are stale, its ``info`` saying so)."""
+        if self.options.weights is not None:
+            return self
+        folder = index_folder(store)
+        if folder is None:
+            return self
+        choice = choose_weights(folder, lambda: str(store.stats().extra.get("generation", "")))
+        if choice.path is None and choice.info == self.info:
+            return self
+        return self._with_choice(choice)
+
+    def _with_choice(self, choice: WeightsChoice) -> LocalPolicy:
+        """The policy running ``choice`` (built once per choice and kept)."""
+        key = (str(choice.path), choice.stamp, repr(sorted(choice.info.items())))
+        found = self._for_index.get(key)
+        if found is None:
+            options = replace(self.options, weights=choice.path)
+            found = LocalPolicy(options, config=self.config, recorder=self.recorder)
+            found.info = dict(choice.info)
+            self._for_index[key] = found
+        return found
 
     def start(self, question: str) -> LocalSession:
         """A session for one episode of ``question``, built from the current settings."""

@@ -15,7 +15,14 @@ import numpy as np
 
 from thresher.policies.local.models import Model, sigmoid
 
-__all__ = ["fit_logistic", "fit_mlp", "fit_lambdarank", "prior_model", "LAMBDARANK_PARAMS"]
+__all__ = [
+    "fit_logistic",
+    "fit_mlp",
+    "fit_lambdarank",
+    "prior_model",
+    "prior_coefficients",
+    "LAMBDARANK_PARAMS",
+]
 
 
 def _standardize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -23,6 +30,24 @@ def _standardize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     std = x.std(axis=0) if len(x) else np.ones(x.shape[1])
     std = np.where(std < 1e-9, 1.0, std)
     return mean, std
+
+
+def prior_coefficients(
+    prior: Model, features: Sequence[str], mean: np.ndarray, std: np.ndarray
+) -> np.ndarray:
+    """A logistic ``prior``'s coefficients re-expressed on columns standardized by
+    ``mean`` and ``std`` (weights then bias): the same logits on every row.
+
+    A feature of ``features`` the prior lacks gets weight 0; one the prior has and
+    ``features`` lacks is dropped. Raises ``ValueError`` unless ``prior`` is logistic.
+    """
+    if prior.kind != "logistic":
+        raise ValueError(f"prior_coefficients: a logistic prior is needed, got {prior.kind}")
+    raw = np.asarray(prior.params["w"], dtype=np.float64) / prior.std  # per raw column
+    bias = float(prior.params["b"]) - float(np.dot(raw, prior.mean))
+    by_name = dict(zip(prior.features, raw, strict=True))
+    a = np.asarray([by_name.get(f, 0.0) for f in features], dtype=np.float64)
+    return np.append(a * std, bias + float(np.dot(a, mean)))
 
 
 def fit_logistic(
@@ -33,24 +58,41 @@ def fit_logistic(
     l2: float = 1.0,
     weight: np.ndarray | None = None,
     iterations: int = 50,
+    prior: Model | None = None,
+    anchor: float = 0.0,
 ) -> Model:
     """L2-regularized logistic regression by Newton's method (IRLS).
 
     Minimizes ``Σ_i s_i·logloss(y_i, σ(z_i·w + b)) + l2/2·|w|²`` with sample
-    weights ``s`` (default 1). Raises ``ValueError`` on shape mismatches.
+    weights ``s`` (default 1).
+
+    With a logistic ``prior`` and ``anchor`` > 0 (a warm start: adapting fitted
+    weights to new rows), the penalty is instead
+    ``l2/2·|w - w0|² + anchor/2·(β - β0)ᵀ H0 (β - β0)``, ``β0`` the prior's
+    coefficients (bias included) and ``H0`` the log loss's curvature on these rows at
+    ``β0``: the prior counts as ``anchor`` times as many rows like these that agree
+    with it (0: the rows alone; large: the prior kept).
+
+    Raises ``ValueError`` on shape mismatches or a prior that is not logistic.
     """
     if x.ndim != 2 or len(x) != len(y) or x.shape[1] != len(features):
         raise ValueError(f"fit_logistic: x {x.shape}, y {y.shape}, {len(features)} features")
     mean, std = _standardize(x)
     z = np.hstack([(x - mean) / std, np.ones((len(x), 1))])
     s = np.ones(len(x)) if weight is None else np.asarray(weight, dtype=np.float64)
-    beta = np.zeros(z.shape[1])
     reg = np.full(z.shape[1], l2)
     reg[-1] = 0.0
+    center = np.zeros(z.shape[1])
+    tie = np.zeros((z.shape[1], z.shape[1]))  # the prior's curvature (anchor · H0)
+    if prior is not None and anchor > 0:
+        center = prior_coefficients(prior, features, mean, std)
+        p0 = sigmoid(z @ center)
+        tie = anchor * ((z * (s * p0 * (1 - p0))[:, None]).T @ z)
+    beta = center.copy()
     for _ in range(iterations):
         p = sigmoid(z @ beta)
-        grad = z.T @ (s * (p - y)) + reg * beta
-        hess = (z * (s * p * (1 - p))[:, None]).T @ z + np.diag(reg + 1e-9)
+        grad = z.T @ (s * (p - y)) + reg * (beta - center) + tie @ (beta - center)
+        hess = (z * (s * p * (1 - p))[:, None]).T @ z + tie + np.diag(reg + 1e-9)
         step = np.linalg.solve(hess, grad)
         beta -= step
         if np.max(np.abs(step)) < 1e-7:
@@ -151,6 +193,7 @@ def fit_lambdarank(
     *,
     rounds: int = 300,
     seed: int = 0,
+    init: Model | None = None,
 ) -> Model:
     """Gradient-boosted trees ranking each group's rows, by LightGBM's LambdaRank.
 
@@ -161,12 +204,15 @@ def fit_lambdarank(
         features: column names.
         rounds: boosting rounds.
         seed: LightGBM's seed (bagging, feature sampling).
+        init: a ``lambdarank`` model over the same features to continue boosting from
+            (a warm start: its trees kept, ``rounds`` more added on these rows).
 
     Returns:
         A ``lambdarank`` :class:`Model` holding LightGBM's text model.
 
     Raises:
-        ValueError: shapes that do not match, or no group with both grades.
+        ValueError: shapes that do not match, an ``init`` that is not a lambdarank
+            model over ``features``.
     """
     import lightgbm
 
@@ -178,7 +224,12 @@ def fit_lambdarank(
     data = lightgbm.Dataset(
         x, label=y.astype(np.int32), group=list(group_sizes), feature_name=list(features)
     )
-    booster = lightgbm.train(params, data, num_boost_round=rounds)
+    start = None
+    if init is not None:
+        if init.kind != "lambdarank" or tuple(init.features) != tuple(features):
+            raise ValueError("fit_lambdarank: init must be a lambdarank model over these features")
+        start = lightgbm.Booster(model_str=str(init.params["model"]))
+    booster = lightgbm.train(params, data, num_boost_round=rounds, init_model=start)
     dim = len(features)
     return Model(
         tuple(features),

@@ -25,7 +25,7 @@ Held-out figures come from :func:`train` on some questions and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,6 +324,10 @@ def fit_weights(
     meta: dict[str, Any] | None = None,
     order: bool = True,
     seed: int = 0,
+    start: LocalWeights | None = None,
+    anchor: float = 0.0,
+    order_rounds: int = 300,
+    only: Collection[str] | None = None,
 ) -> LocalWeights:
     """Fit base, full, final and stop models on ``data``, and the LambdaRank ``order``.
 
@@ -331,39 +335,77 @@ def fit_weights(
     order: also fit the LambdaRank model that orders the final answer (needs at
         least 20 episodes ending with both gold and non-gold chunks).
     seed: LightGBM's seed (the fit is single-threaded and deterministic).
+    start: weights to start from (a warm start, e.g. the shipped ones adapted to an
+        index's own tasks): each logistic model is pulled toward ``start``'s by
+        ``anchor`` (:func:`~thresher.train.local.fit.fit_logistic`), the order model
+        continues boosting from ``start``'s for ``order_rounds`` rounds, a model the
+        rows are too few to fit is ``start``'s, and ``start``'s controls and
+        constants are kept.
+    order_rounds: boosting rounds of the order model.
+    only: with ``start``, fit only these models (of ``base``, ``full``, ``final``,
+        ``stop``, ``order``); the others are ``start``'s. None: all.
     """
     bx, fx, y = data.arrays()
     if len(y) == 0 or y.min() == y.max():
         raise ValueError("fit_weights: need both gold and non-gold rows; collect more tasks")
     w = data.sample_weights()
-    if kind == "mlp":
-        base: Model = fit_mlp(bx, y, BASE_FEATURES, weight=w)
-        full: Model = fit_mlp(fx, y, FULL_FEATURES, weight=w)
+    if start is not None and only is not None:  # models outside ``only`` stay start's
+        skip = {"base", "full", "final", "stop", "order"} - set(only)
     else:
-        base = fit_logistic(bx, y, BASE_FEATURES, weight=w)
-        full = fit_logistic(fx, y, FULL_FEATURES, weight=w)
-    final = None
+        skip = set()
+
+    def logistic(
+        x: np.ndarray, yy: np.ndarray, names: Any, prior: Model | None, **kw: Any
+    ) -> Model:
+        warm = prior if prior is not None and prior.kind == "logistic" else None
+        return fit_logistic(x, yy, names, prior=warm, anchor=anchor if warm else 0.0, **kw)
+
+    base: Model
+    full: Model
+    if start is not None and {"base", "full"} <= skip:
+        base, full = start.base, start.full
+    elif kind == "mlp":
+        base = fit_mlp(bx, y, BASE_FEATURES, weight=w)
+        full = fit_mlp(fx, y, FULL_FEATURES, weight=w)
+    else:
+        base = logistic(bx, y, BASE_FEATURES, start.base if start else None, weight=w)
+        full = logistic(fx, y, FULL_FEATURES, start.full if start else None, weight=w)
+    final = start.final if start is not None else None
     _, ffx, fy = data.arrays("final")
     fw = data.sample_weights("final")
-    if len(fy) >= 20 and 0 < fy.sum() < len(fy):
+    if "final" not in skip and len(fy) >= 20 and 0 < fy.sum() < len(fy):
         final = (
             fit_mlp(ffx, fy, FULL_FEATURES, weight=fw)
             if kind == "mlp"
-            else fit_logistic(ffx, fy, FULL_FEATURES, l2=3.0, weight=fw)
+            else logistic(
+                ffx, fy, FULL_FEATURES, start.ranker if start else None, l2=3.0, weight=fw
+            )
         )
-    stop = None
+    stop = start.stop if start is not None else None
     sy = np.asarray(data.stop_y)
-    if len(sy) >= 10 and 0 < sy.sum() < len(sy):
+    if "stop" not in skip and len(sy) >= 10 and 0 < sy.sum() < len(sy):
         sw = np.asarray(data.stop_sample_weights())
-        stop = fit_logistic(np.vstack(data.stop_x), sy, STOP_FEATURES, l2=3.0, weight=sw)
-    ordering = None
+        sx = np.vstack(data.stop_x)
+        stop = logistic(sx, sy, STOP_FEATURES, start.stop if start else None, l2=3.0, weight=sw)
+    ordering = start.order if start is not None else None
     ox, oy, sizes = final_groups(data)
-    if order and len(sizes) >= 20:
-        ordering = fit_lambdarank(ox, oy, sizes, FULL_FEATURES, seed=seed)
+    if order and "order" not in skip and len(sizes) >= 20:
+        init = ordering if ordering is not None and ordering.features == FULL_FEATURES else None
+        ordering = fit_lambdarank(
+            ox, oy, sizes, FULL_FEATURES, seed=seed, rounds=order_rounds, init=init
+        )
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
-    if ordering is not None:
+    if ordering is not None and order and "order" not in skip and len(sizes) >= 20:
         info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
-    return LocalWeights(base, full, stop, info, final, order=ordering)
+    if start is None:
+        return LocalWeights(base, full, stop, info, final, order=ordering)
+    # which models these rows fit (the others are ``start``'s)
+    kept = {"final": final is start.final, "stop": stop is start.stop, "order": "order" not in info}
+    chunk = [] if {"base", "full"} <= skip else ["base", "full"]
+    info["fitted"] = [*chunk, *(m for m in ("final", "stop", "order") if not kept[m])]
+    return LocalWeights(
+        base, full, stop, info, final, dict(start.controls), ordering, start.constants
+    )
 
 
 def train(

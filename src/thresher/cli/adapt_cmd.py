@@ -1,0 +1,142 @@
+"""``thresher adapt --index DIR``: adapt the local policy to an index's own documents.
+
+Synthesizes tasks from the index, holds a share of them out, fits the local
+policy's models on the rest starting from the shipped weights, prints recall@5 and
+the reward of the shipped and the adapted weights on the held-out tasks, and keeps
+the adapted weights in ``DIR/adapted/`` (``--no-save``/``--dry-run``: only measure).
+The local policy then runs them on that index by itself (unless
+``policy.weights`` is set), until the index has changed too much since (stale: the
+shipped weights run, with a warning; ``thresher adapt`` again refreshes them).
+See :mod:`thresher.train.local.adapt` and ``docs/local-policy.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from thresher.cli._common import add_config_args, add_index_arg, load_config, print_json
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from thresher.train.local.adapt import (
+        ADAPTABLE,
+        DEFAULT_ANCHOR,
+        DEFAULT_MODELS,
+        DEFAULT_ORDER_ROUNDS,
+    )
+
+    add_index_arg(parser)
+    parser.add_argument("--n", type=int, default=300, help="tasks to synthesize (default 300)")
+    parser.add_argument("--seed", type=int, default=0, help="synthesis and split seed (default 0)")
+    parser.add_argument(
+        "--held-out",
+        type=float,
+        default=0.3,
+        metavar="SHARE",
+        help="share of the tasks only measured, never fit on (default 0.3)",
+    )
+    parser.add_argument(
+        "--models",
+        default=",".join(DEFAULT_MODELS),
+        metavar="NAMES",
+        help=f"models refit, comma-separated, of {','.join(ADAPTABLE)} "
+        f"(default {','.join(DEFAULT_MODELS)}; the others stay shipped)",
+    )
+    parser.add_argument(
+        "--anchor",
+        type=float,
+        default=DEFAULT_ANCHOR,
+        help="how many times the new rows the shipped coefficients count "
+        f"(default {DEFAULT_ANCHOR}; 0: the new rows alone)",
+    )
+    parser.add_argument(
+        "--order-rounds",
+        type=int,
+        default=DEFAULT_ORDER_ROUNDS,
+        metavar="N",
+        help=f"boosting rounds added to the order model (default {DEFAULT_ORDER_ROUNDS})",
+    )
+    parser.add_argument(
+        "--no-save",
+        "--dry-run",
+        dest="save",
+        action="store_false",
+        help="only measure: keep nothing in the index folder",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (implied by --json)"
+    )
+    add_config_args(parser)
+
+
+def _bar(enabled: bool) -> Any:
+    """A ``progress(phase, done, total)`` drawing one tqdm bar per phase (on a terminal)."""
+    from tqdm import tqdm
+
+    names = {
+        "before": "shipped weights, held-out",
+        "collect": "collecting rows",
+        "after": "adapted weights, held-out",
+    }
+    bars: dict[str, Any] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if not enabled or phase not in names:
+            return
+        bar = bars.get(phase)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            bar = bars[phase] = tqdm(total=total, desc=names[phase], unit="episode")
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return progress
+
+
+def run(args: argparse.Namespace) -> int:
+    from thresher.train.local.adapt import adapt_index
+
+    config = load_config(args)
+    quiet = bool(getattr(args, "json", False))
+    enabled = not quiet and not args.no_progress
+    report = adapt_index(
+        args.index,
+        n=args.n,
+        seed=args.seed,
+        held_out=args.held_out,
+        anchor=args.anchor,
+        order_rounds=args.order_rounds,
+        models=tuple(m.strip() for m in args.models.split(",") if m.strip()),
+        config=config,
+        save=args.save,
+        progress=_bar(enabled) if enabled else None,
+    )
+    if quiet:
+        print_json(report.to_dict())
+        return 0
+    hops = ", ".join(f"{h} hops: {c}" for h, c in report.by_hops.items())
+    print(
+        f"{report.synthesized} tasks synthesized of {report.requested} asked ({hops}) "
+        f"from {report.documents} documents ({report.generation}); "
+        f"train {report.train}, held out {report.held_out}"
+    )
+    refit = ", ".join(report.refit) or "nothing (too few episodes; raise --n)"
+    print(f"refit {refit} on {report.rows} rows ({report.positives} gold) from the shipped weights")
+    if report.before is not None and report.after is not None:
+        b, a = report.before, report.after
+        print(f"held-out ({report.held_out} tasks)   recall@5   reward   tokens")
+        print(f"  shipped weights          {b.recall5:8.3f} {b.reward:8.3f} {b.tokens:8.0f}")
+        print(f"  adapted weights          {a.recall5:8.3f} {a.reward:8.3f} {a.tokens:8.0f}")
+    secs = ", ".join(f"{k} {v:.0f} s" for k, v in report.seconds.items())
+    print(f"time: {secs} (total {sum(report.seconds.values()):.0f} s)")
+    if report.saved:
+        print(f"kept {report.saved}: the local policy runs it on {args.index} from now on")
+    else:
+        print("not saved (--no-save)", file=sys.stderr)
+    return 0

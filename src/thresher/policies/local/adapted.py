@@ -1,0 +1,220 @@
+"""Local-policy weights adapted to one index, kept in that index's folder.
+
+``thresher adapt --index IDX`` (:mod:`thresher.train.local.adapt`) writes::
+
+    IDX/adapted/
+      local_policy.json   the adapted weights (a weights file like the shipped one)
+      fingerprint.json    the index as it was adapted to: generation, document
+                          count, a hash of its (document id, content hash) list,
+                          and each document's content hash (short)
+
+An ingest never touches ``IDX/adapted`` (it replaces generation folders only).
+When the local policy runs on an embedded index with no weights given, it asks
+:func:`choose_weights` which weights to run: the adapted ones while the index is
+much as it was (:data:`STALE_SHARE`), else the shipped ones with a warning (the
+adapted weights are *stale*: ``thresher adapt`` again refreshes them). The answer
+is kept per index folder, generation and weights file, so an episode pays a stat
+and a look-up; the manifest of a new generation is read once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from thresher.errors import ThresherError
+
+__all__ = [
+    "ADAPTED_DIR",
+    "STALE_SHARE",
+    "Fingerprint",
+    "WeightsChoice",
+    "StaleAdaptedWeightsWarning",
+    "adapted_dir",
+    "fingerprint_of",
+    "read_fingerprint",
+    "write_fingerprint",
+    "choose_weights",
+    "index_folder",
+]
+
+#: the folder of an index that holds its adapted weights
+ADAPTED_DIR = "adapted"
+WEIGHTS_FILE = "local_policy.json"
+FINGERPRINT_FILE = "fingerprint.json"
+#: share of the adapted-to documents added, removed or changed since, above which the
+#: adapted weights are stale (the index is no longer the one they were fit on)
+STALE_SHARE = 0.2
+_SCHEMA = "thresher.adapted-fingerprint/1"
+
+
+class StaleAdaptedWeightsWarning(UserWarning):
+    """The index changed much since ``thresher adapt``: its shipped weights run instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """An index as it was (or is): enough to tell how much it changed since.
+
+    Attributes:
+        generation: the live generation's folder name (``gen-000006``).
+        documents: how many documents it holds.
+        files_sha256: SHA-256 of its sorted ``doc_id<TAB>content_hash`` lines.
+        contents: document id -> the first 16 hex digits of its content hash.
+    """
+
+    generation: str
+    documents: int
+    files_sha256: str
+    contents: Mapping[str, str] = field(default_factory=dict)
+
+    def changed_share(self, now: Fingerprint) -> float:
+        """Documents of this fingerprint removed or changed in ``now``, plus documents
+        ``now`` adds, over this fingerprint's document count (0 when equal)."""
+        if now.files_sha256 == self.files_sha256:
+            return 0.0
+        old, new = self.contents, now.contents
+        moved = sum(1 for d, h in old.items() if new.get(d) != h)
+        moved += sum(1 for d in new if d not in old)
+        return moved / max(len(old), 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": _SCHEMA,
+            "generation": self.generation,
+            "documents": self.documents,
+            "files_sha256": self.files_sha256,
+            "contents": dict(self.contents),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Fingerprint:
+        return cls(
+            str(data["generation"]),
+            int(data["documents"]),
+            str(data["files_sha256"]),
+            {str(k): str(v) for k, v in dict(data.get("contents") or {}).items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WeightsChoice:
+    """Which weights the local policy runs on an index, and why (recorded in traces).
+
+    Attributes:
+        path: the weights file to load; None: the shipped weights.
+        info: what an episode's ``episode_start.policy_info`` records, e.g.
+            ``{"weights": "adapted", "path": ..., "adapted_generation": ...}`` or
+            ``{"weights": "shipped", "adapted": "stale", "changed_share": 0.31}``.
+        stamp: the weights file's modification time (ns) when chosen (0: none), so a
+            file rewritten by ``thresher adapt`` is a new choice.
+    """
+
+    path: Path | None
+    info: Mapping[str, Any]
+    stamp: int = 0
+
+
+def adapted_dir(index: str | Path) -> Path:
+    """``index``'s folder of adapted weights (it may not exist)."""
+    return Path(index) / ADAPTED_DIR
+
+
+def index_folder(store: object) -> Path | None:
+    """The folder of the embedded index ``store`` reads (the store or a view pinned on
+    it: both carry ``index_dir``); None for any other store (a server, a filtered view)."""
+    folder = getattr(store, "index_dir", None)
+    return folder if isinstance(folder, Path) else None
+
+
+def fingerprint_of(index: str | Path) -> Fingerprint:
+    """The fingerprint of ``index``'s live generation (reads its manifest).
+
+    Raises ``IndexNotFoundError`` when there is no index there.
+    """
+    from thresher.index.embedded.layout import current_generation, read_manifest
+
+    generation = current_generation(Path(index))
+    manifest = read_manifest(generation)
+    lines = sorted(f"{d}\t{e.content_hash}" for d, e in manifest.documents.items())
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+    contents = {d: e.content_hash[:16] for d, e in manifest.documents.items()}
+    return Fingerprint(generation.name, len(contents), digest, contents)
+
+
+def write_fingerprint(index: str | Path, fingerprint: Fingerprint) -> Path:
+    """Write ``fingerprint`` as ``index``'s adapted fingerprint; returns its path."""
+    path = adapted_dir(index) / FINGERPRINT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(fingerprint.to_dict(), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def read_fingerprint(index: str | Path) -> Fingerprint | None:
+    """``index``'s adapted fingerprint; None when absent or unreadable."""
+    path = adapted_dir(index) / FINGERPRINT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Fingerprint.from_dict(data)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+_SHIPPED = WeightsChoice(None, {"weights": "shipped"})
+
+
+def choose_weights(index: Path, generation: Callable[[], str]) -> WeightsChoice:
+    """The weights the local policy runs on ``index`` when none are given: its adapted
+    weights unless absent or stale (then the shipped ones; stale warns once per index
+    generation with :class:`StaleAdaptedWeightsWarning`). ``generation()`` names the
+    generation the episode reads (asked only when adapted weights exist).
+
+    Never raises: an unreadable fingerprint or manifest counts as no adapted weights.
+    """
+    where = os.path.join(index, ADAPTED_DIR, WEIGHTS_FILE)
+    try:
+        st = os.stat(where)
+        live = generation()
+    except (OSError, ThresherError):
+        return _SHIPPED
+    return _chosen(str(index), live, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=64)
+def _chosen(index: str, generation: str, mtime_ns: int, size: int) -> WeightsChoice:
+    """The choice for ``index`` at ``generation`` with its weights file as it is now
+    (keyed by its size and modification time: a rewritten file is chosen again). A
+    function of files alone; nothing of an episode is kept."""
+    return _choose(Path(index), generation, adapted_dir(index) / WEIGHTS_FILE, mtime_ns)
+
+
+def _choose(index: Path, generation: str, weights: Path, stamp: int) -> WeightsChoice:
+    kept = read_fingerprint(index)
+    if kept is None:
+        return WeightsChoice(None, {"weights": "shipped", "adapted": "no fingerprint"})
+    adapted = {"weights": "adapted", "path": str(weights), "adapted_generation": kept.generation}
+    if kept.generation == generation:
+        return WeightsChoice(weights, adapted, stamp)
+    try:
+        share = kept.changed_share(fingerprint_of(index))
+    except ThresherError:
+        return WeightsChoice(None, {"weights": "shipped", "adapted": "index unreadable"})
+    if share <= STALE_SHARE:
+        return WeightsChoice(weights, {**adapted, "changed_share": round(share, 4)}, stamp)
+    warnings.warn(
+        f"the adapted local-policy weights of {index} are stale: {share:.0%} of its "
+        f"documents changed since `thresher adapt` (more than {STALE_SHARE:.0%}); "
+        f"running the shipped weights. Run `thresher adapt --index {index}` to refresh them",
+        StaleAdaptedWeightsWarning,
+        stacklevel=3,
+    )
+    return WeightsChoice(
+        None, {"weights": "shipped", "adapted": "stale", "changed_share": round(share, 4)}
+    )

@@ -1,0 +1,317 @@
+"""Adapting the local policy to one index: tasks synthesized from its own documents, a
+fit that starts from the shipped weights, the result kept with the index.
+
+:func:`adapt_index` runs, in order:
+
+1. **Synthesize** up to ``n`` verified multi-hop tasks from the index
+   (:func:`~thresher.tasks.generate.pipeline.synthesize_tasks`, offline, ``seed``).
+2. **Split** them by task, with a fixed seed: ``held_out`` of them are only measured,
+   the rest are trained on (:func:`split_tasks`).
+3. **Measure before**: the shipped weights on the held-out tasks (recall@5 of the
+   tasks' gold documents, the episode reward at beta 2: :mod:`.tune_runs`).
+4. **Fit**: the policy, running the shipped weights, collects feature rows on the
+   training tasks (:func:`~thresher.train.local.trainer.collect`); the models are
+   then fit *from* the shipped ones (:func:`~thresher.train.local.trainer.fit_weights`
+   with ``start``): the LambdaRank order model keeps its trees and adds
+   ``order_rounds`` on the new episodes, each logistic model is pulled toward its
+   shipped coefficients as if they were worth ``anchor`` times the new rows, and the
+   controls and constants stay the shipped ones. Only the ``models`` named are
+   taken from the fit (default: the order model alone; the others stay shipped).
+   The rows the shipped weights were fit on (dev sets of public datasets) are not
+   on a user's machine, so a warm start, not a mix.
+5. **Measure after**: the adapted weights on the same held-out tasks.
+6. **Keep** (unless ``save`` is False): the weights, the index's fingerprint, the
+   tasks and the report under ``INDEX/adapted/``
+   (:mod:`thresher.policies.local.adapted`), where the local policy finds them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from thresher.config import Config
+from thresher.errors import InputError
+from thresher.policies.local.models import LocalWeights
+from thresher.tasks.task import Task
+
+__all__ = [
+    "AdaptReport",
+    "Score",
+    "adapt_index",
+    "split_tasks",
+    "ADAPTABLE",
+    "DEFAULT_MODELS",
+    "DEFAULT_ANCHOR",
+]
+
+#: the models of the weights file ``adapt`` can refit
+ADAPTABLE = ("order", "base", "full", "final", "stop")
+#: the models refit by default: the final order (the chunk models fit on synthetic
+#: rows lowered held-out recall; docs/local-policy.md, "Adapting to your index")
+DEFAULT_MODELS = ("order",)
+
+#: how many times the new rows the shipped coefficients count as (see the module docs)
+DEFAULT_ANCHOR = 1.0
+#: boosting rounds the order model adds on the new episodes
+DEFAULT_ORDER_ROUNDS = 300
+
+#: ``progress(phase, done, total)``: phase one of ``synthesize``, ``before``,
+#: ``collect``, ``after``
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """Mean scores of one set of weights on the held-out tasks."""
+
+    recall5: float
+    reward: float
+    tokens: float
+
+
+@dataclass
+class AdaptReport:
+    """What :func:`adapt_index` did and measured.
+
+    Attributes:
+        index: the index folder.
+        generation: the generation adapted to.
+        documents: its document count.
+        synthesized: tasks kept by the synthesis (of ``requested``), by hop count.
+        train, held_out: the split's sizes (tasks).
+        before, after: the shipped and the adapted weights on the held-out tasks
+            (None when there are none).
+        rows: feature rows fit (gold among them: ``positives``).
+        refit: the models of ``models`` the rows sufficed to refit (the order model
+            needs 20 training episodes ending with gold and non-gold chunks; the
+            others stay the starting weights').
+        saved: the adapted weights file written (None: not saved).
+        seconds: wall time per phase.
+        settings: seed, held-out share, anchor, order rounds.
+    """
+
+    index: str
+    generation: str
+    documents: int
+    requested: int
+    synthesized: int
+    by_hops: dict[int, int]
+    train: int
+    held_out: int
+    before: Score | None
+    after: Score | None
+    rows: int = 0
+    positives: int = 0
+    refit: list[str] = field(default_factory=list)
+    saved: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def split_tasks(
+    tasks: Sequence[Task], held_out: float, seed: int = 0
+) -> tuple[list[Task], list[Task]]:
+    """(train, held-out) by task: ``round(held_out · n)`` tasks drawn with ``seed`` are
+    held out (at least one of two or more tasks when ``held_out`` > 0), the rest
+    trained on; each part keeps the given order.
+
+    Raises ``InputError`` unless 0 <= ``held_out`` < 1.
+    """
+    if not 0 <= held_out < 1:
+        raise InputError(f"held-out share must be in [0, 1), got {held_out}; e.g. 0.3")
+    ids = sorted(t.task_id for t in tasks)
+    random.Random(seed).shuffle(ids)
+    count = round(held_out * len(ids))
+    if held_out > 0 and len(ids) >= 2:
+        count = min(max(count, 1), len(ids) - 1)
+    held = set(ids[:count])
+    return [t for t in tasks if t.task_id not in held], [t for t in tasks if t.task_id in held]
+
+
+def _score(
+    tasks: Sequence[Task],
+    store: Any,
+    weights: LocalWeights,
+    config: Config,
+    tick: Callable[[int], None] | None,
+) -> Score | None:
+    from thresher.train.local.tune_runs import LocalEpisodes
+
+    if not tasks:
+        return None
+    found = LocalEpisodes([(tasks, store)], config).outcomes(weights, progress=tick)
+    n = len(found)
+    return Score(
+        round(sum(o.recall5 for o in found) / n, 4),
+        round(sum(o.reward for o in found) / n, 4),
+        round(sum(o.tokens for o in found) / n, 1),
+    )
+
+
+def adapt_index(
+    index: str | Path,
+    *,
+    n: int = 300,
+    seed: int = 0,
+    held_out: float = 0.3,
+    anchor: float = DEFAULT_ANCHOR,
+    order_rounds: int = DEFAULT_ORDER_ROUNDS,
+    models: Sequence[str] = DEFAULT_MODELS,
+    config: Config | None = None,
+    save: bool = True,
+    start: LocalWeights | None = None,
+    progress: Progress | None = None,
+) -> AdaptReport:
+    """Adapt the local policy to the embedded index at ``index`` (see the module docs).
+
+    Args:
+        index: an embedded index folder (a server index cannot keep weights).
+        n: tasks to synthesize (fewer when the index's seeds run out).
+        seed: the synthesis's seed and the split's.
+        held_out: share of the tasks held out for the before/after measure.
+        anchor: weight of the starting coefficients against the new rows (0: the new
+            rows alone; the order model still starts from the shipped trees).
+        order_rounds: boosting rounds the order model adds.
+        models: the models taken from the fit (of :data:`ADAPTABLE`); the others stay
+            ``start``'s.
+        config: settings for the episodes (default ``Config()``).
+        save: keep the weights with the index (False: measure only).
+        start: the weights to start from (default: the shipped ones).
+        progress: called as phases advance (a progress bar).
+
+    Returns:
+        An :class:`AdaptReport`.
+
+    Raises:
+        InputError: ``index`` is not an embedded index folder, ``models`` names one
+            that is not in :data:`ADAPTABLE`, or the synthesis kept
+            fewer than two tasks, or the training tasks gave no gold and non-gold rows.
+        IndexNotFoundError: no index at ``index``.
+    """
+    from thresher.index.embedded.store import EmbeddedStore
+    from thresher.policies.local.adapted import adapted_dir, fingerprint_of, write_fingerprint
+    from thresher.policies.local.models import load_weights
+    from thresher.tasks.generate.pipeline import synthesize_tasks
+    from thresher.tasks.synthetic import to_eval_task, write_synth_tasks
+    from thresher.train.local.trainer import collect, fit_weights
+
+    if "://" in str(index):
+        raise InputError(
+            f"adapt: {index} is a server; adapted weights are kept in an embedded index "
+            "folder (build one with `thresher index PATH --index DIR`)"
+        )
+    unknown = sorted(set(models) - set(ADAPTABLE))
+    if unknown or not models:
+        raise InputError(
+            f"adapt: models {', '.join(unknown) or '(none)'} unknown; "
+            f"name some of {', '.join(ADAPTABLE)}"
+        )
+    folder = Path(index)
+    cfg = config or Config()
+    fingerprint = fingerprint_of(folder)
+    shipped = start or load_weights()
+    seconds: dict[str, float] = {}
+
+    def ticker(phase: str, total: int) -> Callable[[int], None] | None:
+        if progress is None:
+            return None
+        report_to = progress
+        report_to(phase, 0, total)
+        return lambda done: report_to(phase, done, total)
+
+    t = time.perf_counter()
+    # reading the whole corpus is one grep over every chunk: give it time
+    reading = cfg.override({"grep.timeout_s": max(cfg.grep.timeout_s, 300.0)})
+    with EmbeddedStore(folder, reading) as synth_store:
+        synth = synthesize_tasks(synth_store, n, seed, progress=progress is not None)
+    seconds["synthesize"] = round(time.perf_counter() - t, 2)
+    tasks = [to_eval_task(task) for task in synth.tasks]
+    if len(tasks) < 2:
+        raise InputError(
+            f"adapt: the index gave {len(tasks)} verified task(s) (of {n} asked); "
+            "too few to fit and measure: index more documents, or raise --n"
+        )
+    train, held = split_tasks(tasks, held_out, seed)
+    with EmbeddedStore(folder, cfg) as store:
+        t = time.perf_counter()
+        before = _score(held, store, shipped, cfg, ticker("before", len(held)))
+        seconds["before"] = round(time.perf_counter() - t, 2)
+        t = time.perf_counter()
+        data = collect(train, store, shipped, config=cfg, progress=ticker("collect", len(train)))
+        seconds["collect"] = round(time.perf_counter() - t, 2)
+        t = time.perf_counter()
+        meta = {
+            "adapted": {
+                "index": str(folder.resolve()),
+                "generation": fingerprint.generation,
+                "documents": fingerprint.documents,
+                "tasks": len(train),
+                "seed": seed,
+                "anchor": anchor,
+                "order_rounds": order_rounds,
+                "models": list(models),
+                "from": shipped.meta.get("data", []),
+            }
+        }
+        try:
+            fitted = fit_weights(
+                data,
+                start=shipped,
+                anchor=anchor,
+                order_rounds=order_rounds,
+                only=models,
+                meta=meta,
+            )
+        except ValueError as exc:
+            raise InputError(
+                f"adapt: the {len(train)} training tasks gave nothing to fit ({exc}); "
+                "raise --n or lower --held-out"
+            ) from exc
+        refit = [name for name in models if name in fitted.meta.get("fitted", ())]
+        meta = {**fitted.meta, "adapted": {**meta["adapted"], "refit": refit}}
+        adapted = replace(shipped, meta=meta, **{name: getattr(fitted, name) for name in refit})
+        seconds["fit"] = round(time.perf_counter() - t, 2)
+        t = time.perf_counter()
+        after = _score(held, store, adapted, cfg, ticker("after", len(held)))
+        seconds["after"] = round(time.perf_counter() - t, 2)
+    report = AdaptReport(
+        index=str(folder),
+        generation=fingerprint.generation,
+        documents=fingerprint.documents,
+        requested=n,
+        synthesized=len(tasks),
+        by_hops=dict(sorted(synth.by_hops.items())),
+        train=len(train),
+        held_out=len(held),
+        before=before,
+        after=after,
+        rows=int(adapted.meta.get("rows", 0)),
+        positives=int(adapted.meta.get("positives", 0)),
+        refit=refit,
+        seconds=seconds,
+        settings={
+            "seed": seed,
+            "held_out": held_out,
+            "anchor": anchor,
+            "order_rounds": order_rounds,
+            "models": list(models),
+        },
+    )
+    if save:
+        out = adapted_dir(folder)
+        report.saved = str(adapted.save(out / "local_policy.json"))
+        write_synth_tasks(out / "tasks.jsonl", synth.tasks)
+        (out / "report.json").write_text(
+            json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8"
+        )
+        write_fingerprint(folder, fingerprint)  # last: the weights are complete by then
+    return report

@@ -1,0 +1,140 @@
+"""``thresher adapt``: tasks from the index itself, a warm-started fit, the weights kept
+with the index, run by the local policy on it (unless stale or weights are given)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+import thresher
+from thresher.cli.main import main
+from thresher.config import Config
+from thresher.errors import InputError
+from thresher.harness.trace import EpisodeStart
+from thresher.index.embedded.store import EmbeddedStore
+from thresher.policies.local.adapted import (
+    STALE_SHARE,
+    StaleAdaptedWeightsWarning,
+    adapted_dir,
+    read_fingerprint,
+)
+from thresher.policies.local.models import DEFAULT_WEIGHTS, load_weights
+from thresher.train.local.adapt import AdaptReport, adapt_index
+
+
+def _copy(index: Path, to: Path) -> Path:
+    shutil.copytree(index, to)
+    return to
+
+
+def _info(index: Path, **options: object) -> dict:
+    """``episode_start.policy_info`` of one local-policy search on ``index``."""
+    result = thresher.search(
+        "Where is the company headquartered?",
+        index=index,
+        policy="local",
+        policy_options=options or None,
+        reuse=False,
+    )
+    start = result.trace[0]
+    assert isinstance(start, EpisodeStart)
+    return start.policy_info
+
+
+@pytest.fixture(scope="module")
+def adapted(
+    world_index: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, AdaptReport]:
+    """A copy of the generated world's index, adapted once with tiny sizes."""
+    index = _copy(world_index, tmp_path_factory.mktemp("adapt") / "index")
+    return index, adapt_index(index, n=40, seed=0, held_out=0.25, order_rounds=5)
+
+
+def test_adapt_splits_fits_measures_and_keeps_weights_with_the_index(adapted) -> None:
+    index, report = adapted
+    assert report.synthesized >= 4
+    assert report.train + report.held_out == report.synthesized
+    assert report.held_out == round(0.25 * report.synthesized) >= 1
+    assert report.before is not None and report.after is not None
+    assert 0.0 <= report.before.recall5 <= 1.0 and 0.0 <= report.after.recall5 <= 1.0
+    assert report.rows > report.positives > 0
+    assert report.saved == str(adapted_dir(index) / "local_policy.json")
+    weights = load_weights(report.saved)
+    shipped = load_weights()
+    assert weights.meta["adapted"]["generation"] == report.generation
+    assert weights.controls == shipped.controls and weights.constants == shipped.constants
+    assert weights.meta["adapted"]["models"] == ["order"]  # the default: the order alone
+    assert report.refit == weights.meta["adapted"]["refit"] == ["order"]
+    assert report.settings["models"] == ["order"]
+    assert weights.order is not None and shipped.order is not None
+    assert weights.order.params["model"] != shipped.order.params["model"]
+    assert weights.order.params["model"].count("Tree=") == (
+        shipped.order.params["model"].count("Tree=") + 5
+    )
+    for name in ("base", "full", "stop", "final"):  # left as shipped
+        assert getattr(weights, name).to_dict() == getattr(shipped, name).to_dict(), name
+    kept = read_fingerprint(index)
+    assert kept is not None and kept.generation == report.generation
+    assert kept.documents == report.documents == len(kept.contents)
+    lines = (adapted_dir(index) / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == report.synthesized
+
+
+def test_the_local_policy_runs_the_adapted_weights_on_that_index(adapted, world_index) -> None:
+    index, report = adapted
+    info = _info(index)
+    assert info["weights"] == "adapted" and info["path"] == report.saved
+    assert _info(world_index) == {"weights": "shipped"}  # another index: the shipped ones
+
+
+def test_explicit_weights_win_over_the_adapted_ones(adapted) -> None:
+    index, _ = adapted
+    info = _info(index, weights=str(DEFAULT_WEIGHTS))
+    assert info == {"weights": "file", "path": str(DEFAULT_WEIGHTS.resolve())}
+
+
+def test_adapted_weights_hold_through_a_small_change_and_go_stale_past_a_large_one(
+    adapted, tmp_path: Path
+) -> None:
+    index = _copy(adapted[0], tmp_path / "index")
+    kept = read_fingerprint(index)
+    assert kept is not None
+    docs = sorted(kept.contents)
+    with EmbeddedStore(index, Config()) as store:
+        store.delete_documents(docs[:1])
+    info = _info(index)
+    assert info["weights"] == "adapted" and 0 < info["changed_share"] <= STALE_SHARE
+    with EmbeddedStore(index, Config()) as store:
+        store.delete_documents(docs[1 : int(len(docs) * 0.3)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        info = _info(index)
+    assert info["weights"] == "shipped" and info["adapted"] == "stale"
+    assert info["changed_share"] > STALE_SHARE
+    assert any(issubclass(w.category, StaleAdaptedWeightsWarning) for w in caught)
+    assert "thresher adapt --index" in str(caught[-1].message)
+
+
+def test_adapt_refuses_an_unknown_model_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="order, base, full, final, stop"):
+        adapt_index(tmp_path / "nowhere", models=("order", "ranker"))
+
+
+def test_adapt_no_save_only_measures(world_index: Path, tmp_path: Path, capsys) -> None:
+    index = _copy(world_index, tmp_path / "index")
+    args = ["adapt", "--index", str(index), "--n", "8", "--order-rounds", "2", "--no-save"]
+    assert main([*args, "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "tasks synthesized of 8 asked" in out and "held out" in out
+    assert "shipped weights" in out and "adapted weights" in out and "not saved" in err
+    assert not adapted_dir(index).exists()
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["saved"] is None and report["train"] + report["held_out"] == report["synthesized"]
+    assert report["before"]["recall5"] >= 0 and report["after"]["recall5"] >= 0
+    assert not adapted_dir(index).exists()
+    assert _info(index) == {"weights": "shipped"}
