@@ -49,6 +49,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 from bench_policies import _pct, hop_scores  # bench/: on sys.path
 from docfolders.build import (
     QUESTION_FILES,
@@ -63,6 +64,7 @@ from docfolders.build import (
 
 import thresher
 from thresher.config import Config
+from thresher.policies.local.candidate import Candidate
 from thresher.policies.local.options import LocalOptions
 from thresher.policies.local.policy import LocalPolicy
 
@@ -125,8 +127,8 @@ def recording_local(weights: str | None, config: Config, seen: Seen) -> LocalPol
     """The local policy (``weights``, else the shipped ones) noting in ``seen`` every
     document its searches list and show (its recorder: the rows training collects)."""
 
-    def record(kind: str, question: str, cands: list[object], *_: object) -> None:
-        docs = {c.chunk.doc_id for c in cands}  # type: ignore[attr-defined]
+    def record(kind: str, question: str, cands: list[Candidate], *_: np.ndarray) -> None:
+        docs = {c.chunk.doc_id for c in cands}
         if kind == "pool":
             seen.listed |= docs
         elif kind == "shown":
