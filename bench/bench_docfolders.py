@@ -21,11 +21,20 @@ the best single retriever (BM25, dense, hybrid) of each row and the local
 policy's margin over it. ``--json OUT`` writes every question's top-5
 documents and scores per policy.
 
+``--where`` also prints where the local policy lost each hop it missed (first
+and later hops apart): *not listed* (no search's candidates held a document of
+the hop), *listed, not shown* (a search's candidates held one, the scorer showed
+none), *shown, ranked out* (shown, then ranked below the answer's top 5 and
+pruned), and how many of the lost hops single-shot's top 5 held (with
+``single-shot`` among the policies). Read from the policy's own recorder (the
+rows training collects), the same episode as without it.
+
 Usage::
 
     .venv/bin/python bench/bench_docfolders.py [--split tune|test|all]
         [--questions FILE ...] [--folder DIR] [--index DIR] [--cache DIR]
         [--policies single-shot,bm25,dense,hybrid-rerank,local] [--weights FILE] [--json OUT]
+        [--where]
 
 Prints figures; asserts nothing.
 """
@@ -41,6 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 from bench_policies import _pct, hop_scores  # bench/: on sys.path
 from docfolders.build import (
     QUESTION_FILES,
@@ -55,6 +65,9 @@ from docfolders.build import (
 
 import thresher
 from thresher.config import Config
+from thresher.policies.local.candidate import Candidate
+from thresher.policies.local.options import LocalOptions
+from thresher.policies.local.policy import LocalPolicy
 
 #: the policies run by default, in column order
 POLICIES = ("single-shot", "bm25", "dense", "hybrid-rerank", "local")
@@ -103,6 +116,28 @@ class Answer:
     ms: float
 
 
+@dataclass
+class Seen:
+    """The documents one local episode's searches listed as candidates and showed."""
+
+    listed: set[str]
+    shown: set[str]
+
+
+def recording_local(weights: str | None, config: Config, seen: Seen) -> LocalPolicy:
+    """The local policy (``weights``, else the shipped ones) noting in ``seen`` every
+    document its searches list and show (its recorder: the rows training collects)."""
+
+    def record(kind: str, question: str, cands: list[Candidate], *_: np.ndarray) -> None:
+        docs = {c.chunk.doc_id for c in cands}
+        if kind == "pool":
+            seen.listed |= docs
+        elif kind == "shown":
+            seen.shown |= docs
+
+    return LocalPolicy(LocalOptions(weights=weights), config=config, recorder=record)
+
+
 def run_policy(
     name: str,
     questions: Sequence[TaggedQuestion],
@@ -110,16 +145,30 @@ def run_policy(
     config: Config,
     weights: str | None,
     ran: dict[str, dict[str, object]] | None = None,
+    seen: list[Seen] | None = None,
 ) -> list[Answer]:
     """One answer per question (``weights`` for the policies that take them); ``ran``
-    gets what the policy recorded of itself (``policy_info``: which weights ran)."""
+    gets what the policy recorded of itself (``policy_info``: which weights ran);
+    ``seen``: for ``local``, filled with what each episode's searches listed and showed."""
     options = {"weights": weights} if weights and name in WEIGHTED else None
     out: list[Answer] = []
     for q in questions:
         t0 = time.perf_counter()
-        result = thresher.search(
-            q.question, index=str(index), policy=name, config=config, k=5, policy_options=options
-        )
+        if name == "local" and seen is not None:
+            seen.append(Seen(set(), set()))
+            policy = recording_local(weights, config, seen[-1])
+            result = thresher.search(
+                q.question, index=str(index), policy=policy, config=config, k=5
+            )
+        else:
+            result = thresher.search(
+                q.question,
+                index=str(index),
+                policy=name,
+                config=config,
+                k=5,
+                policy_options=options,
+            )
         if ran is not None and result.trace and name not in ran:
             ran[name] = dict(getattr(result.trace[0], "policy_info", {}) or {})
         docs = [d.doc_id for d in result.documents][:5]
@@ -196,6 +245,38 @@ def table(
     return records
 
 
+def where_lost(
+    questions: Sequence[TaggedQuestion],
+    local: Sequence[Answer],
+    seen: Sequence[Seen],
+    single: Sequence[Answer] | None,
+) -> dict[tuple[str, str], int]:
+    """Print where the local policy lost the hops it missed (see the module docstring);
+    returns the counts by (``first hop``/``later hops``, column)."""
+    counts: dict[tuple[str, str], int] = {}
+    for i, q in enumerate(questions):
+        for h, hop in enumerate(q.hops):
+            if local[i].found[h]:
+                continue
+            part = "first hop" if h == 0 else "later hops"
+            docs = {doc for doc, _ in hop}
+            where = (
+                "shown, ranked out"
+                if docs & seen[i].shown
+                else "listed, not shown"
+                if docs & seen[i].listed
+                else "not listed"
+            )
+            for key in (where, "lost") + (("in single-shot's 5",) if single else ()):
+                if key != "in single-shot's 5" or single is not None and single[i].found[h]:
+                    counts[(part, key)] = counts.get((part, key), 0) + 1
+    keys = ["lost", "not listed", "listed, not shown", "shown, ranked out", "in single-shot's 5"]
+    print("  where local lost its missed hops: " + ", ".join(keys))
+    for part in ("first hop", "later hops"):
+        print(f"  {part:<22}" + "".join(f" {counts.get((part, k), 0):>5}" for k in keys))
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
@@ -244,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         help="a config override for indexing and every run",
     )
     ap.add_argument("--json", type=Path, default=None, metavar="OUT", help="write every result")
+    ap.add_argument(
+        "--where", action="store_true", help="where the local policy lost the hops it missed"
+    )
     args = ap.parse_args(argv)
 
     config = (
@@ -272,9 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
     runs: dict[str, list[Answer]] = {}
     ran: dict[str, dict[str, object]] = {}
+    seen: list[Seen] | None = [] if args.where else None
     for name in names:
         t0 = time.perf_counter()
-        runs[name] = run_policy(name, questions, args.index, config, args.weights, ran)
+        runs[name] = run_policy(name, questions, args.index, config, args.weights, ran, seen)
         weights = f" (weights: {ran[name]['weights']})" if ran.get(name, {}).get("weights") else ""
         print(
             f"  ran {name} on {len(questions)} questions in {time.perf_counter() - t0:.0f}s"
@@ -291,6 +376,14 @@ def main(argv: list[str] | None = None) -> int:
                 [questions[i] for i in part],
                 {n: [r[i] for i in part] for n, r in runs.items()},
             )
+            if seen and "local" in runs:
+                single = runs.get("single-shot")
+                where_lost(
+                    [questions[i] for i in part],
+                    [runs["local"][i] for i in part],
+                    [seen[i] for i in part],
+                    [single[i] for i in part] if single else None,
+                )
     if args.json is not None:
         args.json.write_text(
             json.dumps(

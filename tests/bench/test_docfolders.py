@@ -205,3 +205,25 @@ def test_the_table_scores_rows_and_hops_and_names_the_best_single_retriever(
     assert records["later hops"]["recall"]["local"] == pytest.approx(200 / 3)
     assert records["all"]["local_minus_best"] == pytest.approx(100 / 6)
     assert "best single" in capsys.readouterr().out
+
+
+def test_where_lost_sorts_each_missed_hop_by_how_far_the_episode_got() -> None:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    bench = _load("bench_docfolders_script", BENCH / "bench_docfolders.py")
+    hops = ((("a/x.rst", "l"),), (("a/y.rst", "l"),), (("a/z.rst", "l"), ("b/z.rst", "l")))
+    q = build.TaggedQuestion("q1", "?", hops, "tune", "", "f.jsonl")
+    found = [False, False, False]
+    local = [bench.Answer("q1", [], 0.0, 0.0, found, 1.0)]
+    single = [bench.Answer("q1", [], 1 / 3, 0.0, [True, False, False], 1.0)]
+    # x shown then ranked out; y listed, never shown; neither z listed
+    seen = [bench.Seen({"a/x.rst", "a/y.rst"}, {"a/x.rst"})]
+    counts = bench.where_lost([q], local, seen, single)
+    assert counts == {
+        ("first hop", "shown, ranked out"): 1,
+        ("first hop", "lost"): 1,
+        ("first hop", "in single-shot's 5"): 1,
+        ("later hops", "listed, not shown"): 1,
+        ("later hops", "not listed"): 1,
+        ("later hops", "lost"): 2,
+    }
