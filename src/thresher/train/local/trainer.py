@@ -390,10 +390,21 @@ def fit_weights(
     ordering = start.order if start is not None else None
     ox, oy, sizes = final_groups(data)
     if order and "order" not in skip and len(sizes) >= 20:
-        init = ordering if ordering is not None and ordering.features == FULL_FEATURES else None
-        ordering = fit_lambdarank(
-            ox, oy, sizes, FULL_FEATURES, seed=seed, rounds=order_rounds, init=init
-        )
+        if ordering is not None and set(ordering.features) <= set(FULL_FEATURES):
+            # a warm start continues the start's trees over the start's own columns (a
+            # booster's feature count is fixed): features added since it was fit stay out
+            cols = [FULL_FEATURES.index(name) for name in ordering.features]
+            ordering = fit_lambdarank(
+                ox[:, cols],
+                oy,
+                sizes,
+                ordering.features,
+                seed=seed,
+                rounds=order_rounds,
+                init=ordering,
+            )
+        else:
+            ordering = fit_lambdarank(ox, oy, sizes, FULL_FEATURES, seed=seed, rounds=order_rounds)
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
     if ordering is not None and order and "order" not in skip and len(sizes) >= 20:
         info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
