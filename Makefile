@@ -10,7 +10,7 @@ RUNTIME := $(VENV)/.runtime-$(SUM)
 TESTENV := $(VENV)/.test-$(SUM)
 DEMO ?= .demo
 
-.PHONY: setup setup-test browser demo test test-fast lint bench rl-smoke clean
+.PHONY: setup setup-test browser demo test test-fast lint bench rl-smoke rl-bench clean
 
 # The runtime alone: enough to index and search (`make demo`).
 $(RUNTIME): pyproject.toml
@@ -83,6 +83,11 @@ $(RLENV): rl/requirements.txt pyproject.toml
 
 rl-smoke: $(RLENV)
 	HF_HUB_OFFLINE=1 $(RLVENV)/bin/python rl/smoke.py
+
+# Does it learn: SFT from export-sft records, then GRPO in the harness, then a paired eval of
+# the two checkpoints over HTTP (bench/bench_rl.py; docs/rl.md). RL_BENCH_ARGS=--device cuda ...
+rl-bench: $(RLENV)
+	HF_HUB_OFFLINE=1 $(RLVENV)/bin/python bench/bench_rl.py $(RL_BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(RLVENV) $(DEMO) .pytest_cache
