@@ -1,15 +1,15 @@
 """The seam of the smoke: what it trains on, given as one value.
 
 The smoke (``smoke.py``) builds the tokenizer, the model and the trainer, runs it and checks it; a
-:class:`SmokeSetup` brings everything that depends on the environment. Today's is the stand-in
-(``standin.stand_in_setup``); thresher's ``SearchEnv`` will bring its own (its TRL environment
-factory, ``thresher_reward``, rows from synthetic tasks, and scripts of search/prune/final replies),
-and the smoke's checks stay as they are.
+:class:`SmokeSetup` brings everything that depends on the environment: thresher's ``SearchEnv``
+through its TRL adapter (``searchenv.searchenv_setup``, the default) or the stand-in
+(``standin.stand_in_setup``). A setup may bring checks of its own, run on every rollout and on
+the trainer's tools.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,11 @@ class SmokeSetup:
         script_for: the scripts of a row's group, from the text of its first prompt (one per
             generation; the row's position in its group picks one).
         corpus: text the tokenizer is trained on.
+        check_rollout: run on each rollout's environment once its batch is scored, with the
+            reward TRL logged for it (None: unscorable); raises ``AssertionError`` on a failure.
+        check_tools: run on the trainer's tools (the environment's bound methods); raises
+            ``AssertionError`` on a failure.
+        max_completion_length: TRL's cap on a rollout's completion (replies and tool results).
     """
 
     name: str
@@ -37,3 +42,6 @@ class SmokeSetup:
     rows: list[dict[str, Any]]
     script_for: Callable[[str], list[Script]]
     corpus: list[str]
+    check_rollout: Callable[[Any, float | None], None] | None = None
+    check_tools: Callable[[Sequence[Any]], None] | None = None
+    max_completion_length: int = 2048

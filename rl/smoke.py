@@ -20,10 +20,15 @@ What it asserts, per batch (one generation round) and over the run:
 - advantages are non-zero (and of the reward's sign against the group mean) in groups whose rewards
   differ, and zero in groups whose rewards are all equal; an unscorable rollout (reward None)
   has advantage 0 and leaves its group's mean to the others;
-- every loss is finite, and the weights changed.
+- every loss is finite, and the weights changed;
+
+and, with thresher's SearchEnv (``--setup searchenv``, the default; ``searchenv.py``), per rollout:
+its trace replays to the state the episode ended in, and the reward TRL logged is
+``train.rewards.reward`` on that trace; and the tool schemas TRL renders are thresher's.
 
 It prints one closing line of what it checked. The environment, reward, rows and scripts come in
-one :class:`~seam.SmokeSetup` (``--setup stand-in`` today; thresher's SearchEnv next).
+one :class:`~seam.SmokeSetup` (``--setup searchenv``, or ``--setup stand-in``: an in-memory
+stand-in with no harness).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,14 +73,22 @@ class Batch:
     rewards: list[float | None] = field(default_factory=list)
     prompts: list[Any] = field(default_factory=list)
     completions: list[Any] = field(default_factory=list)
+    harness_checked: int = 0
 
 
 class ObservedGRPOTrainer(GRPOTrainer):
     """GRPOTrainer that keeps, per batch, what the checks read; it changes nothing it observes."""
 
-    def __init__(self, *args: Any, generator: ScriptedGenerator, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        generator: ScriptedGenerator,
+        check_rollout: Callable[[Any, float | None], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.generator = generator
+        self.check_rollout = check_rollout
         self.batches: list[Batch] = []
         self.losses: list[float] = []
         self._current: Batch | None = None
@@ -88,6 +102,16 @@ class ObservedGRPOTrainer(GRPOTrainer):
         batch.output = {
             k: v.detach().clone() if torch.is_tensor(v) else v for k, v in output.items()
         }
+        if self.check_rollout is not None:  # now: TRL resets the pooled environments next batch
+            for i, (env, logged) in enumerate(zip(self.environments, batch.rewards, strict=True)):
+                try:
+                    self.check_rollout(env, logged)
+                except AssertionError as exc:
+                    name = batch.rollouts[i].script.name
+                    raise SmokeFailure(
+                        f"batch {len(self.batches)} row {i} ({name}): {exc}"
+                    ) from exc
+                batch.harness_checked += 1
         self.batches.append(batch)
         return output
 
@@ -119,6 +143,13 @@ class ObservedGRPOTrainer(GRPOTrainer):
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise SmokeFailure(message)
+
+
+def same_reward(logged: float | None, declared: float | None) -> bool:
+    """Whether a reward TRL logged (a float32 tensor entry; None: unscorable) is ``declared``."""
+    if logged is None or declared is None:
+        return logged is declared
+    return float(torch.tensor(declared, dtype=torch.float32)) == logged
 
 
 def _unpadded(ids: torch.Tensor, mask: torch.Tensor) -> list[int]:
@@ -196,7 +227,7 @@ def check_batch(trainer: ObservedGRPOTrainer, batch: Batch, group: int) -> dict[
             )
             counts["retemplated"] += 1
         _check(
-            batch.rewards[i] == rollout.script.reward,
+            same_reward(batch.rewards[i], rollout.script.reward),
             f"{name}: reward {batch.rewards[i]}, its script declares {rollout.script.reward}",
         )
     advantages = out["advantages"].view(-1, group)
@@ -247,7 +278,7 @@ def run(
             per_device_train_batch_size=per_step,
             num_generations=group,
             max_steps=steps,
-            max_completion_length=2048,
+            max_completion_length=setup.max_completion_length,
             learning_rate=1e-2,
             shuffle_dataset=False,
             logging_steps=1,
@@ -269,7 +300,13 @@ def run(
             train_dataset=Dataset.from_list(rows),
             environment_factory=setup.environment_factory,
             generator=generator,
+            check_rollout=setup.check_rollout,
         )
+        if setup.check_tools is not None:
+            try:
+                setup.check_tools(trainer.tools)
+            except AssertionError as exc:
+                raise SmokeFailure(f"tool schemas: {exc}") from exc
         # the pattern of TRL's tests: sampling replaced, everything else real
         trainer.model.generate = generator
         before = {k: v.detach().clone() for k, v in trainer.model.named_parameters()}
@@ -289,6 +326,15 @@ def run(
     )
     changed = sum(not torch.equal(before[k], v) for k, v in trainer.model.named_parameters())
     _check(changed > 0, "no weight changed")
+    harness = ""
+    if setup.check_rollout is not None:
+        checked = sum(b.harness_checked for b in trainer.batches)
+        harness = (
+            f"traces replay to the episodes' end states and logged rewards = "
+            f"train.rewards.reward on them ({checked}/{steps * per_step} rollouts); "
+        )
+    if setup.check_tools is not None:
+        harness += f"TRL's tool schemas = thresher's ({len(trainer.tools)} tools); "
     print(
         f"timing: tokenizer and model {built - started:.1f}s, {steps} GRPO steps {trained - built:.1f}s",
         flush=True,
@@ -301,7 +347,7 @@ def run(
         f"tool-result and template tokens between them 0; re-templated ids = trained ids "
         f"({totals['retemplated']}/{totals['parseable']} parseable rollouts); rewards as scripted; "
         f"advantages non-zero in {totals['differing']} groups with differing rewards, zero in "
-        f"{totals['equal']} with equal ones, zero for {totals['unscorable']} unscorable rollout(s); losses finite ({len(trainer.losses)}); "
+        f"{totals['equal']} with equal ones, zero for {totals['unscorable']} unscorable rollout(s); {harness}losses finite ({len(trainer.losses)}); "
         f"{changed}/{len(before)} weight tensors changed"
     )
 
@@ -309,23 +355,32 @@ def run(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--setup", choices=["stand-in"], default="stand-in", help="what to train on"
+        "--setup",
+        choices=["searchenv", "stand-in"],
+        default="searchenv",
+        help="what to train on: thresher's SearchEnv through its TRL adapter, or an in-memory stand-in",
     )
     parser.add_argument("--world-seed", type=int, default=7, help="seed of the fictional world")
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the model's weights and the trainer"
     )
     opts = parser.parse_args(argv)
-    from standin import stand_in_setup
+    with tempfile.TemporaryDirectory(prefix="rl-smoke-world-") as workdir:
+        if opts.setup == "searchenv":
+            from searchenv import searchenv_setup
 
-    from thresher.synth.world import build_world_docs
+            setup = searchenv_setup(Path(workdir), opts.world_seed)
+        else:
+            from standin import stand_in_setup
 
-    setup = stand_in_setup(build_world_docs(opts.world_seed, "small"))
-    try:
-        line = run(setup, seed=opts.seed)
-    except SmokeFailure as exc:
-        print(f"rl-smoke FAILED: {exc}", file=sys.stderr)
-        return 1
+            from thresher.synth.world import build_world_docs
+
+            setup = stand_in_setup(build_world_docs(opts.world_seed, "small"))
+        try:
+            line = run(setup, seed=opts.seed)
+        except SmokeFailure as exc:
+            print(f"rl-smoke FAILED: {exc}", file=sys.stderr)
+            return 1
     print(line)
     return 0
 

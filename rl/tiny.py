@@ -125,7 +125,7 @@ def build_model(
     hidden: int = 64,
     layers: int = 2,
     heads: int = 4,
-    max_positions: int = 4096,
+    max_positions: int = 8192,
 ) -> LlamaForCausalLM:
     """A small Llama (by default two layers, a 64-wide residual stream), random weights drawn
     from ``seed``.

@@ -1,7 +1,7 @@
 """Packages follow the data flow: a package imports only packages below it.
 
 {corpus, endpoint} → index → {harness, batch} → tasks → llm → policies → eval → {train, synth}
-→ {api, env} → the package facade (``thresher/__init__.py``) → serve → cli.
+→ {api, env} → the package facade (``thresher/__init__.py``) → {serve, integrations} → cli.
 Every ``thresher`` import in ``src/thresher`` (at module level, inside functions
 and under ``TYPE_CHECKING`` alike, the bare package included) is checked against
 :data:`LAYERS`; packages on the same layer may not import each other. Inside a package with parts of its own
@@ -52,6 +52,9 @@ LAYERS: dict[str, int] = {
     # public names
     "__init__": 11,
     "serve": 12,
+    # adapters for other projects' trainers (thresher.integrations.trl): above the env and
+    # the facade, beside serve; nothing below imports them
+    "integrations": 12,
     "cli": 13,
 }
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from thresher.env import SearchEnv, WorkClock
-from thresher.errors import BackendUnavailableError
+from thresher.errors import BackendUnavailableError, InputError
 from thresher.harness import episode as harness_episode
 from thresher.tasks.task import Task
 from thresher.testing.replay_server import reply
@@ -176,3 +176,16 @@ def test_the_rewards_beta_follows_the_trainers_step(store, config):
     assert totals[0] != totals[10]  # beta 4 then 2
     env.reset(PARTIAL, step=5)
     assert env.reward_beta == curriculum.beta(5) == 3.0
+
+
+def test_a_driver_with_no_further_reply_ends_the_episode_policy_error_scored(store, config):
+    env = SearchEnv(store, config, mode="append", training=True)
+    drive(env, TASK, SCRIPT[:1])
+    step = env.stop("the trainer's rollout ended on a refused final reply")
+    assert step.done and step.info["exit_reason"] == "policy_error"
+    assert step.info["unscorable"] is None  # the policy's end, not the infrastructure's
+    rollout = env.rollout()
+    assert "refused final reply" in rollout.result.message
+    assert step.reward == reward(list(rollout.trace), TASK).total
+    with pytest.raises(InputError):
+        env.stop("again")

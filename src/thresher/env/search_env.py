@@ -387,6 +387,21 @@ class SearchEnv:
         end = Exit(ExitReason.ENDPOINT_UNAVAILABLE, text)
         return self._advance(NoReply(text, "endpoint_unavailable", text, end))
 
+    def stop(self, reason: str) -> Step:
+        """End the running episode because the policy gives no further reply (a trainer
+        whose rollout ended on a reply the harness refused, or was cut at its own turn
+        or length limit): it ends ``policy_error`` and is scored, the policy's end, not
+        the infrastructure's.
+
+        Raises:
+            InputError: no episode is running.
+        """
+        if self._loop is None or self._observation is None:
+            raise InputError("no episode is waiting for a reply: call reset(task) first")
+        text = reason[:2000]
+        end = Exit(ExitReason.POLICY_ERROR, text)
+        return self._advance(NoReply(text, "no_reply", text, end))
+
     def rollout(self) -> Rollout:
         """The finished episode.
 
