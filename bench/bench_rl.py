@@ -181,14 +181,17 @@ def sft_rows(
         record = json.loads(line)
         messages = [{k: v for k, v in m.items() if k != "weight"} for m in record["messages"]]
         prompt = chat_messages(messages[:-1])
-        for tools in (record["tools"], trl_tools):
+        renderings = [record["tools"]]
+        if json.dumps(trl_tools, sort_keys=True) != json.dumps(record["tools"], sort_keys=True):
+            renderings.append(trl_tools)
+        for tools in renderings:
             rows.append(
                 {"prompt": prompt, "completion": [messages[-1]], "tools": json.dumps(tools)}
             )
     summary = (
         f"solver: {len(traces)} episodes, reward mean {statistics.fmean(rewards):.3f}; "
         f"export-sft kept {report.kept_whole + report.kept_sampled}, {report.records} records "
-        f"-> {len(rows)} rows (x2 tool renderings)"
+        f"-> {len(rows)} rows ({'one tool rendering' if len(rows) == report.records else 'two tool renderings'})"
     )
     return rows, summary
 
@@ -445,7 +448,21 @@ def paired_eval(
         done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"thresher eval failed ({done.returncode}): {done.stderr[-2000:]}")
-    return dict(json.loads((out / "summary.json").read_text()))
+    summary = dict(json.loads((out / "summary.json").read_text()))
+    summary["reward"] = {side: eval_rewards(out / "traces" / side, world) for side in ("a", "b")}
+    return summary
+
+
+def eval_rewards(traces: Path, world: World) -> list[float]:
+    """``train.rewards.reward`` (beta 4) of each evaluated episode, task by task."""
+    from thresher.harness.trace import read_jsonl
+    from thresher.train.rewards import reward
+
+    return [
+        reward(read_jsonl(traces / f"{task.task_id}.jsonl"), task).total
+        for task in world.tasks
+        if (traces / f"{task.task_id}.jsonl").exists()
+    ]
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -467,11 +484,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--vocab", type=int, default=2048, help="the trained tokenizer's vocabulary"
     )
-    parser.add_argument("--hidden", type=int, default=96)
+    parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--max-positions", type=int, default=8192)
-    parser.add_argument("--sft-epochs", type=float, default=30)
+    parser.add_argument("--sft-epochs", type=float, default=60)
     parser.add_argument("--sft-batch", type=int, default=2)
     parser.add_argument("--sft-lr", type=float, default=1e-2)
     parser.add_argument(
@@ -480,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grpo-steps", type=int, default=20)
     parser.add_argument("--group", type=int, default=4, help="rollouts per task (GRPO group)")
     parser.add_argument("--tasks-per-step", type=int, default=2)
-    parser.add_argument("--grpo-lr", type=float, default=1e-4)
+    parser.add_argument("--grpo-lr", type=float, default=1e-3)
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--max-completion", type=int, default=2048)
     parser.add_argument("--max-tool-iterations", type=int, default=4)
@@ -492,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
         help="whose checkpoints to evaluate (default: the first seed); -2: skip",
     )
     parser.add_argument("--eval-rollouts", type=int, default=1)
+    parser.add_argument(
+        "--eval-only", action="store_true", help="only the paired eval of WORKDIR's checkpoints"
+    )
     parser.add_argument("--eval-temperature", type=float, default=0.0)
     parser.add_argument("--eval-max-tokens", type=int, default=192)
     parser.add_argument(
@@ -525,6 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     eval_world = build_world(opts.eval_world, root, config)
     train_tasks = [t for w in worlds for t in w.tasks]
     if opts.overfit:
+        opts.tasks_per_step = 1
         train_tasks = train_tasks[:1]
         worlds = [
             World(
@@ -555,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(r) for r in rows[:: max(1, len(rows) // 50)]
     ]
     sft_dir = root / "ckpt-sft"
-    reuse = opts.reuse_sft and (sft_dir / "config.json").exists()
+    reuse = (opts.reuse_sft or opts.eval_only) and (sft_dir / "config.json").exists()
     if reuse:
         from transformers import AutoTokenizer
 
@@ -579,8 +600,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     log(f"tokenizer: {len(tokenizer)} tokens; SFT rows {min(lengths)}-{max(lengths)} tokens")
 
+    curves: dict[int, list[float]] = {}
+    if opts.eval_only:
+        log("eval only: the checkpoints in the workdir")
+        seeds = seeds[:0]
     t0 = time.perf_counter()
-    if reuse:
+    if reuse or opts.eval_only:
         log(f"SFT: reusing {sft_dir}")
     else:
         model = make_model(opts, tokenizer, seeds[0])
@@ -596,7 +621,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformers import AutoModelForCausalLM
 
-    curves: dict[int, list[float]] = {}
     for seed in seeds:
         t1 = time.perf_counter()
         model = AutoModelForCausalLM.from_pretrained(sft_dir)
@@ -614,10 +638,11 @@ def main(argv: list[str] | None = None) -> int:
             + " ".join(f"{r:.2f}" for r in rewards)
         )
 
-    print()
-    print(
-        f"reward per GRPO step ({opts.group} rollouts x {opts.tasks_per_step} tasks a step{', one task (overfit)' if opts.overfit else ''}):"
-    )
+    if curves:
+        print()
+        print(
+            f"reward per GRPO step ({opts.group} rollouts x {opts.tasks_per_step} tasks a step{', one task (overfit)' if opts.overfit else ''}):"
+        )
     w = opts.window
     for seed, rewards in curves.items():
         if not rewards:
@@ -636,7 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     if opts.eval_seed != -2:
-        seed = seeds[0] if opts.eval_seed == -1 else opts.eval_seed
+        first = int(opts.seeds.split(",")[0])
+        seed = first if opts.eval_seed == -1 else opts.eval_seed
         log(
             f"paired eval: SFT vs GRPO checkpoints of seed {seed} on world {opts.eval_world}, over HTTP"
         )
@@ -653,6 +679,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(
                 f"  {metric:18s} A {ma:8.3f}  B {mb:8.3f}  A-B {d['mean_diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] p={d['p_value']:.3f}"
+            )
+        ra, rb = summary_json["reward"]["a"], summary_json["reward"]["b"]
+        if ra and rb:
+            print(
+                f"  {'reward (beta 4)':18s} A {statistics.fmean(ra):8.3f}  B {statistics.fmean(rb):8.3f}"
+                f"  (train.rewards.reward on each trace; {len(ra)} and {len(rb)} episodes)"
             )
         print(
             f"  exit reasons: A {summary_json['exit_reasons']['a']}, B {summary_json['exit_reasons']['b']}"
