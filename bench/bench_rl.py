@@ -29,8 +29,10 @@ Nothing is downloaded. What runs, in order:
    (``thresher.integrations.trl``: append mode, training mode, the harness's tools, budget and
    trace) with ``thresher_reward`` (the reward of ``train.rewards.reward`` on the rollout's
    trace). The mean reward of each step is printed per seed; "learned" says whether the mean of
-   the last ``--window`` steps beats the mean of the first ``--window``. ``--overfit`` trains
-   on one task only (the fallback the issue allows when the full run is out of reach).
+   the last ``--window`` steps beats the mean of the first ``--window``. By default it trains
+   on one task (``--tasks 1``: the one-task overfit run the issue allows when learning across
+   tasks is out of reach on two shared cores); ``--tasks 0`` takes every two-hop task of the
+   training world.
 6. **Paired eval** of the SFT checkpoint against the GRPO one (seed ``--eval-seed``) on the
    evaluation world's two-hop tasks: each checkpoint is served by ``rl/chat_server.py`` on a
    loopback port, and ``thresher eval --a sft.toml --b grpo.toml`` runs thresher's LLM policy
@@ -420,7 +422,7 @@ def side_config(path: Path, label: str, base_url: str, name: str, opts: argparse
 def paired_eval(
     opts: argparse.Namespace, sft: Path, grpo: Path, world: World, root: Path
 ) -> dict[str, Any]:
-    out = root / "eval"
+    out = root / f"eval-world{world.seed}"
     with (
         serving(sft, "sft", opts, root / "serve-sft.log") as url_a,
         serving(grpo, "grpo", opts, root / "serve-grpo.log") as url_b,
@@ -475,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--train-worlds", default="7", help="world seeds whose 2-hop tasks train")
     parser.add_argument("--eval-world", type=int, default=8, help="the evaluation world's seed")
-    parser.add_argument("--overfit", action="store_true", help="train on the first task only")
+    parser.add_argument(
+        "--tasks", type=int, default=1, help="training tasks (the first N two-hop ones; 0: all)"
+    )
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--bf16", action="store_true", help="bf16 on cuda")
     parser.add_argument(
@@ -544,9 +548,9 @@ def main(argv: list[str] | None = None) -> int:
     worlds = [build_world(int(s), root, config) for s in opts.train_worlds.split(",")]
     eval_world = build_world(opts.eval_world, root, config)
     train_tasks = [t for w in worlds for t in w.tasks]
-    if opts.overfit:
-        opts.tasks_per_step = 1
-        train_tasks = train_tasks[:1]
+    if opts.tasks:
+        train_tasks = train_tasks[: opts.tasks]
+        opts.tasks_per_step = min(opts.tasks_per_step, len(train_tasks))
         worlds = [
             World(
                 worlds[0].seed,
@@ -641,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
     if curves:
         print()
         print(
-            f"reward per GRPO step ({opts.group} rollouts x {opts.tasks_per_step} tasks a step{', one task (overfit)' if opts.overfit else ''}):"
+            f"reward per GRPO step ({opts.group} rollouts x {opts.tasks_per_step} tasks a step{', one task (overfit)' if len(train_tasks) == 1 else ''}):"
         )
     w = opts.window
     for seed, rewards in curves.items():
@@ -689,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  exit reasons: A {summary_json['exit_reasons']['a']}, B {summary_json['exit_reasons']['b']}"
         )
-        print(f"  report: {root / 'eval' / 'summary.md'}")
+        print(f"  report: {root / f'eval-world{opts.eval_world}' / 'summary.md'}")
     for store in stores:
         store.close()
     log(f"done in {time.perf_counter() - started:.0f}s")
