@@ -17,13 +17,16 @@ Nothing is downloaded. What runs, in order:
    drives ``thresher.env.SearchEnv`` on every training task; its traces go through
    ``thresher.train.sft.export_sft`` (what ``thresher export-sft`` runs, ``turns`` layout) and
    each record becomes a prompt-completion row, the prompt in the form the LLM policy sends
-   (``chat_messages``). Each row appears twice: with thresher's tool schemas (what the LLM
-   policy sends) and with the tools as TRL renders the environment's methods (what GRPO sends).
+   (``chat_messages``). Each row comes with thresher's tool schemas (what the LLM policy sends)
+   and again with the tools as TRL renders the environment's methods (what GRPO sends) when
+   the two render differently.
 3. **Model.** By default a byte-level BPE trained on the training worlds and the records, and a
    small Llama built from a config (``rl/tiny.py``; ``--hidden``, ``--layers``), random weights
    drawn from the seed. ``--model`` takes a ``save_pretrained`` folder (a real base model and
    its tokenizer) or a JSON file of ``LlamaConfig`` fields (a bigger model from scratch).
-4. **SFT** with TRL's ``SFTTrainer`` (loss on the completion only) for ``--sft-epochs``.
+4. **SFT** with TRL's ``SFTTrainer`` (loss on the completion only) for ``--sft-epochs``: one
+   checkpoint (``WORKDIR/ckpt-sft``; the first seed draws the weights), which every GRPO seed
+   starts from (``--reuse-sft`` starts from an existing one).
 5. **GRPO** with TRL's ``GRPOTrainer`` for ``--grpo-steps`` steps: ``--tasks-per-step`` tasks
    per step, ``--group`` rollouts each, on thresher's environment factory
    (``thresher.integrations.trl``: append mode, training mode, the harness's tools, budget and
@@ -35,9 +38,11 @@ Nothing is downloaded. What runs, in order:
    training world.
 6. **Paired eval** of the SFT checkpoint against the GRPO one (seed ``--eval-seed``) on the
    evaluation world's two-hop tasks: each checkpoint is served by ``rl/chat_server.py`` on a
-   loopback port, and ``thresher eval --a sft.toml --b grpo.toml`` runs thresher's LLM policy
+   loopback port, and ``thresher eval --a sft.json --b grpo.json`` runs thresher's LLM policy
    against the two servers over HTTP. The paired differences (recall@5, output F1, trajectory
-   recall, answer found) and the exit reasons are printed.
+   recall, answer found, ...), each side's mean ``train.rewards.reward`` on its traces and the
+   exit reasons are printed. ``--eval-only`` runs this stage alone on the workdir's
+   checkpoints.
 
 The figures (and the command that produced them) are in docs/rl.md, "Does it learn:
 bench_rl". Asserts nothing; exits 1 only when a stage crashes.
