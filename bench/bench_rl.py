@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         "--reuse-sft", action="store_true", help="start from WORKDIR/ckpt-sft when it exists"
     )
     parser.add_argument("--grpo-steps", type=int, default=20)
-    parser.add_argument("--group", type=int, default=4, help="rollouts per task (GRPO group)")
+    parser.add_argument("--group", type=int, default=8, help="rollouts per task (GRPO group)")
     parser.add_argument("--tasks-per-step", type=int, default=2)
     parser.add_argument("--grpo-lr", type=float, default=1e-3)
     parser.add_argument("--temperature", type=float, default=1.0)
