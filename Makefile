@@ -10,7 +10,7 @@ RUNTIME := $(VENV)/.runtime-$(SUM)
 TESTENV := $(VENV)/.test-$(SUM)
 DEMO ?= .demo
 
-.PHONY: setup setup-test browser demo test test-fast lint bench rl-smoke verifiers-check clean
+.PHONY: setup setup-test browser demo test test-fast lint bench rl-smoke rl-bench verifiers-check clean
 
 # The runtime alone: enough to index and search (`make demo`).
 $(RUNTIME): pyproject.toml
@@ -106,6 +106,11 @@ $(VFENV): $(VFDIR)/requirements.txt $(VFDIR)/pyproject.toml pyproject.toml
 
 verifiers-check: $(VFENV)
 	$(VFVENV)/bin/python $(VFDIR)/check.py
+
+# Does it learn: SFT from export-sft records, then GRPO in the harness, then a paired eval of
+# the two checkpoints over HTTP (bench/bench_rl.py; docs/rl.md). RL_BENCH_ARGS=--device cuda ...
+rl-bench: $(RLENV)
+	HF_HUB_OFFLINE=1 $(RLVENV)/bin/python bench/bench_rl.py $(RL_BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(RLVENV) $(VFVENV) $(DEMO) .pytest_cache

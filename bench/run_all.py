@@ -15,8 +15,9 @@ Usage::
 
     .venv/bin/python bench/run_all.py [--full] [--only bench_harness ...]
 
-``bench_llm_real`` (a real model on llama.cpp) and ``bench_docfolders`` (a documentation
-folder built from PyPI sdists) run only when named with ``--only``.
+``bench_llm_real`` (a real model on llama.cpp), ``bench_docfolders`` (a documentation
+folder built from PyPI sdists) and ``bench_rl`` (SFT and GRPO with torch and TRL, which live
+only in the rl virtualenv: run it as ``make rl-bench``) run only when named with ``--only``.
 """
 
 from __future__ import annotations
@@ -116,6 +117,9 @@ BENCHES: tuple[Bench, ...] = (
     ),
     # builds llama.cpp once (~40 min on 2 cores) and runs a real model: only when named
     Bench("bench_llm_real.py", ("--tasks", "2", "--max-turns", "4"), on_request=True),
+    # SFT then GRPO on a small model (torch and TRL: run it in the rl virtualenv, `make
+    # rl-bench`; the main .venv has neither): only when named
+    Bench("bench_rl.py", ("--seeds", "0", "--grpo-steps", "4"), on_request=True),
 )
 
 

@@ -15,7 +15,8 @@ with what TRL's tool-calling loop needs from a tokenizer:
   turns generated ids back into ``{"role": "assistant", "content", "tool_calls"}``. TRL only knows
   the templates of published model families (``add_response_schema``); ours is set here.
 
-``build_model(tokenizer)`` builds a two-layer Llama from a config, weights seeded.
+``build_model(tokenizer)`` builds a small Llama from a config (two layers unless asked for more),
+weights seeded.
 """
 
 from __future__ import annotations
@@ -117,21 +118,34 @@ def build_tokenizer(texts: Iterable[str], vocab_size: int = 1024) -> PreTrainedT
     return tokenizer
 
 
-def build_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> LlamaForCausalLM:
-    """A two-layer Llama with a 64-wide residual stream, random weights drawn from ``seed``.
+def build_model(
+    tokenizer: PreTrainedTokenizerFast,
+    seed: int = 0,
+    *,
+    hidden: int = 64,
+    layers: int = 2,
+    heads: int = 4,
+    max_positions: int = 8192,
+) -> LlamaForCausalLM:
+    """A small Llama (by default two layers, a 64-wide residual stream), random weights drawn
+    from ``seed``.
 
     Args:
         tokenizer: sets the vocabulary size and the pad, EOS token ids.
         seed: the torch seed for the initial weights.
+        hidden: the residual stream's width (the MLP is twice as wide).
+        layers: the number of decoder layers.
+        heads: attention heads (half as many key-value heads).
+        max_positions: the longest sequence the model takes.
     """
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=8192,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=max(1, heads // 2),
+        max_position_embeddings=max_positions,
         tie_word_embeddings=True,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
