@@ -8,6 +8,8 @@ from thresher.errors import InputError
 from thresher.tasks.task import Task
 from thresher.train.local.trainer import curriculum_tasks
 
+from .pool_rows import pool_rows
+
 
 def make(i: int, hops: int) -> Task:
     docs = [f"d{i}-{h}" for h in range(hops)]
@@ -31,29 +33,8 @@ def test_curriculum_tasks_need_steps_and_tasks():
         curriculum_tasks([], 10)
 
 
-def rows(group: str, n: int, positive: int, shift: float = 0.0):
-    import numpy as np
-
-    from thresher.policies.local.features import BASE_FEATURES
-    from thresher.train.local.trainer import FULL_FEATURES, TrainingData
-
-    rng = np.random.default_rng(len(group) + n)
-    y = np.zeros(n)
-    y[:positive] = 1.0
-    bx = rng.normal(size=(n, len(BASE_FEATURES)))
-    bx[:, 0] += y * 2.0 + shift
-    fx = np.hstack([bx, rng.normal(size=(n, len(FULL_FEATURES) - len(BASE_FEATURES)))])
-    d = TrainingData()
-    d.base.append(bx)
-    d.full.append(fx)
-    d.labels.append(y)
-    d.groups.extend([group] * n)
-    d.kinds.append("pool")
-    return d
-
-
 def test_sample_weights_follow_rows_through_extend_subset_and_weighted():
-    a, b = rows("a", 40, 10), rows("b", 30, 5)
+    a, b = pool_rows("a", 40, 10), pool_rows("b", 30, 5)
     merged = a  # unweighted rows count 1
     merged.extend(b.weighted(0.25))
     assert merged.sample_weights().tolist() == [1.0] * 40 + [0.25] * 30
@@ -65,9 +46,9 @@ def test_sample_weights_follow_rows_through_extend_subset_and_weighted():
 def test_down_weighted_rows_pull_the_fit_less():
     from thresher.train.local.trainer import fit_weights
 
-    real = rows("real", 400, 100)
-    other = rows("synthetic", 400, 100, shift=3.0)  # a shifted feature distribution
-    full_mix, light_mix = rows("real", 400, 100), rows("real", 400, 100)
+    real = pool_rows("real", 400, 100)
+    other = pool_rows("synthetic", 400, 100, shift=3.0)  # a shifted feature distribution
+    full_mix, light_mix = pool_rows("real", 400, 100), pool_rows("real", 400, 100)
     full_mix.extend(other)
     light_mix.extend(other.weighted(0.05))
     w_real = fit_weights(real).base.params["w"][0]

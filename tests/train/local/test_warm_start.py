@@ -12,6 +12,8 @@ from thresher.tasks.task import Task
 from thresher.train.local.adapt import split_tasks
 from thresher.train.local.fit import fit_lambdarank, fit_logistic, prior_coefficients
 
+from .pool_rows import pool_rows
+
 FEATURES = ("a", "b", "c")
 
 
@@ -97,33 +99,13 @@ def test_changed_share_counts_added_removed_and_changed_documents() -> None:
     assert Fingerprint.from_dict(old.to_dict()) == old
 
 
-def _pool(group: str, n: int, positive: int, shift: float = 0.0):
-    """One block of pool rows: the first feature separates the ``positive`` gold rows."""
-    from thresher.policies.local.features import BASE_FEATURES
-    from thresher.train.local.trainer import FULL_FEATURES, TrainingData
-
-    rng = np.random.default_rng(len(group) + n)
-    y = np.zeros(n)
-    y[:positive] = 1.0
-    bx = rng.normal(size=(n, len(BASE_FEATURES)))
-    bx[:, 0] += y * 2.0 + shift
-    fx = np.hstack([bx, rng.normal(size=(n, len(FULL_FEATURES) - len(BASE_FEATURES)))])
-    data = TrainingData()
-    data.base.append(bx)
-    data.full.append(fx)
-    data.labels.append(y)
-    data.groups.extend([group] * n)
-    data.kinds.append("pool")
-    return data
-
-
 def test_fit_weights_only_refits_the_models_named_and_keeps_the_rest() -> None:
     from thresher.train.local.trainer import fit_weights
 
-    data = _pool("a", 60, 15)
-    data.extend(_pool("b", 60, 20, shift=0.5))
+    data = pool_rows("a", 60, 15)
+    data.extend(pool_rows("b", 60, 20, shift=0.5))
     start = fit_weights(data, order=False)
-    shifted = _pool("c", 80, 30, shift=1.0)
+    shifted = pool_rows("c", 80, 30, shift=1.0)
     again = fit_weights(shifted, start=start, only=("final",), order=False)
     assert again.base is start.base and again.full is start.full
     assert again.meta["fitted"] == []  # no final rows here: nothing the rows could fit
