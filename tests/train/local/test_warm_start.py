@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from thresher.errors import InputError
-from thresher.policies.local.adapted import Fingerprint
 from thresher.tasks.task import Task
 from thresher.train.local.adapt import split_tasks
 from thresher.train.local.fit import fit_lambdarank, fit_logistic, prior_coefficients
@@ -88,15 +87,6 @@ def test_split_is_by_task_fixed_by_seed_and_keeps_order() -> None:
     assert split_tasks(tasks, 0.0)[1] == []
     with pytest.raises(InputError):
         split_tasks(tasks, 1.0)
-
-
-def test_changed_share_counts_added_removed_and_changed_documents() -> None:
-    old = Fingerprint("gen-000001", 10, "h1", {f"d{i}": "x" for i in range(10)})
-    contents = {f"d{i}": "x" for i in range(1, 10)} | {"d5": "y", "new1": "x", "new2": "x"}
-    now = Fingerprint("gen-000002", 11, "h2", contents)
-    assert old.changed_share(now) == pytest.approx(4 / 10)  # d0 gone, d5 changed, 2 new
-    assert old.changed_share(Fingerprint("gen-000003", 10, "h1", {})) == 0.0  # same list
-    assert Fingerprint.from_dict(old.to_dict()) == old
 
 
 def test_fit_weights_only_refits_the_models_named_and_keeps_the_rest() -> None:

@@ -4,14 +4,15 @@
 
     IDX/adapted/
       local_policy.json   the adapted weights (a weights file like the shipped one)
-      fingerprint.json    the index as it was adapted to: generation, document
-                          count, a hash of its (document id, content hash) list,
-                          and each document's content hash (short)
+      fingerprint.json    the index as it was adapted to: the fingerprint fitted
+                          files share (:class:`~thresher.index.embedded.fitted.Fingerprint`:
+                          generation, counts, embedder, a sketch of its documents)
 
 An ingest never touches ``IDX/adapted`` (it replaces generation folders only).
 When the local policy runs on an embedded index with no weights given, it asks
 :func:`choose_weights` which weights to run: the adapted ones while the index is
-much as it was (:data:`STALE_SHARE`), else the shipped ones with a warning (the
+much as it was (:data:`~thresher.index.embedded.fitted.STALE_SHARE`, measured by
+:func:`~thresher.index.embedded.fitted.changed_share`, as for fitted fusion weights), else the shipped ones with a warning (the
 adapted weights are *stale*: ``thresher adapt`` again refreshes them). The answer
 is kept per index folder, generation and weights file, so an episode pays a stat
 and a look-up; the manifest of a new generation is read once.
@@ -19,22 +20,21 @@ and a look-up; the manifest of a new generation is read once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from thresher.errors import ThresherError
+from thresher.index.embedded.fitted import STALE_SHARE, Fingerprint, changed_share, fingerprint
+from thresher.index.embedded.layout import current_generation
 
 __all__ = [
     "ADAPTED_DIR",
-    "STALE_SHARE",
-    "Fingerprint",
     "WeightsChoice",
     "StaleAdaptedWeightsWarning",
     "adapted_dir",
@@ -49,59 +49,10 @@ __all__ = [
 ADAPTED_DIR = "adapted"
 WEIGHTS_FILE = "local_policy.json"
 FINGERPRINT_FILE = "fingerprint.json"
-#: share of the adapted-to documents added, removed or changed since, above which the
-#: adapted weights are stale (the index is no longer the one they were fit on)
-STALE_SHARE = 0.2
-_SCHEMA = "thresher.adapted-fingerprint/1"
 
 
 class StaleAdaptedWeightsWarning(UserWarning):
     """The index changed much since ``thresher adapt``: its shipped weights run instead."""
-
-
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
-    """An index as it was (or is): enough to tell how much it changed since.
-
-    Attributes:
-        generation: the live generation's folder name (``gen-000006``).
-        documents: how many documents it holds.
-        files_sha256: SHA-256 of its sorted ``doc_id<TAB>content_hash`` lines.
-        contents: document id -> the first 16 hex digits of its content hash.
-    """
-
-    generation: str
-    documents: int
-    files_sha256: str
-    contents: Mapping[str, str] = field(default_factory=dict)
-
-    def changed_share(self, now: Fingerprint) -> float:
-        """Documents of this fingerprint removed or changed in ``now``, plus documents
-        ``now`` adds, over this fingerprint's document count (0 when equal)."""
-        if now.files_sha256 == self.files_sha256:
-            return 0.0
-        old, new = self.contents, now.contents
-        moved = sum(1 for d, h in old.items() if new.get(d) != h)
-        moved += sum(1 for d in new if d not in old)
-        return moved / max(len(old), 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": _SCHEMA,
-            "generation": self.generation,
-            "documents": self.documents,
-            "files_sha256": self.files_sha256,
-            "contents": dict(self.contents),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Fingerprint:
-        return cls(
-            str(data["generation"]),
-            int(data["documents"]),
-            str(data["files_sha256"]),
-            {str(k): str(v) for k, v in dict(data.get("contents") or {}).items()},
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,18 +86,12 @@ def index_folder(store: object) -> Path | None:
 
 
 def fingerprint_of(index: str | Path) -> Fingerprint:
-    """The fingerprint of ``index``'s live generation (reads its manifest).
+    """The fingerprint of ``index``'s live generation (reads its manifest once per
+    generation and process).
 
     Raises ``IndexNotFoundError`` when there is no index there.
     """
-    from thresher.index.embedded.layout import current_generation, read_manifest
-
-    generation = current_generation(Path(index))
-    manifest = read_manifest(generation)
-    lines = sorted(f"{d}\t{e.content_hash}" for d, e in manifest.documents.items())
-    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
-    contents = {d: e.content_hash[:16] for d, e in manifest.documents.items()}
-    return Fingerprint(generation.name, len(contents), digest, contents)
+    return fingerprint(current_generation(Path(index)))
 
 
 def write_fingerprint(index: str | Path, fingerprint: Fingerprint) -> Path:
@@ -203,7 +148,7 @@ def _choose(index: Path, generation: str, weights: Path, stamp: int) -> WeightsC
     if kept.generation == generation:
         return WeightsChoice(weights, adapted, stamp)
     try:
-        share = kept.changed_share(fingerprint_of(index))
+        share = changed_share(kept, fingerprint_of(index))
     except ThresherError:
         return WeightsChoice(None, {"weights": "shipped", "adapted": "index unreadable"})
     if share <= STALE_SHARE:
