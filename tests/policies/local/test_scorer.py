@@ -15,10 +15,8 @@ from thresher.train.local.fit import fit_logistic, fit_mlp
 def test_shipped_weights_load_and_are_deterministic():
     assert DEFAULT_WEIGHTS.exists()
     w = load_weights()
-    # a file fit before the newest features reads its own columns by name
-    assert set(w.base.features) <= set(BASE_FEATURES)
-    assert set(w.full.features) <= set(BASE_FEATURES + LINK_FEATURES)
-    assert [f for f in BASE_FEATURES if f in w.base.features] == list(w.base.features)
+    assert w.base.features == BASE_FEATURES
+    assert w.full.features == BASE_FEATURES + LINK_FEATURES
     x = np.random.default_rng(0).normal(size=(20, len(BASE_FEATURES)))
     p1, p2 = w.base.predict(x), load_weights().base.predict(x)
     assert np.array_equal(p1, p2) and ((p1 >= 0) & (p1 <= 1)).all()
