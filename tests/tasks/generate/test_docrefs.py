@@ -19,7 +19,7 @@ from thresher.tasks.generate.docrefs import (
 )
 from thresher.tasks.generate.explore import CorpusView, ExploreConfig, is_release_notes
 from thresher.tasks.generate.extend import build_chain
-from thresher.tasks.generate.phrase import phrase_sentences
+from thresher.tasks.generate.phrase import _one_article, phrase_sentences
 
 SENT = (
     "Set :confval:`mock_imports` to mock modules, see :doc:`usage/setup` and "
@@ -66,6 +66,17 @@ def test_reader_text_masking_and_tidy() -> None:
     assert masked.startswith("Set a setting to mock") and "mock_imports" not in masked
     assert tidy("set the a setting; that that setting; a function function") == (
         "set the setting; that setting; a function"
+    )
+
+
+def test_a_masked_bridge_inside_a_noun_phrase_keeps_the_phrases_own_article() -> None:
+    # the bridge sat after a determiner and at most one modifier: no second article
+    assert _one_article("use a 64-bit a name type; an explicit a name URL", "name") == (
+        "use a 64-bit name type; an explicit name URL"
+    )
+    # elsewhere the placeholder keeps its article, and other words are never touched
+    assert _one_article("the server uses a name; a setting", "name") == (
+        "the server uses a name; a setting"
     )
 
 

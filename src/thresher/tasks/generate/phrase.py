@@ -136,6 +136,18 @@ def _article(noun: str) -> str:
     return "an" if noun[:1] in "aeiou" else "a"
 
 
+def _one_article(text: str, noun: str) -> str:
+    """``text`` with "a <noun>" read as English where the masked name sat inside a noun
+    phrase that already has its determiner, at most one word before it: ``an explicit a
+    name URL`` -> ``an explicit name URL``, ``the a setting`` -> ``the setting``. Only the
+    placeholder's own article goes; the sentence's words are kept."""
+    pattern = (
+        r"\b(a|an|the|this|that|these|those|its|your|their|our|each|every|any)"
+        rf"((?:\s+[\w-]+)?)\s+an?\s+({re.escape(noun)})\b"
+    )
+    return re.sub(pattern, r"\1\2 \3", text, flags=re.IGNORECASE)
+
+
 def _mask_all(sentence: str, target: str, placeholder: str) -> str:
     """Every occurrence of ``target`` replaced: in a role, literal or link, and bare, with
     the dotted name around it (``pkg.Target.method``) replaced whole."""
@@ -171,7 +183,9 @@ def phrase_sentences(chain: Chain, rng: random.Random) -> Phrasing:
         if i > 0:
             text = _mask_all(text, hop.link, f"that {nouns[i - 1]}")
         if i < len(chain.hops) - 1:
-            text = _mask_all(text, hop.out, f"{_article(nouns[i])} {nouns[i]}")
+            text = _one_article(
+                _mask_all(text, hop.out, f"{_article(nouns[i])} {nouns[i]}"), nouns[i]
+            )
         else:
             text = _mask_all(text, chain.answer, _BLANK_MARK)
             text = _window(reader_text(text), _BLANK_MARK, BLANK_WINDOW)
