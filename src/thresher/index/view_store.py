@@ -15,6 +15,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from pathlib import Path
 from typing import Self
 
 import numpy as np
@@ -125,7 +126,14 @@ class ViewStore:
 
     Subclasses implement :meth:`_view`, :meth:`stats` and :meth:`_release` (what
     :meth:`close` frees). Safe to call from several threads.
+
+    Attributes:
+        index_dir: the index folder the views are read from, for what is kept beside its
+            generations (fitted fusion weights, adapted policy weights); None for a
+            store with no folder of its own.
     """
+
+    index_dir: Path | None = None
 
     def __init__(self, config: Config, embedder: Embedder) -> None:
         self.config = config

@@ -99,6 +99,7 @@ class EmbeddedStore(ViewStore):
     """
 
     backend = "embedded"
+    index_dir: Path
 
     def __init__(
         self, index_dir: str | Path, config: Config | None = None, embedder: Embedder | None = None
@@ -244,6 +245,7 @@ class _PinnedStore(ViewStore):
     """
 
     backend = "embedded"
+    index_dir: Path
 
     def __init__(self, owner: EmbeddedStore, generation: _Generation) -> None:
         super().__init__(owner.config, owner.embedder)

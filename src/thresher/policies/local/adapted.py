@@ -32,6 +32,7 @@ from typing import Any
 from thresher.errors import ThresherError
 from thresher.index.embedded.fitted import STALE_SHARE, Fingerprint, changed_share, fingerprint
 from thresher.index.embedded.layout import current_generation
+from thresher.index.view_store import ViewStore
 
 __all__ = [
     "ADAPTED_DIR",
@@ -80,9 +81,9 @@ def adapted_dir(index: str | Path) -> Path:
 
 def index_folder(store: object) -> Path | None:
     """The folder of the embedded index ``store`` reads (the store or a view pinned on
-    it: both carry ``index_dir``); None for any other store (a server, a filtered view)."""
-    folder = getattr(store, "index_dir", None)
-    return folder if isinstance(folder, Path) else None
+    it: :attr:`ViewStore.index_dir <thresher.index.view_store.ViewStore>`); None for any
+    other store (a server, a filtered view)."""
+    return store.index_dir if isinstance(store, ViewStore) else None
 
 
 def fingerprint_of(index: str | Path) -> Fingerprint:
