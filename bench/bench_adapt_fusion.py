@@ -6,7 +6,8 @@ local policy on the held-out tasks with each weights file given, under each fusi
 asked (``plain`` RRF, the index's ``fitted`` fusion weights, or ``own``: the fusion
 the weights declare in ``meta.fusion``). It prints the measure ``adapt`` prints:
 recall@5 of the tasks' gold documents, the episode reward at beta 2, context tokens
-at the end; and per hop count.
+at the end; and per hop count (``--json``: also each task's recall@5, for paired
+comparisons).
 
     PYTHONPATH=src python bench/bench_adapt_fusion.py --index IDX \\
         [--tasks IDX/adapted/tasks.jsonl] [--held-out 0.3] [--seed 0] \\
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                     "tokens": round(sum(o.tokens for o in found) / n, 1),
                     "by_hops": {h: round(sum(v) / len(v), 4) for h, v in sorted(by_hops.items())},
                     "seconds": round(time.perf_counter() - t, 1),
+                    "per_task": {t.task_id: o.recall5 for t, o in zip(held, found, strict=True)},
                 }
                 rows.append(row)
                 per_hop = "  ".join(f"{h}-hop {v:.3f}" for h, v in row["by_hops"].items())
@@ -98,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.json} (per-task recall@5 in each row's per_task)")
     return 0
 
 

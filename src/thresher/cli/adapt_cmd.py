@@ -2,8 +2,8 @@
 
 Synthesizes tasks from the index (or reads them: ``--tasks FILE``), holds a share of
 them out, fits the local policy's models on the rest starting from the shipped
-weights, under the fusion the adapted weights will run with (``--fusion``: by default
-the index's fitted fusion weights when it keeps fresh ones), prints recall@5 and
+weights, under the fusion the adapted weights will run with (``--fusion``: plain RRF
+by default, or the index's fitted fusion weights), prints recall@5 and
 the reward of the shipped and the adapted weights on the held-out tasks, and keeps
 the adapted weights in ``DIR/adapted/`` (``--no-save``/``--dry-run``: only measure).
 The local policy then runs them on that index by itself (unless
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from thresher.train.local.adapt import (
         ADAPTABLE,
         DEFAULT_ANCHOR,
+        DEFAULT_FUSION,
         DEFAULT_MODELS,
         DEFAULT_ORDER_ROUNDS,
         FUSION_CHOICES,
@@ -49,10 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fusion",
         choices=FUSION_CHOICES,
-        default="auto",
-        help="fusion the adapted weights are fit and run under: auto (default: the "
-        "index's fitted fusion weights when it keeps fresh ones, else plain RRF), "
-        "plain or fitted",
+        default=DEFAULT_FUSION,
+        help=f"fusion the adapted weights are fit and run under (default {DEFAULT_FUSION}): "
+        "plain RRF, fitted (the index's fusion weights, `thresher fit-fusion`), or auto "
+        "(fitted when the index keeps fresh ones, else plain)",
     )
     parser.add_argument("--seed", type=int, default=0, help="synthesis and split seed (default 0)")
     parser.add_argument(

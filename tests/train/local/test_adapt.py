@@ -26,7 +26,7 @@ from thresher.policies.local.adapted import (
     read_fingerprint,
 )
 from thresher.policies.local.models import DEFAULT_WEIGHTS, load_weights
-from thresher.train.local.adapt import AdaptReport, adapt_index
+from thresher.train.local.adapt import AdaptReport, adapt_index, resolve_fusion
 
 
 def _copy(index: Path, to: Path) -> Path:
@@ -168,7 +168,7 @@ def test_adapt_reuses_the_tasks_a_run_kept_and_fits_under_the_index_fitted_fusio
     kept = tmp_path / "tasks.jsonl"
     shutil.copy(adapted_dir(index) / "tasks.jsonl", kept)
     _fit_fusion(index)
-    report = adapt_index(index, tasks=kept, seed=0, held_out=0.25, order_rounds=2)
+    report = adapt_index(index, tasks=kept, seed=0, held_out=0.25, order_rounds=2, fusion="auto")
     assert report.tasks_from == str(kept) and "synthesize" not in report.seconds
     assert report.synthesized == report.requested == first.synthesized
     assert (report.train, report.held_out, report.by_hops) == (
@@ -225,3 +225,12 @@ def test_adapt_fusion_fitted_needs_fresh_fusion_weights(adapted, tmp_path: Path)
         adapt_index(index, fusion="fitted", save=False)
     with pytest.raises(InputError, match="auto, plain, fitted"):
         adapt_index(index, fusion="rrf", save=False)
+    copy = _copy(index, tmp_path / "index")
+    _fit_fusion(copy)
+    assert resolve_fusion(copy, "fitted", Config()) == resolve_fusion(copy, "auto", Config())
+    assert resolve_fusion(copy, "fitted", Config()) == "fitted"
+    assert resolve_fusion(index, "auto", Config()) == "plain"  # no fusion.json
+    off = Config().override({"retrieval.fitted_fusion": "false"})
+    assert resolve_fusion(copy, "auto", off) == "plain"
+    with pytest.raises(InputError, match="retrieval.fitted_fusion is off"):
+        resolve_fusion(copy, "fitted", off)

@@ -13,8 +13,8 @@ fit that starts from the shipped weights, the result kept with the index.
    ``adapt`` (under their own fusion, plain RRF; recall@5 of the tasks' gold
    documents, the episode reward at beta 2: :mod:`.tune_runs`).
 4. **Fit**: the policy, running the shipped weights under the ``fusion`` the adapted
-   weights will run with (:func:`resolve_fusion`: the index's fitted fusion weights
-   when it keeps fresh ones, else plain RRF), collects feature rows on the
+   weights will run with (:func:`resolve_fusion`: plain RRF by default, or the
+   index's fitted fusion weights), collects feature rows on the
    training tasks (:func:`~thresher.train.local.trainer.collect`); the models are
    then fit *from* the shipped ones (:func:`~thresher.train.local.trainer.fit_weights`
    with ``start``): the LambdaRank order model keeps its trees and adds
@@ -54,6 +54,7 @@ __all__ = [
     "split_tasks",
     "resolve_fusion",
     "FUSION_CHOICES",
+    "DEFAULT_FUSION",
     "ADAPTABLE",
     "DEFAULT_MODELS",
     "DEFAULT_ANCHOR",
@@ -73,6 +74,10 @@ DEFAULT_ORDER_ROUNDS = 300
 #: what ``adapt --fusion`` takes: ``auto`` (fitted when the index keeps fresh fusion
 #: weights and the config allows them, else plain) or one of the weights' fusions
 FUSION_CHOICES = ("auto", "plain", "fitted")
+#: the fusion adapt fits under unless told: plain RRF (weights fit under an index's
+#: fitted fusion did no better on held-out tasks and worse on real questions;
+#: docs/local-policy.md, "Adapting to your index")
+DEFAULT_FUSION = "plain"
 
 #: ``progress(phase, done, total)``: phase one of ``synthesize``, ``before``,
 #: ``collect``, ``after``
@@ -250,7 +255,7 @@ def adapt_index(
     start: LocalWeights | None = None,
     progress: Progress | None = None,
     tasks: str | Path | None = None,
-    fusion: str = "auto",
+    fusion: str = DEFAULT_FUSION,
 ) -> AdaptReport:
     """Adapt the local policy to the embedded index at ``index`` (see the module docs).
 
