@@ -212,10 +212,15 @@ def test_adapt_tasks_refuses_a_file_that_is_not_tasks_of_the_index(adapted, tmp_
         adapt_index(index, tasks=one, save=False)
 
 
-def test_adapt_cli_refuses_both_n_and_tasks(adapted, capsys) -> None:
-    index, _ = adapted
+def test_adapt_cli_reads_tasks_and_refuses_both_n_and_tasks(adapted, capsys) -> None:
+    index, report = adapted
     kept = adapted_dir(index) / "tasks.jsonl"
-    assert main(["adapt", "--index", str(index), "--tasks", str(kept), "--n", "5"]) != 0
+    args = ["adapt", "--index", str(index), "--tasks", str(kept), "--no-save"]
+    assert main([*args, "--order-rounds", "2", "--held-out", "0.25", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"{report.synthesized} tasks read from {kept}" in out
+    assert "run under plain fusion" in out and "shipped weights, plain" in out
+    assert main([*args, "--n", "5"]) != 0
     assert "give one of them" in capsys.readouterr().err
 
 
