@@ -256,6 +256,31 @@ def test_a_policy_that_declares_plain_fusion_turns_the_fitted_weights_off() -> N
     assert episode_config(single, Config()) == Config()  # declares nothing: unchanged
 
 
+def test_the_local_policy_runs_under_the_fusion_its_weights_were_fit_under(tmp_path) -> None:
+    from dataclasses import replace
+
+    from thresher.errors import ConfigError
+    from thresher.policies.local.models import load_weights
+    from thresher.policies.local.options import LocalOptions
+    from thresher.policies.local.policy import LocalPolicy
+
+    shipped = load_weights()
+    assert "fusion" not in shipped.meta and shipped.fusion == "plain"
+    plain = LocalPolicy()
+    assert plain.fitted_fusion is False and plain.info == {"weights": "shipped", "fusion": "plain"}
+    fit_under_fitted = replace(shipped, meta={**shipped.meta, "fusion": "fitted"})
+    local = LocalPolicy(LocalOptions(weights=fit_under_fitted))
+    assert fitted_fusion_of(local) is None
+    assert episode_config(local, Config()) == Config()  # the index's fitted fusion, if any
+    assert local.info == {"weights": "given", "fusion": "fitted"}
+    path = fit_under_fitted.save(tmp_path / "fitted.json")
+    assert load_weights(path).fusion == "fitted"
+    assert LocalPolicy(LocalOptions(weights=path)).info["fusion"] == "fitted"
+    odd = replace(shipped, meta={**shipped.meta, "fusion": "weighted"}).save(tmp_path / "odd.json")
+    with pytest.raises(ConfigError, match="meta.fusion is 'weighted'"):
+        load_weights(odd)
+
+
 def test_a_base_class_policy_that_overrides_neither_propose_nor_start_is_a_policy_error(
     store, config
 ) -> None:

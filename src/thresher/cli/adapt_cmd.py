@@ -1,7 +1,9 @@
 """``thresher adapt --index DIR``: adapt the local policy to an index's own documents.
 
-Synthesizes tasks from the index, holds a share of them out, fits the local
-policy's models on the rest starting from the shipped weights, prints recall@5 and
+Synthesizes tasks from the index (or reads them: ``--tasks FILE``), holds a share of
+them out, fits the local policy's models on the rest starting from the shipped
+weights, under the fusion the adapted weights will run with (``--fusion``: plain RRF
+by default, or the index's fitted fusion weights), prints recall@5 and
 the reward of the shipped and the adapted weights on the held-out tasks, and keeps
 the adapted weights in ``DIR/adapted/`` (``--no-save``/``--dry-run``: only measure).
 The local policy then runs them on that index by itself (unless
@@ -20,17 +22,39 @@ from thresher.cli._common import add_config_args, add_index_arg, load_config, pr
 
 __all__ = ["add_arguments", "run"]
 
+#: tasks synthesized when neither ``--n`` nor ``--tasks`` is given
+DEFAULT_N = 300
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from thresher.train.local.adapt import (
         ADAPTABLE,
         DEFAULT_ANCHOR,
+        DEFAULT_FUSION,
         DEFAULT_MODELS,
         DEFAULT_ORDER_ROUNDS,
+        FUSION_CHOICES,
     )
 
     add_index_arg(parser)
-    parser.add_argument("--n", type=int, default=300, help="tasks to synthesize (default 300)")
+    parser.add_argument(
+        "--n", type=int, default=None, help=f"tasks to synthesize (default {DEFAULT_N})"
+    )
+    parser.add_argument(
+        "--tasks",
+        default=None,
+        metavar="FILE",
+        help="fit and measure on these synthetic tasks of the index instead of "
+        "synthesizing (e.g. DIR/adapted/tasks.jsonl of an earlier run)",
+    )
+    parser.add_argument(
+        "--fusion",
+        choices=FUSION_CHOICES,
+        default=DEFAULT_FUSION,
+        help=f"fusion the adapted weights are fit and run under (default {DEFAULT_FUSION}): "
+        "plain RRF, fitted (the index's fusion weights, `thresher fit-fusion`), or auto "
+        "(fitted when the index keeps fresh ones, else plain)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="synthesis and split seed (default 0)")
     parser.add_argument(
         "--held-out",
@@ -100,14 +124,19 @@ def _bar(enabled: bool) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from thresher.errors import InputError
     from thresher.train.local.adapt import adapt_index
 
+    if args.tasks is not None and args.n is not None:
+        raise InputError(
+            "adapt: --n asks for tasks to synthesize, --tasks reads them; give one of them"
+        )
     config = load_config(args)
     quiet = bool(getattr(args, "json", False))
     enabled = not quiet and not args.no_progress
     report = adapt_index(
         args.index,
-        n=args.n,
+        n=DEFAULT_N if args.n is None else args.n,
         seed=args.seed,
         held_out=args.held_out,
         anchor=args.anchor,
@@ -116,23 +145,37 @@ def run(args: argparse.Namespace) -> int:
         config=config,
         save=args.save,
         progress=_bar(enabled) if enabled else None,
+        tasks=args.tasks,
+        fusion=args.fusion,
     )
     if quiet:
         print_json(report.to_dict())
         return 0
     hops = ", ".join(f"{h} hops: {c}" for h, c in report.by_hops.items())
-    print(
+    source = (
         f"{report.synthesized} tasks synthesized of {report.requested} asked ({hops}) "
-        f"from {report.documents} documents ({report.generation}); "
-        f"train {report.train}, held out {report.held_out}"
+        f"from {report.documents} documents ({report.generation})"
+        if report.tasks_from == "synthesized"
+        else f"{report.synthesized} tasks read from {report.tasks_from} ({hops}), "
+        f"index of {report.documents} documents ({report.generation})"
     )
+    print(f"{source}; train {report.train}, held out {report.held_out}")
     refit = ", ".join(report.refit) or "nothing (too few episodes; raise --n)"
-    print(f"refit {refit} on {report.rows} rows ({report.positives} gold) from the shipped weights")
+    print(
+        f"refit {refit} on {report.rows} rows ({report.positives} gold) from the shipped "
+        f"weights, run under {report.fusion} fusion"
+    )
     if report.before is not None and report.after is not None:
         b, a = report.before, report.after
-        print(f"held-out ({report.held_out} tasks)   recall@5   reward   tokens")
-        print(f"  shipped weights          {b.recall5:8.3f} {b.reward:8.3f} {b.tokens:8.0f}")
-        print(f"  adapted weights          {a.recall5:8.3f} {a.reward:8.3f} {a.tokens:8.0f}")
+        print(f"held-out ({report.held_out} tasks)        recall@5   reward   tokens")
+        print(
+            f"  shipped weights, {report.before_fusion:<6} fusion "
+            f"{b.recall5:8.3f} {b.reward:8.3f} {b.tokens:8.0f}"
+        )
+        print(
+            f"  adapted weights, {report.fusion:<6} fusion "
+            f"{a.recall5:8.3f} {a.reward:8.3f} {a.tokens:8.0f}"
+        )
     secs = ", ".join(f"{k} {v:.0f} s" for k, v in report.seconds.items())
     print(f"time: {secs} (total {sum(report.seconds.values()):.0f} s)")
     if report.saved:

@@ -17,7 +17,8 @@ protocols, probed here once per episode:
   counted (:func:`~thresher.harness.policy.prompt_cost_of`);
 * a policy that declares ``for_store`` hands the episode to the policy it returns for
   the pinned store (the local policy: itself with the weights kept with that index),
-  whose ``info`` the start records (``policy_info``);
+  whose ``info`` the start records (``policy_info``) and whose ``retrieval_mode`` and
+  ``fitted_fusion`` then rule the episode's config (the adapted weights' fusion);
 * a policy that declares ``start`` starts a session for the episode, and a policy
   (or session) that declares ``use_reader_memo`` gets the store's reader memo when
   it keeps one (:class:`~thresher.index.store.KeepsReaderMemo`) (:func:`open_policy`).
@@ -648,7 +649,8 @@ class _Episode:
         self.usage: UsageState | None = None  # the usage of the prompt last sent
         self._next: tuple[int, tuple[UsageState, list[str]]] | None = None
         self.result: Result | None = None  # set once the episode has ended
-        self.configure(config)
+        self.asked = config  # the caller's settings, before any policy's declarations
+        self.configure(episode_config(policy, config))
         if not starts_sessions(policy):
             self.use(policy)
 
@@ -727,6 +729,12 @@ class _Episode:
         """Start the policy (its session), fit the budget when the episode can begin,
         and record the start."""
         opened = self.opening = open_policy(self.given, self.question, self.store)
+        if opened.policy is not self.given:  # its declarations rule (e.g. its weights' fusion)
+            declared = episode_config(opened.policy, self.asked)
+            if declared != self.config:
+                self.configure(declared)
+                if not starts_sessions(opened.policy):
+                    self.use(opened.policy)
         if all(stop.holds(self) is None for stop in EXITS if stop.when == "start"):
             driver = opened.session if opened.session is not None else opened.policy
             fitted, notice = fit_budget(driver, self.config)
@@ -944,7 +952,7 @@ def episode_loop(
         question,
         store,
         policy,
-        episode_config(policy, config or Config()),
+        config or Config(),
         reranker,
         counter,
         should_stop,
@@ -981,7 +989,7 @@ def iter_episode(
         question,
         store,
         policy,
-        episode_config(policy, config or Config()),
+        config or Config(),
         reranker,
         counter,
         should_stop,

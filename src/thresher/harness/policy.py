@@ -19,8 +19,8 @@ A policy's state across the turns of an episode belongs in a session: a policy
 that overrides ``start(question)`` gets it called once per episode and the
 harness drives the :class:`Policy` it returns for every turn. One such policy
 object serves any number of episodes, one after another or at once. Which object
-a hook is read on: ``retrieval_mode``, ``fitted_fusion`` and ``prompt_cost`` on the
-policy given;
+a hook is read on: ``retrieval_mode`` and ``fitted_fusion`` on the policy given, then
+on the one its ``for_store`` returns; ``prompt_cost`` on the policy given;
 ``start`` on the policy given; every other hook on what drives the episode (the
 session, when there is one, else the policy given).
 """
@@ -147,12 +147,13 @@ class BasePolicy:
             episode with that one retriever, ``hybrid`` with both; the harness sets
             the episode's ``retrieval.mode`` to it whoever runs the episode (API, CLI,
             eval, benches), and records it in ``episode_start.config``. Default None:
-            the config's mode. Read on the policy given.
+            the config's mode. Read on the policy given, then on the one its
+            ``for_store`` returns (which rules when it differs).
         fitted_fusion: False fuses every hybrid ``search_corpus`` of the episode by
             plain RRF, whatever fusion weights the index keeps (a policy whose learned
             scorer reads the fused ranks it was trained on); the harness then sets
             the episode's ``retrieval.fitted_fusion`` to False and records it.
-            Default None: as the config says. Read on the policy given.
+            Default None: as the config says. Read as ``retrieval_mode`` is.
         prompt_cost: the tokens the policy's model's chat template adds
             (:class:`~thresher.tokens.PromptCost`: per message, per tool call, per
             tool result, the tools preamble); the harness counts the transcript with

@@ -15,16 +15,18 @@ from thresher.cli.main import main
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.harness.trace import EpisodeStart
+from thresher.index.embedded import fitted
 from thresher.index.embedded.fitted import STALE_SHARE
 from thresher.index.embedded.layout import current_generation, read_manifest
 from thresher.index.embedded.store import EmbeddedStore
+from thresher.index.fusion import FusionWeights
 from thresher.policies.local.adapted import (
     StaleAdaptedWeightsWarning,
     adapted_dir,
     read_fingerprint,
 )
 from thresher.policies.local.models import DEFAULT_WEIGHTS, load_weights
-from thresher.train.local.adapt import AdaptReport, adapt_index
+from thresher.train.local.adapt import AdaptReport, adapt_index, resolve_fusion
 
 
 def _copy(index: Path, to: Path) -> Path:
@@ -32,8 +34,8 @@ def _copy(index: Path, to: Path) -> Path:
     return to
 
 
-def _info(index: Path, **options: object) -> dict:
-    """``episode_start.policy_info`` of one local-policy search on ``index``."""
+def _start(index: Path, **options: object) -> EpisodeStart:
+    """``episode_start`` of one local-policy search on ``index``."""
     result = thresher.search(
         "Where is the company headquartered?",
         index=index,
@@ -43,7 +45,21 @@ def _info(index: Path, **options: object) -> dict:
     )
     start = result.trace[0]
     assert isinstance(start, EpisodeStart)
-    return start.policy_info
+    return start
+
+
+def _info(index: Path, **options: object) -> dict:
+    """``episode_start.policy_info`` of one local-policy search on ``index``."""
+    return _start(index, **options).policy_info
+
+
+def _fit_fusion(index: Path) -> None:
+    """Fusion weights kept with ``index`` that fit its live generation."""
+    fitted.save_fusion(
+        index,
+        FusionWeights(bm25=2.0, dense=1.0, rrf_k=10),
+        fitted.fingerprint(current_generation(index)),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -83,19 +99,23 @@ def test_adapt_splits_fits_measures_and_keeps_weights_with_the_index(adapted) ->
     assert kept.documents == report.documents
     lines = (adapted_dir(index) / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == report.synthesized
+    # no fusion weights kept with the index: fit and run under plain RRF, as the shipped
+    assert report.tasks_from == "synthesized"
+    assert report.fusion == report.before_fusion == weights.fusion == "plain"
+    assert weights.meta["fusion"] == "plain"
 
 
 def test_the_local_policy_runs_the_adapted_weights_on_that_index(adapted, world_index) -> None:
     index, report = adapted
     info = _info(index)
     assert info["weights"] == "adapted" and info["path"] == report.saved
-    assert _info(world_index) == {"weights": "shipped"}  # another index: the shipped ones
+    assert _info(world_index) == {"weights": "shipped", "fusion": "plain"}  # another index
 
 
 def test_explicit_weights_win_over_the_adapted_ones(adapted) -> None:
     index, _ = adapted
     info = _info(index, weights=str(DEFAULT_WEIGHTS))
-    assert info == {"weights": "file", "path": str(DEFAULT_WEIGHTS.resolve())}
+    assert info == {"weights": "file", "path": str(DEFAULT_WEIGHTS.resolve()), "fusion": "plain"}
 
 
 def test_adapted_weights_hold_through_a_small_change_and_go_stale_past_a_large_one(
@@ -137,4 +157,85 @@ def test_adapt_no_save_only_measures(world_index: Path, tmp_path: Path, capsys) 
     assert report["saved"] is None and report["train"] + report["held_out"] == report["synthesized"]
     assert report["before"]["recall5"] >= 0 and report["after"]["recall5"] >= 0
     assert not adapted_dir(index).exists()
-    assert _info(index) == {"weights": "shipped"}
+    assert _info(index) == {"weights": "shipped", "fusion": "plain"}
+
+
+def test_adapt_reuses_the_tasks_a_run_kept_and_fits_under_the_index_fitted_fusion(
+    adapted, tmp_path: Path
+) -> None:
+    first_index, first = adapted
+    index = _copy(first_index, tmp_path / "index")
+    kept = tmp_path / "tasks.jsonl"
+    shutil.copy(adapted_dir(index) / "tasks.jsonl", kept)
+    _fit_fusion(index)
+    report = adapt_index(index, tasks=kept, seed=0, held_out=0.25, order_rounds=2, fusion="auto")
+    assert report.tasks_from == str(kept) and "synthesize" not in report.seconds
+    assert report.synthesized == report.requested == first.synthesized
+    assert (report.train, report.held_out, report.by_hops) == (
+        first.train,
+        first.held_out,
+        first.by_hops,
+    )
+    # auto: the index keeps fresh fusion weights, so the rows are collected and the
+    # adapted weights run under them; before is the shipped weights as they run today
+    assert report.fusion == "fitted" and report.before_fusion == "plain"
+    assert report.before == first.before  # the same held-out tasks, the same weights
+    weights = load_weights(report.saved)
+    assert weights.fusion == "fitted" and weights.meta["adapted"]["tasks_from"] == str(kept)
+    start = _start(index)
+    assert start.policy_info["weights"] == "adapted" and start.policy_info["fusion"] == "fitted"
+    assert start.config["retrieval"]["fitted_fusion"] is True
+    # the shipped weights on the same index stay on plain RRF
+    shipped = _start(index, weights=str(DEFAULT_WEIGHTS))
+    assert shipped.policy_info["fusion"] == "plain"
+    assert shipped.config["retrieval"]["fitted_fusion"] is False
+
+
+def test_adapt_tasks_refuses_a_file_that_is_not_tasks_of_the_index(adapted, tmp_path: Path) -> None:
+    index, _ = adapted
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "no schema"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="bad.jsonl:1"):
+        adapt_index(index, tasks=bad, save=False)
+    with pytest.raises(InputError, match="nowhere.jsonl"):
+        adapt_index(index, tasks=tmp_path / "nowhere.jsonl", save=False)
+    lines = (adapted_dir(index) / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+    other = tmp_path / "other.jsonl"
+    record = json.loads(lines[0])
+    record["evidence"][0]["doc_id"] = "not/in/this/index.md"
+    other.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="not in the index.*drop --tasks"):
+        adapt_index(index, tasks=other, save=False)
+    one = tmp_path / "one.jsonl"
+    one.write_text(lines[0] + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="too few"):
+        adapt_index(index, tasks=one, save=False)
+
+
+def test_adapt_cli_reads_tasks_and_refuses_both_n_and_tasks(adapted, capsys) -> None:
+    index, report = adapted
+    kept = adapted_dir(index) / "tasks.jsonl"
+    args = ["adapt", "--index", str(index), "--tasks", str(kept), "--no-save"]
+    assert main([*args, "--order-rounds", "2", "--held-out", "0.25", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"{report.synthesized} tasks read from {kept}" in out
+    assert "run under plain fusion" in out and "shipped weights, plain" in out
+    assert main([*args, "--n", "5"]) != 0
+    assert "give one of them" in capsys.readouterr().err
+
+
+def test_adapt_fusion_fitted_needs_fresh_fusion_weights(adapted, tmp_path: Path) -> None:
+    index, _ = adapted
+    with pytest.raises(InputError, match="thresher fit-fusion --index"):
+        adapt_index(index, fusion="fitted", save=False)
+    with pytest.raises(InputError, match="auto, plain, fitted"):
+        adapt_index(index, fusion="rrf", save=False)
+    copy = _copy(index, tmp_path / "index")
+    _fit_fusion(copy)
+    assert resolve_fusion(copy, "fitted", Config()) == resolve_fusion(copy, "auto", Config())
+    assert resolve_fusion(copy, "fitted", Config()) == "fitted"
+    assert resolve_fusion(index, "auto", Config()) == "plain"  # no fusion.json
+    off = Config().override({"retrieval.fitted_fusion": "false"})
+    assert resolve_fusion(copy, "auto", off) == "plain"
+    with pytest.raises(InputError, match="retrieval.fitted_fusion is off"):
+        resolve_fusion(copy, "fitted", off)

@@ -37,11 +37,14 @@ from thresher.errors import ConfigError
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants, constants_from_section
 from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
 
-__all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "load_weights", "sigmoid"]
+__all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "FUSIONS", "load_weights", "sigmoid"]
 
 #: the weights that ship with the package
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "local_policy.json"
 _FORMAT = 1
+#: the fusions a weights file can be fit under (``meta.fusion``): ``plain`` RRF, or the
+#: index's ``fitted`` fusion weights (``thresher fit-fusion``)
+FUSIONS = ("plain", "fitted")
 #: the column layouts the policy's feature rows come in (base; base and link): a
 #: model fit before a feature was added reads its own columns from them by name
 _LAYOUTS: dict[int, tuple[str, ...]] = {
@@ -188,7 +191,9 @@ class LocalWeights:
             from state features.
         final: utility of retained chunks for the final ranking and prunes (base and
             link features, fit on the chunks an episode ends with); ``full`` when absent.
-        meta: training provenance (data files, counts, held-out figures).
+        meta: training provenance (data files, counts, held-out figures); its
+            ``fusion`` names the fusion the episodes the models were fit on ran with
+            (:attr:`fusion`).
         controls: LocalPolicy settings chosen with the weights (e.g. ``stop_at``,
             ``hop_k`` tuned by reward on synthetic tasks,
             :mod:`thresher.train.local.tune`); the policy's defaults otherwise.
@@ -206,6 +211,14 @@ class LocalWeights:
     controls: dict[str, Any] = field(default_factory=dict)
     order: Model | None = None
     constants: Constants = DEFAULT_CONSTANTS
+
+    @property
+    def fusion(self) -> str:
+        """The fusion of hybrid searches these weights were fit under, one of
+        :data:`FUSIONS`: ``meta.fusion``, ``plain`` when absent (the shipped file: its
+        rows came from indexes with no fitted fusion). The local policy runs them under
+        it (:attr:`~thresher.policies.local.policy.LocalPolicy.fitted_fusion`)."""
+        return str(self.meta.get("fusion", "plain"))
 
     @property
     def ranker(self) -> Model:
@@ -239,7 +252,8 @@ def load_weights(path: str | Path | None = None) -> LocalWeights:
     LightGBM model costs milliseconds. The weights are immutable, so sharing is safe.
 
     Raises:
-        ConfigError: the file is missing, unreadable, or not a weights file.
+        ConfigError: the file is missing, unreadable, not a weights file, or names an
+            unknown ``meta.fusion``.
     """
     p = Path(path) if path is not None else DEFAULT_WEIGHTS
     try:
@@ -274,7 +288,7 @@ def _read_weights(p: Path) -> LocalWeights:
         raise ConfigError(f"{p} is not a local policy weights file of format <= {_FORMAT}")
     try:
         stop, final, order = data.get("stop"), data.get("final"), data.get("order")
-        return LocalWeights(
+        weights = LocalWeights(
             Model.from_dict(data["base"]),
             Model.from_dict(data["full"]),
             Model.from_dict(stop) if stop else None,
@@ -286,3 +300,9 @@ def _read_weights(p: Path) -> LocalWeights:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"local policy weights {p} are malformed: {exc!r}") from exc
+    if weights.fusion not in FUSIONS:
+        raise ConfigError(
+            f"local policy weights {p}: meta.fusion is {weights.fusion!r}, not one of "
+            f"{', '.join(FUSIONS)}; fix the file or run `thresher adapt` again"
+        )
+    return weights

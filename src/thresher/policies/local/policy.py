@@ -47,6 +47,7 @@ against the question in their lineage.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,8 @@ class LocalPolicy(BasePolicy):
     With no weights given, an episode over an embedded index that keeps adapted
     weights (``thresher adapt``, :mod:`~thresher.policies.local.adapted`) runs them,
     unless they are stale (:meth:`for_store`); ``info`` (recorded in each episode's
-    ``episode_start.policy_info``) says which weights ran.
+    ``episode_start.policy_info``) says which weights ran and under which fusion
+    (``fusion``: :attr:`fitted_fusion` follows the weights).
 
     Args:
         options: how it searches, prunes and answers (:class:`LocalOptions`).
@@ -99,9 +101,13 @@ class LocalPolicy(BasePolicy):
 
     name = "local"
     system_prompt = DEFAULT_SYSTEM_PROMPT
-    #: plain RRF for its searches: the scorer's fused-rank feature was learned on it (an
-    #: index's fitted weights reorder the list; docs/fusion.md measures what that costs)
-    fitted_fusion = False
+    #: the fusion its weights were fit under (:attr:`LocalWeights.fusion
+    #: <thresher.policies.local.models.LocalWeights.fusion>`): False (plain RRF) for
+    #: weights fit on plain RRF, as the shipped ones, since the scorer's fused-rank
+    #: features were learned on it; None (the index's fitted fusion weights when the
+    #: config allows and they fit the index) for weights fit under them. Set per
+    #: instance from its weights; docs/fusion.md measures both.
+    fitted_fusion: bool | None = False
 
     def __init__(
         self,
@@ -115,7 +121,8 @@ class LocalPolicy(BasePolicy):
         self.options = o
         self.config = config
         self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
-        self.info: dict[str, Any] | None = (
+        self.fitted_fusion = None if self.weights.fusion == "fitted" else False
+        self.info: dict[str, Any] | None = self._described(
             {"weights": "shipped"}
             if weights is None
             else {"weights": "file", "path": str(Path(weights).resolve())}
@@ -159,9 +166,14 @@ class LocalPolicy(BasePolicy):
         if folder is None:
             return self
         choice = choose_weights(folder, lambda: str(store.stats().extra.get("generation", "")))
-        if choice.path is None and choice.info == self.info:
+        if choice.path is None and self._described(choice.info) == self.info:
             return self
         return self._with_choice(choice)
+
+    def _described(self, info: Mapping[str, Any]) -> dict[str, Any]:
+        """``info`` (which weights run) and the fusion they run under, as recorded in
+        ``episode_start.policy_info``."""
+        return {**info, "fusion": self.weights.fusion}
 
     def _with_choice(self, choice: WeightsChoice) -> LocalPolicy:
         """The policy running ``choice`` (built once per choice and kept)."""
@@ -170,7 +182,7 @@ class LocalPolicy(BasePolicy):
         if found is None:
             options = replace(self.options, weights=choice.path)
             found = LocalPolicy(options, config=self.config, recorder=self.recorder)
-            found.info = dict(choice.info)
+            found.info = found._described(choice.info)
             self._for_index[key] = found
         return found
 

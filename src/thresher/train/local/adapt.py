@@ -4,12 +4,17 @@ fit that starts from the shipped weights, the result kept with the index.
 :func:`adapt_index` runs, in order:
 
 1. **Synthesize** up to ``n`` verified multi-hop tasks from the index
-   (:func:`~thresher.tasks.generate.pipeline.synthesize_tasks`, offline, ``seed``).
+   (:func:`~thresher.tasks.generate.pipeline.synthesize_tasks`, offline, ``seed``), or
+   read the ``tasks`` file given (the ``tasks.jsonl`` an earlier run kept: re-adapting
+   after ``thresher fit-fusion`` need not synthesize again).
 2. **Split** them by task, with a fixed seed: ``held_out`` of them are only measured,
    the rest are trained on (:func:`split_tasks`).
-3. **Measure before**: the shipped weights on the held-out tasks (recall@5 of the
-   tasks' gold documents, the episode reward at beta 2: :mod:`.tune_runs`).
-4. **Fit**: the policy, running the shipped weights, collects feature rows on the
+3. **Measure before**: the shipped weights on the held-out tasks as they run without
+   ``adapt`` (under their own fusion, plain RRF; recall@5 of the tasks' gold
+   documents, the episode reward at beta 2: :mod:`.tune_runs`).
+4. **Fit**: the policy, running the shipped weights under the ``fusion`` the adapted
+   weights will run with (:func:`resolve_fusion`: plain RRF by default, or the
+   index's fitted fusion weights), collects feature rows on the
    training tasks (:func:`~thresher.train.local.trainer.collect`); the models are
    then fit *from* the shipped ones (:func:`~thresher.train.local.trainer.fit_weights`
    with ``start``): the LambdaRank order model keeps its trees and adds
@@ -19,7 +24,8 @@ fit that starts from the shipped weights, the result kept with the index.
    taken from the fit (default: the order model alone; the others stay shipped).
    The rows the shipped weights were fit on (dev sets of public datasets) are not
    on a user's machine, so a warm start, not a mix.
-5. **Measure after**: the adapted weights on the same held-out tasks.
+5. **Measure after**: the adapted weights on the same held-out tasks, under that
+   fusion (recorded in the weights' ``meta.fusion``, which the local policy follows).
 6. **Keep** (unless ``save`` is False): the weights, the index's fingerprint, the
    tasks and the report under ``INDEX/adapted/``
    (:mod:`thresher.policies.local.adapted`), where the local policy finds them.
@@ -38,6 +44,7 @@ from typing import Any
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.policies.local.models import LocalWeights
+from thresher.tasks.synthetic import SynthTask
 from thresher.tasks.task import Task
 
 __all__ = [
@@ -45,6 +52,9 @@ __all__ = [
     "Score",
     "adapt_index",
     "split_tasks",
+    "resolve_fusion",
+    "FUSION_CHOICES",
+    "DEFAULT_FUSION",
     "ADAPTABLE",
     "DEFAULT_MODELS",
     "DEFAULT_ANCHOR",
@@ -60,6 +70,14 @@ DEFAULT_MODELS = ("order",)
 DEFAULT_ANCHOR = 1.0
 #: boosting rounds the order model adds on the new episodes
 DEFAULT_ORDER_ROUNDS = 300
+
+#: what ``adapt --fusion`` takes: ``auto`` (fitted when the index keeps fresh fusion
+#: weights and the config allows them, else plain) or one of the weights' fusions
+FUSION_CHOICES = ("auto", "plain", "fitted")
+#: the fusion adapt fits under unless told: plain RRF (weights fit under an index's
+#: fitted fusion did no better on held-out tasks and worse on real questions;
+#: docs/local-policy.md, "Adapting to your index")
+DEFAULT_FUSION = "plain"
 
 #: ``progress(phase, done, total)``: phase one of ``synthesize``, ``before``,
 #: ``collect``, ``after``
@@ -83,10 +101,15 @@ class AdaptReport:
         index: the index folder.
         generation: the generation adapted to.
         documents: its document count.
-        synthesized: tasks kept by the synthesis (of ``requested``), by hop count.
+        synthesized: tasks kept by the synthesis (of ``requested``), or read from
+            ``tasks_from``, by hop count.
+        tasks_from: ``synthesized``, or the task file read.
         train, held_out: the split's sizes (tasks).
-        before, after: the shipped and the adapted weights on the held-out tasks
-            (None when there are none).
+        before, after: the shipped weights under their own fusion (as they run
+            without adapt) and the adapted weights under ``fusion``, on the held-out
+            tasks (None when there are none).
+        fusion: the fusion the rows were collected and the adapted weights run under
+            (``plain`` or ``fitted``); ``before_fusion`` the shipped weights'.
         rows: feature rows fit (gold among them: ``positives``).
         refit: the models of ``models`` the rows sufficed to refit (the order model
             needs 20 training episodes ending with gold and non-gold chunks; the
@@ -106,6 +129,9 @@ class AdaptReport:
     held_out: int
     before: Score | None
     after: Score | None
+    tasks_from: str = "synthesized"
+    fusion: str = "plain"
+    before_fusion: str = "plain"
     rows: int = 0
     positives: int = 0
     refit: list[str] = field(default_factory=list)
@@ -135,6 +161,64 @@ def split_tasks(
         count = min(max(count, 1), len(ids) - 1)
     held = set(ids[:count])
     return [t for t in tasks if t.task_id not in held], [t for t in tasks if t.task_id in held]
+
+
+def resolve_fusion(index: Path, fusion: str, config: Config) -> str:
+    """The fusion ``adapt --fusion`` means on ``index``: ``plain`` or ``fitted``.
+
+    ``auto`` is ``fitted`` when the index keeps fusion weights that fit its live
+    generation (:func:`~thresher.index.embedded.fitted.load_fusion`) and
+    ``retrieval.fitted_fusion`` is on, else ``plain``.
+
+    Raises:
+        InputError: ``fusion`` is not one of :data:`FUSION_CHOICES`, or is ``fitted``
+            while the index keeps no fresh fusion weights or the config turns them off.
+    """
+    from thresher.index.embedded.fitted import load_fusion
+    from thresher.index.embedded.layout import current_generation
+
+    if fusion not in FUSION_CHOICES:
+        raise InputError(
+            f"adapt: fusion {fusion!r} unknown; name one of {', '.join(FUSION_CHOICES)}"
+        )
+    if fusion == "plain":
+        return "plain"
+    fresh = load_fusion(index, current_generation(index)) is not None
+    if fusion == "auto":
+        return "fitted" if fresh and config.retrieval.fitted_fusion else "plain"
+    if not config.retrieval.fitted_fusion:
+        raise InputError(
+            "adapt: --fusion fitted, but retrieval.fitted_fusion is off in the settings; "
+            "drop that setting or adapt with --fusion plain"
+        )
+    if not fresh:
+        raise InputError(
+            f"adapt: --fusion fitted, but {index} keeps no fusion weights that fit it; "
+            f"run `thresher fit-fusion --index {index}` first, or adapt with --fusion plain"
+        )
+    return "fitted"
+
+
+def _read_tasks(path: Path, index: Path) -> list[SynthTask]:
+    """The synthetic tasks of ``path``, checked against the live generation of ``index``.
+
+    Raises:
+        InputError: the file is unreadable or not synthetic tasks (file:line), or one of
+            its tasks' evidence documents is not in the index (tasks of another index).
+    """
+    from thresher.index.embedded.layout import current_generation, read_manifest
+    from thresher.tasks.synthetic import read_synth_tasks
+
+    tasks = read_synth_tasks(path)
+    present = read_manifest(current_generation(index)).documents
+    missing = sorted({ev.doc_id for t in tasks for ev in t.evidence} - present.keys())
+    if missing:
+        raise InputError(
+            f"adapt: {len(missing)} document(s) the tasks of {path} rest on are not in the "
+            f"index (e.g. {missing[0]!r}): tasks of another index or an older version of "
+            "it; synthesize anew (drop --tasks)"
+        )
+    return tasks
 
 
 def _score(
@@ -170,12 +254,15 @@ def adapt_index(
     save: bool = True,
     start: LocalWeights | None = None,
     progress: Progress | None = None,
+    tasks: str | Path | None = None,
+    fusion: str = DEFAULT_FUSION,
 ) -> AdaptReport:
     """Adapt the local policy to the embedded index at ``index`` (see the module docs).
 
     Args:
         index: an embedded index folder (a server index cannot keep weights).
-        n: tasks to synthesize (fewer when the index's seeds run out).
+        n: tasks to synthesize (fewer when the index's seeds run out); unused with
+            ``tasks``.
         seed: the synthesis's seed and the split's.
         held_out: share of the tasks held out for the before/after measure.
         anchor: weight of the starting coefficients against the new rows (0: the new
@@ -187,14 +274,20 @@ def adapt_index(
         save: keep the weights with the index (False: measure only).
         start: the weights to start from (default: the shipped ones).
         progress: called as phases advance (a progress bar).
+        tasks: a synthetic task file of this index to fit and measure on instead of
+            synthesizing (e.g. the ``adapted/tasks.jsonl`` an earlier run kept).
+        fusion: the fusion the rows are collected and the adapted weights run under,
+            one of :data:`FUSION_CHOICES` (:func:`resolve_fusion`).
 
     Returns:
         An :class:`AdaptReport`.
 
     Raises:
         InputError: ``index`` is not an embedded index folder, ``models`` names one
-            that is not in :data:`ADAPTABLE`, or the synthesis kept
-            fewer than two tasks, or the training tasks gave no gold and non-gold rows.
+            that is not in :data:`ADAPTABLE`, ``fusion`` cannot be had
+            (:func:`resolve_fusion`), ``tasks`` is not a task file of this index, the
+            synthesis kept (or the file holds) fewer than two tasks, or the training
+            tasks gave no gold and non-gold rows.
         IndexNotFoundError: no index at ``index``.
     """
     from thresher.index.embedded.store import EmbeddedStore
@@ -218,7 +311,11 @@ def adapt_index(
     folder = Path(index)
     cfg = config or Config()
     fingerprint = fingerprint_of(folder)
+    run_fusion = resolve_fusion(folder, fusion, cfg)
     shipped = start or load_weights()
+    # the starting weights under the adapted ones' fusion: the rows are collected as
+    # the adapted weights will run
+    collecting = replace(shipped, meta={**shipped.meta, "fusion": run_fusion})
     seconds: dict[str, float] = {}
 
     def ticker(phase: str, total: int) -> Callable[[int], None] | None:
@@ -228,28 +325,41 @@ def adapt_index(
         report_to(phase, 0, total)
         return lambda done: report_to(phase, done, total)
 
-    t = time.perf_counter()
-    # reading the whole corpus is one grep over every chunk: give it time
-    reading = cfg.override({"grep.timeout_s": max(cfg.grep.timeout_s, 300.0)})
-    with EmbeddedStore(folder, reading) as synth_store:
-        synth = synthesize_tasks(synth_store, n, seed, progress=progress is not None)
-    seconds["synthesize"] = round(time.perf_counter() - t, 2)
-    tasks = [to_eval_task(task) for task in synth.tasks]
-    if len(tasks) < 2:
-        raise InputError(
-            f"adapt: the index gave {len(tasks)} verified task(s) (of {n} asked); "
-            "too few to fit and measure: index more documents, or raise --n"
-        )
-    train, held = split_tasks(tasks, held_out, seed)
+    if tasks is not None:
+        synth_tasks = _read_tasks(Path(tasks), folder)
+        requested, tasks_from = len(synth_tasks), str(tasks)
+        if len(synth_tasks) < 2:
+            raise InputError(
+                f"adapt: {tasks} holds {len(synth_tasks)} task(s); too few to fit and "
+                "measure: give the tasks.jsonl of a run that kept more, or drop --tasks"
+            )
+    else:
+        t = time.perf_counter()
+        # reading the whole corpus is one grep over every chunk: give it time
+        reading = cfg.override({"grep.timeout_s": max(cfg.grep.timeout_s, 300.0)})
+        with EmbeddedStore(folder, reading) as synth_store:
+            synth = synthesize_tasks(synth_store, n, seed, progress=progress is not None)
+        seconds["synthesize"] = round(time.perf_counter() - t, 2)
+        synth_tasks, requested, tasks_from = list(synth.tasks), n, "synthesized"
+        if len(synth_tasks) < 2:
+            raise InputError(
+                f"adapt: the index gave {len(synth_tasks)} verified task(s) (of {n} asked); "
+                "too few to fit and measure: index more documents, or raise --n"
+            )
+    by_hops: dict[int, int] = {}
+    for task in synth_tasks:
+        by_hops[task.hops] = by_hops.get(task.hops, 0) + 1
+    episodes = [to_eval_task(task) for task in synth_tasks]
+    train, held = split_tasks(episodes, held_out, seed)
     with EmbeddedStore(folder, cfg) as store:
         t = time.perf_counter()
         before = _score(held, store, shipped, cfg, ticker("before", len(held)))
         seconds["before"] = round(time.perf_counter() - t, 2)
         t = time.perf_counter()
-        data = collect(train, store, shipped, config=cfg, progress=ticker("collect", len(train)))
+        data = collect(train, store, collecting, config=cfg, progress=ticker("collect", len(train)))
         seconds["collect"] = round(time.perf_counter() - t, 2)
         t = time.perf_counter()
-        meta = {
+        meta: dict[str, Any] = {
             "adapted": {
                 "index": str(folder.resolve()),
                 "generation": fingerprint.generation,
@@ -260,6 +370,8 @@ def adapt_index(
                 "order_rounds": order_rounds,
                 "models": list(models),
                 "from": shipped.meta.get("data", []),
+                "fusion": run_fusion,
+                "tasks_from": tasks_from,
             }
         }
         try:
@@ -277,7 +389,11 @@ def adapt_index(
                 "raise --n or lower --held-out"
             ) from exc
         refit = [name for name in models if name in fitted.meta.get("fitted", ())]
-        meta = {**fitted.meta, "adapted": {**meta["adapted"], "refit": refit}}
+        meta = {
+            **fitted.meta,
+            "fusion": run_fusion,
+            "adapted": {**meta["adapted"], "refit": refit},
+        }
         adapted = replace(shipped, meta=meta, **{name: getattr(fitted, name) for name in refit})
         seconds["fit"] = round(time.perf_counter() - t, 2)
         t = time.perf_counter()
@@ -287,13 +403,16 @@ def adapt_index(
         index=str(folder),
         generation=fingerprint.generation,
         documents=fingerprint.documents,
-        requested=n,
-        synthesized=len(tasks),
-        by_hops=dict(sorted(synth.by_hops.items())),
+        requested=requested,
+        synthesized=len(synth_tasks),
+        by_hops=dict(sorted(by_hops.items())),
         train=len(train),
         held_out=len(held),
         before=before,
         after=after,
+        tasks_from=tasks_from,
+        fusion=run_fusion,
+        before_fusion=shipped.fusion,
         rows=int(adapted.meta.get("rows", 0)),
         positives=int(adapted.meta.get("positives", 0)),
         refit=refit,
@@ -304,12 +423,13 @@ def adapt_index(
             "anchor": anchor,
             "order_rounds": order_rounds,
             "models": list(models),
+            "fusion": run_fusion,
         },
     )
     if save:
         out = adapted_dir(folder)
         report.saved = str(adapted.save(out / "local_policy.json"))
-        write_synth_tasks(out / "tasks.jsonl", synth.tasks)
+        write_synth_tasks(out / "tasks.jsonl", synth_tasks)
         (out / "report.json").write_text(
             json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8"
         )
