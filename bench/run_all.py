@@ -115,6 +115,12 @@ BENCHES: tuple[Bench, ...] = (
         ("--folder", "docs", "--questions", "bench/query_noise/dev_questions.jsonl"),
         on_request=True,
     ),
+    # needs an index adapted by `thresher adapt` (its tasks and fusion weights): only when named
+    Bench(
+        "bench_adapt_fusion.py",
+        ("--index", "idx", "--weights", "shipped", "--fusion", "plain,fitted", "--limit", "20"),
+        on_request=True,
+    ),
     # builds llama.cpp once (~40 min on 2 cores) and runs a real model: only when named
     Bench("bench_llm_real.py", ("--tasks", "2", "--max-turns", "4"), on_request=True),
     # SFT then GRPO on a small model (torch and TRL: run it in the rl virtualenv, `make
