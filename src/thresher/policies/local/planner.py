@@ -64,10 +64,10 @@ class Planner:
         grep: also grep the question's quoted names and codes.
         first_clue: for a clue chain, also search its first clue's words alone first.
         frontier_k: chunks of the chain's leading edge read first for bridges.
-        refs_per_hop: cross-references followed per hop (greps of where each is
-            defined; 0: none).
         answer: the answer ranker (a clue chain's progress is read from its order).
         stop: the stop model.
+        refs_per_hop: cross-references followed per hop (greps of where each is
+            defined; 0: none).
         constants: the policy's constants (anchors per hop, bridges per chain edge,
             and those of :func:`~.bridges.bridge_queries` and :func:`~.clues.clue_docs`).
         spans: where a sentence's candidate bridge phrases come from (:mod:`.sources`).
@@ -86,8 +86,8 @@ class Planner:
         first_clue: bool,
         frontier_k: int,
         answer: AnswerRanker,
-        refs_per_hop: int = 0,
         stop: StopModel,
+        refs_per_hop: int = 0,
         constants: Constants = DEFAULT_CONSTANTS,
         spans: SpanSource = DEFAULT_SPANS,
         names: NameSource | None = None,
