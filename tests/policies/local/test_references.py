@@ -137,3 +137,18 @@ def test_an_episode_greps_the_definition_of_a_reference_its_anchor_makes(
     # the definition found, its lineage the anchor that made the reference
     assert any(rec["doc_id"] == "docs/ref/settings.rst" for rec in found)
     assert all(rec["parents"] == ["docs/topics/i18n.rst#0"] for rec in found)
+
+
+def test_refs_per_hop_is_a_control_the_weights_may_tune_and_an_option_overrides() -> None:
+    from dataclasses import replace
+
+    from thresher.policies.local.constants import DEFAULT_CONTROLS
+    from thresher.policies.local.models import load_weights
+    from thresher.policies.local.options import LocalOptions
+    from thresher.policies.local.policy import LocalPolicy
+
+    assert LocalPolicy().refs_per_hop == DEFAULT_CONTROLS["refs_per_hop"]
+    tuned = replace(load_weights(None), controls={"refs_per_hop": 3})
+    assert LocalPolicy(LocalOptions(weights=tuned)).refs_per_hop == 3
+    assert LocalPolicy(LocalOptions(weights=tuned, refs_per_hop=0)).refs_per_hop == 0
+    assert LocalPolicy(LocalOptions(refs_per_hop=0)).start("q").planner.refs_per_hop == 0
