@@ -13,10 +13,12 @@ definition is written, whatever the project:
   fenced form (````` ```{kind} Name `````). Any directive kind is accepted: a role
   and the directive defining its targets need not share a name (``:func:`` may
   point to a ``.. decorator::``, a project's ``:setting:`` role to its own
-  ``.. setting::`` directive). The name is matched as its last dotted part with
-  any qualifier before it (``.. autoexception:: BadRequest`` under ``.. module::
-  pkg.errors``, or ``.. class:: pkg.errors.BadRequest``), followed by the end of
-  the name (a space, a signature's ``(``, the line's end).
+  ``.. setting::`` directive). The name is matched as its last dotted part,
+  bare or under a qualifier ending as the reference's own does
+  (``.. autoexception:: BadRequest`` under ``.. module:: pkg.errors``, or
+  ``.. class:: pkg.errors.BadRequest``; not ``.. class:: other.BadRequest``),
+  followed by the end of the name (a space, a signature's ``(``, the line's end).
+  A name shorter than :data:`MIN_NAME_CHARS` is not followed.
 
 :func:`definition_pattern` writes that as one regular expression of the syntax
 both engines of ``grep_corpus`` read alike (no lookaround, escapes of
