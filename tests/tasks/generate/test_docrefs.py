@@ -5,18 +5,10 @@ from __future__ import annotations
 
 import random
 
+from thresher.corpus.docrefs import code_mentions, definitions, link_mentions, resolve_doc
 from thresher.corpus.document import Chunk
 from thresher.corpus.ids import content_hash
-from thresher.tasks.generate.docrefs import (
-    code_mentions,
-    definitions,
-    link_mentions,
-    mask_ref,
-    reader_text,
-    resolve_doc,
-    tidy,
-    unwrap,
-)
+from thresher.tasks.generate.docrefs import mask_ref, reader_text, tidy, unwrap
 from thresher.tasks.generate.explore import CorpusView, ExploreConfig, is_release_notes
 from thresher.tasks.generate.extend import build_chain
 from thresher.tasks.generate.phrase import _one_article, phrase_sentences

@@ -81,7 +81,9 @@ class Anchor:
 class Bridge:
     """A follow-up query: ``query`` to search, found in ``source`` (a chunk id).
 
-    kind: ``title`` (another document's title the source mentions) or ``entity``.
+    kind: ``title`` (another document's title the source mentions), ``entity``, or
+    ``ref`` (a documentation cross-reference the source makes, followed by a grep of
+    where it is defined: :mod:`.references`; ``query`` is then the reference).
     phrase: the bridging phrase itself. score: its priority (higher first).
     """
 

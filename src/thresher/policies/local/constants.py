@@ -179,6 +179,7 @@ DEFAULT_CONTROLS: dict[str, float | int] = {
     "bridges_per_hop": 3,
     "stop_at": 0.9,
     "rerank_depth": 30,
+    "refs_per_hop": 2,
 }
 
 

@@ -1,6 +1,7 @@
 """The local policy's options: one typed record, its ``[policy]`` settings.
 
-``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
+``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth`` and
+``refs_per_hop`` left
 at None take the weights' tuned ``controls``, else
 :data:`~thresher.policies.local.constants.DEFAULT_CONTROLS`. The other settings'
 defaults are :data:`~thresher.policies.local.constants.OPTION_DEFAULTS`.
@@ -48,6 +49,9 @@ class LocalOptions:
             0: all). A follow-up shows only ``hop_k`` chunks, and its 30th-to-50th
             fused hits rarely reach them: scoring 30 rather than 50 cuts the
             episode's time by about a fifth.
+        refs_per_hop: documentation cross-references followed per hop: each is a
+            ``grep_corpus`` of where the reference is defined, beside the hop's
+            searches (:mod:`~thresher.policies.local.references`; 0: none).
         frontier_k: chunks of the chain's leading edge (found by the last hop through
             its bridge) read first for the next hop's bridges (0: only the best chunks).
         chain_order: in the final answer, move the chain links of each of the best
@@ -69,5 +73,6 @@ class LocalOptions:
     final_k: int = _D.final_k
     question_scores: int = _D.question_scores
     rerank_depth: int | None = None
+    refs_per_hop: int | None = None
     frontier_k: int = _D.frontier_k
     chain_order: bool = True

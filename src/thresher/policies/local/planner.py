@@ -30,6 +30,7 @@ from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.entities import question_patterns
 from thresher.policies.local.memory import EpisodeMemory
 from thresher.policies.local.prose import anchor_prose, is_release_notes
+from thresher.policies.local.references import RefAnchor, RefLead, reference_leads
 from thresher.policies.local.scoring import Ranked
 from thresher.policies.local.sources import (
     CapitalSpans,
@@ -65,6 +66,8 @@ class Planner:
         frontier_k: chunks of the chain's leading edge read first for bridges.
         answer: the answer ranker (a clue chain's progress is read from its order).
         stop: the stop model.
+        refs_per_hop: cross-references followed per hop (greps of where each is
+            defined; 0: none).
         constants: the policy's constants (anchors per hop, bridges per chain edge,
             and those of :func:`~.bridges.bridge_queries` and :func:`~.clues.clue_docs`).
         spans: where a sentence's candidate bridge phrases come from (:mod:`.sources`).
@@ -84,6 +87,7 @@ class Planner:
         frontier_k: int,
         answer: AnswerRanker,
         stop: StopModel,
+        refs_per_hop: int = 0,
         constants: Constants = DEFAULT_CONSTANTS,
         spans: SpanSource = DEFAULT_SPANS,
         names: NameSource | None = None,
@@ -98,6 +102,7 @@ class Planner:
         self.grep = grep
         self.first_clue = first_clue
         self.frontier_k = frontier_k
+        self.refs_per_hop = refs_per_hop
         self.answer = answer
         self.stop = stop
 
@@ -169,6 +174,8 @@ class Planner:
             # the learned signal decides only when the question's form says nothing
             if clue_at is None and self.stop.sufficient(feats):
                 return None
+        # the cross-references of the same anchors ride along (never a hop of their own)
+        leads = self.references(memory, obs, [e[0] for e in edges] + top)
         memory.hop += 1
         memory.anchors = [AnchorView.of(r.cand, r.prob) for r in top]
         calls = []
@@ -178,11 +185,39 @@ class Planner:
             memory.asked.add(b.query.strip().lower())
             memory.asked.add(b.phrase.lower())
             calls.append(ToolCall("search_corpus", {"query": b.query}, f"h{memory.hop}b{i}"))
+        sources = [b.source for b in bridges]
+        for i, lead in enumerate(leads):
+            memory.refs[lead.pattern] = lead
+            calls.append(ToolCall("grep_corpus", {"pattern": lead.pattern}, f"h{memory.hop}r{i}"))
+            sources.append(lead.source)
         return Proposal(
             tool_calls=tuple(calls),
             hop=memory.hop,
-            parents=tuple(dict.fromkeys(b.source for b in bridges)),
-            call_parents={c.call_id: (b.source,) for c, b in zip(calls, bridges, strict=True)},
+            parents=tuple(dict.fromkeys(sources)),
+            call_parents={c.call_id: (s,) for c, s in zip(calls, sources, strict=True)},
+        )
+
+    def references(
+        self, memory: EpisodeMemory, obs: Observation, chunks: list[Ranked]
+    ) -> list[RefLead]:
+        """The cross-references of ``chunks`` (the hop's anchors) to follow this hop
+        (:func:`~.references.reference_leads`; none when ``refs_per_hop`` is 0)."""
+        if self.refs_per_hop <= 0:
+            return []
+        seen: set[str] = set()
+        anchors = []
+        for r in chunks:
+            if r.chunk_id not in seen:
+                seen.add(r.chunk_id)
+                anchors.append(RefAnchor(r.chunk_id, r.cand.chunk.text, r.prob))
+        return reference_leads(
+            memory.question.words,
+            anchors,
+            (chunk.text for chunk in obs.cache.values()),
+            followed=memory.refs.keys(),
+            limit=self.refs_per_hop,
+            constants=self.constants,
+            memo=memory.text,
         )
 
     def bridges(

@@ -16,6 +16,10 @@ An episode, turn by turn:
    (or, for a question stated as linked clues, the next clue's words:
    :mod:`~thresher.policies.local.clues`). Candidates are scored against
    the question, the subquery and the anchors; the best ``hop_k`` are shown.
+   Beside them, the documentation cross-references the same anchors make
+   (``:setting:`NAME```, ``:ref:`label```) become ``grep_corpus`` calls for where
+   each is defined (``refs_per_hop``, :mod:`~thresher.policies.local.references`);
+   a hit continues the chain through the anchor that made the reference.
    Repeats up to ``max_hops`` unless the sufficiency signal (which sees where
    the chain's leading edge ranks) says the evidence is in hand, or the soft
    budget threshold is near.
@@ -83,8 +87,9 @@ class LocalPolicy(BasePolicy):
     episode runs in the session :meth:`start` returns; the policy itself keeps nothing
     of an episode.
 
-    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at`` and ``rerank_depth`` left
-    at None take the weights' tuned ``controls``, else :data:`DEFAULT_CONTROLS`.
+    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth`` and
+    ``refs_per_hop`` left at None take the weights' tuned ``controls``, else
+    :data:`DEFAULT_CONTROLS`.
 
     With no weights given, an episode over an embedded index that keeps adapted
     weights (``thresher adapt``, :mod:`~thresher.policies.local.adapted`) runs them,
@@ -152,6 +157,7 @@ class LocalPolicy(BasePolicy):
         self.recorder = recorder
         self.question_scores = o.question_scores
         self.rerank_depth = int(tuned["rerank_depth"] if o.rerank_depth is None else o.rerank_depth)
+        self.refs_per_hop = int(tuned["refs_per_hop"] if o.refs_per_hop is None else o.refs_per_hop)
         self.frontier_k = o.frontier_k
         self.chain_order = o.chain_order
 
@@ -207,6 +213,7 @@ class LocalPolicy(BasePolicy):
             grep=self.grep,
             first_clue=self.first_clue,
             frontier_k=self.frontier_k,
+            refs_per_hop=self.refs_per_hop,
             answer=answer,
             stop=stop,
             constants=constants,

@@ -23,6 +23,7 @@ import numpy as np
 from thresher.harness.observation import Observation
 from thresher.harness.policy import RerankRequest
 from thresher.index.store import Hit
+from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.candidate import AnchorView, Candidate
 from thresher.policies.local.constants import Constants
 from thresher.policies.local.features import base_matrix, link_matrix
@@ -133,7 +134,10 @@ class CandidateScorer:
 
     def adopt(self, memory: EpisodeMemory, obs: Observation) -> None:
         """Give every cached chunk a candidate record (grep hits and reads have none),
-        and refresh the map of titles seen."""
+        and refresh the map of titles seen. A hit of a grep following a cross-reference
+        (``memory.refs``) is recorded as that reference's follow-up: its subquery the
+        reference, its bridge (in ``memory.via``) the name the definition states, read
+        in the anchor that made it."""
         for cid, chunk in obs.cache.items():
             if cid in memory.cands:
                 continue
@@ -144,16 +148,32 @@ class CandidateScorer:
                 memory.cands[cid] = pooled
                 continue
             text = memory.text.chunk(chunk)
+            lead = (
+                memory.refs.get(query)
+                if origin is not None and origin.tool == "grep_corpus"
+                else None
+            )
+            subquery, via = memory.question.question, None
+            if lead is not None:
+                # a grep for where a reference is defined: a follow-up of the reference,
+                # the chain going on from the anchor that made it (:mod:`.references`)
+                subquery = lead.target
+                via = memory.via.setdefault(
+                    subquery, Bridge(subquery, lead.name, "ref", lead.source, lead.score)
+                )
             fresh = Candidate(
                 chunk,
                 hop=obs.hop or 0,
-                subquery=memory.question.question,
+                subquery=subquery,
                 rank=self.constants.unlisted_rank,
                 words=text.words,
                 title_words=text.title_words,
                 lower=text.lower,
                 folded=text.folded,
                 title_folded=text.title_folded,
+                via=via.phrase if via is not None else "",
+                via_score=via.score if via is not None else 0.0,
+                via_source=via.source if via is not None else "",
             )
             fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
             memory.cands[cid] = fresh

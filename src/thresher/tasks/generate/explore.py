@@ -25,18 +25,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from thresher.corpus.docrefs import code_mentions, definitions, link_mentions, resolve_doc
 from thresher.corpus.document import Chunk
 from thresher.errors import PatternRejectedError
 from thresher.index.store import Store
-from thresher.tasks.generate.docrefs import (
-    code_mentions,
-    definitions,
-    has_markup,
-    link_mentions,
-    reader_text,
-    resolve_doc,
-    unwrap,
-)
+from thresher.tasks.generate.docrefs import has_markup, reader_text, unwrap
 from thresher.tasks.generate.text import (
     STOP,
     Mention,
@@ -301,7 +294,7 @@ LINK_KINDS = frozenset({"doc", "ref"})
 
 
 def doc_mentions(text: str, named: Sequence[Mention]) -> list[Mention]:
-    """The documentation names and links of a sentence (:mod:`~thresher.tasks.generate.docrefs`)
+    """The documentation names and links of a sentence (:mod:`~thresher.corpus.docrefs`)
     as mentions (kinds ``ident``, ``doc``, ``ref``), minus names ``named`` already gives."""
     have = {normalize_short(m.text) for m in named}
     out: list[Mention] = []
@@ -319,7 +312,7 @@ def _resolve_links(
     doc_chunks: dict[str, list[str]],
 ) -> dict[tuple[str, str], str]:
     """Where each link resolves: a ``ref`` to the one document carrying its label, a ``doc``
-    link by path (:func:`~thresher.tasks.generate.docrefs.resolve_doc`)."""
+    link by path (:func:`~thresher.corpus.docrefs.resolve_doc`)."""
     stems: dict[str, list[str]] = defaultdict(list)
     for doc in doc_chunks:
         stems[re.sub(r"\.(rst|md|txt|markdown)$", "", doc, flags=re.IGNORECASE)].append(doc)
