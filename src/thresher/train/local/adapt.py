@@ -17,6 +17,9 @@ fit that starts from the shipped weights, the result kept with the index.
    shipped coefficients as if they were worth ``anchor`` times the new rows, and the
    controls and constants stay the shipped ones. Only the ``models`` named are
    taken from the fit (default: the order model alone; the others stay shipped).
+   With ``features`` (:data:`FEATURE_SETS`, e.g. ``rank``: the retrievers' own ranks
+   of a chunk's document in the question's search), the trees the order model adds
+   also read those columns, which the shipped trees never did.
    The rows the shipped weights were fit on (dev sets of public datasets) are not
    on a user's machine, so a warm start, not a mix.
 5. **Measure after**: the adapted weights on the same held-out tasks.
@@ -37,6 +40,7 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.errors import InputError
+from thresher.policies.local.features import RANK_FEATURES
 from thresher.policies.local.models import LocalWeights
 from thresher.tasks.task import Task
 
@@ -47,6 +51,7 @@ __all__ = [
     "split_tasks",
     "ADAPTABLE",
     "DEFAULT_MODELS",
+    "FEATURE_SETS",
     "DEFAULT_ANCHOR",
 ]
 
@@ -60,6 +65,13 @@ DEFAULT_MODELS = ("order",)
 DEFAULT_ANCHOR = 1.0
 #: boosting rounds the order model adds on the new episodes
 DEFAULT_ORDER_ROUNDS = 300
+
+#: named sets of feature columns the order model's added trees may read beyond the
+#: shipped model's own (``features`` of :func:`adapt_index`)
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"rank": RANK_FEATURES}
+#: the sets read by default (none: adding ``rank`` did not beat the plain warm start
+#: on both measures; docs/local-policy.md, "Adapting to your index")
+DEFAULT_FEATURES: tuple[str, ...] = ()
 
 #: ``progress(phase, done, total)``: phase one of ``synthesize``, ``before``,
 #: ``collect``, ``after``
@@ -166,6 +178,7 @@ def adapt_index(
     anchor: float = DEFAULT_ANCHOR,
     order_rounds: int = DEFAULT_ORDER_ROUNDS,
     models: Sequence[str] = DEFAULT_MODELS,
+    features: Sequence[str] = DEFAULT_FEATURES,
     config: Config | None = None,
     save: bool = True,
     start: LocalWeights | None = None,
@@ -183,6 +196,8 @@ def adapt_index(
         order_rounds: boosting rounds the order model adds.
         models: the models taken from the fit (of :data:`ADAPTABLE`); the others stay
             ``start``'s.
+        features: names of :data:`FEATURE_SETS` whose columns the order model's added
+            trees read beyond ``start``'s own.
         config: settings for the episodes (default ``Config()``).
         save: keep the weights with the index (False: measure only).
         start: the weights to start from (default: the shipped ones).
@@ -193,7 +208,8 @@ def adapt_index(
 
     Raises:
         InputError: ``index`` is not an embedded index folder, ``models`` names one
-            that is not in :data:`ADAPTABLE`, or the synthesis kept
+            that is not in :data:`ADAPTABLE`, ``features`` one not in
+            :data:`FEATURE_SETS`, or the synthesis kept
             fewer than two tasks, or the training tasks gave no gold and non-gold rows.
         IndexNotFoundError: no index at ``index``.
     """
@@ -215,6 +231,12 @@ def adapt_index(
             f"adapt: models {', '.join(unknown) or '(none)'} unknown; "
             f"name some of {', '.join(ADAPTABLE)}"
         )
+    odd = sorted(set(features) - set(FEATURE_SETS))
+    if odd:
+        raise InputError(
+            f"adapt: feature sets {', '.join(odd)} unknown; name some of {', '.join(FEATURE_SETS)}"
+        )
+    extra = tuple(f for name in features for f in FEATURE_SETS[name])
     folder = Path(index)
     cfg = config or Config()
     fingerprint = fingerprint_of(folder)
@@ -259,6 +281,7 @@ def adapt_index(
                 "anchor": anchor,
                 "order_rounds": order_rounds,
                 "models": list(models),
+                "features": list(features),
                 "from": shipped.meta.get("data", []),
             }
         }
@@ -270,6 +293,7 @@ def adapt_index(
                 order_rounds=order_rounds,
                 only=models,
                 meta=meta,
+                order_features=extra,
             )
         except ValueError as exc:
             raise InputError(
@@ -304,6 +328,7 @@ def adapt_index(
             "anchor": anchor,
             "order_rounds": order_rounds,
             "models": list(models),
+            "features": list(features),
         },
     )
     if save:
