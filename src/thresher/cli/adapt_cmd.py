@@ -30,9 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from thresher.train.local.adapt import (
         ADAPTABLE,
         DEFAULT_ANCHOR,
+        DEFAULT_FEATURES,
         DEFAULT_FUSION,
         DEFAULT_MODELS,
         DEFAULT_ORDER_ROUNDS,
+        FEATURE_SETS,
         FUSION_CHOICES,
     )
 
@@ -69,6 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAMES",
         help=f"models refit, comma-separated, of {','.join(ADAPTABLE)} "
         f"(default {','.join(DEFAULT_MODELS)}; the others stay shipped)",
+    )
+    parser.add_argument(
+        "--features",
+        default=",".join(DEFAULT_FEATURES),
+        metavar="SETS",
+        help=f"feature sets the order model's added trees also read, comma-separated, of "
+        f"{','.join(FEATURE_SETS)} (rank: the retrievers' own ranks of a chunk's document "
+        f"for the question; default {','.join(DEFAULT_FEATURES) or 'none'})",
     )
     parser.add_argument(
         "--anchor",
@@ -142,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         anchor=args.anchor,
         order_rounds=args.order_rounds,
         models=tuple(m.strip() for m in args.models.split(",") if m.strip()),
+        features=tuple(f.strip() for f in args.features.split(",") if f.strip()),
         config=config,
         save=args.save,
         progress=_bar(enabled) if enabled else None,

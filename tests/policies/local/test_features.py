@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from thresher.corpus.document import Chunk
+from thresher.index.store import Hit
 from thresher.policies.local.candidate import AnchorView, Candidate, QuestionContext
 from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES, base_matrix, link_matrix
+from thresher.policies.local.pool import doc_ranks
 
 Q = "In which province is the town where the Halvard Glassworks was founded?"
 
@@ -73,6 +75,29 @@ def test_via_score_is_the_score_of_the_bridge_that_found_the_chunk():
     rows = base_matrix([found, asked], q)
     assert col("via_score", rows[0]) == pytest.approx(2.5)
     assert col("via_score", rows[1]) == 0.0
+
+
+def test_the_question_searchs_ranks_of_a_document_are_features_of_every_chunk_of_it():
+    """A chunk a follow-up found carries its document's ranks in the question's own
+    search (fused, BM25, dense): what single-shot retrieval gave that document."""
+    q = QuestionContext.of(Q, doc_ranks={"marrowick": (3, 1, 0)})
+    later = Candidate(TOWN, hop=1, subquery="Marrowick province", rank=2)
+    unseen = Candidate(GLASS, hop=1, subquery="Marrowick province", rank=1)
+    rows = base_matrix([later, unseen], q)
+    assert col("q_doc_fused", rows[0]) == pytest.approx(0.5)  # 1 / log2(1 + 3)
+    assert col("q_doc_bm25", rows[0]) == pytest.approx(1.0)
+    assert col("q_doc_dense", rows[0]) == 0.0  # dense did not list it
+    assert [col(n, rows[1]) for n in ("q_doc_fused", "q_doc_bm25", "q_doc_dense")] == [0.0] * 3
+
+
+def test_doc_ranks_keep_each_documents_best_rank_per_list():
+    second = Chunk("glassworks#1", "glassworks", 1, GLASS.title, "More glass.", 0, 11, "glassworks")
+    hits = [
+        Hit(GLASS, 0.9, "hybrid", bm25_rank=4, dense_rank=None),
+        Hit(TOWN, 0.8, "hybrid", bm25_rank=None, dense_rank=1),
+        Hit(second, 0.7, "hybrid", bm25_rank=2, dense_rank=7),
+    ]
+    assert doc_ranks(hits) == {"glassworks": (1, 2, 7), "marrowick": (2, 0, 1)}
 
 
 def test_link_features_follow_titles_both_ways():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from thresher.errors import ConfigError
-from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES, RANK_FEATURES
 from thresher.policies.local.models import DEFAULT_WEIGHTS, LocalWeights, load_weights, sigmoid
 from thresher.policies.local.stop import STOP_FEATURES, stop_features, sufficiency
 from thresher.train.local.fit import fit_logistic, fit_mlp
@@ -15,8 +15,10 @@ from thresher.train.local.fit import fit_logistic, fit_mlp
 def test_shipped_weights_load_and_are_deterministic():
     assert DEFAULT_WEIGHTS.exists()
     w = load_weights()
-    assert w.base.features == BASE_FEATURES
-    assert w.full.features == BASE_FEATURES + LINK_FEATURES
+    # a file fit before the newest features reads its own columns by name
+    assert set(w.base.features) <= set(BASE_FEATURES)
+    assert set(w.full.features) <= set(BASE_FEATURES + LINK_FEATURES)
+    assert [f for f in BASE_FEATURES if f in w.base.features] == list(w.base.features)
     x = np.random.default_rng(0).normal(size=(20, len(BASE_FEATURES)))
     p1, p2 = w.base.predict(x), load_weights().base.predict(x)
     assert np.array_equal(p1, p2) and ((p1 >= 0) & (p1 <= 1)).all()
@@ -97,3 +99,25 @@ def test_scores_are_the_bits_of_the_unoptimized_formulas():
             wide = rng.normal(size=(n, 2 * len(w.order.features)))[:, ::2]
             raw = w.order._booster.predict(wide, num_threads=1)
             assert w.order.logits(wide).tobytes() == np.asarray(raw).tobytes()
+
+
+def test_a_model_over_a_layouts_columns_in_another_order_reads_them_by_name():
+    """A warm-started order model keeps its start's columns first and appends the ones
+    it added: as many columns as the policy's full layout, in another order. It reads
+    the layout's rows by name, not by position."""
+    rng = np.random.default_rng(3)
+    layout = BASE_FEATURES + LINK_FEATURES
+    start = tuple(f for f in layout if f not in RANK_FEATURES)
+    own = start + RANK_FEATURES  # the same names as the layout, in another order
+    assert len(own) == len(layout) and own != layout
+    x = rng.normal(size=(40, len(layout)))
+    y = (x[:, layout.index("q_doc_bm25")] > 0).astype(float)
+    x_own = x[:, [layout.index(f) for f in own]]
+    model = fit_logistic(x_own, y, own)
+    assert np.allclose(model.predict(x), _own(model, x_own))
+
+
+def _own(model, x_own):
+    """The model's probabilities from rows of its own columns (computed by hand)."""
+    z = (x_own - model.mean) / model.std
+    return 1 / (1 + np.exp(-(z @ model.params["w"] + float(model.params["b"]))))

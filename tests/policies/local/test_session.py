@@ -28,7 +28,7 @@ from thresher.harness.trace import FinalEvent, ProposalEvent
 from thresher.index.embedded.store import EmbeddedStore
 from thresher.policies.local import LocalOptions, LocalPolicy
 from thresher.policies.local.candidate import QuestionContext
-from thresher.policies.local.features import base_matrix
+from thresher.policies.local.features import BASE_FEATURES, base_matrix
 
 from .test_policy import QUESTION
 
@@ -171,7 +171,14 @@ def test_a_first_clue_beside_the_question_is_scored_with_the_questions_maxima(
     b_max = max(c.bm25_s or 0.0 for c in asked) or 1.0
     d_max = max((c.dense_s for c in asked if c.dense_s is not None), default=0.0) or 1.0
     cands, bx = pools[clue]
-    assert np.array_equal(bx, base_matrix(cands, QuestionContext.of(question, b_max, d_max)))
+    # the question's search also set its documents' ranks (its fused list's, here)
+    fused: dict[str, int] = {}
+    for c in asked:
+        fused.setdefault(c.chunk.doc_id, c.rank)
+    ranks = {doc: (rank, 0, 0) for doc, rank in fused.items()}
+    own = [i for i, f in enumerate(BASE_FEATURES) if f not in ("q_doc_bm25", "q_doc_dense")]
+    want = base_matrix(cands, QuestionContext.of(question, b_max, d_max, ranks))
+    assert np.array_equal(bx[:, own], want[:, own])
     assert not np.array_equal(bx, base_matrix(cands, QuestionContext.of(question)))
 
 

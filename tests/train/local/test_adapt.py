@@ -25,6 +25,7 @@ from thresher.policies.local.adapted import (
     adapted_dir,
     read_fingerprint,
 )
+from thresher.policies.local.features import RANK_FEATURES
 from thresher.policies.local.models import DEFAULT_WEIGHTS, load_weights
 from thresher.train.local.adapt import AdaptReport, adapt_index, resolve_fusion
 
@@ -152,9 +153,10 @@ def test_adapt_no_save_only_measures(world_index: Path, tmp_path: Path, capsys) 
     assert "tasks synthesized of 8 asked" in out and "held out" in out
     assert "shipped weights" in out and "adapted weights" in out and "not saved" in err
     assert not adapted_dir(index).exists()
-    assert main([*args, "--json"]) == 0
+    assert main([*args, "--json", "--features", "rank"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["saved"] is None and report["train"] + report["held_out"] == report["synthesized"]
+    assert report["settings"]["features"] == ["rank"]
     assert report["before"]["recall5"] >= 0 and report["after"]["recall5"] >= 0
     assert not adapted_dir(index).exists()
     assert _info(index) == {"weights": "shipped", "fusion": "plain"}
@@ -239,3 +241,25 @@ def test_adapt_fusion_fitted_needs_fresh_fusion_weights(adapted, tmp_path: Path)
     assert resolve_fusion(copy, "auto", off) == "plain"
     with pytest.raises(InputError, match="retrieval.fitted_fusion is off"):
         resolve_fusion(copy, "fitted", off)
+
+
+def test_adapt_with_the_rank_features_keeps_the_shipped_trees_and_adds_ones_reading_them(
+    world_index: Path, tmp_path: Path
+) -> None:
+    index = _copy(world_index, tmp_path / "index")
+    report = adapt_index(index, n=40, seed=0, held_out=0.25, order_rounds=5, features=("rank",))
+    assert report.refit == ["order"]
+    assert report.settings["features"] == ["rank"] and report.saved is not None
+    weights, shipped = load_weights(report.saved), load_weights()
+    assert weights.order is not None and shipped.order is not None
+    assert weights.order.features == shipped.order.features + RANK_FEATURES
+    trees = weights.order.params["model"].split("end of trees")[0].split("Tree=")[1:]
+    kept = shipped.order.params["model"].split("end of trees")[0].split("Tree=")[1:]
+    assert trees[: len(kept)] == kept and len(trees) == len(kept) + 5
+    assert weights.meta["adapted"]["features"] == ["rank"]
+    assert _info(index)["weights"] == "adapted"  # and the policy runs them
+
+
+def test_adapt_refuses_an_unknown_feature_set_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="feature sets ranks unknown; name some of rank"):
+        adapt_index(tmp_path / "nowhere", features=("ranks",))

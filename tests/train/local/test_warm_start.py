@@ -102,3 +102,27 @@ def test_fit_weights_only_refits_the_models_named_and_keeps_the_rest() -> None:
     everything = fit_weights(shifted, start=start, anchor=1.0, order=False)
     assert everything.meta["fitted"] == ["base", "full"]
     assert everything.base.to_dict() != start.base.to_dict()
+
+
+def test_a_lambdarank_warm_start_keeps_its_columns_first_and_its_new_trees_read_the_rest() -> None:
+    """Columns after the start's own are new: the start's trees are kept as they were
+    and the added ones read the new column (here the one that decides the gold rows)."""
+    import lightgbm
+
+    rng = np.random.default_rng(5)
+    sizes = [10] * 40
+    x = rng.normal(size=(400, 4))
+    y = (x[:, 3] + 0.2 * rng.normal(size=400) > 1.0).astype(float)
+    first = fit_lambdarank(x[:, :3], y, sizes, FEATURES, rounds=4)
+    more = fit_lambdarank(x, y, sizes, (*FEATURES, "d"), rounds=6, init=first)
+    blocks = lambda m: m.params["model"].split("end of trees")[0].split("Tree=")[1:]  # noqa: E731
+    assert blocks(more)[:4] == blocks(first)  # the start's trees, unchanged
+    assert len(blocks(more)) == 10
+    booster = lightgbm.Booster(model_str=more.params["model"])
+    assert booster.feature_name() == ["a", "b", "c", "d"]
+    assert booster.feature_importance()[3] > 0  # the added trees read the new column
+    start_score = first.logits(x[:, :3])
+    added = lightgbm.Booster(model_str=more.params["model"]).predict(x, start_iteration=4)
+    assert np.allclose(more.logits(x), start_score + added)
+    with pytest.raises(ValueError, match="first of these features"):
+        fit_lambdarank(x, y, sizes, ("d", *FEATURES), rounds=1, init=first)

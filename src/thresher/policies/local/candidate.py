@@ -14,6 +14,7 @@ itself, with the memo module's derivations (:func:`~.memo.chunk_words`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from thresher.corpus.document import Chunk
@@ -86,6 +87,9 @@ class QuestionContext:
 
     bm25_max: the best BM25 score of the question's search (normalizer).
     dense_max: the best cosine of the question's search.
+    doc_ranks: document id -> its best 1-based ranks in the question's own search
+        (fused, BM25's own list, dense's own list; 0: not listed there), set with the
+        maxima by that search; empty before it.
     """
 
     question: str
@@ -95,9 +99,18 @@ class QuestionContext:
     words: frozenset[str] = frozenset()
     #: ``lower`` with accents folded (:func:`~.text.fold`; made from it when empty)
     folded: str = ""
+    doc_ranks: Mapping[str, tuple[int, int, int]] = field(
+        default_factory=dict, compare=False, hash=False
+    )
 
     @classmethod
-    def of(cls, question: str, bm25_max: float = 1.0, dense_max: float = 1.0) -> QuestionContext:
+    def of(
+        cls,
+        question: str,
+        bm25_max: float = 1.0,
+        dense_max: float = 1.0,
+        doc_ranks: Mapping[str, tuple[int, int, int]] | None = None,
+    ) -> QuestionContext:
         lower = question.lower()
         return cls(
             question,
@@ -106,6 +119,7 @@ class QuestionContext:
             lower,
             frozenset(content_words(question)),
             fold(lower),
+            doc_ranks or {},
         )
 
 

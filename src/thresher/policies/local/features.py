@@ -3,9 +3,13 @@
 The **base** features of a :class:`~.candidate.Candidate` (:data:`BASE_FEATURES`)
 read it and the queries only: BM25 and dense scores against the question and the
 subquery (normalized within the episode / the result list), fused rank, hop of
-origin, title and word overlap with the question and the subquery, and what the
-follow-up that found it asked (its bridge phrase, asked words and bridge score).
-They feed the base utility model (:mod:`.models`).
+origin, title and word overlap with the question and the subquery, what the
+follow-up that found it asked (its bridge phrase, asked words and bridge score),
+and the retrievers' own ranks of its document in the question's search (fused,
+BM25, dense: what single-shot retrieval would rank it, whichever search found it;
+:data:`RANK_FEATURES`). They feed the base utility model (:mod:`.models`); the
+training recipe leaves :data:`RANK_FEATURES` out unless asked
+(:mod:`thresher.train.local.trainer`), and a model reads only its own columns.
 
 The **link** features (:data:`LINK_FEATURES`) read it against the retained chunks
 trusted as context (its *anchors*, :class:`~.candidate.AnchorView`, best first):
@@ -36,6 +40,7 @@ from thresher.policies.local.text import fold, fold_phrase, holds_folded
 __all__ = [
     "BASE_FEATURES",
     "LINK_FEATURES",
+    "RANK_FEATURES",
     "PairMemo",
     "LinkRowMemo",
     "base_matrix",
@@ -62,7 +67,17 @@ BASE_FEATURES: tuple[str, ...] = (
     "via_held",  # the chunk holds the bridge phrase of the follow-up that found it
     "ask_cov",  # share of that follow-up's asked words (beside the bridge) in the chunk
     "via_score",  # the score of that follow-up's bridge (0 for the question's search)
+    # the retrievers' own ranks of the chunk's *document* for the question, whichever
+    # search found the chunk: 1 / log2(1 + best rank in the question's own search), 0
+    # when no chunk of the document was listed there
+    "q_doc_fused",  # in the question's fused list
+    "q_doc_bm25",  # in BM25's own list for the question
+    "q_doc_dense",  # in dense's own list for the question
 )
+
+#: the base features that are the retrievers' own ranks of the chunk's document in the
+#: question's search: computed for every chunk, fit only when a fit asks for them
+RANK_FEATURES: tuple[str, ...] = ("q_doc_fused", "q_doc_bm25", "q_doc_dense")
 
 
 def _subquery_view(subquery: str, q: QuestionContext) -> tuple[bool, str]:
@@ -79,6 +94,8 @@ def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[floa
     q_folded = q.folded or fold(q.lower)
     q_words = q.words
     n_q = len(q_words)
+    doc_ranks = q.doc_ranks
+    absent = (0, 0, 0)
     views: dict[str, tuple[bool, str]] = {}  # subquery -> _subquery_view
     vias: dict[str, str] = {}  # bridge phrase -> it as phrase tests look for it
     asks: dict[tuple[frozenset[str], frozenset[str]], frozenset[str]] = {}  # asked words
@@ -112,6 +129,7 @@ def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[floa
                 asked = asks[pair] = pair[0] - pair[1]
             ask_cov = len(asked & words) / n_words if n_words else 0.0
             via_score = c.via_score
+        r_fused, r_bm25, r_dense = doc_ranks.get(c.chunk.doc_id, absent)
         rows.append(
             [
                 bm25_q / q.bm25_max if q.bm25_max > 0 else 0.0,
@@ -137,6 +155,9 @@ def _base_rows(cands: Sequence[Candidate], q: QuestionContext) -> list[list[floa
                 via_held,
                 ask_cov,
                 via_score,
+                1.0 / log2(1 + r_fused) if r_fused else 0.0,
+                1.0 / log2(1 + r_bm25) if r_bm25 else 0.0,
+                1.0 / log2(1 + r_dense) if r_dense else 0.0,
             ]
         )
     return rows

@@ -131,9 +131,10 @@ class Model:
 
     def _columns(self, x: np.ndarray) -> np.ndarray:
         """``x`` (a row layout of the policy) cut to this model's features by name: a
-        weights file fit before a feature existed keeps working, without it."""
-        if x.shape[1] == len(self.features):
-            return x
+        weights file fit before a feature existed keeps working, without it, and a model
+        whose columns are a layout's in another order (a warm start's own columns, then
+        the ones it added) reads them in its order. Rows as wide as a layout are read as
+        that layout; other rows as this model's own columns."""
         picks = self._picks.get(x.shape[1])
         return x if picks is None else x[:, picks]
 

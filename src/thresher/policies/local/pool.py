@@ -29,6 +29,7 @@ __all__ = [
     "RETRIEVER_HEAD",
     "rerank_pool",
     "search_candidates",
+    "doc_ranks",
     "question_scores",
     "pool_titles",
 ]
@@ -70,7 +71,9 @@ def search_candidates(
     b_max = max((h.bm25_score or 0.0 for h in hits), default=0.0)
     d_max = max((h.dense_score for h in hits if h.dense_score is not None), default=0.0)
     if is_question and hop == 0:
-        q = memory.question = replace(q, bm25_max=b_max or 1.0, dense_max=d_max or 1.0)
+        q = memory.question = replace(
+            q, bm25_max=b_max or 1.0, dense_max=d_max or 1.0, doc_ranks=doc_ranks(hits)
+        )
     sub_words = frozenset(content_words(query))
     bridge = memory.via.get(query.strip())
     via = bridge.phrase if bridge is not None else ""
@@ -128,6 +131,27 @@ def search_candidates(
         c.bm25_q = floor_b if c.bm25_q is None else c.bm25_q
         c.dense_q = floor_d if c.dense_q is None else c.dense_q
     return cands
+
+
+def doc_ranks(hits: Sequence[Hit]) -> dict[str, tuple[int, int, int]]:
+    """Document id -> its best 1-based ranks over ``hits`` (a fused list, best first):
+    fused position, rank in BM25's own list, rank in dense's own list (0: no chunk of
+    the document listed there)."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for i, h in enumerate(hits, 1):
+        doc = h.chunk.doc_id
+        b, d = h.bm25_rank or 0, h.dense_rank or 0
+        held = out.get(doc)
+        if held is None:
+            out[doc] = (i, b, d)
+        else:
+            out[doc] = (held[0], _best(held[1], b), _best(held[2], d))
+    return out
+
+
+def _best(a: int, b: int) -> int:
+    """The better (smaller) of two 1-based ranks, 0 meaning absent."""
+    return min(a, b) if a and b else a or b
 
 
 def question_scores(origin: LineageRecord | None, question: str) -> tuple[float, float]:

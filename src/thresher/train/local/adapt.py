@@ -22,6 +22,9 @@ fit that starts from the shipped weights, the result kept with the index.
    shipped coefficients as if they were worth ``anchor`` times the new rows, and the
    controls and constants stay the shipped ones. Only the ``models`` named are
    taken from the fit (default: the order model alone; the others stay shipped).
+   With ``features`` (:data:`FEATURE_SETS`, e.g. ``rank``: the retrievers' own ranks
+   of a chunk's document in the question's search), the trees the order model adds
+   also read those columns, which the shipped trees never did.
    The rows the shipped weights were fit on (dev sets of public datasets) are not
    on a user's machine, so a warm start, not a mix.
 5. **Measure after**: the adapted weights on the same held-out tasks, under that
@@ -43,6 +46,7 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.errors import InputError
+from thresher.policies.local.features import RANK_FEATURES
 from thresher.policies.local.models import LocalWeights
 from thresher.tasks.synthetic import SynthTask
 from thresher.tasks.task import Task
@@ -57,6 +61,7 @@ __all__ = [
     "DEFAULT_FUSION",
     "ADAPTABLE",
     "DEFAULT_MODELS",
+    "FEATURE_SETS",
     "DEFAULT_ANCHOR",
 ]
 
@@ -78,6 +83,12 @@ FUSION_CHOICES = ("auto", "plain", "fitted")
 #: fitted fusion did no better on held-out tasks and worse on real questions;
 #: docs/local-policy.md, "Adapting to your index")
 DEFAULT_FUSION = "plain"
+#: named sets of feature columns the order model's added trees may read beyond the
+#: shipped model's own (``features`` of :func:`adapt_index`)
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"rank": RANK_FEATURES}
+#: the sets read by default (none: adding ``rank`` did not beat the plain warm start
+#: on both measures; docs/local-policy.md, "Adapting to your index")
+DEFAULT_FEATURES: tuple[str, ...] = ()
 
 #: ``progress(phase, done, total)``: phase one of ``synthesize``, ``before``,
 #: ``collect``, ``after``
@@ -250,6 +261,7 @@ def adapt_index(
     anchor: float = DEFAULT_ANCHOR,
     order_rounds: int = DEFAULT_ORDER_ROUNDS,
     models: Sequence[str] = DEFAULT_MODELS,
+    features: Sequence[str] = DEFAULT_FEATURES,
     config: Config | None = None,
     save: bool = True,
     start: LocalWeights | None = None,
@@ -270,6 +282,8 @@ def adapt_index(
         order_rounds: boosting rounds the order model adds.
         models: the models taken from the fit (of :data:`ADAPTABLE`); the others stay
             ``start``'s.
+        features: names of :data:`FEATURE_SETS` whose columns the order model's added
+            trees read beyond ``start``'s own.
         config: settings for the episodes (default ``Config()``).
         save: keep the weights with the index (False: measure only).
         start: the weights to start from (default: the shipped ones).
@@ -284,10 +298,11 @@ def adapt_index(
 
     Raises:
         InputError: ``index`` is not an embedded index folder, ``models`` names one
-            that is not in :data:`ADAPTABLE`, ``fusion`` cannot be had
-            (:func:`resolve_fusion`), ``tasks`` is not a task file of this index, the
-            synthesis kept (or the file holds) fewer than two tasks, or the training
-            tasks gave no gold and non-gold rows.
+            that is not in :data:`ADAPTABLE`, ``features`` one not in
+            :data:`FEATURE_SETS`, ``fusion`` cannot be had (:func:`resolve_fusion`),
+            ``tasks`` is not a task file of this index, the synthesis kept (or the file
+            holds) fewer than two tasks, or the training tasks gave no gold and non-gold
+            rows.
         IndexNotFoundError: no index at ``index``.
     """
     from thresher.index.embedded.store import EmbeddedStore
@@ -308,6 +323,12 @@ def adapt_index(
             f"adapt: models {', '.join(unknown) or '(none)'} unknown; "
             f"name some of {', '.join(ADAPTABLE)}"
         )
+    odd = sorted(set(features) - set(FEATURE_SETS))
+    if odd:
+        raise InputError(
+            f"adapt: feature sets {', '.join(odd)} unknown; name some of {', '.join(FEATURE_SETS)}"
+        )
+    extra = tuple(f for name in features for f in FEATURE_SETS[name])
     folder = Path(index)
     cfg = config or Config()
     fingerprint = fingerprint_of(folder)
@@ -369,6 +390,7 @@ def adapt_index(
                 "anchor": anchor,
                 "order_rounds": order_rounds,
                 "models": list(models),
+                "features": list(features),
                 "from": shipped.meta.get("data", []),
                 "fusion": run_fusion,
                 "tasks_from": tasks_from,
@@ -382,6 +404,7 @@ def adapt_index(
                 order_rounds=order_rounds,
                 only=models,
                 meta=meta,
+                order_features=extra,
             )
         except ValueError as exc:
             raise InputError(
@@ -424,6 +447,7 @@ def adapt_index(
             "order_rounds": order_rounds,
             "models": list(models),
             "fusion": run_fusion,
+            "features": list(features),
         },
     )
     if save:

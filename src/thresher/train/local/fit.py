@@ -204,15 +204,17 @@ def fit_lambdarank(
         features: column names.
         rounds: boosting rounds.
         seed: LightGBM's seed (bagging, feature sampling).
-        init: a ``lambdarank`` model over the same features to continue boosting from
-            (a warm start: its trees kept, ``rounds`` more added on these rows).
+        init: a ``lambdarank`` model to continue boosting from (a warm start: its trees
+            kept, ``rounds`` more added on these rows, LightGBM's ``init_model``), over
+            the first of ``features``: the columns after its own are new, read by the
+            added trees only (the result scores ``init``'s raw score plus theirs).
 
     Returns:
         A ``lambdarank`` :class:`Model` holding LightGBM's text model.
 
     Raises:
         ValueError: shapes that do not match, an ``init`` that is not a lambdarank
-            model over ``features``.
+            model over the first of ``features``.
     """
     import lightgbm
 
@@ -220,15 +222,22 @@ def fit_lambdarank(
         raise ValueError(f"fit_lambdarank: x {x.shape}, y {y.shape}, {len(features)} features")
     if sum(group_sizes) != len(x):
         raise ValueError(f"fit_lambdarank: groups sum to {sum(group_sizes)}, x has {len(x)} rows")
-    params = {**LAMBDARANK_PARAMS, "seed": seed}
+    params: dict[str, object] = {**LAMBDARANK_PARAMS, "seed": seed}
     data = lightgbm.Dataset(
         x, label=y.astype(np.int32), group=list(group_sizes), feature_name=list(features)
     )
     start = None
     if init is not None:
-        if init.kind != "lambdarank" or tuple(init.features) != tuple(features):
-            raise ValueError("fit_lambdarank: init must be a lambdarank model over these features")
+        own = tuple(init.features)
+        if init.kind != "lambdarank" or own != tuple(features)[: len(own)]:
+            raise ValueError(
+                "fit_lambdarank: init must be a lambdarank model over the first of these features"
+            )
         start = lightgbm.Booster(model_str=str(init.params["model"]))
+        if len(own) < len(features):
+            # the start's score of these rows reads its own columns, the first ones (its
+            # trees' column indices stay valid in the wider rows)
+            params["predict_disable_shape_check"] = True
     booster = lightgbm.train(params, data, num_boost_round=rounds, init_model=start)
     dim = len(features)
     return Model(

@@ -11,7 +11,11 @@
 2. :func:`fit_weights` fits ``base`` on base features, ``full`` on base and
    link features (both logistic by default, pools and finals pooled),
    ``final`` on the final rows alone (the final ranking's own distribution),
-   and ``stop`` on stop states.
+   and ``stop`` on stop states. The recipe's columns (:data:`RECIPE_BASE`,
+   :data:`RECIPE_FULL`) leave the question-search rank features
+   (:data:`~thresher.policies.local.features.RANK_FEATURES`) out; the order model
+   reads them when asked (``order_features``, as ``thresher adapt --features rank``
+   does).
 3. :func:`train` does two rounds (the second collects with the first round's
    weights, so features match the policy's own behaviour) and saves.
 
@@ -34,13 +38,16 @@ import numpy as np
 from thresher.config import Config
 from thresher.index.store import Store
 from thresher.policies.local.candidate import Candidate
-from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES
+from thresher.policies.local.features import BASE_FEATURES, LINK_FEATURES, RANK_FEATURES
 from thresher.policies.local.models import LocalWeights, Model
 from thresher.policies.local.stop import STOP_FEATURES
 from thresher.tasks.task import Task
 from thresher.train.local.fit import fit_lambdarank, fit_logistic, fit_mlp, prior_model
 
 __all__ = [
+    "FULL_FEATURES",
+    "RECIPE_BASE",
+    "RECIPE_FULL",
     "TrainingData",
     "prior_weights",
     "collect",
@@ -50,7 +57,15 @@ __all__ = [
     "train",
 ]
 
+#: the columns of a full-feature row the policy computes (base, then link features)
 FULL_FEATURES = BASE_FEATURES + LINK_FEATURES
+#: the base columns the recipe fits on: all but the question-search rank features (a
+#: global refit with them did worse on the dev pools; docs/local-policy.md, "Do no harm")
+RECIPE_BASE = tuple(f for f in BASE_FEATURES if f not in RANK_FEATURES)
+#: the full columns the recipe fits on (:data:`RECIPE_BASE`, then the link features)
+RECIPE_FULL = RECIPE_BASE + LINK_FEATURES
+_BASE_COLS = [BASE_FEATURES.index(f) for f in RECIPE_BASE]
+_FULL_COLS = [FULL_FEATURES.index(f) for f in RECIPE_FULL]
 
 
 def prior_weights() -> LocalWeights:
@@ -72,8 +87,8 @@ def prior_weights() -> LocalWeights:
     }
     full = dict(base, linked_to=2.0, links_from=0.5, complement=1.0, redundancy=-0.5)
     return LocalWeights(
-        prior_model(BASE_FEATURES, base, -6.0),
-        prior_model(FULL_FEATURES, full, -6.0),
+        prior_model(RECIPE_BASE, base, -6.0),
+        prior_model(RECIPE_FULL, full, -6.0),
         None,
         {"kind": "prior", "note": "hand-set bootstrap weights"},
     )
@@ -328,6 +343,7 @@ def fit_weights(
     anchor: float = 0.0,
     order_rounds: int = 300,
     only: Collection[str] | None = None,
+    order_features: Sequence[str] = (),
 ) -> LocalWeights:
     """Fit base, full, final and stop models on ``data``, and the LambdaRank ``order``.
 
@@ -344,8 +360,21 @@ def fit_weights(
     order_rounds: boosting rounds of the order model.
     only: with ``start``, fit only these models (of ``base``, ``full``, ``final``,
         ``stop``, ``order``); the others are ``start``'s. None: all.
+    order_features: columns of :data:`FULL_FEATURES` the order model reads beyond its
+        own (``start``'s order model's, or :data:`RECIPE_FULL` for a fresh one),
+        appended after them; a warm start keeps ``start``'s trees, and the trees it adds
+        read every column (e.g. :data:`~thresher.policies.local.features.RANK_FEATURES`).
+        The chunk models always read the recipe's columns.
+
+    Raises:
+        ValueError: no gold and non-gold rows, or ``order_features`` names a column
+            that is not in :data:`FULL_FEATURES`.
     """
+    unknown = sorted(set(order_features) - set(FULL_FEATURES))
+    if unknown:
+        raise ValueError(f"fit_weights: order_features {unknown} are not feature columns")
     bx, fx, y = data.arrays()
+    bx, fx = bx[:, _BASE_COLS], fx[:, _FULL_COLS]
     if len(y) == 0 or y.min() == y.max():
         raise ValueError("fit_weights: need both gold and non-gold rows; collect more tasks")
     w = data.sample_weights()
@@ -365,21 +394,20 @@ def fit_weights(
     if start is not None and {"base", "full"} <= skip:
         base, full = start.base, start.full
     elif kind == "mlp":
-        base = fit_mlp(bx, y, BASE_FEATURES, weight=w)
-        full = fit_mlp(fx, y, FULL_FEATURES, weight=w)
+        base = fit_mlp(bx, y, RECIPE_BASE, weight=w)
+        full = fit_mlp(fx, y, RECIPE_FULL, weight=w)
     else:
-        base = logistic(bx, y, BASE_FEATURES, start.base if start else None, weight=w)
-        full = logistic(fx, y, FULL_FEATURES, start.full if start else None, weight=w)
+        base = logistic(bx, y, RECIPE_BASE, start.base if start else None, weight=w)
+        full = logistic(fx, y, RECIPE_FULL, start.full if start else None, weight=w)
     final = start.final if start is not None else None
     _, ffx, fy = data.arrays("final")
+    ffx = ffx[:, _FULL_COLS]
     fw = data.sample_weights("final")
     if "final" not in skip and len(fy) >= 20 and 0 < fy.sum() < len(fy):
         final = (
-            fit_mlp(ffx, fy, FULL_FEATURES, weight=fw)
+            fit_mlp(ffx, fy, RECIPE_FULL, weight=fw)
             if kind == "mlp"
-            else logistic(
-                ffx, fy, FULL_FEATURES, start.ranker if start else None, l2=3.0, weight=fw
-            )
+            else logistic(ffx, fy, RECIPE_FULL, start.ranker if start else None, l2=3.0, weight=fw)
         )
     stop = start.stop if start is not None else None
     sy = np.asarray(data.stop_y)
@@ -390,21 +418,21 @@ def fit_weights(
     ordering = start.order if start is not None else None
     ox, oy, sizes = final_groups(data)
     if order and "order" not in skip and len(sizes) >= 20:
-        if ordering is not None and set(ordering.features) <= set(FULL_FEATURES):
-            # a warm start continues the start's trees over the start's own columns (a
-            # booster's feature count is fixed): features added since it was fit stay out
-            cols = [FULL_FEATURES.index(name) for name in ordering.features]
-            ordering = fit_lambdarank(
-                ox[:, cols],
-                oy,
-                sizes,
-                ordering.features,
-                seed=seed,
-                rounds=order_rounds,
-                init=ordering,
-            )
-        else:
-            ordering = fit_lambdarank(ox, oy, sizes, FULL_FEATURES, seed=seed, rounds=order_rounds)
+        warm = ordering is not None and set(ordering.features) <= set(FULL_FEATURES)
+        # a warm start continues the start's trees over the start's own columns, then the
+        # ones asked for (LightGBM keeps a booster's columns in place and the added trees
+        # read the rest); a fresh fit reads the recipe's columns, then the ones asked for
+        own = ordering.features if warm and ordering is not None else RECIPE_FULL
+        names = own + tuple(f for f in order_features if f not in own)
+        ordering = fit_lambdarank(
+            ox[:, [FULL_FEATURES.index(name) for name in names]],
+            oy,
+            sizes,
+            names,
+            seed=seed,
+            rounds=order_rounds,
+            init=ordering if warm else None,
+        )
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
     if ordering is not None and order and "order" not in skip and len(sizes) >= 20:
         info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
