@@ -62,17 +62,7 @@ def test_weights_with_an_order_model_round_trip(tmp_path) -> None:
 
 
 def test_fit_weights_adds_the_order_model_from_final_blocks() -> None:
-    x, y, sizes = _groups(n_groups=30)
-    data = TrainingData()
-    start = 0
-    for g, size in enumerate(sizes):
-        rows = slice(start, start + size)
-        data.base.append(x[rows, : len(BASE_FEATURES)])
-        data.full.append(x[rows])
-        data.labels.append(y[rows])
-        data.groups.extend([f"t{g}"] * size)
-        data.kinds.append("final")
-        start += size
+    data = _final_data(n_groups=30)
     ox, oy, osizes = final_groups(data)
     assert len(osizes) == 30 and len(ox) == len(oy) == sum(osizes)
     weights = fit_weights(data)
