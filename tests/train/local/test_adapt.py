@@ -140,6 +140,19 @@ def test_adapted_weights_hold_through_a_small_change_and_go_stale_past_a_large_o
     assert "thresher adapt --index" in str(caught[-1].message)
 
 
+def test_adapted_weights_without_a_readable_fingerprint_warn_and_run_the_shipped_ones(
+    adapted, tmp_path: Path
+) -> None:
+    index = _copy(adapted[0], tmp_path / "index")
+    (adapted_dir(index) / "fingerprint.json").write_text('{"schema": "older"}\n', encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        info = _info(index)
+    assert info["weights"] == "shipped" and info["adapted"] == "no fingerprint"
+    assert any(issubclass(w.category, StaleAdaptedWeightsWarning) for w in caught)
+    assert "thresher adapt --index" in str(caught[-1].message)
+
+
 def test_adapt_refuses_an_unknown_model_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="order, base, full, final, stop"):
         adapt_index(tmp_path / "nowhere", models=("order", "ranker"))

@@ -13,7 +13,8 @@ When the local policy runs on an embedded index with no weights given, it asks
 :func:`choose_weights` which weights to run: the adapted ones while the index is
 much as it was (:data:`~thresher.index.embedded.fitted.STALE_SHARE`, measured by
 :func:`~thresher.index.embedded.fitted.changed_share`, as for fitted fusion weights), else the shipped ones with a warning (the
-adapted weights are *stale*: ``thresher adapt`` again refreshes them). The answer
+adapted weights are *stale*: ``thresher adapt`` again refreshes them; adapted weights
+whose fingerprint is missing or unreadable warn the same way). The answer
 is kept per index folder, generation and weights file, so an episode pays a stat
 and a look-up; the manifest of a new generation is read once.
 """
@@ -53,7 +54,9 @@ FINGERPRINT_FILE = "fingerprint.json"
 
 
 class StaleAdaptedWeightsWarning(UserWarning):
-    """The index changed much since ``thresher adapt``: its shipped weights run instead."""
+    """The adapted weights cannot be trusted for the index as it is (it changed much
+    since ``thresher adapt``, or their fingerprint is missing or unreadable): the
+    shipped weights run instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +146,15 @@ def _chosen(index: str, generation: str, mtime_ns: int, size: int) -> WeightsCho
 
 def _choose(index: Path, generation: str, weights: Path, stamp: int) -> WeightsChoice:
     kept = read_fingerprint(index)
-    if kept is None:
+    if kept is None:  # weights kept without a readable record of the index they fit
+        warnings.warn(
+            f"the adapted local-policy weights of {index} cannot be checked against the "
+            f"index: {adapted_dir(index) / FINGERPRINT_FILE} is missing or unreadable "
+            f"(written by another version?); running the shipped weights. Run "
+            f"`thresher adapt --index {index}` to adapt again",
+            StaleAdaptedWeightsWarning,
+            stacklevel=3,
+        )
         return WeightsChoice(None, {"weights": "shipped", "adapted": "no fingerprint"})
     adapted = {"weights": "adapted", "path": str(weights), "adapted_generation": kept.generation}
     if kept.generation == generation:
