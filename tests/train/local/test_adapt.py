@@ -184,7 +184,8 @@ def test_adapt_reuses_the_tasks_a_run_kept_and_fits_under_the_index_fitted_fusio
     shutil.copy(adapted_dir(index) / "tasks.jsonl", kept)
     _fit_fusion(index)
     report = adapt_index(index, tasks=kept, seed=0, held_out=0.25, order_rounds=2, fusion="auto")
-    assert report.tasks_from == str(kept) and "synthesize" not in report.seconds
+    phases = set(report.seconds)  # the phases run (their durations are not checked)
+    assert report.tasks_from == str(kept) and "synthesize" not in phases
     assert report.synthesized == report.requested == first.synthesized
     assert (report.train, report.held_out, report.by_hops) == (
         first.train,
