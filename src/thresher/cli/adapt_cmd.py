@@ -59,6 +59,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="synthesis and split seed (default 0)")
     parser.add_argument(
+        "--phrasing",
+        choices=("auto", "clues", "sentences", "salient"),
+        default="auto",
+        help="how the synthesized questions are phrased (as `thresher synth tasks "
+        "--phrasing`; default auto)",
+    )
+    parser.add_argument(
         "--held-out",
         type=float,
         default=0.3,
@@ -158,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         progress=_bar(enabled) if enabled else None,
         tasks=args.tasks,
         fusion=args.fusion,
+        phrasing=args.phrasing,
     )
     if quiet:
         print_json(report.to_dict())

@@ -64,9 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--phrasing",
-        choices=("auto", "clues", "sentences"),
+        choices=("auto", "clues", "sentences", "salient"),
         default="auto",
-        help="offline questions: from the documents' own sentences, or lettered clues "
+        help="offline questions: from the documents' own sentences, lettered clues, or "
+        "each hop named by a few of its sentence's rarest words (salient) "
         "(default auto: sentences when the corpus defines names or links its pages)",
     )
     parser.add_argument("--k", type=int, default=5, help="single-shot cut (default 5)")

@@ -21,6 +21,8 @@ from thresher.tasks.generate.phrase import (
     clues,
     parse_json_reply,
     phrase_offline,
+    phrase_salient,
+    salient_words,
 )
 from thresher.tasks.generate.pipeline import DEFAULT_HOP_WEIGHTS, candidate_chains, synthesize_tasks
 from thresher.tasks.generate.verify import text_checks
@@ -163,3 +165,37 @@ def test_llm_mode_rejections_are_counted(world_store, world_view, tmp_path: Path
 
 def test_default_weights_cover_two_to_four_hops() -> None:
     assert sorted(DEFAULT_HOP_WEIGHTS) == [2, 3, 4]
+
+
+def test_salient_words_are_the_rarest_content_words_in_sentence_order() -> None:
+    df = {"granted": 2, "long": 40, "dispute": 1, "patent": 9, "after": 50}.get
+    words = salient_words(
+        "Patent QX-1891-004 was granted to `Ada Vell` after a long dispute.",
+        lambda t: df(t, 0),
+        avoid=["Ada Vell", "QX-1891-004"],
+        k=2,
+    )
+    # the rarest two (dispute, granted), as the sentence has them; 'a', 'to', 'was' are
+    # stop words, the avoided names' tokens never count, unknown words (df 0) neither
+    assert words == ["granted", "dispute"]
+
+
+def test_salient_question_names_each_hop_by_a_few_words_never_a_bridge() -> None:
+    chain = chain3()
+    view = CorpusView.build(chunks())
+
+    def df(token: str) -> int:
+        return len(view.postings.get(token, ()))
+
+    a, b = phrase_salient(chain, random.Random(3), df), phrase_salient(chain, random.Random(3), df)
+    assert a == b and a.mode == "offline" and a.answer == chain.answer
+    assert a.quotes == tuple(h.sentence for h in chain.hops)
+    # no hop is quoted: the question is far shorter than the sentences it names
+    assert not any(h.sentence.rstrip(".") in a.question for h in chain.hops)
+    assert len(a.question.split()) < sum(len(h.sentence.split()) for h in chain.hops) + 20
+    for hop in chain.hops:
+        picked = salient_words(hop.sentence, df, [chain.anchor, chain.answer, *chain.bridges])
+        assert picked and ", ".join(picked) in a.question
+    assert a.question.count("that ") == len(chain.hops) - 1  # the chain's structure stays
+    texts = {c.chunk_id: c.text for c in chunks()}
+    assert text_checks(chain, a, texts) == (None, 1.0)  # anchor named, no bridge, no answer

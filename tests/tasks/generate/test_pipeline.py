@@ -92,3 +92,14 @@ def test_strict_hops_fill_a_quota_per_hop_count(world_store, world_view) -> None
     )
     assert report.by_hops == {2: 2, 3: 2}
     assert sorted(t.hops for t in report.tasks) == [2, 2, 3, 3]
+
+
+def test_salient_phrasing_keeps_verified_tasks_named_by_a_few_words(
+    world_store, world_view
+) -> None:
+    report = synthesize_tasks(world_store, 3, seed=0, view=world_view, phrasing="salient")
+    assert report.phrasing == "salient" and report.kept >= 1
+    for task in report.tasks:
+        assert "that " in task.question and "[" not in task.question  # no letters, no quotes
+    with pytest.raises(InputError):
+        synthesize_tasks(world_store, 1, view=world_view, phrasing="poem")  # type: ignore[arg-type]

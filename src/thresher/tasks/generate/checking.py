@@ -39,6 +39,7 @@ from thresher.tasks.generate.phrase import (
     Phrasing,
     clues,
     phrase_offline,
+    phrase_salient,
     phrase_sentences,
 )
 from thresher.tasks.generate.text import normalize
@@ -142,8 +143,9 @@ def prepare(
 ) -> Prepared:
     """The caller's checks of one candidate, up to the store checks (no counting here).
 
-    ``phrasing`` (offline): ``clues`` (:func:`phrase_offline`) or ``sentences``
-    (:func:`phrase_sentences`)."""
+    ``phrasing`` (offline): ``clues`` (:func:`phrase_offline`), ``sentences``
+    (:func:`phrase_sentences`) or ``salient`` (:func:`phrase_salient`, words rated by
+    the chunks of ``view`` holding them)."""
     out = Prepared(chain)
     if mode == "llm":
         assert phraser is not None
@@ -154,8 +156,11 @@ def prepare(
             return out
         out.passed.append("llm_unparsable")
     else:
-        phrase = phrase_sentences if phrasing == "sentences" else phrase_offline
-        out.phrasing = phrase(chain, rng)
+        if phrasing == "salient":
+            out.phrasing = phrase_salient(chain, rng, lambda t: len(view.postings.get(t, ())))
+        else:
+            phrase = phrase_sentences if phrasing == "sentences" else phrase_offline
+            out.phrasing = phrase(chain, rng)
     phrased = out.phrasing
     texts = {h.chunk_id: view.chunks[h.chunk_id].text for h in chain.hops}
     out.texts = list(texts.values())

@@ -10,6 +10,13 @@ the answer as a blank, in a few seeded plain-prose frames::
     page about that setting: "The default of that setting is ___." What is the
     missing name?
 
+Offline, by a few words (:func:`phrase_salient`): the same chain with each hop
+named only by the few words of its sentence rarest in the corpus, as a person
+names what they look for (never a bridge, the answer or markup)::
+
+    A page about autodoc mentions mock, modules, imported and names a setting.
+    On the page about that setting (default), which name is given?
+
 Offline, clues (:func:`phrase_offline`): each hop's fact becomes a *clue*, the
 sentence with the bridge entities replaced by letters (``[A]``, ``[B]``, ...)
 and the answer by ``[?]``; a seeded template strings the clues together and
@@ -32,19 +39,21 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from thresher.tasks.generate.docrefs import mask_ref, noun_for, reader_text, role_of, tidy
 from thresher.tasks.generate.extend import Chain
-from thresher.tasks.generate.text import mask
+from thresher.tasks.generate.text import STOP, mask, normalize
 
 __all__ = [
     "Phrasing",
     "clues",
     "phrase_offline",
     "phrase_sentences",
+    "phrase_salient",
+    "salient_words",
     "LLMPhraser",
     "PhraseError",
     "parse_json_reply",
@@ -197,6 +206,87 @@ def phrase_sentences(chain: Chain, rng: random.Random) -> Phrasing:
             parts.append(follow[0].upper() + follow[1:] + f"“{text}”")
     kind = _KINDS.get(chain.answer_kind, "name")
     question = " ".join(parts) + " " + rng.choice(_ASKS).format(kind=kind)
+    return Phrasing(question, tuple(h.sentence for h in chain.hops), "offline", chain.answer)
+
+
+#: words each hop is named by in :func:`phrase_salient`
+SALIENT_WORDS = 4
+_S_OPEN = (
+    "A page about {anchor} mentions {words} and names {art} {noun}.",
+    "The documentation on {anchor} ({words}) names {art} {noun}.",
+)
+_S_MIDDLE = (
+    "The page about that {prev} mentions {words} and names {art} {noun}.",
+    "Where that {prev} is described ({words}), {art} {noun} is named.",
+)
+_S_LAST = (
+    "On the page about that {prev} ({words}), which {kind} is given?",
+    "Where that {prev} is described, about {words}: what is the {kind}?",
+)
+
+
+def salient_words(
+    sentence: str, df: Callable[[str], int], avoid: Sequence[str], k: int = SALIENT_WORDS
+) -> list[str]:
+    """The ``k`` words of ``sentence`` rarest in the corpus, in sentence order.
+
+    Words are the sentence's normalized tokens as a reader sees it (markup by its
+    text); a word counts when it has a letter, is not a stop word, is longer than two
+    characters, occurs in the corpus (``df(word) > 0``: the number of chunks holding
+    it) and is no token of the names in ``avoid`` (bridges, answer, anchor). Ties go
+    to the earlier word."""
+    banned = {t for name in avoid for t in normalize(reader_text(name)).split()}
+    tokens = normalize(reader_text(sentence)).split()
+    seen: dict[str, int] = {}
+    for i, tok in enumerate(tokens):
+        if (
+            tok in seen
+            or tok in banned
+            or tok in STOP
+            or len(tok) < 3
+            or not any(c.isalpha() for c in tok)
+            or df(tok) <= 0
+        ):
+            continue
+        seen[tok] = i
+    rarest = sorted(seen, key=lambda t: (df(t), seen[t]))[:k]
+    return sorted(rarest, key=seen.__getitem__)
+
+
+def _listed(words: Sequence[str]) -> str:
+    return ", ".join(words) if words else "it"
+
+
+def phrase_salient(
+    chain: Chain, rng: random.Random, df: Callable[[str], int], k: int = SALIENT_WORDS
+) -> Phrasing:
+    """A question naming each hop by a few of its sentence's rarest words (no quotes).
+
+    The first hop names the anchor and up to ``k`` of its sentence's words
+    (:func:`salient_words`), then "a <noun>" for its bridge; each later hop is "that
+    <noun>" and up to ``k`` words of its sentence; the last asks for the answer's
+    kind. No word of a bridge, the answer or the anchor is picked (the anchor is
+    named whole, once). ``df(word)``: the chunks of the corpus holding the
+    normalized word. The quotes are the hops' facts, verbatim, as in
+    :func:`phrase_sentences`.
+    """
+    nouns = [noun_for(h.out, h.out_kind, role_of(h.sentence, h.out)) for h in chain.hops[:-1]]
+    avoid = [chain.anchor, chain.answer, *chain.bridges]
+    kind = _KINDS.get(chain.answer_kind, "name")
+    parts: list[str] = []
+    last = len(chain.hops) - 1
+    for i, hop in enumerate(chain.hops):
+        words = _listed(salient_words(hop.sentence, df, avoid, k))
+        if i == 0:
+            frame, fill = rng.choice(_S_OPEN), {"anchor": chain.anchor}
+        elif i < last:
+            frame, fill = rng.choice(_S_MIDDLE), {"prev": nouns[i - 1]}
+        else:
+            frame, fill = rng.choice(_S_LAST), {"prev": nouns[i - 1]}
+        noun = nouns[i] if i < last else ""
+        text = frame.format(words=words, art=_article(noun), noun=noun, kind=kind, **fill)
+        parts.append(text[0].upper() + text[1:])
+    question = " ".join(parts)
     return Phrasing(question, tuple(h.sentence for h in chain.hops), "offline", chain.answer)
 
 

@@ -35,9 +35,12 @@ __all__ = [
     "candidate_chains",
     "difficulty",
     "DEFAULT_HOP_WEIGHTS",
+    "PHRASINGS",
 ]
 
 DEFAULT_HOP_WEIGHTS: dict[int, float] = {2: 0.3, 3: 0.3, 4: 0.4}
+#: the offline phrasings :func:`synthesize_tasks` takes (``auto`` picks one by the corpus)
+PHRASINGS = ("auto", "clues", "sentences", "salient")
 
 
 @dataclass
@@ -185,7 +188,7 @@ def synthesize_tasks(
     strict_hops: bool = False,
     progress: bool = False,
     runner: Runner | None = None,
-    phrasing: Literal["auto", "clues", "sentences"] = "auto",
+    phrasing: Literal["auto", "clues", "sentences", "salient"] = "auto",
 ) -> SynthReport:
     """Synthesize up to ``n`` verified multi-hop tasks from the corpus behind ``store``.
 
@@ -211,8 +214,10 @@ def synthesize_tasks(
         progress: show a tqdm bar.
         phrasing: offline questions from the hops' own sentences (``sentences``,
             :func:`~thresher.tasks.generate.phrase.phrase_sentences`) or as lettered
-            clues (``clues``); ``auto``: sentences when the corpus reads as
-            documentation (:attr:`CorpusView.is_documentation`), else clues.
+            clues (``clues``), or each hop named by a few of its sentence's rarest
+            words (``salient``, :func:`~thresher.tasks.generate.phrase.phrase_salient`);
+            ``auto``: sentences when the corpus reads as documentation
+            (:attr:`CorpusView.is_documentation`), else clues.
         runner: where the store checks run (:mod:`thresher.tasks.generate.checking`);
             default: one at a time here. Any runner keeps the same tasks and counts.
 
@@ -229,8 +234,8 @@ def synthesize_tasks(
         raise InputError(f"n must be at least 1, got {n}")
     if mode not in ("offline", "llm"):
         raise InputError(f"mode must be 'offline' or 'llm', got {mode!r}")
-    if phrasing not in ("auto", "clues", "sentences"):
-        raise InputError(f"phrasing must be 'auto', 'clues' or 'sentences', got {phrasing!r}")
+    if phrasing not in PHRASINGS:
+        raise InputError(f"phrasing must be one of {', '.join(PHRASINGS)}, got {phrasing!r}")
     weights = dict(hop_weights or DEFAULT_HOP_WEIGHTS)
     if not weights or any(h < 2 or h > 8 for h in weights) or sum(weights.values()) <= 0:
         raise InputError(f"hop weights must name hop counts 2..8 with positive total: {weights}")

@@ -268,6 +268,7 @@ def adapt_index(
     progress: Progress | None = None,
     tasks: str | Path | None = None,
     fusion: str = DEFAULT_FUSION,
+    phrasing: str = "auto",
 ) -> AdaptReport:
     """Adapt the local policy to the embedded index at ``index`` (see the module docs).
 
@@ -292,6 +293,8 @@ def adapt_index(
             synthesizing (e.g. the ``adapted/tasks.jsonl`` an earlier run kept).
         fusion: the fusion the rows are collected and the adapted weights run under,
             one of :data:`FUSION_CHOICES` (:func:`resolve_fusion`).
+        phrasing: how the synthesized questions are phrased, one of
+            :data:`~thresher.tasks.generate.pipeline.PHRASINGS`; unused with ``tasks``.
 
     Returns:
         An :class:`AdaptReport`.
@@ -359,7 +362,13 @@ def adapt_index(
         # reading the whole corpus is one grep over every chunk: give it time
         reading = cfg.override({"grep.timeout_s": max(cfg.grep.timeout_s, 300.0)})
         with EmbeddedStore(folder, reading) as synth_store:
-            synth = synthesize_tasks(synth_store, n, seed, progress=progress is not None)
+            synth = synthesize_tasks(
+                synth_store,
+                n,
+                seed,
+                progress=progress is not None,
+                phrasing=phrasing,  # type: ignore[arg-type]  # checked by synthesize_tasks
+            )
         seconds["synthesize"] = round(time.perf_counter() - t, 2)
         synth_tasks, requested, tasks_from = list(synth.tasks), n, "synthesized"
         if len(synth_tasks) < 2:
