@@ -260,6 +260,9 @@ _TEXT = st.text(
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(guarded_patterns(), st.lists(_TEXT, min_size=1, max_size=8))
+@example("^^^.", ["0"])  # anchors side by side hold at one position (found by hypothesis)
+@example("(?m)^(^a)", ["b\na"])
+@example("a(?:$){2}", ["a"])
 def test_the_checking_pattern_and_trigrams_agree_with_python_re(
     pattern: str, texts: list[str]
 ) -> None:

@@ -399,6 +399,25 @@ def _class_info(node: CharClass, flags: Flag) -> _Info:
     return _exact(strings) if 0 < len(strings) <= _MAX_CLASS else _ANY
 
 
+#: the anchors that stand for a marker or newline of the indexed form
+_MARKED = frozenset({"beginning", "string_start", "end"})
+
+
+def _marked_anchors(nodes: Sequence[Node]) -> int:
+    """How many anchors of ``nodes`` (at any depth) stand for a marker or newline."""
+    count = 0
+    for node in nodes:
+        if isinstance(node, Anchor):
+            count += node.kind in _MARKED
+        elif isinstance(node, Branch):
+            count += sum(_marked_anchors(alt) for alt in node.alternatives)
+        elif isinstance(node, Group):
+            count += _marked_anchors(node.body)
+        elif isinstance(node, Repeat):  # a body repeated holds its anchors again
+            count += _marked_anchors(node.body) * (1 if node.high == 1 else 2)
+    return count
+
+
 def _anchor_info(node: Anchor, flags: Flag) -> _Info:
     """An anchor as the marker or newline next to it in the indexed form."""
     multiline = bool(flags & _MULTILINE)
@@ -411,7 +430,10 @@ def _anchor_info(node: Anchor, flags: Flag) -> _Info:
     return _EMPTY
 
 
-def _info(nodes: Sequence[Node], flags: Flag) -> _Info:
+def _info(nodes: Sequence[Node], flags: Flag, marks: bool = True) -> _Info:
+    """What ``nodes`` require of a matching text; ``marks`` False reads every anchor as
+    the empty string (anchors are zero-width: two of them side by side hold at one
+    position, which a concatenation of their markers would not say)."""
     result = _EMPTY
     for node in nodes:
         part: _Info
@@ -420,13 +442,13 @@ def _info(nodes: Sequence[Node], flags: Flag) -> _Info:
         elif isinstance(node, CharClass):
             part = _class_info(node, flags)
         elif isinstance(node, Anchor):
-            part = _anchor_info(node, flags)
+            part = _anchor_info(node, flags) if marks else _EMPTY
         elif isinstance(node, Branch):
-            part = _alternate([_info(alt, flags) for alt in node.alternatives])
+            part = _alternate([_info(alt, flags, marks) for alt in node.alternatives])
         elif isinstance(node, Group):
-            part = _info(node.body, (flags | node.add) & ~node.remove)
+            part = _info(node.body, (flags | node.add) & ~node.remove, marks)
         elif isinstance(node, Repeat):
-            part = _repeat(_info(node.body, flags), node.low, node.high)
+            part = _repeat(_info(node.body, flags, marks), node.low, node.high)
         else:  # any character, or all but one
             part = _ANY
         result = _concat(result, part)
@@ -457,7 +479,10 @@ def required_trigrams(pattern: str) -> Query:
         every chunk is a candidate).
     """
     parsed = parse(pattern)
-    return _limit(_full(_info(parsed.nodes, parsed.flags)), [_MAX_TERMS])
+    # one anchor narrows by its marker; with more, two may stand side by side (``^^``,
+    # ``^(^a)``, ``(?:$){2}``), so none does (a weaker query is still a superset)
+    marks = _marked_anchors(parsed.nodes) <= 1
+    return _limit(_full(_info(parsed.nodes, parsed.flags, marks)), [_MAX_TERMS])
 
 
 def fts_query(query: Query) -> str:
