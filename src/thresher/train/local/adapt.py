@@ -47,7 +47,7 @@ from typing import Any
 from thresher.config import Config
 from thresher.errors import InputError
 from thresher.policies.local.features import RANK_FEATURES
-from thresher.policies.local.models import LocalWeights
+from thresher.policies.local.models import FUSIONS, LocalWeights
 from thresher.tasks.synthetic import SynthTask
 from thresher.tasks.task import Task
 
@@ -78,7 +78,7 @@ DEFAULT_ORDER_ROUNDS = 300
 
 #: what ``adapt --fusion`` takes: ``auto`` (fitted when the index keeps fresh fusion
 #: weights and the config allows them, else plain) or one of the weights' fusions
-FUSION_CHOICES = ("auto", "plain", "fitted")
+FUSION_CHOICES = ("auto", *FUSIONS)
 #: the fusion adapt fits under unless told: plain RRF (weights fit under an index's
 #: fitted fusion did no better on held-out tasks and worse on real questions;
 #: docs/local-policy.md, "Adapting to your index")
