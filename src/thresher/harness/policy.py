@@ -5,7 +5,7 @@ sets ``name`` and ``system_prompt``, overrides ``propose`` (or ``start``, for a
 session per episode), and overrides any of the other hooks it needs; each
 hook's docstring says what the harness does with it and what the default does.
 A hook a subclass does not override declares nothing: the harness skips it
-(it never calls a default ``rerank``, ``start``, ``use_reader_memo``, ``cancel``
+(it never calls a default ``rerank``, ``rank_read``, ``start``, ``use_reader_memo``, ``cancel``
 or ``budget_ceiling``, and reads the attribute defaults as "none").
 
 The harness accepts any :class:`Policy`: an object that is not a ``BasePolicy``
@@ -53,6 +53,7 @@ __all__ = [
     "policy_for_store",
     "policy_info_of",
     "reranker_of",
+    "read_ranker_of",
     "retrieval_mode_of",
     "fitted_fusion_of",
     "prompt_cost_of",
@@ -92,7 +93,9 @@ class Policy(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class RerankRequest:
-    """The candidates of one ``search_corpus`` call, handed to :meth:`BasePolicy.rerank`.
+    """The candidates of one ``search_corpus`` call, handed to :meth:`BasePolicy.rerank`
+    (or of one ``read_document`` call, handed to :meth:`BasePolicy.rank_read`: ``query``
+    is then the document id).
 
     Attributes:
         query: the call's query.
@@ -135,8 +138,10 @@ class BasePolicy:
     Required: ``name``, ``system_prompt`` and :meth:`propose` (a policy that
     overrides :meth:`start` leaves ``propose`` to its sessions). Everything else is
     optional; a hook left as it is here declares nothing and the harness behaves as
-    for a policy without it. ``in_process`` and :meth:`use_reader_memo` exist only
-    for speed: they never change what an episode does.
+    for a policy without it. ``in_process`` exists only for speed, and so does
+    :meth:`use_reader_memo` but for what a policy reads there that the index keeps
+    for its readers (the local policy: the index's document ids by path, which its
+    ``for_store`` put there).
 
     Attributes:
         name: a short identifier recorded in the trace (``episode_start.policy``).
@@ -240,6 +245,19 @@ class BasePolicy:
         """
         return request.hits
 
+    def rank_read(self, request: RerankRequest) -> Sequence[Hit]:
+        """The chunks of one ``read_document`` call to show, best first: a subset of
+        ``request.hits`` (the document's chunks not in view, ranked against the
+        current query), may be shorter; ``request.query`` is the document id. The
+        harness then cuts them to the room left, as any read.
+
+        When overridden, the harness calls it as it calls :meth:`rerank` (on the
+        episode's own thread, in call order; a raise fails its call only), whatever
+        reranker a caller gave for searches. Default (not called): every chunk, in
+        the harness's order.
+        """
+        return request.hits
+
     def budget_ceiling(self) -> BudgetCeiling | None:
         """The largest ``budget.total`` the policy's model holds (an LLM served with a
         fixed context: the context less the reply), or None when unknown.
@@ -263,14 +281,16 @@ class BasePolicy:
         """
 
     def use_reader_memo(self, memo: ReaderMemo) -> None:
-        """(Speed only.) Keep this episode's derivations of chunk text in ``memo``.
+        """(Speed, mostly.) Keep this episode's derivations of chunk text in ``memo``.
 
         When overridden, the harness calls it once, before the first turn, when the
         store keeps a per-generation memo (:class:`~thresher.index.store.KeepsReaderMemo`):
         what the policy derives from chunk text alone, keyed by that text, is then there
         for the next episode on the same index generation. The memo is shared: never
-        change a value read from it. Default (not called): the policy derives what it
-        needs each episode.
+        change a value read from it. A policy may also read there what the index's
+        readers share per generation (:func:`~thresher.index.doc_paths.kept_paths`: its
+        document ids by path); then an episode over a store without a memo does without
+        them. Default (not called): the policy derives what it needs each episode.
         """
 
 
@@ -315,6 +335,11 @@ def session_for(policy: object, question: str) -> Policy | None:
 def reranker_of(policy: object) -> SearchReranker | None:
     """``policy`` as the reranker of its episode's searches, when it declares ``rerank``."""
     return cast(SearchReranker, policy) if _declares(policy, "rerank") else None
+
+
+def read_ranker_of(policy: object) -> Callable[[RerankRequest], Sequence[Hit]] | None:
+    """What picks the chunks of ``policy``'s document reads, when it declares ``rank_read``."""
+    return cast(BasePolicy, policy).rank_read if _declares(policy, "rank_read") else None
 
 
 def retrieval_mode_of(policy: object) -> RetrievalMode | None:

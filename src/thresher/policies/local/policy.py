@@ -19,7 +19,12 @@ An episode, turn by turn:
    Beside them, the documentation cross-references the same anchors make
    (``:setting:`NAME```, ``:ref:`label```) become ``grep_corpus`` calls for where
    each is defined (``refs_per_hop``, :mod:`~thresher.policies.local.references`);
-   a hit continues the chain through the anchor that made the reference.
+   a hit continues the chain through the anchor that made the reference. Their
+   links to other pages (``:doc:``, Markdown, MyST, HTML) become ``read_document``
+   calls of the pages they name, showing each page's chunks nearest the question
+   (``links_per_hop``, :mod:`~thresher.policies.local.pagelinks`; the index's
+   document ids by path are read once per index generation into its reader memo,
+   :meth:`for_store`, where the session finds them).
    Repeats up to ``max_hops`` unless the sufficiency signal (which sees where
    the chain's leading edge ranks) says the evidence is in hand, or the soft
    budget threshold is near.
@@ -58,6 +63,7 @@ from typing import Any
 
 from thresher.config import Config
 from thresher.harness.policy import BasePolicy
+from thresher.index.doc_paths import document_paths
 from thresher.index.store import Store
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.adapted import WeightsChoice, choose_weights, index_folder
@@ -87,8 +93,8 @@ class LocalPolicy(BasePolicy):
     episode runs in the session :meth:`start` returns; the policy itself keeps nothing
     of an episode.
 
-    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth`` and
-    ``refs_per_hop`` left at None take the weights' tuned ``controls``, else
+    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth``,
+    ``refs_per_hop`` and ``links_per_hop`` left at None take the weights' tuned ``controls``, else
     :data:`DEFAULT_CONTROLS`.
 
     With no weights given, an episode over an embedded index that keeps adapted
@@ -158,6 +164,9 @@ class LocalPolicy(BasePolicy):
         self.question_scores = o.question_scores
         self.rerank_depth = int(tuned["rerank_depth"] if o.rerank_depth is None else o.rerank_depth)
         self.refs_per_hop = int(tuned["refs_per_hop"] if o.refs_per_hop is None else o.refs_per_hop)
+        self.links_per_hop = int(
+            tuned["links_per_hop"] if o.links_per_hop is None else o.links_per_hop
+        )
         self.frontier_k = o.frontier_k
         self.chain_order = o.chain_order
 
@@ -165,7 +174,17 @@ class LocalPolicy(BasePolicy):
         """This policy, or, when no weights were given and ``store`` is an embedded index
         keeping adapted weights, this policy with the weights
         :func:`~thresher.policies.local.adapted.choose_weights` picks (the adapted ones,
-        or the shipped ones when those are stale, its ``info`` saying so)."""
+        or the shipped ones when those are stale, its ``info`` saying so). When that
+        one follows links (``links_per_hop``), ``store``'s document ids by path are
+        read into its reader memo first (:func:`~thresher.index.doc_paths.document_paths`,
+        once per index generation), where each session finds them."""
+        chosen = self._weights_for(store)
+        if chosen.links_per_hop > 0:
+            document_paths(store)
+        return chosen
+
+    def _weights_for(self, store: Store) -> LocalPolicy:
+        """This policy, or the one running the weights ``store`` keeps (see :meth:`for_store`)."""
         if self.options.weights is not None:
             return self
         folder = index_folder(store)
@@ -214,6 +233,7 @@ class LocalPolicy(BasePolicy):
             first_clue=self.first_clue,
             frontier_k=self.frontier_k,
             refs_per_hop=self.refs_per_hop,
+            links_per_hop=self.links_per_hop,
             answer=answer,
             stop=stop,
             constants=constants,

@@ -30,6 +30,7 @@ from typing import Any
 from thresher.harness.actions import FinalAnswer, Proposal, ToolCall
 from thresher.harness.observation import Observation
 from thresher.harness.policy import BasePolicy, RerankRequest
+from thresher.index.doc_paths import kept_paths
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import Hit
 from thresher.policies.fill import fill_search
@@ -92,8 +93,11 @@ class LocalSession(BasePolicy):
     def use_reader_memo(self, memo: ReaderMemo) -> None:
         """Keep what this episode derives from chunk text alone in the index
         generation's ``memo`` (the harness's ``use_reader_memo`` hook;
-        see :mod:`~thresher.policies.local.memo`)."""
+        see :mod:`~thresher.policies.local.memo`), and follow links to the documents
+        of the index whose ids by path it keeps
+        (:func:`~thresher.index.doc_paths.kept_paths`; none kept: no link followed)."""
         self.memory.text.shared = memo
+        self.planner.paths = kept_paths(memo)
 
     def propose(self, observation: Observation) -> Proposal:
         """The next turn's calls, prune or final answer (see the module docstring)."""
@@ -128,3 +132,8 @@ class LocalSession(BasePolicy):
     def rerank(self, request: RerankRequest) -> list[Hit]:
         """Score a ``search_corpus`` call's candidates; the best few, best first."""
         return self.scorer.rerank(self.memory, request)
+
+    def rank_read(self, request: RerankRequest) -> list[Hit]:
+        """The chunks to show of a read of a page a link names: its few nearest the
+        question (:meth:`~.scoring.CandidateScorer.rank_read`)."""
+        return self.scorer.rank_read(self.memory, request)
