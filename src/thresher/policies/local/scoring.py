@@ -135,16 +135,22 @@ class CandidateScorer:
             empty = np.zeros((0, 0))
             shown = [cands[i] for i in order]
             self.recorder("shown", memory.question.question, shown, empty, empty)
-        return [hits[i] for i in order]
+        picked = [hits[i] for i in order]
+        memory.shown.update(h.chunk.chunk_id for h in picked)
+        return picked
 
     def rank_read(self, memory: EpisodeMemory, request: RerankRequest) -> list[Hit]:
         """The chunks of a read of a page a link names (``memory.links``) to show: its
         ``hop_k`` nearest the question (RRF of their BM25 and cosine orders against it,
-        as the harness orders a read against its query), their scores kept in
+        as the harness orders a read against its query) that no search showed, their
+        scores kept in
         :attr:`~.memory.EpisodeMemory.question_scores`. Any other read as it came."""
         hits = list(request.hits)
         if request.query not in memory.links or not hits:
             return hits
+        # what a search of the same turn showed is not shown again (the harness would
+        # count it a repeat, in place of another of the page's chunks)
+        hits = [h for h in hits if h.chunk.chunk_id not in memory.shown] or hits
         ids = [h.chunk.chunk_id for h in hits]
         held = memory.question_scores
         ask = [cid for cid in ids if cid not in held]
