@@ -5,8 +5,8 @@ sets ``name`` and ``system_prompt``, overrides ``propose`` (or ``start``, for a
 session per episode), and overrides any of the other hooks it needs; each
 hook's docstring says what the harness does with it and what the default does.
 A hook a subclass does not override declares nothing: the harness skips it
-(it never calls a default ``rerank``, ``rank_read``, ``start``, ``use_reader_memo``, ``cancel``
-or ``budget_ceiling``, and reads the attribute defaults as "none").
+(it never calls a default ``rerank``, ``rank_read``, ``start``, ``use_reader_memo``,
+``cancel`` or ``budget_ceiling``, and reads the attribute defaults as "none").
 
 The harness accepts any :class:`Policy`: an object that is not a ``BasePolicy``
 is read by duck typing, as with the optional protocols of earlier versions
@@ -138,10 +138,8 @@ class BasePolicy:
     Required: ``name``, ``system_prompt`` and :meth:`propose` (a policy that
     overrides :meth:`start` leaves ``propose`` to its sessions). Everything else is
     optional; a hook left as it is here declares nothing and the harness behaves as
-    for a policy without it. ``in_process`` exists only for speed, and so does
-    :meth:`use_reader_memo` but for what a policy reads there that the index keeps
-    for its readers (the local policy: the index's document ids by path, which its
-    ``for_store`` put there).
+    for a policy without it. ``in_process`` and :meth:`use_reader_memo` exist only
+    for speed: they never change what an episode does.
 
     Attributes:
         name: a short identifier recorded in the trace (``episode_start.policy``).
@@ -281,16 +279,14 @@ class BasePolicy:
         """
 
     def use_reader_memo(self, memo: ReaderMemo) -> None:
-        """(Speed, mostly.) Keep this episode's derivations of chunk text in ``memo``.
+        """(Speed only.) Keep this episode's derivations of chunk text in ``memo``.
 
         When overridden, the harness calls it once, before the first turn, when the
         store keeps a per-generation memo (:class:`~thresher.index.store.KeepsReaderMemo`):
         what the policy derives from chunk text alone, keyed by that text, is then there
         for the next episode on the same index generation. The memo is shared: never
-        change a value read from it. A policy may also read there what the index's
-        readers share per generation (:func:`~thresher.index.doc_paths.kept_paths`: its
-        document ids by path); then an episode over a store without a memo does without
-        them. Default (not called): the policy derives what it needs each episode.
+        change a value read from it. Default (not called): the policy derives what it
+        needs each episode.
         """
 
 

@@ -5,8 +5,7 @@ store's documents, kept in the live generation's reader memo
 (:class:`~thresher.index.store.KeepsReaderMemo`): the first reader of a
 generation lists its document ids (:meth:`~thresher.index.store.ManagesDocuments.doc_ids`,
 read from the side index, no chunk read), later ones find them there; a new
-generation starts an empty memo, so the listing is never stale. A reader handed
-the memo alone (a policy session) finds them with :func:`kept_paths`.
+generation starts an empty memo, so the listing is never stale.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ _KEY = ("document_paths",)
 
 def kept_paths(memo: ReaderMemo) -> DocPaths | None:
     """The :class:`DocPaths` :func:`document_paths` keeps in ``memo``, if it is there (a
-    full memo starts again empty: the next :func:`document_paths` puts them back)."""
+    full memo starts again empty: the next :func:`document_paths` builds them again)."""
     held = memo.get(_KEY)
     return held if isinstance(held, DocPaths) else None
 

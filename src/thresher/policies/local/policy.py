@@ -23,8 +23,7 @@ An episode, turn by turn:
    links to other pages (``:doc:``, Markdown, MyST, HTML) become ``read_document``
    calls of the pages they name, showing each page's chunks nearest the question
    (``links_per_hop``, :mod:`~thresher.policies.local.pagelinks`; the index's
-   document ids by path are read once per index generation into its reader memo,
-   :meth:`for_store`, where the session finds them).
+   document ids by path are read once per index generation, :meth:`for_store`).
    Repeats up to ``max_hops`` unless the sufficiency signal (which sees where
    the chain's leading edge ranks) says the evidence is in hand, or the soft
    budget threshold is near.
@@ -56,12 +55,14 @@ against the question in their lineage.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
+from thresher.corpus.doclinks import DocPaths
 from thresher.harness.policy import BasePolicy
 from thresher.index.doc_paths import document_paths
 from thresher.index.store import Store
@@ -167,6 +168,9 @@ class LocalPolicy(BasePolicy):
         self.links_per_hop = int(
             tuned["links_per_hop"] if o.links_per_hop is None else o.links_per_hop
         )
+        #: the document ids by path of the index its episodes run over (set on the copy
+        #: :meth:`for_store` returns; None: links are not followed)
+        self.paths: DocPaths | None = None
         self.frontier_k = o.frontier_k
         self.chain_order = o.chain_order
 
@@ -174,14 +178,19 @@ class LocalPolicy(BasePolicy):
         """This policy, or, when no weights were given and ``store`` is an embedded index
         keeping adapted weights, this policy with the weights
         :func:`~thresher.policies.local.adapted.choose_weights` picks (the adapted ones,
-        or the shipped ones when those are stale, its ``info`` saying so). When that
-        one follows links (``links_per_hop``), ``store``'s document ids by path are
-        read into its reader memo first (:func:`~thresher.index.doc_paths.document_paths`,
-        once per index generation), where each session finds them."""
+        or the shipped ones when those are stale, its ``info`` saying so); when that one
+        follows links (``links_per_hop``), a copy of it knowing ``store``'s document ids
+        by path (:func:`~thresher.index.doc_paths.document_paths`, read once per index
+        generation), which its sessions resolve links with."""
         chosen = self._weights_for(store)
-        if chosen.links_per_hop > 0:
-            document_paths(store)
-        return chosen
+        if chosen.links_per_hop <= 0:
+            return chosen
+        paths = document_paths(store)
+        if paths is None or paths is chosen.paths:
+            return chosen
+        bound = copy.copy(chosen)  # settings and models shared; only the paths differ
+        bound.paths = paths
+        return bound
 
     def _weights_for(self, store: Store) -> LocalPolicy:
         """This policy, or the one running the weights ``store`` keeps (see :meth:`for_store`)."""
@@ -234,6 +243,7 @@ class LocalPolicy(BasePolicy):
             frontier_k=self.frontier_k,
             refs_per_hop=self.refs_per_hop,
             links_per_hop=self.links_per_hop,
+            paths=self.paths,
             answer=answer,
             stop=stop,
             constants=constants,

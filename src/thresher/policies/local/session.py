@@ -30,7 +30,6 @@ from typing import Any
 from thresher.harness.actions import FinalAnswer, Proposal, ToolCall
 from thresher.harness.observation import Observation
 from thresher.harness.policy import BasePolicy, RerankRequest
-from thresher.index.doc_paths import kept_paths
 from thresher.index.reader_memo import ReaderMemo
 from thresher.index.store import Hit
 from thresher.policies.fill import fill_search
@@ -93,11 +92,8 @@ class LocalSession(BasePolicy):
     def use_reader_memo(self, memo: ReaderMemo) -> None:
         """Keep what this episode derives from chunk text alone in the index
         generation's ``memo`` (the harness's ``use_reader_memo`` hook;
-        see :mod:`~thresher.policies.local.memo`), and follow links to the documents
-        of the index whose ids by path it keeps
-        (:func:`~thresher.index.doc_paths.kept_paths`; none kept: no link followed)."""
+        see :mod:`~thresher.policies.local.memo`)."""
         self.memory.text.shared = memo
-        self.planner.paths = kept_paths(memo)
 
     def propose(self, observation: Observation) -> Proposal:
         """The next turn's calls, prune or final answer (see the module docstring)."""
