@@ -22,7 +22,7 @@ PATHS = DocPaths(IDS)
 def test_every_markup_of_a_link_is_read_and_non_pages_are_left_out() -> None:
     text = (
         "See :doc:`the settings </ref/settings>`, {doc}`config`, [intro](guide/intro.md#top), "
-        '[the API][api], [api][] and <a class="x" href="deploy.html">deploy</a>. '
+        '[the API][api], [api][], [API] and <a class="x" href="deploy.html">deploy</a>. '
         "Not: ![logo](logo.png), [site](https://example.org/a.md), [here](#top), "
         "[mail](mailto:a@b.org), :ref:`label`."
     )
@@ -33,9 +33,14 @@ def test_every_markup_of_a_link_is_read_and_non_pages_are_left_out() -> None:
         ("guide/intro.md#top", "md"),
         ("api/index.md", "md"),
         ("api/index.md", "md"),
+        ("api/index.md", "md"),
         ("deploy.html", "html"),
     ]
     assert document_links("[the API][api]") == []  # no definitions given: not read
+    # a definition line, a checkbox and an unknown label are no links
+    defs = link_definitions("  [api]:api/index.md")
+    assert defs == {"api": "api/index.md"}
+    assert document_links("  [api]:api/index.md\n- [x] done, [nothing] here", defs) == []
 
 
 def test_a_relative_link_resolves_from_the_citing_folder() -> None:

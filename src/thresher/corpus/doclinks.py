@@ -6,8 +6,8 @@ The markup of the common documentation formats, whatever the project:
 
 - Sphinx ``:doc:`path``` and ``:doc:`Title <path>```, MyST ``{doc}`path```;
 - Markdown ``[text](path.md#anchor)`` (:data:`~thresher.corpus.docrefs.MD_LINK`),
-  and reference-style ``[text][label]`` / ``[label][]`` with its definition
-  ``[label]: path.md`` anywhere in the same text (:func:`link_definitions`);
+  and reference-style ``[text][label]``, ``[label][]`` or ``[label]`` with its
+  definition ``[label]: path.md`` anywhere in the same text (:func:`link_definitions`);
 - HTML ``<a href="path.html">``.
 
 :func:`document_links` reads a sentence's links (targets as written; links with
@@ -43,8 +43,11 @@ _MYST_DOC = re.compile(r"\{doc\}`([^`\n]+)`")
 _HREF = re.compile(r"""<a\s[^>]*?\bhref\s*=\s*["']([^"'\s]+)["']""", re.IGNORECASE)
 #: a Markdown link reference definition ``[label]: target`` on a line of its own
 _DEFINITION = re.compile(r"""^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?""", re.MULTILINE)
-#: a reference-style Markdown link: ``[text][label]``, ``[label][]`` (group 2: the label)
-_REF_LINK = re.compile(r"(?<![!\]])\[([^\]\n]+)\]\[([^\]\n]*)\]")
+#: a reference-style Markdown link: ``[text][label]``, ``[label][]`` (group 2: the label),
+#: or the shortcut ``[label]`` (neither a definition nor followed by a link's target)
+_REF_LINK = re.compile(
+    r"(?<![!\]\\])\[([^\[\]\n]+)\](?:\[([^\]\n]*)\]|(?![\[(:]))"
+)
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
