@@ -45,9 +45,7 @@ _HREF = re.compile(r"""<a\s[^>]*?\bhref\s*=\s*["']([^"'\s]+)["']""", re.IGNORECA
 _DEFINITION = re.compile(r"""^[ ]{0,3}\[([^\]\n]+)\]:[ \t]*<?([^\s>]+)>?""", re.MULTILINE)
 #: a reference-style Markdown link: ``[text][label]``, ``[label][]`` (group 2: the label),
 #: or the shortcut ``[label]`` (neither a definition nor followed by a link's target)
-_REF_LINK = re.compile(
-    r"(?<![!\]\\])\[([^\[\]\n]+)\](?:\[([^\]\n]*)\]|(?![\[(:]))"
-)
+_REF_LINK = re.compile(r"(?<![!\]\\])\[([^\[\]\n]+)\](?:\[([^\]\n]*)\]|(?![\[(:]))")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 

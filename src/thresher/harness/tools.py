@@ -273,7 +273,7 @@ class CallRunner:
                     # on this thread, in call order: the policy never reranks concurrently
                     searched = call.arguments[spec.argument.name]
                     fetched = rerank_search(
-                        fetched, searched, state.question, self.store, self.reranker.rerank
+                        fetched, searched, state.question, self.store, _rerank_of(self.reranker)
                     )
                 elif spec.view is not None and spec.view.whole_document and self.read_ranker:
                     # the policy's pick of the document's chunks (``rank_read``), as a rerank
@@ -462,6 +462,12 @@ def run_search(
     return Fetched(
         tuple(search(store, arguments["query"], k=r.candidates, exclude=scope.seen, **extra))
     )
+
+
+def _rerank_of(reranker: SearchReranker) -> Callable[[RerankRequest], Sequence[Hit]]:
+    """``reranker.rerank`` as a function, the method looked up when it is called (inside
+    :func:`rerank_search`'s isolation: an object without it fails its call only)."""
+    return lambda request: reranker.rerank(request)
 
 
 def rerank_search(
