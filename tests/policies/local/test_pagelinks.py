@@ -146,3 +146,22 @@ def test_an_episode_reads_the_page_its_anchor_links_to(
     )
     assert all(rec["parents"] == ["docs/guide/sessions.md#0"] for rec in shown)
     assert not any(e.get("error_code") for e in reads)
+
+
+def test_an_index_document_paths_are_built_once_per_generation_and_reach_the_session(
+    store,
+) -> None:
+    from thresher.index.doc_paths import document_paths, kept_paths
+    from thresher.policies.local.options import LocalOptions
+    from thresher.policies.local.policy import LocalPolicy
+
+    paths = document_paths(store)
+    assert paths is not None and len(paths) == len(store.doc_ids())
+    assert document_paths(store) is paths is kept_paths(store.reader_memo())
+    assert document_paths(object()) is None  # type: ignore[arg-type]  # keeps no memo
+    policy = LocalPolicy()
+    bound = policy.for_store(store)
+    assert bound is not policy and bound.paths is paths and policy.paths is None
+    assert bound.start("q").planner.paths is paths
+    off = LocalPolicy(LocalOptions(links_per_hop=0))
+    assert off.for_store(store) is off and off.start("q").planner.paths is None
