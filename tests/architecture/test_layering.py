@@ -79,6 +79,8 @@ INNER: dict[str, dict[str, int]] = {
         "manifest": 0,
         "sqlite_files": 0,
         "reader_memo": 0,
+        # what readers share per generation: the document ids by path (in the memo)
+        "doc_paths": 0,
         # text to vectors; grep over chunk texts
         "embed": 1,
         "grep": 1,

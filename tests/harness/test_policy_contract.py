@@ -570,3 +570,32 @@ def test_the_policy_for_the_store_drives_the_episode_and_its_info_is_recorded(
 
 def test_a_policy_without_for_store_or_info_records_no_policy_info(store, config) -> None:
     assert _start(run_episode(Q, store, _Subclassed(), config)).policy_info == {}
+
+
+class _ReadPicker(ScriptedPolicy):
+    """A scripted policy that declares ``rank_read`` and keeps the requests it got."""
+
+    def __init__(self, actions) -> None:
+        super().__init__(actions)
+        self.reads: list[RerankRequest] = []
+
+    def rank_read(self, request: RerankRequest) -> list:
+        self.reads.append(request)
+        return list(reversed(request.hits))[:1]
+
+
+def test_a_declared_read_ranker_picks_what_a_read_shows(store, config) -> None:
+    doc = "tessaly-history"
+    turns = [Proposal(tool_calls=(call("read_document", doc_id=doc),)), answer()]
+    plain = run_episode(Q, store, ScriptedPolicy(list(turns)), config)
+    (everything,) = [e for e in plain.trace if isinstance(e, ToolResult)][:1]
+    assert len(everything.shown) > 1  # without the hook: the whole document, as before
+    policy = _ReadPicker(list(turns))
+    r = run_episode(Q, store, policy, config, reranker=_Recorder([]))
+    (request,) = policy.reads
+    assert request.query == doc and request.question == Q
+    assert {h.chunk.chunk_id for h in request.hits} == set(everything.shown)
+    assert len(request.score_against_question([request.hits[0].chunk.chunk_id])) == 1
+    (read,) = [e for e in r.trace if isinstance(e, ToolResult) and e.tool == "read_document"]
+    assert read.shown == [request.hits[-1].chunk.chunk_id]  # its pick, whatever the reranker
+    assert read.header.startswith(f"read_document {doc}: 1 of ")

@@ -106,6 +106,7 @@ from thresher.harness.policy import (
     policy_for_store,
     policy_info_of,
     prompt_cost_of,
+    read_ranker_of,
     reranker_of,
     retrieval_mode_of,
     runs_in_process,
@@ -673,10 +674,12 @@ class _Episode:
 
     def use(self, policy: Policy) -> None:
         """Drive ``policy`` this episode; it reranks searches when it declares ``rerank``
-        and the caller gave no reranker."""
+        and the caller gave no reranker, and picks its reads' chunks when it declares
+        ``rank_read``."""
         self.policy = policy
         if self.reranker is None:
             self.calls.reranker = reranker_of(policy)
+        self.calls.read_ranker = read_ranker_of(policy)
 
     # -- recording ---------------------------------------------------------------------
     def elapsed(self) -> float:

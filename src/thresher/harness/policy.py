@@ -5,8 +5,8 @@ sets ``name`` and ``system_prompt``, overrides ``propose`` (or ``start``, for a
 session per episode), and overrides any of the other hooks it needs; each
 hook's docstring says what the harness does with it and what the default does.
 A hook a subclass does not override declares nothing: the harness skips it
-(it never calls a default ``rerank``, ``start``, ``use_reader_memo``, ``cancel``
-or ``budget_ceiling``, and reads the attribute defaults as "none").
+(it never calls a default ``rerank``, ``rank_read``, ``start``, ``use_reader_memo``,
+``cancel`` or ``budget_ceiling``, and reads the attribute defaults as "none").
 
 The harness accepts any :class:`Policy`: an object that is not a ``BasePolicy``
 is read by duck typing, as with the optional protocols of earlier versions
@@ -53,6 +53,7 @@ __all__ = [
     "policy_for_store",
     "policy_info_of",
     "reranker_of",
+    "read_ranker_of",
     "retrieval_mode_of",
     "fitted_fusion_of",
     "prompt_cost_of",
@@ -92,7 +93,9 @@ class Policy(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class RerankRequest:
-    """The candidates of one ``search_corpus`` call, handed to :meth:`BasePolicy.rerank`.
+    """The candidates of one ``search_corpus`` call, handed to :meth:`BasePolicy.rerank`
+    (or of one ``read_document`` call, handed to :meth:`BasePolicy.rank_read`: ``query``
+    is then the document id).
 
     Attributes:
         query: the call's query.
@@ -240,6 +243,19 @@ class BasePolicy:
         """
         return request.hits
 
+    def rank_read(self, request: RerankRequest) -> Sequence[Hit]:
+        """The chunks of one ``read_document`` call to show, best first: a subset of
+        ``request.hits`` (the document's chunks not in view, ranked against the
+        current query), may be shorter; ``request.query`` is the document id. The
+        harness then cuts them to the room left, as any read.
+
+        When overridden, the harness calls it as it calls :meth:`rerank` (on the
+        episode's own thread, in call order; a raise fails its call only), whatever
+        reranker a caller gave for searches. Default (not called): every chunk, in
+        the harness's order.
+        """
+        return request.hits
+
     def budget_ceiling(self) -> BudgetCeiling | None:
         """The largest ``budget.total`` the policy's model holds (an LLM served with a
         fixed context: the context less the reply), or None when unknown.
@@ -315,6 +331,11 @@ def session_for(policy: object, question: str) -> Policy | None:
 def reranker_of(policy: object) -> SearchReranker | None:
     """``policy`` as the reranker of its episode's searches, when it declares ``rerank``."""
     return cast(SearchReranker, policy) if _declares(policy, "rerank") else None
+
+
+def read_ranker_of(policy: object) -> Callable[[RerankRequest], Sequence[Hit]] | None:
+    """What picks the chunks of ``policy``'s document reads, when it declares ``rank_read``."""
+    return cast(BasePolicy, policy).rank_read if _declares(policy, "rank_read") else None
 
 
 def retrieval_mode_of(policy: object) -> RetrievalMode | None:

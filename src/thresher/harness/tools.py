@@ -189,6 +189,8 @@ class CallRunner:
         config: the episode's settings.
         counter: the episode's transcript counter.
         reranker: the policy, when it declares :class:`SearchReranker`.
+        read_ranker: what picks a read's chunks, when the policy declares ``rank_read``
+            (:func:`~thresher.harness.policy.read_ranker_of`).
         notice_reserve: tokens kept for the next turn's notice message.
         started: the episode's start on ``clock``, for its wall time.
         clock: the episode's monotonic clock in seconds (the tool deadline is read on
@@ -205,7 +207,9 @@ class CallRunner:
         notice_reserve: int,
         started: float,
         clock: Callable[[], float] = time.perf_counter,
+        read_ranker: Callable[[RerankRequest], Sequence[Hit]] | None = None,
     ) -> None:
+        self.read_ranker = read_ranker
         self.state = state
         self.store = store
         self.config = config
@@ -269,7 +273,13 @@ class CallRunner:
                     # on this thread, in call order: the policy never reranks concurrently
                     searched = call.arguments[spec.argument.name]
                     fetched = rerank_search(
-                        fetched, searched, state.question, self.store, self.reranker
+                        fetched, searched, state.question, self.store, _rerank_of(self.reranker)
+                    )
+                elif spec.view is not None and spec.view.whole_document and self.read_ranker:
+                    # the policy's pick of the document's chunks (``rank_read``), as a rerank
+                    doc_id = call.arguments[spec.argument.name]
+                    fetched = rerank_search(
+                        fetched, doc_id, state.question, self.store, self.read_ranker
                     )
             event = spec.apply(spec, call, fetched, state, ctx)
             yield event if event.tokens else self.counted(event)  # (tokens: fitted, counted)
@@ -454,10 +464,22 @@ def run_search(
     )
 
 
+def _rerank_of(reranker: SearchReranker) -> Callable[[RerankRequest], Sequence[Hit]]:
+    """``reranker.rerank`` as a function, the method looked up when it is called (inside
+    :func:`rerank_search`'s isolation: an object without it fails its call only)."""
+    return lambda request: reranker.rerank(request)
+
+
 def rerank_search(
-    fetched: Fetched, query: str, question: str, store: Store, reranker: SearchReranker
+    fetched: Fetched,
+    query: str,
+    question: str,
+    store: Store,
+    reranker: Callable[[RerankRequest], Sequence[Hit]],
 ) -> Fetched:
-    """A ``search_corpus`` result reordered (and possibly cut) by the policy; never raises.
+    """A ``search_corpus`` result reordered (and possibly cut) by the policy (``reranker``:
+    its ``rerank``; or a ``read_document`` result by its ``rank_read``, ``query`` then
+    the document id); never raises.
 
     The harness calls it on the episode's own thread, in call order, once the
     call's fetch is in: a policy's rerank never runs beside another, and sees
@@ -474,7 +496,7 @@ def rerank_search(
 
     request = RerankRequest(query, question or query, fetched.hits, score_against_question)
     try:
-        hits = tuple(reranker.rerank(request))
+        hits = tuple(reranker(request))
     except ThresherError as exc:
         return _failed("tool_error", str(exc), start)
     except Exception as exc:  # isolation boundary: a failing rerank fails its call only

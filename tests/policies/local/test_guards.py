@@ -141,13 +141,20 @@ def test_not_found_cuts_the_weak_tail_only(raw, floor, min_docs, data) -> None:
 
 
 class _Kept(LocalPolicy):
-    """The local policy, keeping its last session to read."""
+    """The local policy, keeping its last session to read (in a list the copy its
+    ``for_store`` may return shares)."""
 
-    session: LocalSession
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sessions: list[LocalSession] = []
+
+    @property
+    def session(self) -> LocalSession:
+        return self.sessions[-1]
 
     def start(self, question: str) -> LocalSession:
-        self.session = super().start(question)
-        return self.session
+        self.sessions.append(super().start(question))
+        return self.sessions[-1]
 
 
 def test_an_episode_answers_with_the_agreed_document_and_may_answer_fewer(store, config):

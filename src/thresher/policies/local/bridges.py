@@ -83,7 +83,9 @@ class Bridge:
 
     kind: ``title`` (another document's title the source mentions), ``entity``, or
     ``ref`` (a documentation cross-reference the source makes, followed by a grep of
-    where it is defined: :mod:`.references`; ``query`` is then the reference).
+    where it is defined: :mod:`.references`; ``query`` is then the reference), or
+    ``link`` (a link to another page the source makes, followed by reading that page:
+    :mod:`.pagelinks`; ``query`` is then the page's document id).
     phrase: the bridging phrase itself. score: its priority (higher first).
     """
 

@@ -2,7 +2,8 @@
 
 Every follow-up query is a :class:`~thresher.policies.local.bridges.Bridge`
 read in a source chunk. A chunk found by a follow-up *continues the chain*
-when it holds that bridge's phrase; its chain links are then the source
+when it holds that bridge's phrase (or, for a followed link, is a chunk of the
+document the link names); its chain links are then the source
 chunk's document, that one's own source, and so on. The policy uses this to
 read the next hop from the chain's leading edge, to drop question words the
 chain already holds from the next query, to keep a kept document's links in
@@ -56,9 +57,15 @@ class Chain:
         return self.via.get(cand.subquery.strip())
 
     def continues(self, cand: Candidate) -> bool:
-        """Whether ``cand`` holds the phrase of the follow-up that found it."""
+        """Whether ``cand`` holds the phrase of the follow-up that found it, or is a chunk
+        of the document a followed link names (a bridge of kind ``link``, its query that
+        document's id: :mod:`.pagelinks`)."""
         bridge = self.bridge_of(cand)
-        return bridge is not None and contains_folded(cand.folded, bridge.phrase)
+        if bridge is None:
+            return False
+        if bridge.kind == "link":
+            return cand.chunk.doc_id == bridge.query
+        return contains_folded(cand.folded, bridge.phrase)
 
     def path(self, query: str) -> tuple[str, ...]:
         """Texts of the chunks whose bridges led to a follow-up ``query``, nearest first."""

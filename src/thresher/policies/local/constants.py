@@ -180,6 +180,7 @@ DEFAULT_CONTROLS: dict[str, float | int] = {
     "stop_at": 0.9,
     "rerank_depth": 30,
     "refs_per_hop": 2,
+    "links_per_hop": 2,
 }
 
 

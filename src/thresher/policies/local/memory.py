@@ -19,6 +19,7 @@ from thresher.policies.local.chain import Chain
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.features import LinkRowMemo, PairMemo
 from thresher.policies.local.memo import TextMemo
+from thresher.policies.local.pagelinks import LinkLead
 from thresher.policies.local.references import RefLead
 
 __all__ = ["EpisodeMemory"]
@@ -40,6 +41,10 @@ class EpisodeMemory:
         via: follow-up query (stripped) -> the bridge it was made from.
         refs: grep pattern -> the cross-reference it follows (:mod:`.references`):
             what a hit of that grep continues the chain from.
+        links: document id -> the link it was read through (:mod:`.pagelinks`): what
+            the chunks that read shows continue the chain from.
+        shown: the chunk ids the episode's searches showed (a read of a linked page
+            shows others: a search of the same turn may have shown some already).
         base_rows: chunk id -> (candidate, question context, its base feature row):
             a candidate's base features depend on it and the question only.
         link_pairs: what the link features found of each (candidate, anchor) pair
@@ -80,6 +85,8 @@ class EpisodeMemory:
     anchors: list[AnchorView] = field(default_factory=list)
     via: dict[str, Bridge] = field(default_factory=dict)
     refs: dict[str, RefLead] = field(default_factory=dict)
+    links: dict[str, LinkLead] = field(default_factory=dict)
+    shown: set[str] = field(default_factory=set)
     base_rows: dict[str, tuple[Candidate, QuestionContext, np.ndarray]] = field(
         default_factory=dict
     )

@@ -1,7 +1,7 @@
 """The local policy's options: one typed record, its ``[policy]`` settings.
 
-``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth`` and
-``refs_per_hop`` left
+``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth``,
+``refs_per_hop`` and ``links_per_hop`` left
 at None take the weights' tuned ``controls``, else
 :data:`~thresher.policies.local.constants.DEFAULT_CONTROLS`. The other settings'
 defaults are :data:`~thresher.policies.local.constants.OPTION_DEFAULTS`.
@@ -52,6 +52,10 @@ class LocalOptions:
         refs_per_hop: documentation cross-references followed per hop: each is a
             ``grep_corpus`` of where the reference is defined, beside the hop's
             searches (:mod:`~thresher.policies.local.references`; 0: none).
+        links_per_hop: links to other pages (``:doc:``, Markdown, MyST, HTML) followed
+            per hop: each is a ``read_document`` of the page the link names, showing its
+            chunks nearest the question (:mod:`~thresher.policies.local.pagelinks`;
+            0: none).
         frontier_k: chunks of the chain's leading edge (found by the last hop through
             its bridge) read first for the next hop's bridges (0: only the best chunks).
         chain_order: in the final answer, move the chain links of each of the best
@@ -74,5 +78,6 @@ class LocalOptions:
     question_scores: int = _D.question_scores
     rerank_depth: int | None = None
     refs_per_hop: int | None = None
+    links_per_hop: int | None = None
     frontier_k: int = _D.frontier_k
     chain_order: bool = True

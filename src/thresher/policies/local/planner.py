@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from thresher.corpus.doclinks import DocPaths
 from thresher.harness.actions import Proposal, ToolCall
 from thresher.harness.observation import Observation
 from thresher.policies.local.answer import AnswerRanker
@@ -29,6 +30,7 @@ from thresher.policies.local.clues import clue_docs, how_stated, link_words, lin
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.entities import question_patterns
 from thresher.policies.local.memory import EpisodeMemory
+from thresher.policies.local.pagelinks import LinkLead, link_leads, may_link
 from thresher.policies.local.prose import anchor_prose, is_release_notes
 from thresher.policies.local.references import RefAnchor, RefLead, reference_leads
 from thresher.policies.local.scoring import Ranked
@@ -68,6 +70,10 @@ class Planner:
         stop: the stop model.
         refs_per_hop: cross-references followed per hop (greps of where each is
             defined; 0: none).
+        links_per_hop: links to other pages followed per hop (reads of each page;
+            0: none).
+        paths: the index's document ids by path (what a link resolves to; None: links
+            are not followed).
         constants: the policy's constants (anchors per hop, bridges per chain edge,
             and those of :func:`~.bridges.bridge_queries` and :func:`~.clues.clue_docs`).
         spans: where a sentence's candidate bridge phrases come from (:mod:`.sources`).
@@ -88,6 +94,8 @@ class Planner:
         answer: AnswerRanker,
         stop: StopModel,
         refs_per_hop: int = 0,
+        links_per_hop: int = 0,
+        paths: DocPaths | None = None,
         constants: Constants = DEFAULT_CONSTANTS,
         spans: SpanSource = DEFAULT_SPANS,
         names: NameSource | None = None,
@@ -103,6 +111,8 @@ class Planner:
         self.first_clue = first_clue
         self.frontier_k = frontier_k
         self.refs_per_hop = refs_per_hop
+        self.links_per_hop = links_per_hop
+        self.paths = paths
         self.answer = answer
         self.stop = stop
 
@@ -175,7 +185,9 @@ class Planner:
             if clue_at is None and self.stop.sufficient(feats):
                 return None
         # the cross-references of the same anchors ride along (never a hop of their own)
-        leads = self.references(memory, obs, [e[0] for e in edges] + top)
+        anchors = [e[0] for e in edges] + top
+        leads = self.references(memory, obs, anchors)
+        reads = self.page_links(memory, obs, anchors)
         memory.hop += 1
         memory.anchors = [AnchorView.of(r.cand, r.prob) for r in top]
         calls = []
@@ -190,6 +202,10 @@ class Planner:
             memory.refs[lead.pattern] = lead
             calls.append(ToolCall("grep_corpus", {"pattern": lead.pattern}, f"h{memory.hop}r{i}"))
             sources.append(lead.source)
+        for i, link in enumerate(reads):
+            memory.links[link.doc_id] = link
+            calls.append(ToolCall("read_document", {"doc_id": link.doc_id}, f"h{memory.hop}l{i}"))
+            sources.append(link.source)
         return Proposal(
             tool_calls=tuple(calls),
             hop=memory.hop,
@@ -216,6 +232,33 @@ class Planner:
             (chunk.text for chunk in obs.cache.values()),
             followed=memory.refs.keys(),
             limit=self.refs_per_hop,
+            constants=self.constants,
+            memo=memory.text,
+        )
+
+    def page_links(
+        self, memory: EpisodeMemory, obs: Observation, chunks: list[Ranked]
+    ) -> list[LinkLead]:
+        """The links to other pages of ``chunks`` (the hop's anchors) to follow this hop
+        (:func:`~.pagelinks.link_leads`; none when ``links_per_hop`` is 0 or the index's
+        paths are unknown)."""
+        if self.links_per_hop <= 0 or self.paths is None:
+            return []
+        seen: set[str] = set()
+        anchors = []
+        for r in chunks:
+            if r.chunk_id not in seen and may_link(r.cand.chunk.text):
+                seen.add(r.chunk_id)
+                anchors.append(RefAnchor(r.chunk_id, r.cand.chunk.text, r.prob))
+        if not anchors:
+            return []  # no anchor holds a link (prose, a dataset's paragraph)
+        return link_leads(
+            memory.question.words,
+            anchors,
+            self.paths,
+            held_docs={chunk.doc_id for chunk in obs.cache.values()},
+            followed=memory.links.keys(),
+            limit=self.links_per_hop,
             constants=self.constants,
             memo=memory.text,
         )

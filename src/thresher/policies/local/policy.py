@@ -19,7 +19,11 @@ An episode, turn by turn:
    Beside them, the documentation cross-references the same anchors make
    (``:setting:`NAME```, ``:ref:`label```) become ``grep_corpus`` calls for where
    each is defined (``refs_per_hop``, :mod:`~thresher.policies.local.references`);
-   a hit continues the chain through the anchor that made the reference.
+   a hit continues the chain through the anchor that made the reference. Their
+   links to other pages (``:doc:``, Markdown, MyST, HTML) become ``read_document``
+   calls of the pages they name, showing each page's chunks nearest the question
+   (``links_per_hop``, :mod:`~thresher.policies.local.pagelinks`; the index's
+   document ids by path are read once per index generation, :meth:`for_store`).
    Repeats up to ``max_hops`` unless the sufficiency signal (which sees where
    the chain's leading edge ranks) says the evidence is in hand, or the soft
    budget threshold is near.
@@ -51,13 +55,16 @@ against the question in their lineage.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from thresher.config import Config
+from thresher.corpus.doclinks import DocPaths
 from thresher.harness.policy import BasePolicy
+from thresher.index.doc_paths import document_paths
 from thresher.index.store import Store
 from thresher.policies.base import DEFAULT_SYSTEM_PROMPT
 from thresher.policies.local.adapted import WeightsChoice, choose_weights, index_folder
@@ -87,8 +94,8 @@ class LocalPolicy(BasePolicy):
     episode runs in the session :meth:`start` returns; the policy itself keeps nothing
     of an episode.
 
-    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth`` and
-    ``refs_per_hop`` left at None take the weights' tuned ``controls``, else
+    ``max_hops``, ``hop_k``, ``bridges_per_hop``, ``stop_at``, ``rerank_depth``,
+    ``refs_per_hop`` and ``links_per_hop`` left at None take the weights' tuned ``controls``, else
     :data:`DEFAULT_CONTROLS`.
 
     With no weights given, an episode over an embedded index that keeps adapted
@@ -158,6 +165,12 @@ class LocalPolicy(BasePolicy):
         self.question_scores = o.question_scores
         self.rerank_depth = int(tuned["rerank_depth"] if o.rerank_depth is None else o.rerank_depth)
         self.refs_per_hop = int(tuned["refs_per_hop"] if o.refs_per_hop is None else o.refs_per_hop)
+        self.links_per_hop = int(
+            tuned["links_per_hop"] if o.links_per_hop is None else o.links_per_hop
+        )
+        #: the document ids by path of the index its episodes run over (set on the copy
+        #: :meth:`for_store` returns; None: links are not followed)
+        self.paths: DocPaths | None = None
         self.frontier_k = o.frontier_k
         self.chain_order = o.chain_order
 
@@ -165,7 +178,22 @@ class LocalPolicy(BasePolicy):
         """This policy, or, when no weights were given and ``store`` is an embedded index
         keeping adapted weights, this policy with the weights
         :func:`~thresher.policies.local.adapted.choose_weights` picks (the adapted ones,
-        or the shipped ones when those are stale, its ``info`` saying so)."""
+        or the shipped ones when those are stale, its ``info`` saying so); when that one
+        follows links (``links_per_hop``), a copy of it knowing ``store``'s document ids
+        by path (:func:`~thresher.index.doc_paths.document_paths`, read once per index
+        generation), which its sessions resolve links with."""
+        chosen = self._weights_for(store)
+        if chosen.links_per_hop <= 0:
+            return chosen
+        paths = document_paths(store)
+        if paths is None or paths is chosen.paths:
+            return chosen
+        bound = copy.copy(chosen)  # settings and models shared; only the paths differ
+        bound.paths = paths
+        return bound
+
+    def _weights_for(self, store: Store) -> LocalPolicy:
+        """This policy, or the one running the weights ``store`` keeps (see :meth:`for_store`)."""
         if self.options.weights is not None:
             return self
         folder = index_folder(store)
@@ -214,6 +242,8 @@ class LocalPolicy(BasePolicy):
             first_clue=self.first_clue,
             frontier_k=self.frontier_k,
             refs_per_hop=self.refs_per_hop,
+            links_per_hop=self.links_per_hop,
+            paths=self.paths,
             answer=answer,
             stop=stop,
             constants=constants,

@@ -20,8 +20,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from thresher.config import RetrievalConfig
 from thresher.harness.observation import Observation
 from thresher.harness.policy import RerankRequest
+from thresher.harness.tools import rank_by_similarity
 from thresher.index.store import Hit
 from thresher.policies.local.bridges import Bridge
 from thresher.policies.local.candidate import AnchorView, Candidate
@@ -43,6 +45,9 @@ __all__ = [
     "CandidateScorer",
     "anchor_views",
 ]
+
+#: the RRF constant a linked page's chunks are ordered by (the retrieval settings' default)
+READ_RRF_K = RetrievalConfig().rrf_k
 
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
 #: ``stop``, and ``shown`` (the candidates a search shows, best first; empty X)
@@ -130,14 +135,41 @@ class CandidateScorer:
             empty = np.zeros((0, 0))
             shown = [cands[i] for i in order]
             self.recorder("shown", memory.question.question, shown, empty, empty)
-        return [hits[i] for i in order]
+        picked = [hits[i] for i in order]
+        memory.shown.update(h.chunk.chunk_id for h in picked)
+        return picked
+
+    def rank_read(self, memory: EpisodeMemory, request: RerankRequest) -> list[Hit]:
+        """The chunks of a read of a page a link names (``memory.links``) to show: its
+        ``hop_k`` nearest the question (RRF of their BM25 and cosine orders against it,
+        as the harness orders a read against its query) that no search showed, their
+        scores kept in
+        :attr:`~.memory.EpisodeMemory.question_scores`. Any other read as it came."""
+        hits = list(request.hits)
+        if request.query not in memory.links or not hits:
+            return hits
+        # what a search of the same turn showed is not shown again (the harness would
+        # count it a repeat, in place of another of the page's chunks)
+        hits = [h for h in hits if h.chunk.chunk_id not in memory.shown] or hits
+        ids = [h.chunk.chunk_id for h in hits]
+        held = memory.question_scores
+        ask = [cid for cid in ids if cid not in held]
+        if ask:
+            for cid, pair in zip(ask, request.score_against_question(ask), strict=True):
+                held[cid] = pair
+        chunks = [h.chunk for h in hits]
+        ranked = rank_by_similarity(chunks, [held[cid] for cid in ids], READ_RRF_K)
+        return ranked[: self.hop_k]
 
     def adopt(self, memory: EpisodeMemory, obs: Observation) -> None:
         """Give every cached chunk a candidate record (grep hits and reads have none),
         and refresh the map of titles seen. A hit of a grep following a cross-reference
         (``memory.refs``) is recorded as that reference's follow-up: its subquery the
         reference, its bridge (in ``memory.via``) the name the definition states, read
-        in the anchor that made it."""
+        in the anchor that made it. A chunk of a read following a link
+        (``memory.links``) is recorded as that link's follow-up: its subquery the
+        linked document's id, its bridge of kind ``link``, its scores against the
+        question those :meth:`rank_read` asked for."""
         for cid, chunk in obs.cache.items():
             if cid in memory.cands:
                 continue
@@ -153,8 +185,20 @@ class CandidateScorer:
                 if origin is not None and origin.tool == "grep_corpus"
                 else None
             )
+            link = (
+                memory.links.get(query)
+                if origin is not None and origin.tool == "read_document"
+                else None
+            )
             subquery, via = memory.question.question, None
-            if lead is not None:
+            if link is not None:
+                # a read of the page a link names: a follow-up of the link, every chunk
+                # of that page continuing the chain from the anchor (:mod:`.pagelinks`)
+                subquery = link.doc_id
+                via = memory.via.setdefault(
+                    subquery, Bridge(subquery, link.target, "link", link.source, link.score)
+                )
+            elif lead is not None:
                 # a grep for where a reference is defined: a follow-up of the reference,
                 # the chain going on from the anchor that made it (:mod:`.references`)
                 subquery = lead.target
@@ -175,7 +219,10 @@ class CandidateScorer:
                 via_score=via.score if via is not None else 0.0,
                 via_source=via.source if via is not None else "",
             )
-            fresh.bm25_q, fresh.dense_q = question_scores(origin, memory.question.question)
+            held = memory.question_scores.get(cid) if link is not None else None
+            fresh.bm25_q, fresh.dense_q = (
+                held if held is not None else question_scores(origin, memory.question.question)
+            )
             memory.cands[cid] = fresh
         memory.titles = pool_titles(memory)
 

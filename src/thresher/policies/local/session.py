@@ -128,3 +128,8 @@ class LocalSession(BasePolicy):
     def rerank(self, request: RerankRequest) -> list[Hit]:
         """Score a ``search_corpus`` call's candidates; the best few, best first."""
         return self.scorer.rerank(self.memory, request)
+
+    def rank_read(self, request: RerankRequest) -> list[Hit]:
+        """The chunks to show of a read of a page a link names: its few nearest the
+        question (:meth:`~.scoring.CandidateScorer.rank_read`)."""
+        return self.scorer.rank_read(self.memory, request)
