@@ -121,6 +121,13 @@ BENCHES: tuple[Bench, ...] = (
         ("--index", "idx", "--weights", "shipped", "--fusion", "plain,fitted", "--limit", "20"),
         on_request=True,
     ),
+    # refits adapt's order model per LightGBM seed and bag size on an adapted index's
+    # tasks (`thresher adapt` first): only when named
+    Bench(
+        "bench_adapt_bag.py",
+        ("--index", "idx", "--order-seeds", "0", "--bags", "1,2", "--limit", "30"),
+        on_request=True,
+    ),
     # builds llama.cpp once (~40 min on 2 cores) and runs a real model: only when named
     Bench("bench_llm_real.py", ("--tasks", "2", "--max-turns", "4"), on_request=True),
     # SFT then GRPO on a small model (torch and TRL: run it in the rl virtualenv, `make

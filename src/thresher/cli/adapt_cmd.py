@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from thresher.train.local.adapt import (
         ADAPTABLE,
         DEFAULT_ANCHOR,
+        DEFAULT_BAG,
         DEFAULT_FEATURES,
         DEFAULT_FUSION,
         DEFAULT_MODELS,
@@ -102,6 +103,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"boosting rounds added to the order model (default {DEFAULT_ORDER_ROUNDS})",
     )
     parser.add_argument(
+        "--bag",
+        type=int,
+        default=DEFAULT_BAG,
+        metavar="N",
+        help="order models fit with N LightGBM seeds and averaged, so one seed's luck "
+        f"weighs 1/N (default {DEFAULT_BAG}: one)",
+    )
+    parser.add_argument(
+        "--order-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="LightGBM seed of the order refit (default 0; the split stays --seed's)",
+    )
+    parser.add_argument(
         "--no-save",
         "--dry-run",
         dest="save",
@@ -166,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
         tasks=args.tasks,
         fusion=args.fusion,
         phrasing=args.phrasing,
+        bag=args.bag,
+        order_seed=args.order_seed,
     )
     if quiet:
         print_json(report.to_dict())
@@ -180,6 +198,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"{source}; train {report.train}, held out {report.held_out}")
     refit = ", ".join(report.refit) or "nothing (too few episodes; raise --n)"
+    bag = int(report.settings.get("bag", 1))
+    if "order" in report.refit and bag > 1:
+        refit += f" (order bagged over {bag} seeds)"
     print(
         f"refit {refit} on {report.rows} rows ({report.positives} gold) from the shipped "
         f"weights, run under {report.fusion} fusion"

@@ -277,3 +277,32 @@ def test_adapt_with_the_rank_features_keeps_the_shipped_trees_and_adds_ones_read
 def test_adapt_refuses_an_unknown_feature_set_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="feature sets ranks unknown; name some of rank"):
         adapt_index(tmp_path / "nowhere", features=("ranks",))
+
+
+def test_adapt_bag_keeps_a_bagged_order_model_the_policy_runs(
+    adapted, tmp_path: Path, capsys
+) -> None:
+    index, report = adapted
+    kept = adapted_dir(index) / "tasks.jsonl"
+    copy = _copy(index, tmp_path / "index")
+    args = ["adapt", "--index", str(copy), "--tasks", str(kept), "--held-out", "0.25"]
+    extra = ["--order-rounds", "3", "--bag", "2", "--order-seed", "1", "--no-progress"]
+    assert main([*args, *extra]) == 0
+    assert "refit order (order bagged over 2 seeds)" in capsys.readouterr().out
+    saved = adapted_dir(copy) / "local_policy.json"
+    assert json.loads(saved.read_text(encoding="utf-8"))["format"] == 2
+    weights, shipped = load_weights(saved), load_weights()
+    assert weights.order is not None and shipped.order is not None
+    assert weights.order.bagged and weights.order.bag == 2
+    assert weights.order.params["base"] == shipped.order.params["model"]
+    assert [m.count("Tree=") for m in weights.order.params["members"]] == [3, 3]
+    assert weights.meta["adapted"]["bag"] == 2 and weights.meta["adapted"]["order_seed"] == 1
+    assert weights.meta["order"]["bag"] == 2
+    kept_report = json.loads((adapted_dir(copy) / "report.json").read_text(encoding="utf-8"))
+    assert kept_report["settings"]["bag"] == 2 and kept_report["settings"]["order_seed"] == 1
+    assert report.settings["bag"] == 1  # the default: one booster
+    assert _info(copy)["weights"] == "adapted"  # and the policy runs them
+    with pytest.raises(InputError, match="bagged and cannot be continued"):
+        adapt_index(copy, tasks=kept, save=False, start=weights)
+    with pytest.raises(InputError, match="--bag must be 1 or more"):
+        adapt_index(copy, tasks=kept, save=False, bag=0)

@@ -11,7 +11,12 @@ standardized features, ``p = sigmoid(f(z))`` with ``z = (x - mean) / std``:
 * lambdarank: gradient-boosted trees trained with LightGBM's LambdaRank
   objective (per-question groups, NDCG@5), kept as LightGBM's own text model
   inside the weights file; ``f`` is the booster's raw score (an order, not a
-  probability).
+  probability). A bagged one (an ensemble: boosters that differ only in their
+  seed) keeps an optional ``base`` booster and its ``members``, and
+  ``f = base(x) + mean_i member_i(x)`` (no base: 0): a warm start's shared trees
+  are kept once as ``base`` and each member holds only the trees its seed added, so
+  ``f`` is the mean of the members' full raw scores at the cost of one copy of the
+  shared trees.
 
 :class:`LocalWeights` bundles the models the local policy uses: ``base``
 (chunk utility from the chunk and the queries), ``full`` (base plus links to
@@ -41,7 +46,10 @@ __all__ = ["Model", "LocalWeights", "DEFAULT_WEIGHTS", "FUSIONS", "load_weights"
 
 #: the weights that ship with the package
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "local_policy.json"
-_FORMAT = 1
+_FORMAT = 2
+#: the format written when no model is an ensemble: such files stay readable by readers
+#: of format 1 (an ensemble file is format 2, which they refuse rather than misread)
+_PLAIN_FORMAT = 1
 #: the fusions a weights file can be fit under (``meta.fusion``): ``plain`` RRF, or the
 #: index's ``fitted`` fusion weights (``thresher fit-fusion``)
 FUSIONS = ("plain", "fitted")
@@ -67,8 +75,10 @@ class Model:
         kind: ``logistic``, ``mlp`` or ``lambdarank``.
         mean, std: standardization of each column (identity for lambdarank: trees
             need none).
-        params: ``w``, ``b`` (logistic), ``W1``, ``b1``, ``w2``, ``b2`` (mlp), or
-            ``model`` (lambdarank: LightGBM's text model).
+        params: ``w``, ``b`` (logistic), ``W1``, ``b1``, ``w2``, ``b2`` (mlp),
+            ``model`` (lambdarank: LightGBM's text model), or ``members`` and
+            ``base`` (a bagged lambdarank: the members' text models and the shared
+            trees' or None; :attr:`bagged`).
     """
 
     features: tuple[str, ...]
@@ -77,12 +87,52 @@ class Model:
     std: np.ndarray
     params: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def bagged(self) -> bool:
+        """Whether this is a bagged lambdarank model (an ensemble of boosters)."""
+        return self.kind == "lambdarank" and "members" in self.params
+
+    @property
+    def bag(self) -> int:
+        """The number of boosters whose raw scores are averaged (1 unless bagged)."""
+        return len(self.params["members"]) if self.bagged else 1
+
     @cached_property
     def _booster(self) -> Any:
         """The LightGBM booster of a lambdarank model, built once from its text."""
         import lightgbm
 
         return lightgbm.Booster(model_str=str(self.params["model"]))
+
+    @cached_property
+    def _ensemble(self) -> tuple[Any, list[Any]]:
+        """A bagged model's boosters (base or None, members), built once from their text."""
+        import lightgbm
+
+        base = self.params.get("base")
+        return (
+            lightgbm.Booster(model_str=str(base)) if base is not None else None,
+            [lightgbm.Booster(model_str=str(m)) for m in self.params["members"]],
+        )
+
+    def _lambdarank_logits(self, x: np.ndarray) -> np.ndarray:
+        """The raw score of the rows (one booster's, or a bagged model's ``f``)."""
+        # one booster for every session: LightGBM's predict is safe to call from
+        # several threads on one model (each call builds its own predictor; the
+        # C API guards the booster)
+        rows = np.asarray(x, dtype=np.float64)
+        if not self.bagged:
+            return np.asarray(self._booster.predict(rows, num_threads=1), dtype=np.float64)
+        base, members = self._ensemble
+        out = np.zeros(len(rows))
+        for member in members:
+            out += member.predict(rows, num_threads=1)
+        out /= len(members)
+        if base is not None:
+            # the shared trees read their own columns, the first ones (a warm start's
+            # members may read more)
+            out += base.predict(rows[:, : base.num_feature()], num_threads=1)
+        return out
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """Raw scores of the rows of ``x`` (shape ``(n, len(features))``)."""
@@ -95,11 +145,7 @@ class Model:
                 "retrain the local policy (thresher train-policy)"
             )
         if self.kind == "lambdarank":
-            # one booster for every session: LightGBM's predict is safe to call from
-            # several threads on one model (each call builds its own predictor; the
-            # C API guards the booster)
-            raw = self._booster.predict(np.asarray(x, dtype=np.float64), num_threads=1)
-            return np.asarray(raw, dtype=np.float64)
+            return self._lambdarank_logits(x)
         # in place where an operation makes a fresh array: each element is computed as
         # ``(x - mean) / std`` and so on would compute it (elementwise, the same bits),
         # without the allocations (a policy scores a few dozen rows at a time)
@@ -150,7 +196,7 @@ class Model:
 
     def to_dict(self) -> dict[str, Any]:
         params: dict[str, Any] = (
-            {"model": str(self.params["model"])}
+            _lambdarank_params(self.params)
             if self.kind == "lambdarank"
             else {k: np.asarray(v).tolist() for k, v in self.params.items()}
         )
@@ -168,7 +214,7 @@ class Model:
         if kind not in ("logistic", "mlp", "lambdarank"):
             raise ConfigError(f"unknown scorer kind '{kind}'; expected logistic, mlp or lambdarank")
         params: dict[str, Any] = (
-            {"model": str(data["params"]["model"])}
+            _lambdarank_params(data["params"])
             if kind == "lambdarank"
             else {k: np.asarray(v, dtype=np.float64) for k, v in data["params"].items()}
         )
@@ -179,6 +225,19 @@ class Model:
             np.asarray(data["std"], dtype=np.float64),
             params,
         )
+
+
+def _lambdarank_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A lambdarank model's params as stored: ``model`` (one booster's text), or
+    ``base`` (text or None) and ``members`` (texts, at least one) of a bagged one.
+    Raises ``ValueError`` on an empty bag (KeyError when neither is there)."""
+    if "members" not in params:
+        return {"model": str(params["model"])}
+    members = [str(m) for m in params["members"]]
+    if not members:
+        raise ValueError("a bagged lambdarank model needs at least one member")
+    base = params.get("base")
+    return {"base": str(base) if base is not None else None, "members": members}
 
 
 @dataclass(frozen=True)
@@ -230,8 +289,10 @@ class LocalWeights:
         """Write the weights as JSON; returns the path."""
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
+        models = (self.base, self.full, self.stop, self.final, self.order)
+        bagged = any(m is not None and m.bagged for m in models)
         data = {
-            "format": _FORMAT,
+            "format": _FORMAT if bagged else _PLAIN_FORMAT,
             "base": self.base.to_dict(),
             "full": self.full.to_dict(),
             "stop": self.stop.to_dict() if self.stop is not None else None,
@@ -286,7 +347,10 @@ def _read_weights(p: Path) -> LocalWeights:
     except ValueError as exc:
         raise ConfigError(f"local policy weights {p} are not valid JSON: {exc}") from exc
     if not isinstance(data, dict) or data.get("format", 0) > _FORMAT or "base" not in data:
-        raise ConfigError(f"{p} is not a local policy weights file of format <= {_FORMAT}")
+        raise ConfigError(
+            f"{p} is not a local policy weights file of format <= {_FORMAT} (one written "
+            "by a newer thresher needs that version: upgrade, or run `thresher adapt` again)"
+        )
     try:
         stop, final, order = data.get("stop"), data.get("final"), data.get("order")
         weights = LocalWeights(

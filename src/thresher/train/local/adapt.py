@@ -26,7 +26,12 @@ fit that starts from the shipped weights, the result kept with the index.
    of a chunk's document in the question's search), the trees the order model adds
    also read those columns, which the shipped trees never did.
    The rows the shipped weights were fit on (dev sets of public datasets) are not
-   on a user's machine, so a warm start, not a mix.
+   on a user's machine, so a warm start, not a mix. With ``bag`` N above 1 the
+   order model is bagged: N continuations of the shipped trees that differ only in
+   LightGBM's seed (``order_seed``), ordering by the mean of their raw scores (the
+   shipped trees' score plus the mean of the added trees' scores,
+   :func:`~thresher.train.local.fit.fit_lambdarank`): one seed's lucky or unlucky
+   trees weigh 1/N.
 5. **Measure after**: the adapted weights on the same held-out tasks, under that
    fusion (recorded in the weights' ``meta.fusion``, which the local policy follows).
 6. **Keep** (unless ``save`` is False): the weights, the index's fingerprint, the
@@ -63,6 +68,7 @@ __all__ = [
     "DEFAULT_MODELS",
     "FEATURE_SETS",
     "DEFAULT_ANCHOR",
+    "DEFAULT_BAG",
 ]
 
 #: the models of the weights file ``adapt`` can refit
@@ -75,6 +81,8 @@ DEFAULT_MODELS = ("order",)
 DEFAULT_ANCHOR = 1.0
 #: boosting rounds the order model adds on the new episodes
 DEFAULT_ORDER_ROUNDS = 300
+#: LightGBM seeds the order refit is bagged over (``bag`` of :func:`adapt_index`)
+DEFAULT_BAG = 1
 
 #: what ``adapt --fusion`` takes: ``auto`` (fitted when the index keeps fresh fusion
 #: weights and the config allows them, else plain) or one of the weights' fusions
@@ -127,7 +135,7 @@ class AdaptReport:
             others stay the starting weights').
         saved: the adapted weights file written (None: not saved).
         seconds: wall time per phase.
-        settings: seed, held-out share, anchor, order rounds.
+        settings: seed, held-out share, anchor, order rounds, order seed, bag.
     """
 
     index: str
@@ -269,6 +277,8 @@ def adapt_index(
     tasks: str | Path | None = None,
     fusion: str = DEFAULT_FUSION,
     phrasing: str = "auto",
+    bag: int = DEFAULT_BAG,
+    order_seed: int = 0,
 ) -> AdaptReport:
     """Adapt the local policy to the embedded index at ``index`` (see the module docs).
 
@@ -295,6 +305,10 @@ def adapt_index(
             one of :data:`FUSION_CHOICES` (:func:`resolve_fusion`).
         phrasing: how the synthesized questions are phrased, one of
             :data:`~thresher.tasks.generate.pipeline.PHRASINGS`; unused with ``tasks``.
+        bag: order models fit (continuations of ``start``'s trees differing only in
+            their LightGBM seed) and averaged; 1: one booster, as before.
+        order_seed: LightGBM's seed for the order refit (the bag's members take
+            ``order_seed · bag + i``); the tasks' split stays ``seed``'s.
 
     Returns:
         An :class:`AdaptReport`.
@@ -303,6 +317,8 @@ def adapt_index(
         InputError: ``index`` is not an embedded index folder, ``models`` names one
             that is not in :data:`ADAPTABLE`, ``features`` one not in
             :data:`FEATURE_SETS`, ``fusion`` cannot be had (:func:`resolve_fusion`),
+            ``bag`` is below 1, or ``start``'s order model is bagged (it cannot be
+            continued: start from the shipped weights),
             ``tasks`` is not a task file of this index, the synthesis kept (or the file
             holds) fewer than two tasks, or the training tasks gave no gold and non-gold
             rows.
@@ -331,12 +347,19 @@ def adapt_index(
         raise InputError(
             f"adapt: feature sets {', '.join(odd)} unknown; name some of {', '.join(FEATURE_SETS)}"
         )
+    if bag < 1:
+        raise InputError(f"adapt: --bag must be 1 or more, got {bag}")
     extra = tuple(f for name in features for f in FEATURE_SETS[name])
     folder = Path(index)
     cfg = config or Config()
     fingerprint = fingerprint_of(folder)
     run_fusion = resolve_fusion(folder, fusion, cfg)
     shipped = start or load_weights()
+    if "order" in models and shipped.order is not None and shipped.order.bagged:
+        raise InputError(
+            "adapt: the starting weights' order model is bagged and cannot be continued; "
+            "start from the shipped weights (or single-booster ones)"
+        )
     # the starting weights under the adapted ones' fusion: the rows are collected as
     # the adapted weights will run
     collecting = replace(shipped, meta={**shipped.meta, "fusion": run_fusion})
@@ -398,6 +421,8 @@ def adapt_index(
                 "seed": seed,
                 "anchor": anchor,
                 "order_rounds": order_rounds,
+                "order_seed": order_seed,
+                "bag": bag,
                 "models": list(models),
                 "features": list(features),
                 "from": shipped.meta.get("data", []),
@@ -414,6 +439,8 @@ def adapt_index(
                 only=models,
                 meta=meta,
                 order_features=extra,
+                seed=order_seed,
+                order_bag=bag,
             )
         except ValueError as exc:
             raise InputError(
@@ -454,6 +481,8 @@ def adapt_index(
             "held_out": held_out,
             "anchor": anchor,
             "order_rounds": order_rounds,
+            "order_seed": order_seed,
+            "bag": bag,
             "models": list(models),
             "fusion": run_fusion,
             "features": list(features),

@@ -194,6 +194,7 @@ def fit_lambdarank(
     rounds: int = 300,
     seed: int = 0,
     init: Model | None = None,
+    bag: int = 1,
 ) -> Model:
     """Gradient-boosted trees ranking each group's rows, by LightGBM's LambdaRank.
 
@@ -208,13 +209,22 @@ def fit_lambdarank(
             kept, ``rounds`` more added on these rows, LightGBM's ``init_model``), over
             the first of ``features``: the columns after its own are new, read by the
             added trees only (the result scores ``init``'s raw score plus theirs).
+        bag: boosters fit, differing only in their seed (member ``i`` of ``bag``
+            takes seed ``seed · bag + i``: bags of one size and different seeds share
+            no member; ``bag`` 1 is the single booster of ``seed``). With 2 or more
+            the result is a bagged model scoring the mean of the members' raw
+            scores; with ``init``, each member continues ``init``'s trees, which the
+            model keeps once as its ``base`` while each member keeps only the trees
+            it added (``init``'s score plus the mean of the added trees' scores: the
+            same mean).
 
     Returns:
-        A ``lambdarank`` :class:`Model` holding LightGBM's text model.
+        A ``lambdarank`` :class:`Model` holding LightGBM's text model (or, bagged,
+        its base's and members').
 
     Raises:
-        ValueError: shapes that do not match, an ``init`` that is not a lambdarank
-            model over the first of ``features``.
+        ValueError: shapes that do not match, ``bag`` below 1, an ``init`` that is not
+            a single-booster lambdarank model over the first of ``features``.
     """
     import lightgbm
 
@@ -222,28 +232,39 @@ def fit_lambdarank(
         raise ValueError(f"fit_lambdarank: x {x.shape}, y {y.shape}, {len(features)} features")
     if sum(group_sizes) != len(x):
         raise ValueError(f"fit_lambdarank: groups sum to {sum(group_sizes)}, x has {len(x)} rows")
-    params: dict[str, object] = {**LAMBDARANK_PARAMS, "seed": seed}
-    data = lightgbm.Dataset(
-        x, label=y.astype(np.int32), group=list(group_sizes), feature_name=list(features)
-    )
+    if bag < 1:
+        raise ValueError(f"fit_lambdarank: bag must be 1 or more, got {bag}")
+    params: dict[str, object] = dict(LAMBDARANK_PARAMS)
     start = None
     if init is not None:
         own = tuple(init.features)
-        if init.kind != "lambdarank" or own != tuple(features)[: len(own)]:
+        if init.kind != "lambdarank" or init.bagged or own != tuple(features)[: len(own)]:
             raise ValueError(
-                "fit_lambdarank: init must be a lambdarank model over the first of these features"
+                "fit_lambdarank: init must be a single-booster lambdarank model over the "
+                "first of these features (a bagged model cannot be continued: start from "
+                "the shipped weights)"
             )
         start = lightgbm.Booster(model_str=str(init.params["model"]))
         if len(own) < len(features):
             # the start's score of these rows reads its own columns, the first ones (its
             # trees' column indices stay valid in the wider rows)
             params["predict_disable_shape_check"] = True
-    booster = lightgbm.train(params, data, num_boost_round=rounds, init_model=start)
+    texts = []
+    for member in range(bag):
+        data = lightgbm.Dataset(
+            x, label=y.astype(np.int32), group=list(group_sizes), feature_name=list(features)
+        )
+        member_params = {**params, "seed": seed * bag + member}
+        booster = lightgbm.train(member_params, data, num_boost_round=rounds, init_model=start)
+        if bag == 1:
+            texts.append(booster.model_to_string())
+        else:  # a member keeps the trees it added (the start's are the model's base)
+            kept = start.current_iteration() if start is not None else 0
+            texts.append(booster.model_to_string(start_iteration=kept))
     dim = len(features)
-    return Model(
-        tuple(features),
-        "lambdarank",
-        np.zeros(dim),
-        np.ones(dim),
-        {"model": booster.model_to_string()},
+    bagged: dict[str, object] = (
+        {"model": texts[0]}
+        if bag == 1
+        else {"base": str(init.params["model"]) if init is not None else None, "members": texts}
     )
+    return Model(tuple(features), "lambdarank", np.zeros(dim), np.ones(dim), bagged)

@@ -344,6 +344,7 @@ def fit_weights(
     order_rounds: int = 300,
     only: Collection[str] | None = None,
     order_features: Sequence[str] = (),
+    order_bag: int = 1,
 ) -> LocalWeights:
     """Fit base, full, final and stop models on ``data``, and the LambdaRank ``order``.
 
@@ -365,6 +366,8 @@ def fit_weights(
         appended after them; a warm start keeps ``start``'s trees, and the trees it adds
         read every column (e.g. :data:`~thresher.policies.local.features.RANK_FEATURES`).
         The chunk models always read the recipe's columns.
+    order_bag: LightGBM seeds the order model is fit with, averaged
+        (:func:`~thresher.train.local.fit.fit_lambdarank`'s ``bag``; 1: one booster).
 
     Raises:
         ValueError: no gold and non-gold rows, or ``order_features`` names a column
@@ -432,10 +435,13 @@ def fit_weights(
             seed=seed,
             rounds=order_rounds,
             init=ordering if warm else None,
+            bag=order_bag,
         )
     info = {"kind": kind, "rows": int(len(y)), "positives": int(y.sum()), **(meta or {})}
     if ordering is not None and order and "order" not in skip and len(sizes) >= 20:
         info["order"] = {"kind": "lambdarank", "groups": len(sizes), "rows": int(len(oy))}
+        if order_bag > 1:
+            info["order"]["bag"] = order_bag
     if start is None:
         return LocalWeights(base, full, stop, info, final, order=ordering)
     # which models these rows fit (the others are ``start``'s)
