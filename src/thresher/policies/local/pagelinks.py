@@ -30,7 +30,7 @@ from thresher.corpus.doclinks import DocPaths, document_links, link_definitions
 from thresher.corpus.ids import doc_of
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.memo import TextMemo
-from thresher.policies.local.references import RefAnchor
+from thresher.policies.local.references import RefAnchor, asking_sentences
 
 __all__ = ["LinkLead", "link_leads", "may_link"]
 
@@ -82,31 +82,23 @@ def link_leads(
     """
     if limit <= 0 or not anchors:
         return []
-    memo = memo if memo is not None else TextMemo()
     best: dict[str, LinkLead] = {}
-    for anchor in anchors:
-        if not may_link(anchor.text):
-            continue  # no link: nothing to read (prose, a dataset's paragraph)
+    # each anchor's reference-style definitions, read once
+    defined: dict[str, dict[str, str] | None] = {}
+    for anchor, sent, score in asking_sentences(question_words, anchors, may_link, constants, memo):
+        if anchor.chunk_id not in defined:
+            text = anchor.text
+            defined[anchor.chunk_id] = link_definitions(text) if "]:" in text else None
         home = doc_of(anchor.chunk_id)
-        definitions = link_definitions(anchor.text) if "]:" in anchor.text else None
-        sents, words = memo.sentence_words(anchor.text)
-        for sent, sent_words in zip(sents, words, strict=True):
-            shared = len(sent_words & question_words)
-            if not shared:
-                continue  # a sentence that says nothing the question asks
-            links = document_links(sent, definitions)
-            if not links:
+        for link in document_links(sent, defined[anchor.chunk_id]):
+            docs = paths.resolve(link.text, home)
+            if len(docs) != 1:
+                continue  # none in the index, or no saying which
+            doc = docs[0]
+            if doc in held_docs or doc in followed or doc == home:
                 continue
-            score = anchor.weight * (1.0 + constants.question_word_gain * shared)
-            for link in links:
-                docs = paths.resolve(link.text, home)
-                if len(docs) != 1:
-                    continue  # none in the index, or no saying which
-                doc = docs[0]
-                if doc in held_docs or doc in followed or doc == home:
-                    continue
-                held = best.get(doc)
-                if held is None or held.score < score:
-                    best[doc] = LinkLead(doc, link.text, anchor.chunk_id, score)
+            held = best.get(doc)
+            if held is None or held.score < score:
+                best[doc] = LinkLead(doc, link.text, anchor.chunk_id, score)
     ranked = sorted(best.values(), key=lambda r: (-r.score, r.doc_id))
     return ranked[:limit]

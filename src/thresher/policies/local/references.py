@@ -23,7 +23,7 @@ site states, :func:`~thresher.corpus.refsites.site_name`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -32,7 +32,7 @@ from thresher.corpus.refsites import definition_pattern, site_name
 from thresher.policies.local.constants import DEFAULT_CONSTANTS, Constants
 from thresher.policies.local.memo import TextMemo
 
-__all__ = ["RefAnchor", "RefLead", "reference_leads"]
+__all__ = ["RefAnchor", "RefLead", "asking_sentences", "may_refer", "reference_leads"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,34 @@ class RefLead:
     name: str
     source: str
     score: float
+
+
+def may_refer(text: str) -> bool:
+    """Whether ``text`` may hold a cross-reference (a role needs a backquote)."""
+    return "`" in text
+
+
+def asking_sentences(
+    question_words: AbstractSet[str],
+    anchors: Sequence[RefAnchor],
+    may_hold: Callable[[str], bool],
+    constants: Constants = DEFAULT_CONSTANTS,
+    memo: TextMemo | None = None,
+) -> Iterator[tuple[RefAnchor, str, float]]:
+    """The sentences of ``anchors`` that hold a question word, each with its anchor and
+    its priority: the anchor's weight times one plus the question words it holds
+    (``Constants.question_word_gain`` each). Anchors in order, sentences in text
+    order; an anchor whose raw text fails ``may_hold`` (a quick test for the markup
+    sought) is not read."""
+    memo = memo if memo is not None else TextMemo()
+    for anchor in anchors:
+        if not may_hold(anchor.text):
+            continue  # none of the markup sought: nothing to read (prose, a paragraph)
+        sents, words = memo.sentence_words(anchor.text)
+        for sent, sent_words in zip(sents, words, strict=True):
+            shared = len(sent_words & question_words)
+            if shared:  # else a sentence that says nothing the question asks
+                yield anchor, sent, anchor.weight * (1.0 + constants.question_word_gain * shared)
 
 
 def reference_leads(
@@ -84,29 +112,17 @@ def reference_leads(
     """
     if limit <= 0 or not anchors:
         return []
-    memo = memo if memo is not None else TextMemo()
     best: dict[str, RefLead] = {}
-    for anchor in anchors:
-        if "`" not in anchor.text:
-            continue  # no role: nothing to read (prose, a dataset's paragraph)
-        sents, words = memo.sentence_words(anchor.text)
-        for sent, sent_words in zip(sents, words, strict=True):
-            refs = cross_references(sent)
-            if not refs:
+    for anchor, sent, score in asking_sentences(
+        question_words, anchors, may_refer, constants, memo
+    ):
+        for ref in cross_references(sent):
+            pattern = definition_pattern(ref)
+            if pattern is None or pattern in followed:
                 continue
-            shared = len(sent_words & question_words)
-            if not shared:
-                continue  # a sentence that says nothing the question asks
-            score = anchor.weight * (1.0 + constants.question_word_gain * shared)
-            for ref in refs:
-                pattern = definition_pattern(ref)
-                if pattern is None or pattern in followed:
-                    continue
-                held = best.get(pattern)
-                if held is None or held.score < score:
-                    best[pattern] = RefLead(
-                        pattern, ref.text, site_name(ref), anchor.chunk_id, score
-                    )
+            held = best.get(pattern)
+            if held is None or held.score < score:
+                best[pattern] = RefLead(pattern, ref.text, site_name(ref), anchor.chunk_id, score)
     if not best:
         return []
     ranked = sorted(best.values(), key=lambda r: (-r.score, r.target))
