@@ -16,17 +16,12 @@ from thresher.policies.local.models import DEFAULT_WEIGHTS, LocalWeights, Model,
 from thresher.train.local.fit import fit_lambdarank
 from thresher.train.local.trainer import FULL_FEATURES, prior_weights
 
+from .pool_rows import ranking_groups
+
 
 def _groups(n_groups: int = 40, size: int = 10, seed: int = 0):
     """Random candidate groups where column 2 (plus noise) decides the gold rows."""
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n_groups * size, len(FULL_FEATURES)))
-    y = np.zeros(len(x))
-    for g in range(n_groups):
-        rows = slice(g * size, (g + 1) * size)
-        key = x[rows, 2] + 0.5 * rng.normal(size=size)
-        y[g * size + int(np.argmax(key))] = 1.0
-    return x, y, [size] * n_groups
+    return ranking_groups(n_groups, size, seed, noise=0.5)
 
 
 def test_a_bag_scores_the_mean_of_its_members_and_round_trips(tmp_path: Path) -> None:

@@ -18,17 +18,12 @@ from thresher.train.local.trainer import (
     prior_weights,
 )
 
+from .pool_rows import ranking_groups
+
 
 def _groups(n_groups: int = 60, size: int = 12, seed: int = 0):
     """Random candidate groups where column 2 (plus noise) decides the gold rows."""
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n_groups * size, len(FULL_FEATURES)))
-    y = np.zeros(len(x))
-    for g in range(n_groups):
-        rows = slice(g * size, (g + 1) * size)
-        key = x[rows, 2] + 0.1 * rng.normal(size=size)
-        y[g * size + int(np.argmax(key))] = 1.0
-    return x, y, [size] * n_groups
+    return ranking_groups(n_groups, size, seed, noise=0.1)
 
 
 def test_lambdarank_orders_gold_first_and_is_deterministic() -> None:
