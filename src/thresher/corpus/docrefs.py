@@ -147,8 +147,10 @@ def role_target(content: str) -> tuple[str, int]:
 
 
 def role_text(content: str) -> str:
-    """What a reader sees of a role's ``content``: its explicit title (``Title <target>``),
-    else its target (less a leading ``~``/``!``)."""
+    """The text a role's ``content`` stands for: its explicit title (``Title <target>``),
+    else its whole target less a leading ``~``/``!`` (``~a.b.c``: ``a.b.c``, where Sphinx
+    shows ``c``: synthesized questions keep the full dotted name, which a search finds;
+    :mod:`thresher.corpus.markup` renders the short form a reader sees)."""
     m = _EXPLICIT.match(content)
     if m and m.group(1):
         return m.group(1)
