@@ -132,6 +132,8 @@ class LocalPolicy(BasePolicy):
         weights = o.weights
         self.options = o
         self.config = config
+        #: the RRF constant a linked page's chunks are ordered by (the run's, else the default)
+        self.read_rrf_k = (config or Config()).retrieval.rrf_k
         self.weights = weights if isinstance(weights, LocalWeights) else load_weights(weights)
         self.fitted_fusion = None if self.weights.fusion == "fitted" else False
         self.info: dict[str, Any] | None = self._described(
@@ -254,6 +256,7 @@ class LocalPolicy(BasePolicy):
             question_scores=self.question_scores,
             rerank_depth=self.rerank_depth,
             recorder=self.recorder,
+            read_rrf_k=self.read_rrf_k,
         )
         return LocalSession(
             question,

@@ -46,9 +46,6 @@ __all__ = [
     "anchor_views",
 ]
 
-#: the RRF constant a linked page's chunks are ordered by (the retrieval settings' default)
-READ_RRF_K = RetrievalConfig().rrf_k
-
 #: ``(kind, question, candidates, base X, link X)`` -> None; kinds: ``pool``, ``final``,
 #: ``stop``, and ``shown`` (the candidates a search shows, best first; empty X)
 Recorder = Callable[[str, str, list[Candidate], np.ndarray, np.ndarray], None]
@@ -77,6 +74,8 @@ class CandidateScorer:
         rerank_depth: how many of a follow-up's fused hits are ranked (0: all; see
             :func:`~.pool.rerank_pool`).
         recorder: called with features as they are computed (training data).
+        read_rrf_k: the RRF constant a linked page's chunks are ordered by against the
+            question (the run's ``retrieval.rrf_k``, as the harness orders a read).
 
     Its constants (how many anchors, the retrievers' head) are the weights'.
     """
@@ -89,8 +88,10 @@ class CandidateScorer:
         question_scores: int,
         rerank_depth: int,
         recorder: Recorder | None = None,
+        read_rrf_k: int = RetrievalConfig().rrf_k,
     ) -> None:
         self.weights = weights
+        self.read_rrf_k = read_rrf_k
         self.constants: Constants = weights.constants
         self.hop_k = hop_k
         self.question_scores = question_scores
@@ -158,7 +159,7 @@ class CandidateScorer:
             for cid, pair in zip(ask, request.score_against_question(ask), strict=True):
                 held[cid] = pair
         chunks = [h.chunk for h in hits]
-        ranked = rank_by_similarity(chunks, [held[cid] for cid in ids], READ_RRF_K)
+        ranked = rank_by_similarity(chunks, [held[cid] for cid in ids], self.read_rrf_k)
         return ranked[: self.hop_k]
 
     def adopt(self, memory: EpisodeMemory, obs: Observation) -> None:
